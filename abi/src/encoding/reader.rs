@@ -1,0 +1,65 @@
+//! A cursor over encoded bytes.
+
+use super::DecodeError;
+
+/// A cursor over the bytes being decoded. Every read is bounds-checked.
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `bytes`.
+    pub const fn new(bytes: &'a [u8]) -> Self {
+        Self { bytes }
+    }
+
+    /// How many bytes are left.
+    pub const fn remaining(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The bytes not read yet.
+    pub const fn rest(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Takes the next `len` bytes.
+    pub fn take(&mut self, len: usize) -> Result<&'a [u8], DecodeError> {
+        if len > self.bytes.len() {
+            return Err(DecodeError::UnexpectedEnd {
+                needed: len - self.bytes.len(),
+                remaining: self.bytes.len(),
+            });
+        }
+        let (head, tail) = self.bytes.split_at(len);
+        self.bytes = tail;
+        Ok(head)
+    }
+
+    /// Takes the next `N` bytes as an array.
+    pub fn take_array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut array = [0; N];
+        array.copy_from_slice(self.take(N)?);
+        Ok(array)
+    }
+
+    /// Reads a `u32` length prefix.
+    pub fn read_len(&mut self) -> Result<usize, DecodeError> {
+        Ok(u32::from_le_bytes(self.take_array()?) as usize)
+    }
+
+    /// Reads a length prefix, then that many bytes.
+    pub fn read_len_prefixed(&mut self) -> Result<&'a [u8], DecodeError> {
+        let len = self.read_len()?;
+        self.take(len)
+    }
+
+    /// Checks that nothing is left.
+    pub fn finish(self) -> Result<(), DecodeError> {
+        match self.bytes.len() {
+            0 => Ok(()),
+            left => Err(DecodeError::TrailingBytes(left)),
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! HTTP requests and responses, as they cross the module boundary.
+//!
+//! Used both by HTTP handlers (the host sends a [`Request`], the module answers a
+//! [`Response`]) and by procedures' outbound requests (the other way round).
+
+/// An HTTP method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::SchemaType)]
+#[wasmod(crate = crate)]
+pub enum Method {
+    /// `GET`.
+    Get,
+    /// `POST`.
+    Post,
+    /// `PUT`.
+    Put,
+    /// `PATCH`.
+    Patch,
+    /// `DELETE`.
+    Delete,
+    /// `HEAD`.
+    Head,
+    /// `OPTIONS`.
+    Options,
+}
+
+impl Method {
+    /// The method as written on the wire, such as `"GET"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "GET",
+            Self::Post => "POST",
+            Self::Put => "PUT",
+            Self::Patch => "PATCH",
+            Self::Delete => "DELETE",
+            Self::Head => "HEAD",
+            Self::Options => "OPTIONS",
+        }
+    }
+
+    /// Parses a method as written on the wire (upper case).
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Get, Self::Post, Self::Put, Self::Patch, Self::Delete, Self::Head, Self::Options]
+            .into_iter()
+            .find(|method| method.as_str() == text)
+    }
+}
+
+/// An HTTP request.
+#[derive(Clone, Debug, PartialEq, Eq, crate::SchemaType)]
+#[wasmod(crate = crate)]
+pub struct Request {
+    /// The method.
+    pub method: Method,
+    /// For handlers: the path relative to the module's prefix, without the query. For
+    /// outbound requests: the full URL.
+    pub uri: String,
+    /// The query string without its `?`, empty if none.
+    pub query: String,
+    /// Header names (lower case) and values.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Request {
+    /// A request with no query, headers or body.
+    pub fn new(method: Method, uri: impl Into<String>) -> Self {
+        Self { method, uri: uri.into(), query: String::new(), headers: Vec::new(), body: Vec::new() }
+    }
+
+    /// The first value of header `name` (compared without regard to case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        find_header(&self.headers, name)
+    }
+}
+
+/// An HTTP response.
+#[derive(Clone, Debug, PartialEq, Eq, crate::SchemaType)]
+#[wasmod(crate = crate)]
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// Header names and values.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// A response with `status`, no headers and an empty body.
+    pub fn new(status: u16) -> Self {
+        Self { status, headers: Vec::new(), body: Vec::new() }
+    }
+
+    /// A `200 OK` with a `text/plain` body.
+    pub fn text(body: impl Into<String>) -> Self {
+        Self::new(200).with_header("content-type", "text/plain; charset=utf-8").with_body(body.into())
+    }
+
+    /// This response with a header added.
+    pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// This response with its body replaced.
+    pub fn with_body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// This response with its status replaced.
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// The first value of header `name` (compared without regard to case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        find_header(&self.headers, name)
+    }
+}
+
+fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(key, _)| key.eq_ignore_ascii_case(name))
+        .map(|(_, value)| value.as_str())
+}

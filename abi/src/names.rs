@@ -1,0 +1,37 @@
+//! Names and numbers of the ABI: the import module, the exports, the version.
+
+/// The version of this ABI. A host refuses a module whose imports come from another version's
+/// import module.
+pub const ABI_VERSION: u32 = 1;
+
+/// The wasm import module every host function is imported from.
+pub const IMPORT_MODULE: &str = "wasmod_v1";
+
+/// The export that writes the encoded [`ModuleDef`](crate::ModuleDef) to a byte sink:
+/// `(sink: u32) -> i16`.
+pub const DESCRIBE_MODULE: &str = "__describe_module__";
+
+/// Reducer dispatch: `(id: u32, sender0..3: u64, conn0..1: u64, timestamp: i64, args: u32,
+/// error: u32) -> i16`.
+pub const CALL_REDUCER: &str = "__call_reducer__";
+
+/// Procedure dispatch: `(id: u32, sender0..3: u64, conn0..1: u64, timestamp: i64, args: u32,
+/// result: u32) -> i16`.
+pub const CALL_PROCEDURE: &str = "__call_procedure__";
+
+/// Per-caller view dispatch: `(id: u32, sender0..3: u64, conn0..1: u64, timestamp: i64,
+/// args: u32, result: u32) -> i16`.
+pub const CALL_VIEW: &str = "__call_view__";
+
+/// Anonymous view dispatch: `(id: u32, timestamp: i64, args: u32, result: u32) -> i16`.
+pub const CALL_VIEW_ANON: &str = "__call_view_anon__";
+
+/// HTTP handler dispatch: `(id: u32, timestamp: i64, request: u32, response: u32) -> i16`.
+pub const CALL_HTTP_HANDLER: &str = "__call_http_handler__";
+
+/// Every dispatch export, in a fixed order.
+pub const DISPATCH_EXPORTS: [&str; 5] =
+    [CALL_REDUCER, CALL_PROCEDURE, CALL_VIEW, CALL_VIEW_ANON, CALL_HTTP_HANDLER];
+
+/// The value a row-iterator advance or a byte-source read returns when nothing is left.
+pub const EXHAUSTED: i16 = -1;

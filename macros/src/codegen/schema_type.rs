@@ -1,0 +1,256 @@
+//! Code for a [`TypeDecl`]: its `Encode`, `Decode` and `SchemaType` impls.
+//!
+//! A struct whose layout is plain (see `wasmod_abi::encoding::Layout`) is encoded and decoded
+//! with one copy; the generated `LAYOUT` constant decides that at compile time from the
+//! `#[repr]`, the fields' own layouts and the absence of padding, so the same code serves plain
+//! and structured types and the branch folds away.
+
+use crate::ir::schema_type::{Fields, Shape, Style, TypeDecl};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The three impls, inside one `const _: () = { .. };`.
+pub fn generate(decl: &TypeDecl) -> TokenStream {
+    let encode = encode_impl(decl);
+    let decode = decode_impl(decl);
+    let schema = schema_impl(decl);
+    quote! {
+        #[allow(non_local_definitions)]
+        const _: () = {
+            #encode
+            #decode
+            #schema
+        };
+    }
+}
+
+/// `impl<..> Trait for Type<..> where <params>: Trait`: serde's rule for bounds.
+fn impl_header(decl: &TypeDecl, trait_path: TokenStream) -> TokenStream {
+    let ident = &decl.ident;
+    let mut generics = decl.generics.clone();
+    let params: Vec<_> = generics.type_params().map(|param| param.ident.clone()).collect();
+    let where_clause = generics.make_where_clause();
+    for param in params {
+        where_clause.predicates.push(syn::parse_quote!(#param: #trait_path));
+    }
+    let (impl_generics, type_generics, where_clause) = generics.split_for_impl();
+    quote! { impl #impl_generics #trait_path for #ident #type_generics #where_clause }
+}
+
+fn encode_impl(decl: &TypeDecl) -> TokenStream {
+    let krate = &decl.krate;
+    let p = quote!(#krate::__private);
+    let header = impl_header(decl, quote!(#p::Encode));
+    let body = match &decl.shape {
+        Shape::Struct(fields) => {
+            let writes = fields.fields.iter().map(|field| {
+                let member = &field.member;
+                // Packed fields may be unaligned: copy them out instead of borrowing.
+                let value = if decl.repr.packed { quote!(&{ self.#member }) } else { quote!(&self.#member) };
+                quote! { #p::Encode::encode(#value, out); }
+            });
+            quote! {
+                if <Self as #p::Decode>::LAYOUT.is_plain() {
+                    #p::encode_plain(self, out);
+                    return;
+                }
+                #(#writes)*
+            }
+        }
+        Shape::Enum(variants) => {
+            let arms = variants.iter().enumerate().map(|(tag, variant)| {
+                let tag = tag as u8;
+                let ident = &variant.ident;
+                let bindings = bindings(&variant.fields);
+                let pattern = pattern(quote!(Self::#ident), &variant.fields, &bindings);
+                quote! {
+                    #pattern => {
+                        out.push(#tag);
+                        #(#p::Encode::encode(#bindings, out);)*
+                    }
+                }
+            });
+            quote! {
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+    };
+    let slice = match &decl.shape {
+        Shape::Struct(_) => quote! {
+            #[inline]
+            fn encode_slice(items: &[Self], out: &mut ::std::vec::Vec<u8>) {
+                if <Self as #p::Decode>::LAYOUT.is_plain() {
+                    #p::encode_plain_slice(items, out);
+                } else {
+                    for item in items {
+                        #p::Encode::encode(item, out);
+                    }
+                }
+            }
+        },
+        Shape::Enum(_) => TokenStream::new(),
+    };
+    quote! {
+        #[automatically_derived]
+        #header {
+            #[inline]
+            fn encode(&self, out: &mut ::std::vec::Vec<u8>) {
+                #body
+            }
+            #slice
+        }
+    }
+}
+
+fn decode_impl(decl: &TypeDecl) -> TokenStream {
+    let krate = &decl.krate;
+    let p = quote!(#krate::__private);
+    let header = impl_header(decl, quote!(#p::Decode));
+    let read = quote!(#p::Decode::decode(reader)?);
+    match &decl.shape {
+        Shape::Struct(fields) => {
+            let construct = construct(quote!(Self), fields, &read);
+            let layout = plain_layout(decl, fields);
+            quote! {
+                #[automatically_derived]
+                #header {
+                    #layout
+
+                    #[inline]
+                    fn decode(reader: &mut #p::Reader<'_>) -> #p::Result<Self, #p::DecodeError> {
+                        if <Self as #p::Decode>::LAYOUT.is_plain() {
+                            return #p::decode_plain(reader);
+                        }
+                        #p::Ok(#construct)
+                    }
+
+                    #[inline]
+                    fn decode_vec(
+                        reader: &mut #p::Reader<'_>,
+                        len: usize,
+                    ) -> #p::Result<::std::vec::Vec<Self>, #p::DecodeError> {
+                        if <Self as #p::Decode>::LAYOUT.is_plain() {
+                            #p::decode_plain_vec(reader, len)
+                        } else {
+                            #p::decode_each(reader, len)
+                        }
+                    }
+                }
+            }
+        }
+        Shape::Enum(variants) => {
+            let name = decl.ident.to_string();
+            let arms = variants.iter().enumerate().map(|(tag, variant)| {
+                let tag = tag as u8;
+                let ident = &variant.ident;
+                let construct = construct(quote!(Self::#ident), &variant.fields, &read);
+                quote! { [#tag] => #p::Ok(#construct), }
+            });
+            quote! {
+                #[automatically_derived]
+                #header {
+                    #[inline]
+                    fn decode(reader: &mut #p::Reader<'_>) -> #p::Result<Self, #p::DecodeError> {
+                        match reader.take_array::<1>()? {
+                            #(#arms)*
+                            [tag] => #p::Err(#p::DecodeError::InvalidTag { tag, type_name: #name }),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The `LAYOUT` constant of a struct: plain exactly when its fields lie in declaration order,
+/// each is plain, and their sizes add up to the struct's (no padding).
+fn plain_layout(decl: &TypeDecl, fields: &Fields) -> TokenStream {
+    let krate = &decl.krate;
+    let p = quote!(#krate::__private);
+    if !decl.repr.ordered || fields.fields.is_empty() {
+        return TokenStream::new();
+    }
+    let types: Vec<_> = fields.fields.iter().map(|field| &field.ty).collect();
+    quote! {
+        // SAFETY: the fields lie in declaration order (`#[repr]`), each is plain, and their
+        // sizes add up to the struct's, so there is no padding and every byte is a plain field's.
+        const LAYOUT: #p::Layout = unsafe {
+            #p::Layout::plain_if(
+                #(<#types as #p::Decode>::LAYOUT.is_plain())&&*
+                    && #p::size_of::<Self>() == 0 #(+ #p::size_of::<#types>())*
+            )
+        };
+    }
+}
+
+fn schema_impl(decl: &TypeDecl) -> TokenStream {
+    let krate = &decl.krate;
+    let p = quote!(#krate::__private);
+    let header = impl_header(decl, quote!(#p::SchemaType));
+    let structure = match &decl.shape {
+        Shape::Struct(fields) => product(&p, fields),
+        Shape::Enum(variants) => {
+            let variants = variants.iter().map(|variant| {
+                let name = variant.ident.to_string();
+                let payload = match (variant.fields.style, variant.fields.fields.as_slice()) {
+                    (Style::Unnamed, [only]) => {
+                        let ty = &only.ty;
+                        quote!(<#ty as #p::SchemaType>::schema(typespace))
+                    }
+                    _ => product(&p, &variant.fields),
+                };
+                quote!(#p::Field::named(#name, #payload))
+            });
+            quote!(#p::AlgebraicType::Sum(::std::vec![#(#variants),*]))
+        }
+    };
+    quote! {
+        #[automatically_derived]
+        #header {
+            fn schema(typespace: &mut #p::Typespace) -> #p::AlgebraicType {
+                typespace.register(#p::type_name::<Self>(), |typespace| #structure)
+            }
+        }
+    }
+}
+
+fn product(p: &TokenStream, fields: &Fields) -> TokenStream {
+    let fields = fields.fields.iter().map(|field| {
+        let ty = &field.ty;
+        let schema = quote!(<#ty as #p::SchemaType>::schema(typespace));
+        match &field.name {
+            Some(name) => quote!(#p::Field::named(#name, #schema)),
+            None => quote!(#p::Field::unnamed(#schema)),
+        }
+    });
+    quote!(#p::AlgebraicType::Product(::std::vec![#(#fields),*]))
+}
+
+/// `__wasmod_0, __wasmod_1, ..`: names for a variant's fields in a pattern.
+fn bindings(fields: &Fields) -> Vec<syn::Ident> {
+    (0..fields.fields.len()).map(|index| format_ident!("__wasmod_{}", index)).collect()
+}
+
+/// A pattern that binds every field of `path` to `bindings`.
+fn pattern(path: TokenStream, fields: &Fields, bindings: &[syn::Ident]) -> TokenStream {
+    let members = fields.fields.iter().map(|field| &field.member);
+    match fields.style {
+        Style::Named => quote!(#path { #(#members: #bindings),* }),
+        Style::Unnamed => quote!(#path ( #(#bindings),* )),
+        Style::Unit => path,
+    }
+}
+
+/// An expression building `path` with every field read by `read`.
+fn construct(path: TokenStream, fields: &Fields, read: &TokenStream) -> TokenStream {
+    let members = fields.fields.iter().map(|field| &field.member);
+    match fields.style {
+        Style::Named | Style::Unnamed => {
+            let reads = fields.fields.iter().map(|_| read);
+            quote!(#path { #(#members: #reads),* })
+        }
+        Style::Unit => path,
+    }
+}
