@@ -16,12 +16,9 @@ macro_rules! errnos {
                 pub const $name: Errno = Errno($code);
             )*
 
-            /// The code for `value`, if it is a known non-zero code.
-            pub const fn from_code(value: u16) -> Option<Self> {
-                match value {
-                    $($code => Some(Self::$name),)*
-                    _ => None,
-                }
+            /// Whether this is one of the codes this version of the ABI defines.
+            pub const fn is_known(self) -> bool {
+                matches!(self.0, $($code)|*)
             }
 
             /// A short, static description of the error.
@@ -91,6 +88,15 @@ errnos! {
 }
 
 impl Errno {
+    /// The error for a non-zero `code`; `None` for [`OK`]. Unknown codes are kept as they are,
+    /// so that a newer peer's errors still travel.
+    pub const fn from_code(code: u16) -> Option<Self> {
+        match code {
+            OK => None,
+            code => Some(Self(code)),
+        }
+    }
+
     /// The numeric code.
     pub const fn code(self) -> u16 {
         self.0

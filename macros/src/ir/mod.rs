@@ -4,4 +4,7 @@
 //! with its span; code generation (in [`crate::codegen`]) then never fails.
 
 pub mod repr;
+pub mod entry;
+pub mod module;
 pub mod schema_type;
+pub mod table;

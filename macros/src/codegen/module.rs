@@ -1,0 +1,335 @@
+//! The module's exports: the one code generator behind both forms of `#[wasmod::module]`.
+//!
+//! From the module's lists it generates, in one expansion:
+//!
+//! - each registered item's `Registered` impl, whose `ID` is its position in its list;
+//! - `__describe_module__`, which pushes each item's description in list order;
+//! - one `__call_*__` export per category: `match id { <id> => run_*::<Item>(..), .. }`;
+//! - the `ModuleExports` impl of the marker type, for native execution;
+//! - compile-time checks: unique names, one reducer per lifecycle role.
+//!
+//! Ids, description order and dispatch arms are all read off the same list here, so they agree
+//! by construction. An item under `#[cfg]` keeps the same `#[cfg]` on its arm, its description
+//! push and its `Registered` impl; the ids of the items after it count it only when it is
+//! enabled.
+
+use crate::ir::module::{Category, Form, Module, Registration};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The module item, with the generated exports placed inside it (inline form) or beside it
+/// (marker form).
+pub fn generate(module: &Module) -> TokenStream {
+    let exports = exports(module);
+    match &module.form {
+        Form::Inline(item) => {
+            let mut item = item.clone();
+            if let Some((_, items)) = &mut item.content {
+                items.push(syn::Item::Verbatim(quote! {
+                    /// The marker type of this module: its exports as Rust functions
+                    /// (`wasmod::abi::ModuleExports`), for running it natively in tests.
+                    pub struct Module;
+                }));
+                items.push(syn::Item::Verbatim(exports));
+            }
+            quote!(#item)
+        }
+        Form::Marker(item) => quote! {
+            #item
+            #exports
+        },
+    }
+}
+
+/// The id of each item of a list: a literal while no `#[cfg]` came before, then a constant that
+/// counts the enabled items before it.
+struct Ids {
+    /// Each item's id expression.
+    exprs: Vec<TokenStream>,
+    /// The constants that define the non-literal ids.
+    consts: TokenStream,
+    /// Each item's id as a match pattern: the literal or the constant's name.
+    patterns: Vec<TokenStream>,
+}
+
+fn ids(category: Category, list: &[Registration]) -> Ids {
+    let mut exprs = Vec::new();
+    let mut patterns = Vec::new();
+    let mut consts = TokenStream::new();
+    let mut literal = 0u32;
+    let mut conditional: Vec<TokenStream> = Vec::new();
+    for (position, registration) in list.iter().enumerate() {
+        if conditional.is_empty() {
+            exprs.push(quote!(#literal));
+            patterns.push(quote!(#literal));
+        } else {
+            let name = format_ident!("__WASMOD_{}_{}", category.keyword().to_uppercase(), position);
+            consts.extend(quote! {
+                const #name: u32 = #literal #(+ #conditional)*;
+            });
+            exprs.push(quote!(#name));
+            patterns.push(quote!(#name));
+        }
+        match cfg_predicate(&registration.cfgs) {
+            Some(predicate) => conditional.push(quote!((::core::cfg!(#predicate) as u32))),
+            None => literal += 1,
+        }
+    }
+    Ids { exprs, consts, patterns }
+}
+
+/// `all(p1, p2, ..)` for the `#[cfg(p)]` attributes given, `None` for none.
+fn cfg_predicate(cfgs: &[syn::Attribute]) -> Option<TokenStream> {
+    if cfgs.is_empty() {
+        return None;
+    }
+    let predicates = cfgs.iter().filter_map(|attr| match &attr.meta {
+        syn::Meta::List(list) => Some(list.tokens.clone()),
+        _ => None,
+    });
+    Some(quote!(all(#(#predicates),*)))
+}
+
+fn exports(module: &Module) -> TokenStream {
+    let marker = match &module.form {
+        Form::Inline(_) => quote!(Module),
+        Form::Marker(item) => {
+            let ident = &item.ident;
+            quote!(#ident)
+        }
+    };
+    let ids: Vec<Ids> = Category::ALL.iter().map(|&category| ids(category, module.list(category))).collect();
+    let id_consts = ids.iter().map(|ids| &ids.consts);
+
+    let registrations = Category::ALL.iter().zip(&ids).flat_map(|(&category, ids)| {
+        module.list(category).iter().zip(&ids.exprs).map(|(registration, id)| {
+            let Registration { path, cfgs, .. } = registration;
+            quote! {
+                #(#cfgs)*
+                impl ::wasmod::rt::Registered for #path {
+                    const ID: u32 = #id;
+                }
+            }
+        })
+    });
+
+    let describe = describe(module);
+    let checks = checks(module);
+    let call_reducer = dispatch(module, &ids, Category::Reducers);
+    let call_procedure = dispatch(module, &ids, Category::Procedures);
+    let call_view = dispatch(module, &ids, Category::Views);
+    let call_view_anon = dispatch(module, &ids, Category::AnonymousViews);
+    let call_http_handler = dispatch(module, &ids, Category::HttpHandlers);
+
+    quote! {
+        const _: () = {
+            #(#id_consts)*
+            #(#registrations)*
+            #checks
+
+            #describe
+
+            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_reducer__"))]
+            extern "C" fn __wasmod_call_reducer(
+                id: u32,
+                sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
+                connection_id_0: u64, connection_id_1: u64,
+                timestamp: i64,
+                args: u32,
+                error: u32,
+            ) -> i16 {
+                let sender = [sender_0, sender_1, sender_2, sender_3];
+                let connection_id = [connection_id_0, connection_id_1];
+                #call_reducer
+            }
+
+            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_procedure__"))]
+            extern "C" fn __wasmod_call_procedure(
+                id: u32,
+                sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
+                connection_id_0: u64, connection_id_1: u64,
+                timestamp: i64,
+                args: u32,
+                result: u32,
+            ) -> i16 {
+                let sender = [sender_0, sender_1, sender_2, sender_3];
+                let connection_id = [connection_id_0, connection_id_1];
+                #call_procedure
+            }
+
+            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_view__"))]
+            extern "C" fn __wasmod_call_view(
+                id: u32,
+                sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
+                connection_id_0: u64, connection_id_1: u64,
+                timestamp: i64,
+                args: u32,
+                result: u32,
+            ) -> i16 {
+                let sender = [sender_0, sender_1, sender_2, sender_3];
+                let connection_id = [connection_id_0, connection_id_1];
+                #call_view
+            }
+
+            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_view_anon__"))]
+            extern "C" fn __wasmod_call_view_anon(id: u32, timestamp: i64, args: u32, result: u32) -> i16 {
+                #call_view_anon
+            }
+
+            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_http_handler__"))]
+            extern "C" fn __wasmod_call_http_handler(id: u32, timestamp: i64, request: u32, response: u32) -> i16 {
+                #call_http_handler
+            }
+
+            impl ::wasmod::rt::ModuleExports for #marker {
+                fn describe_module(sink: u32) -> i16 {
+                    __wasmod_describe_module(sink)
+                }
+
+                fn call_reducer(id: u32, sender: [u64; 4], connection_id: [u64; 2], timestamp: i64, args: u32, error: u32) -> i16 {
+                    let [s0, s1, s2, s3] = sender;
+                    let [c0, c1] = connection_id;
+                    __wasmod_call_reducer(id, s0, s1, s2, s3, c0, c1, timestamp, args, error)
+                }
+
+                fn call_procedure(id: u32, sender: [u64; 4], connection_id: [u64; 2], timestamp: i64, args: u32, result: u32) -> i16 {
+                    let [s0, s1, s2, s3] = sender;
+                    let [c0, c1] = connection_id;
+                    __wasmod_call_procedure(id, s0, s1, s2, s3, c0, c1, timestamp, args, result)
+                }
+
+                fn call_view(id: u32, sender: [u64; 4], connection_id: [u64; 2], timestamp: i64, args: u32, result: u32) -> i16 {
+                    let [s0, s1, s2, s3] = sender;
+                    let [c0, c1] = connection_id;
+                    __wasmod_call_view(id, s0, s1, s2, s3, c0, c1, timestamp, args, result)
+                }
+
+                fn call_view_anon(id: u32, timestamp: i64, args: u32, result: u32) -> i16 {
+                    __wasmod_call_view_anon(id, timestamp, args, result)
+                }
+
+                fn call_http_handler(id: u32, timestamp: i64, request: u32, response: u32) -> i16 {
+                    __wasmod_call_http_handler(id, timestamp, request, response)
+                }
+            }
+        };
+    }
+}
+
+/// `__describe_module__`: each item's description, pushed in list order.
+fn describe(module: &Module) -> TokenStream {
+    let pushes = |category: Category, list: &str, call: TokenStream| {
+        let list = format_ident!("{}", list);
+        let pushes = module.list(category).iter().map(|Registration { path, cfgs, .. }| {
+            quote! {
+                #(#cfgs)*
+                #list.push(<#path as #call>::describe(&mut typespace));
+            }
+        });
+        quote! {
+            let mut #list = ::wasmod::rt::Vec::new();
+            #(#pushes)*
+        }
+    };
+    let tables = pushes(Category::Tables, "tables", quote!(::wasmod::rt::TableRow));
+    let reducers = pushes(Category::Reducers, "reducers", quote!(::wasmod::rt::Reducer));
+    let procedures = pushes(Category::Procedures, "procedures", quote!(::wasmod::rt::Procedure));
+    let views = pushes(Category::Views, "views", quote!(::wasmod::rt::View));
+    let anonymous_views = pushes(Category::AnonymousViews, "anonymous_views", quote!(::wasmod::rt::View));
+    let http_handlers = pushes(Category::HttpHandlers, "http_handlers", quote!(::wasmod::rt::HttpHandler));
+    quote! {
+        #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__describe_module__"))]
+        extern "C" fn __wasmod_describe_module(sink: u32) -> i16 {
+            let mut typespace = ::wasmod::rt::Typespace::default();
+            #tables
+            #reducers
+            #procedures
+            #views
+            #anonymous_views
+            #http_handlers
+            let module = ::wasmod::rt::ModuleDef {
+                typespace,
+                tables,
+                reducers,
+                procedures,
+                views,
+                anonymous_views,
+                http_handlers,
+            };
+            ::wasmod::rt::write_description(&module, sink)
+        }
+    }
+}
+
+/// The `match` of one dispatch export.
+fn dispatch(module: &Module, ids: &[Ids], category: Category) -> TokenStream {
+    let patterns = &ids[category as usize].patterns;
+    let (run, args, sink) = match category {
+        Category::Reducers => (quote!(run_reducer), quote!(sender, connection_id, timestamp, args, error), quote!(error)),
+        Category::Procedures => (quote!(run_procedure), quote!(sender, connection_id, timestamp, args, result), quote!(result)),
+        Category::Views => (quote!(run_view), quote!(sender, connection_id, timestamp, args, result), quote!(result)),
+        Category::AnonymousViews => (quote!(run_anonymous_view), quote!(timestamp, args, result), quote!(result)),
+        Category::HttpHandlers => (quote!(run_http_handler), quote!(timestamp, request, response), quote!(response)),
+        Category::Tables => unreachable!("tables are not dispatched"),
+    };
+    let arms = module.list(category).iter().zip(patterns).map(|(Registration { path, cfgs, .. }, pattern)| {
+        quote! {
+            #(#cfgs)*
+            #pattern => ::wasmod::rt::#run::<#path>(#args),
+        }
+    });
+    quote! {
+        match id {
+            #(#arms)*
+            _ => ::wasmod::rt::no_such_entry(#sink),
+        }
+    }
+}
+
+/// Checks that need the items' constants: unique names across entry points and tables, and at
+/// most one reducer per lifecycle role.
+///
+/// Each check takes an array of `Option`s, one per item: an item under `#[cfg]` contributes
+/// `None` when it is disabled, through a pair of constants, since array elements cannot carry
+/// `#[cfg]`.
+fn checks(module: &Module) -> TokenStream {
+    let mut items = TokenStream::new();
+    let mut values = |category: Category, call: TokenStream, constant: TokenStream, ty: TokenStream| -> Vec<TokenStream> {
+        module
+            .list(category)
+            .iter()
+            .enumerate()
+            .map(|(position, Registration { path, cfgs, .. })| {
+                let value = quote!(::wasmod::rt::Some(<#path as #call>::#constant));
+                match cfg_predicate(cfgs) {
+                    None => value,
+                    Some(predicate) => {
+                        let name = format_ident!("__WASMOD_{}_{}_{}", category.keyword().to_uppercase(), constant.to_string(), position);
+                        items.extend(quote! {
+                            #[cfg(#predicate)]
+                            const #name: ::wasmod::rt::Option<#ty> = #value;
+                            #[cfg(not(#predicate))]
+                            const #name: ::wasmod::rt::Option<#ty> = ::wasmod::rt::None;
+                        });
+                        quote!(#name)
+                    }
+                }
+            })
+            .collect()
+    };
+    let name = quote!(&'static str);
+    let mut entry_names = values(Category::Reducers, quote!(::wasmod::rt::Reducer), quote!(NAME), name.clone());
+    entry_names.extend(values(Category::Procedures, quote!(::wasmod::rt::Procedure), quote!(NAME), name.clone()));
+    entry_names.extend(values(Category::Views, quote!(::wasmod::rt::View), quote!(NAME), name.clone()));
+    entry_names.extend(values(Category::AnonymousViews, quote!(::wasmod::rt::View), quote!(NAME), name.clone()));
+    entry_names.extend(values(Category::HttpHandlers, quote!(::wasmod::rt::HttpHandler), quote!(NAME), name.clone()));
+    let table_names = values(Category::Tables, quote!(::wasmod::rt::TableRow), quote!(TABLE_NAME), name);
+    let lifecycle = quote!(::wasmod::rt::Option<::wasmod::rt::Lifecycle>);
+    let lifecycles = values(Category::Reducers, quote!(::wasmod::rt::Reducer), quote!(LIFECYCLE), lifecycle);
+    quote! {
+        #items
+        const _: () = ::wasmod::rt::assert_names_unique(&[#(#entry_names),*]);
+        const _: () = ::wasmod::rt::assert_table_names_unique(&[#(#table_names),*]);
+        const _: () = ::wasmod::rt::assert_lifecycles_unique(&[#(#lifecycles),*]);
+    }
+}

@@ -1,0 +1,150 @@
+//! Code for a table: the row struct with its `SchemaType` impls, its `TableRow` impl (the
+//! table's description), a handle type with one accessor per index, and the accessor trait
+//! that gives `Db` its `ctx.db.<table>()` method.
+
+use crate::codegen::schema_type;
+use crate::ir::table::Table;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// Everything `#[table]` expands to.
+pub fn generate(table: &Table) -> TokenStream {
+    let item = &table.item;
+    let row = &item.ident;
+    let vis = &item.vis;
+    let cfgs = &table.cfgs;
+    let accessor = &table.name;
+    let handle = format_ident!("{}Table", row);
+    let schema = schema_type::generate(&table.row);
+    let describe = describe(table);
+    let index_accessors = table.indexes.iter().enumerate().map(|(id, index)| {
+        let id = id as u32;
+        let name = &index.accessor;
+        let types: Vec<_> = index.columns.iter().map(|&column| &table.columns[column].ty).collect();
+        if index.unique {
+            let key = types[0];
+            let doc = format!("The unique column `{name}`: find, update or delete the row with a given `{name}`.");
+            quote! {
+                #[doc = #doc]
+                pub fn #name(&self) -> ::wasmod::table::UniqueColumn<#row, #key, A> {
+                    ::wasmod::table::UniqueColumn::__new(#id)
+                }
+            }
+        } else {
+            let doc = format!("The btree index `{name}`: filter or delete the rows in a range of it.");
+            quote! {
+                #[doc = #doc]
+                pub fn #name(&self) -> ::wasmod::table::BTreeIndex<#row, (#(#types,)*), A> {
+                    ::wasmod::table::BTreeIndex::__new(#id)
+                }
+            }
+        }
+    });
+    let handle_doc = format!("A handle to the table `{accessor}` of `{row}` rows, from `ctx.db.{accessor}()`. Dereferences to [`Table`](::wasmod::table::Table) for `insert`, `iter`, `count`, `delete` and `clear`; its own methods are the table's indexes.");
+    let trait_doc = format!("Gives [`Db`](::wasmod::Db) the accessor `{accessor}()` of the table of `{row}` rows. Bring it into scope where the table is used.");
+    quote! {
+        #item
+
+        #(#cfgs)*
+        #schema
+
+        #[doc = #handle_doc]
+        #(#cfgs)*
+        #vis struct #handle<A> {
+            table: ::wasmod::table::Table<#row, A>,
+        }
+
+        #(#cfgs)*
+        impl<A: ::wasmod::rt::Access> ::core::ops::Deref for #handle<A> {
+            type Target = ::wasmod::table::Table<#row, A>;
+
+            fn deref(&self) -> &Self::Target {
+                &self.table
+            }
+        }
+
+        #(#cfgs)*
+        impl<A: ::wasmod::rt::Access> #handle<A> {
+            #(#index_accessors)*
+        }
+
+        #[doc = #trait_doc]
+        #[allow(non_camel_case_types)]
+        #(#cfgs)*
+        #vis trait #accessor {
+            /// The access the handle grants.
+            type Access;
+
+            #[doc = #handle_doc]
+            fn #accessor(&self) -> #handle<Self::Access>;
+        }
+
+        #(#cfgs)*
+        const _: () = {
+            impl<A: ::wasmod::rt::Access> #accessor for ::wasmod::Db<A> {
+                type Access = A;
+
+                #[inline]
+                fn #accessor(&self) -> #handle<A> {
+                    #handle { table: ::wasmod::table::Table::__new() }
+                }
+            }
+
+            #describe
+        };
+    }
+}
+
+/// The `TableRow` impl: the table's name and description.
+fn describe(table: &Table) -> TokenStream {
+    let row = &table.item.ident;
+    let name = table.name.to_string();
+    let public = table.public;
+    let columns = table.columns.iter().map(|column| {
+        let name = &column.name;
+        let ty = &column.ty;
+        quote! {
+            ::wasmod::rt::ColumnDef {
+                name: ::std::string::String::from(#name),
+                ty: <#ty as ::wasmod::rt::SchemaType>::schema(typespace),
+            }
+        }
+    });
+    let primary_key = match table.primary_key {
+        Some(column) => {
+            let column = column as u16;
+            quote!(::wasmod::rt::Some(#column))
+        }
+        None => quote!(::wasmod::rt::None),
+    };
+    let indexes = table.indexes.iter().map(|index| {
+        let name = index.accessor.to_string();
+        let columns = index.columns.iter().map(|&column| column as u16);
+        let unique = index.unique;
+        quote! {
+            ::wasmod::rt::IndexDef {
+                name: ::std::string::String::from(#name),
+                columns: ::std::vec![#(#columns),*],
+                unique: #unique,
+            }
+        }
+    });
+    let auto_inc = table.auto_inc.iter().map(|&column| column as u16);
+    quote! {
+        impl ::wasmod::rt::TableRow for #row {
+            const TABLE_NAME: &'static str = #name;
+
+            fn describe(typespace: &mut ::wasmod::rt::Typespace) -> ::wasmod::rt::TableDef {
+                ::wasmod::rt::TableDef {
+                    name: ::std::string::String::from(#name),
+                    row_type: <#row as ::wasmod::rt::SchemaType>::schema(typespace),
+                    columns: ::std::vec![#(#columns),*],
+                    primary_key: #primary_key,
+                    indexes: ::std::vec![#(#indexes),*],
+                    auto_inc: ::std::vec![#(#auto_inc),*],
+                    public: #public,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The IR of a module: the one list of tables and entry points that both the description and
+//! the dispatch are generated from.
+//!
+//! Two surface forms produce it:
+//!
+//! - `#[wasmod::module] mod app { .. }` collects the tables and entry points written inside the
+//!   inline module, nested inline modules included;
+//! - `#[wasmod::module(tables(..), reducers(..), ..)]` lists them by path, for items in other
+//!   files; on a unit struct (which becomes the module's marker type) or added to an inline
+//!   module.
+
+use super::entry::{cfg_attrs, context_name, Attr, AttrArgs};
+use crate::diagnostics::Errors;
+use proc_macro2::{Span, TokenStream};
+use syn::ext::IdentExt as _;
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+
+/// The categories of a module's list, in description order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Category {
+    /// `tables(..)`.
+    Tables,
+    /// `reducers(..)`.
+    Reducers,
+    /// `procedures(..)`.
+    Procedures,
+    /// `views(..)`: views taking `&ViewContext`.
+    Views,
+    /// `anonymous_views(..)`: views taking `&AnonymousViewContext`.
+    AnonymousViews,
+    /// `http_handlers(..)`.
+    HttpHandlers,
+}
+
+impl Category {
+    /// Every category, in description order.
+    pub const ALL: [Self; 6] = [
+        Self::Tables,
+        Self::Reducers,
+        Self::Procedures,
+        Self::Views,
+        Self::AnonymousViews,
+        Self::HttpHandlers,
+    ];
+
+    /// The keyword of the list form.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Self::Tables => "tables",
+            Self::Reducers => "reducers",
+            Self::Procedures => "procedures",
+            Self::Views => "views",
+            Self::AnonymousViews => "anonymous_views",
+            Self::HttpHandlers => "http_handlers",
+        }
+    }
+}
+
+/// One registered table or entry point.
+pub struct Registration {
+    /// Its path, relative to where the generated code lives.
+    pub path: syn::Path,
+    /// The `#[cfg]`s it is under (its own and its enclosing inline modules').
+    pub cfgs: Vec<syn::Attribute>,
+    /// Its name, when the macro can see it (inline items); used for early, spanned checks.
+    pub name: Option<(String, Span)>,
+}
+
+/// A validated module.
+pub struct Module {
+    /// Where the module's code goes, and the marker type.
+    pub form: Form,
+    /// The registrations of each category, in order: ids are positions.
+    pub lists: [Vec<Registration>; 6],
+}
+
+/// The item the module attribute was on.
+pub enum Form {
+    /// An inline module; the marker type `Module` is generated inside it.
+    Inline(syn::ItemMod),
+    /// A unit struct, which is the marker type.
+    Marker(syn::ItemStruct),
+}
+
+impl Module {
+    /// The registrations of `category`.
+    pub fn list(&self, category: Category) -> &[Registration] {
+        &self.lists[category as usize]
+    }
+
+    /// Parses the module attribute's arguments and the item it is on.
+    pub fn parse(args: TokenStream, item: TokenStream, errors: &mut Errors) -> Option<Self> {
+        let mut lists: [Vec<Registration>; 6] = Default::default();
+        if let Some(listed) = errors.take(syn::parse2::<ListArgs>(args)) {
+            for (category, registration) in listed.entries {
+                lists[category as usize].push(registration);
+            }
+        }
+        let form = match syn::parse2::<syn::Item>(item) {
+            Ok(syn::Item::Mod(module)) => {
+                match &module.content {
+                    Some((_, items)) => collect(items, &syn::Path { leading_colon: None, segments: Default::default() }, &[], &mut lists, errors),
+                    None => errors.error_at(&module, "`#[wasmod::module]` needs the module's items inline (`mod app { .. }`); for entry points in other files, list them: `#[wasmod::module(reducers(path::to::reducer), ..)] pub struct App;`"),
+                }
+                Form::Inline(module)
+            }
+            Ok(syn::Item::Struct(marker)) => {
+                if !matches!(marker.fields, syn::Fields::Unit) || !marker.generics.params.is_empty() {
+                    errors.error_at(&marker, "the module's marker is a unit struct without generics: `pub struct App;`");
+                }
+                Form::Marker(marker)
+            }
+            Ok(other) => {
+                errors.error_at(other, "`#[wasmod::module]` goes on an inline module (`mod app { .. }`) or on a unit struct listing the module's entry points");
+                return None;
+            }
+            Err(error) => {
+                errors.push(error);
+                return None;
+            }
+        };
+        check_duplicates(&lists, errors);
+        Some(Self { form, lists })
+    }
+}
+
+/// The list form's arguments: `tables(A, B), reducers(a, #[cfg(x)] b::c), ..`.
+struct ListArgs {
+    entries: Vec<(Category, Registration)>,
+}
+
+impl Parse for ListArgs {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        let mut entries = Vec::new();
+        let mut seen: Vec<Category> = Vec::new();
+        while !input.is_empty() {
+            let keyword = input.call(syn::Ident::parse_any)?;
+            let category = Category::ALL.into_iter().find(|category| keyword == category.keyword()).ok_or_else(|| {
+                syn::Error::new(keyword.span(), format!("unknown list `{keyword}`; a module lists `tables`, `reducers`, `procedures`, `views`, `anonymous_views` and `http_handlers`"))
+            })?;
+            if seen.contains(&category) {
+                return Err(syn::Error::new(keyword.span(), format!("`{keyword}` is listed twice")));
+            }
+            seen.push(category);
+            let content;
+            syn::parenthesized!(content in input);
+            while !content.is_empty() {
+                let attrs = content.call(syn::Attribute::parse_outer)?;
+                if let Some(attr) = attrs.iter().find(|attr| !attr.path().is_ident("cfg")) {
+                    return Err(syn::Error::new(attr.span(), "only `#[cfg(..)]` can be put on a listed item"));
+                }
+                let path: syn::Path = content.parse()?;
+                entries.push((category, Registration { path, cfgs: attrs, name: None }));
+                if !content.is_empty() {
+                    content.parse::<syn::Token![,]>()?;
+                }
+            }
+            if !input.is_empty() {
+                input.parse::<syn::Token![,]>()?;
+            }
+        }
+        Ok(Self { entries })
+    }
+}
+
+/// Collects the tables and entry points of an inline module's items, recursing into nested
+/// inline modules. `prefix` is the path of the nested module being read; `cfgs` the `#[cfg]`s
+/// of the modules around it.
+fn collect(items: &[syn::Item], prefix: &syn::Path, cfgs: &[syn::Attribute], lists: &mut [Vec<Registration>; 6], errors: &mut Errors) {
+    for item in items {
+        match item {
+            syn::Item::Fn(func) => {
+                let Some(attr) = func.attrs.iter().find(|attr| Attr::from_path(attr.path()).is_some()) else { continue };
+                let kind = Attr::from_path(attr.path()).unwrap_or(Attr::Reducer);
+                let tokens = match &attr.meta {
+                    syn::Meta::List(list) => list.tokens.clone(),
+                    _ => TokenStream::new(),
+                };
+                // The attribute itself reports bad arguments; here they only give the name.
+                let args = AttrArgs::parse(kind, tokens, &mut Errors::default());
+                let name = args.name.map_or_else(|| func.sig.ident.unraw().to_string(), |name| name.value());
+                let category = match kind {
+                    Attr::Reducer => Category::Reducers,
+                    Attr::Procedure => Category::Procedures,
+                    Attr::View if is_anonymous_view(func) => Category::AnonymousViews,
+                    Attr::View => Category::Views,
+                    Attr::HttpHandler => Category::HttpHandlers,
+                };
+                lists[category as usize].push(registration(prefix, &func.sig.ident, cfgs, &func.attrs, Some(name)));
+            }
+            syn::Item::Struct(table) if table.attrs.iter().any(|attr| attr.path().segments.last().is_some_and(|segment| segment.ident == "table")) => {
+                lists[Category::Tables as usize].push(registration(prefix, &table.ident, cfgs, &table.attrs, None));
+            }
+            syn::Item::Mod(module) => {
+                if module.attrs.iter().any(|attr| attr.path().segments.last().is_some_and(|segment| segment.ident == "module")) {
+                    errors.error_at(&module.ident, "modules do not nest: a wasm binary has one set of exports");
+                    continue;
+                }
+                if let Some((_, nested)) = &module.content {
+                    let mut path = prefix.clone();
+                    path.segments.push(module.ident.clone().into());
+                    let mut nested_cfgs = cfgs.to_vec();
+                    nested_cfgs.extend(cfg_attrs(&module.attrs));
+                    collect(nested, &path, &nested_cfgs, lists, errors);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn registration(prefix: &syn::Path, ident: &syn::Ident, outer_cfgs: &[syn::Attribute], attrs: &[syn::Attribute], name: Option<String>) -> Registration {
+    let mut path = prefix.clone();
+    path.segments.push(ident.clone().into());
+    let mut cfgs = outer_cfgs.to_vec();
+    cfgs.extend(cfg_attrs(attrs));
+    Registration { path, cfgs, name: name.map(|name| (name, ident.span())) }
+}
+
+fn is_anonymous_view(func: &syn::ItemFn) -> bool {
+    match func.sig.inputs.first() {
+        Some(syn::FnArg::Typed(typed)) => context_name(&typed.ty).is_some_and(|(name, _)| name == "AnonymousViewContext"),
+        _ => false,
+    }
+}
+
+/// The same path registered twice, or two visible entry points with one name.
+fn check_duplicates(lists: &[Vec<Registration>; 6], errors: &mut Errors) {
+    let all: Vec<(Category, &Registration)> = Category::ALL
+        .into_iter()
+        .flat_map(|category| lists[category as usize].iter().map(move |registration| (category, registration)))
+        .collect();
+    for (position, (category, registration)) in all.iter().enumerate() {
+        let path = path_text(&registration.path);
+        if all[..position].iter().any(|(earlier_category, earlier)| earlier_category == category && path_text(&earlier.path) == path) {
+            errors.error_at(&registration.path, format!("`{path}` is registered twice"));
+        }
+        if *category == Category::Tables {
+            continue;
+        }
+        if let Some((name, span)) = &registration.name {
+            let clash = all[..position].iter().any(|(earlier_category, earlier)| *earlier_category != Category::Tables && earlier.name.as_ref().is_some_and(|(other, _)| other == name));
+            if clash {
+                errors.push(syn::Error::new(*span, format!("two entry points of this module are named `{name}`; rename one with `name = \"..\"` in its attribute")));
+            }
+        }
+    }
+}
+
+fn path_text(path: &syn::Path) -> String {
+    quote::quote!(#path).to_string()
+}

@@ -1,0 +1,257 @@
+//! The IR of a table: its row struct, columns, keys and indexes.
+
+use super::schema_type::TypeDecl;
+use crate::diagnostics::Errors;
+use heck::ToSnakeCase as _;
+use syn::ext::IdentExt as _;
+use syn::spanned::Spanned;
+
+/// A validated table.
+pub struct Table {
+    /// The row struct, with the column attributes removed (they are not real attributes).
+    pub item: syn::ItemStruct,
+    /// The row type, for its `SchemaType` impls.
+    pub row: TypeDecl,
+    /// The table's name, which is also its accessor: `ctx.db.<name>()`.
+    pub name: syn::Ident,
+    /// Whether clients may read it.
+    pub public: bool,
+    /// The columns, in order.
+    pub columns: Vec<Column>,
+    /// The primary key's column, if any.
+    pub primary_key: Option<usize>,
+    /// Indexes, in description order: the primary key's, unique columns', btree indexes'.
+    pub indexes: Vec<Index>,
+    /// Auto-increment columns.
+    pub auto_inc: Vec<usize>,
+    /// Its `#[cfg]` attributes, repeated on everything generated for it.
+    pub cfgs: Vec<syn::Attribute>,
+}
+
+/// A column.
+pub struct Column {
+    /// The field.
+    pub ident: syn::Ident,
+    /// The column's name.
+    pub name: String,
+    /// Its type.
+    pub ty: syn::Type,
+}
+
+/// An index.
+pub struct Index {
+    /// The index's name, which is also its accessor on the table handle.
+    pub accessor: syn::Ident,
+    /// Its columns, by position.
+    pub columns: Vec<usize>,
+    /// Unique (primary key or `#[unique]`) or btree.
+    pub unique: bool,
+}
+
+/// Accessors every table handle already has: an index named like one would hide it.
+const HANDLE_METHODS: [&str; 6] = ["count", "iter", "insert", "try_insert", "delete", "clear"];
+
+const INTEGERS: [&str; 10] = ["u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "u128", "i128"];
+
+/// The arguments of `#[table(..)]`.
+struct TableArgs {
+    name: Option<syn::Ident>,
+    public: bool,
+    indexes: Vec<(syn::Ident, Vec<syn::Ident>)>,
+}
+
+impl TableArgs {
+    fn parse(tokens: proc_macro2::TokenStream, errors: &mut Errors) -> Self {
+        let mut args = Self { name: None, public: false, indexes: Vec::new() };
+        let parser = syn::meta::parser(|meta| {
+            if meta.path.is_ident("public") {
+                args.public = true;
+                Ok(())
+            } else if meta.path.is_ident("private") {
+                args.public = false;
+                Ok(())
+            } else if meta.path.is_ident("name") {
+                args.name = Some(meta.value()?.call(syn::Ident::parse_any)?);
+                Ok(())
+            } else if meta.path.is_ident("index") {
+                let mut name = None;
+                let mut columns = Vec::new();
+                meta.parse_nested_meta(|inner| {
+                    if inner.path.is_ident("name") {
+                        name = Some(inner.value()?.call(syn::Ident::parse_any)?);
+                        Ok(())
+                    } else if inner.path.is_ident("columns") {
+                        inner.parse_nested_meta(|column| {
+                            columns.push(column.path.require_ident()?.clone());
+                            Ok(())
+                        })
+                    } else {
+                        Err(inner.error("`index(..)` takes `name = accessor` and `columns(a, b, ..)`"))
+                    }
+                })?;
+                let name = name.ok_or_else(|| meta.error("a multi-column index needs `name = accessor`"))?;
+                if columns.is_empty() {
+                    return Err(meta.error("an index needs at least one column: `columns(a, b)`"));
+                }
+                args.indexes.push((name, columns));
+                Ok(())
+            } else {
+                Err(meta.error("unknown argument; `#[table]` accepts `public`, `private`, `name = accessor` and `index(name = .., columns(..))`"))
+            }
+        });
+        errors.take(syn::parse::Parser::parse2(parser, tokens));
+        args
+    }
+}
+
+/// What the attributes of one field say.
+#[derive(Default)]
+struct ColumnAttrs {
+    primary_key: Option<proc_macro2::Span>,
+    unique: Option<proc_macro2::Span>,
+    auto_inc: Option<proc_macro2::Span>,
+    btree: Option<proc_macro2::Span>,
+}
+
+const COLUMN_ATTRS: [&str; 4] = ["primary_key", "unique", "auto_inc", "index"];
+
+impl ColumnAttrs {
+    /// Reads and removes the column attributes of `field`.
+    fn take(field: &mut syn::Field, errors: &mut Errors) -> Self {
+        let mut attrs = Self::default();
+        for attr in &field.attrs {
+            let Some(ident) = attr.path().get_ident() else { continue };
+            let span = attr.span();
+            let slot = match ident.to_string().as_str() {
+                "primary_key" => &mut attrs.primary_key,
+                "unique" => &mut attrs.unique,
+                "auto_inc" => &mut attrs.auto_inc,
+                "index" => {
+                    let parsed = attr.parse_nested_meta(|meta| {
+                        if meta.path.is_ident("btree") {
+                            Ok(())
+                        } else {
+                            Err(meta.error("only btree indexes exist: `#[index(btree)]`"))
+                        }
+                    });
+                    if let syn::Meta::Path(_) = attr.meta {
+                        errors.error_at(attr, "say which kind of index: `#[index(btree)]`");
+                    }
+                    errors.take(parsed);
+                    &mut attrs.btree
+                }
+                _ => continue,
+            };
+            if let syn::Meta::List(_) | syn::Meta::NameValue(_) = &attr.meta {
+                if ident != "index" {
+                    errors.error_at(attr, format!("`#[{ident}]` takes no arguments"));
+                }
+            }
+            if slot.replace(span).is_some() {
+                errors.error_at(attr, format!("`#[{ident}]` is given twice"));
+            }
+        }
+        field.attrs.retain(|attr| !attr.path().get_ident().is_some_and(|ident| COLUMN_ATTRS.iter().any(|name| ident == name)));
+        attrs
+    }
+}
+
+impl Table {
+    /// Parses and validates a `#[table]` struct.
+    pub fn parse(args: proc_macro2::TokenStream, mut item: syn::ItemStruct, errors: &mut Errors) -> Option<Self> {
+        let args = TableArgs::parse(args, errors);
+        if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
+            errors.error_at(&item.generics, "a table cannot be generic: its row type is fixed in the module description");
+        }
+        let syn::Fields::Named(_) = &item.fields else {
+            errors.error_at(&item.fields, "a table is a struct with named fields: each field is a column");
+            return None;
+        };
+
+        let mut columns = Vec::new();
+        let mut primary_key = None;
+        let mut unique = Vec::new();
+        let mut btrees = Vec::new();
+        let mut auto_inc = Vec::new();
+        for (position, field) in item.fields.iter_mut().enumerate() {
+            let attrs = ColumnAttrs::take(field, errors);
+            let ident = field.ident.clone()?;
+            if let Some(span) = attrs.primary_key {
+                match primary_key {
+                    None => primary_key = Some(position),
+                    Some(_) => errors.push(syn::Error::new(span, "a table has at most one primary key")),
+                }
+                if let Some(span) = attrs.unique {
+                    errors.push(syn::Error::new(span, "a primary key is already unique: remove `#[unique]`"));
+                }
+            } else if attrs.unique.is_some() {
+                unique.push(position);
+            }
+            if let Some(span) = attrs.btree {
+                if attrs.primary_key.is_some() || attrs.unique.is_some() {
+                    errors.push(syn::Error::new(span, "a unique column is already indexed: remove `#[index(btree)]`"));
+                } else {
+                    btrees.push(position);
+                }
+            }
+            if let Some(span) = attrs.auto_inc {
+                if is_integer(&field.ty) {
+                    auto_inc.push(position);
+                } else {
+                    errors.push(syn::Error::new(span, "`#[auto_inc]` needs an integer column"));
+                }
+            }
+            columns.push(Column { name: ident.unraw().to_string(), ident, ty: field.ty.clone() });
+        }
+
+        let column_index = |ident: &syn::Ident| columns.iter().position(|column| column.ident == *ident);
+        let single = |position: usize, unique: bool| Index {
+            accessor: columns[position].ident.clone(),
+            columns: vec![position],
+            unique,
+        };
+        let mut indexes: Vec<Index> = primary_key.map(|position| single(position, true)).into_iter().collect();
+        indexes.extend(unique.iter().map(|&position| single(position, true)));
+        indexes.extend(btrees.iter().map(|&position| single(position, false)));
+        for (accessor, names) in &args.indexes {
+            let positions: Vec<usize> = names
+                .iter()
+                .filter_map(|name| {
+                    let found = column_index(name);
+                    if found.is_none() {
+                        errors.error_at(name, format!("no column `{name}` in table `{}`", item.ident));
+                    }
+                    found
+                })
+                .collect();
+            indexes.push(Index { accessor: accessor.clone(), columns: positions, unique: false });
+        }
+        check_accessors(&indexes, errors);
+
+        let name = args.name.unwrap_or_else(|| syn::Ident::new(&item.ident.to_string().to_snake_case(), item.ident.span()));
+        let cfgs = super::entry::cfg_attrs(&item.attrs);
+        let input: syn::DeriveInput = item.clone().into();
+        let row = TypeDecl::parse(&input, syn::parse_quote!(::wasmod::abi), errors)?;
+        Some(Self { item, row, name, public: args.public, columns, primary_key, indexes, auto_inc, cfgs })
+    }
+}
+
+/// Index accessors must be unique and must not hide the handle's own methods.
+fn check_accessors(indexes: &[Index], errors: &mut Errors) {
+    for (position, index) in indexes.iter().enumerate() {
+        let name = index.accessor.to_string();
+        if HANDLE_METHODS.contains(&name.as_str()) {
+            errors.error_at(&index.accessor, format!("an index named `{name}` would hide the table handle's `{name}` method; rename the column, or index it with `#[table(index(name = other_name, columns({name})))]`"));
+        }
+        if indexes[..position].iter().any(|earlier| earlier.accessor == index.accessor) {
+            errors.error_at(&index.accessor, format!("two indexes of this table are named `{name}`"));
+        }
+    }
+}
+
+fn is_integer(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(path) => path.qself.is_none() && path.path.get_ident().is_some_and(|ident| INTEGERS.iter().any(|name| ident == name)),
+        _ => false,
+    }
+}

@@ -1,0 +1,94 @@
+//! # wasmod: server modules in plain Rust, dispatched without indirect calls
+//!
+//! A wasmod module is a crate compiled to `wasm32-unknown-unknown` and run by the wasmod host
+//! beside the data it owns. You write tables and functions; attribute macros generate the
+//! rest:
+//!
+//! ```
+//! use wasmod::prelude::*;
+//!
+//! #[wasmod::module]
+//! mod chat {
+//!     use wasmod::prelude::*;
+//!
+//!     #[table(public)]
+//!     pub struct Message {
+//!         #[primary_key]
+//!         #[auto_inc]
+//!         id: u64,
+//!         #[index(btree)]
+//!         sender: Identity,
+//!         text: String,
+//!     }
+//!
+//!     #[reducer]
+//!     fn send(ctx: &ReducerContext, text: String) -> Result<(), String> {
+//!         if text.is_empty() {
+//!             return Err("empty message".into());
+//!         }
+//!         ctx.db.message().insert(Message { id: 0, sender: ctx.sender(), text });
+//!         Ok(())
+//!     }
+//!
+//!     #[view]
+//!     fn mine(ctx: &ViewContext) -> Vec<Message> {
+//!         ctx.db.message().sender().filter(ctx.sender()).collect()
+//!     }
+//! }
+//! # fn main() {}
+//! ```
+//!
+//! ## The dispatch property
+//!
+//! `#[wasmod::module]` generates the module's exports (`__call_reducer__` and friends). Each is
+//! a `match` on the entry point's id whose arms call one concrete, generated function directly:
+//! no table of function pointers, no trait objects, no formatting on the way from the export to
+//! your function. The ids and the order of the module description come from one list in one
+//! expansion, so they cannot disagree.
+//!
+//! ## What is where
+//!
+//! - Attributes: [`table`], [`reducer`], [`procedure`], [`view`], [`http_handler`], [`module`],
+//!   and `#[derive(SchemaType)]` for your own column, parameter and return types.
+//! - Contexts: [`ReducerContext`], [`ViewContext`], [`AnonymousViewContext`],
+//!   [`ProcedureContext`], [`HttpContext`].
+//! - Tables: [`table::Table`] and the index handles [`table::UniqueColumn`] and
+//!   [`table::BTreeIndex`].
+//! - Logging: [`info!`], [`warn!`], [`error!`], [`debug!`], [`trace!`].
+//! - Native tests: `wasmod::testing` (on non-wasm targets).
+//! - The ABI itself: the [`abi`] crate and `docs/abi.md`.
+
+pub mod context;
+pub mod db;
+pub mod log;
+#[cfg(target_arch = "wasm32")]
+mod panic;
+#[doc(hidden)]
+pub mod rt;
+pub mod sys;
+pub mod table;
+
+pub use wasmod_abi as abi;
+pub use wasmod_abi::http;
+pub use wasmod_abi::{
+    ConnectionId, DecodeError, Decode, Encode, Errno, Identity, SchemaType, Timestamp,
+};
+
+pub use context::{
+    AnonymousViewContext, HttpContext, HttpError, ProcedureContext, ReducerContext, TxContext,
+    TxError, ViewContext,
+};
+pub use db::{Db, ReadOnly, ReadWrite};
+pub use table::InsertError;
+
+pub use wasmod_macros::{http_handler, module, procedure, reducer, table, view};
+
+/// The names a module needs: `use wasmod::prelude::*;`.
+pub mod prelude {
+    pub use crate::http::{Method, Request, Response};
+    pub use crate::{
+        http_handler, procedure, reducer, table, view, AnonymousViewContext, ConnectionId,
+        HttpContext, Identity, ProcedureContext, ReducerContext, SchemaType, Timestamp,
+        TxContext, ViewContext,
+    };
+}

@@ -1,0 +1,80 @@
+//! Compile-time checks the macros emit as `const` items.
+//!
+//! The inline module form checks names as it parses and reports them with spans; these `const`
+//! checks also cover entry points registered from other files, whose names the module-level
+//! macro cannot see. A failed check is a compile error ("evaluation of constant value failed")
+//! pointing at the module declaration, with the message below. Each takes one `Option` per
+//! item: `None` for an item disabled by `#[cfg]`.
+
+use super::Registered;
+use wasmod_abi::{Lifecycle, SchemaType};
+
+/// Compiles only if `T` was registered by a module (see [`Registered`]).
+pub const fn assert_registered<T: Registered + ?Sized>() {}
+
+/// Compiles only if `T` can cross the module boundary.
+pub const fn assert_schema_type<T: SchemaType>() {}
+
+/// Whether two of the names (ignoring disabled items) are equal.
+const fn has_duplicate(names: &[Option<&str>]) -> bool {
+    let mut i = 0;
+    while i < names.len() {
+        let mut j = i + 1;
+        while j < names.len() {
+            if let (Some(a), Some(b)) = (names[i], names[j]) {
+                if str_eq(a, b) {
+                    return true;
+                }
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Fails to compile if two entry points have the same name.
+pub const fn assert_names_unique(names: &[Option<&str>]) {
+    if has_duplicate(names) {
+        panic!("two entry points of this module have the same name; rename one with `name = \"..\"` in its attribute");
+    }
+}
+
+/// Fails to compile if two tables have the same name.
+pub const fn assert_table_names_unique(names: &[Option<&str>]) {
+    if has_duplicate(names) {
+        panic!("two tables of this module have the same name; rename one with `#[table(name = ..)]`");
+    }
+}
+
+/// Fails to compile if two reducers have the same lifecycle role.
+pub const fn assert_lifecycles_unique(roles: &[Option<Option<Lifecycle>>]) {
+    let mut i = 0;
+    while i < roles.len() {
+        let mut j = i + 1;
+        while j < roles.len() {
+            if let (Some(Some(a)), Some(Some(b))) = (roles[i], roles[j]) {
+                if a as u8 == b as u8 {
+                    panic!("two reducers of this module have the same lifecycle role (`init`, `client_connected` or `client_disconnected`)");
+                }
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}

@@ -1,0 +1,82 @@
+//! What the macros' generated code calls. Not a public API: names and signatures here change
+//! with the macros.
+//!
+//! This module holds the generic halves of every generated item, so that the generated code is
+//! small and the logic is written once:
+//!
+//! - the traits each entry point's zero-sized type implements ([`Reducer`], [`Procedure`],
+//!   [`View`], [`HttpHandler`]) and the registration marker
+//!   ([`Registered`]);
+//! - the out-of-line thunks the dispatch `match` calls ([`run_reducer`] and friends): read the
+//!   arguments, build the context, invoke, report;
+//! - argument decoding and error reporting, written without `core::fmt`, trait objects or
+//!   function pointers, so that the dispatch path has no indirect call;
+//! - compile-time checks the module macro emits (unique names, one lifecycle reducer per role).
+
+mod args;
+mod checks;
+mod entry;
+mod error;
+mod returns;
+mod thunks;
+
+pub use args::Args;
+pub use checks::{
+    assert_lifecycles_unique, assert_names_unique, assert_registered, assert_schema_type,
+    assert_table_names_unique,
+};
+pub use entry::{HttpHandler, Procedure, Reducer, Registered, View};
+pub use error::CallError;
+pub use returns::{HttpReturn, IntoErrorMessage, ReducerReturn, ViewReturn};
+pub use thunks::{
+    no_such_entry, run_anonymous_view, run_http_handler, run_procedure, run_reducer, run_view,
+    write_description,
+};
+
+pub use crate::context::{
+    AnonymousViewContext, HttpContext, ProcedureContext, ReducerContext, ViewContext,
+};
+pub use crate::db::{Access, Db, ReadOnly, ReadWrite};
+pub use crate::table::{BTreeIndex, Table, TableRow, UniqueColumn};
+pub use core::option::Option::{self, None, Some};
+pub use core::result::Result::{self, Err, Ok};
+pub use std::vec::Vec;
+pub use wasmod_abi::{
+    AlgebraicType, ColumnDef, Encode, HttpHandlerDef, IndexDef, Lifecycle, ModuleDef,
+    ModuleExports, ParamDef, SchemaType, TableDef, Typespace,
+};
+pub use wasmod_abi::{Decode, Layout};
+
+use crate::{sys, Errno};
+
+/// Encodes a value: what generated code uses for results.
+#[inline]
+pub fn encode<T: Encode + ?Sized>(value: &T) -> Vec<u8> {
+    wasmod_abi::encoding::to_vec(value)
+}
+
+/// Reads a whole byte source.
+pub fn read_source(source: u32) -> Result<Vec<u8>, Errno> {
+    let mut bytes = vec![0; sys::bytes_source_remaining(source)? as usize];
+    let mut filled = 0;
+    loop {
+        let (read, exhausted) = sys::bytes_source_read(source, &mut bytes[filled..])?;
+        filled += read;
+        if exhausted || filled == bytes.len() {
+            bytes.truncate(filled);
+            return Ok(bytes);
+        }
+    }
+}
+
+/// Decodes a row the host wrote back.
+pub fn decode_row<T: Decode>(table: &'static str, bytes: &[u8]) -> T {
+    wasmod_abi::encoding::from_slice(bytes).unwrap_or_else(|error| bad_row(table, error))
+}
+
+/// A row from the host did not decode: the host and the module disagree on the table's type.
+#[cold]
+#[inline(never)]
+pub fn bad_row(table: &str, error: wasmod_abi::DecodeError) -> ! {
+    panic!("table `{table}`: a row from the host did not decode: {error}")
+}

@@ -1,0 +1,97 @@
+//! Index handles: lookups through unique columns and btree indexes.
+
+use super::scan::encode_key_scan;
+use super::{host_failed, IndexScan, InsertError, KeyArg, RowIter, TableRow};
+use crate::db::{Access, ReadWrite};
+use crate::sys;
+use core::marker::PhantomData;
+
+/// A unique column (or the primary key) of the table of rows `T`, of type `K`.
+///
+/// Obtained from a generated table handle, named after the column: `ctx.db.user().name()`.
+pub struct UniqueColumn<T, K, A> {
+    index: u32,
+    marker: PhantomData<(fn() -> T, fn() -> K, A)>,
+}
+
+impl<T: TableRow, K, A: Access> UniqueColumn<T, K, A> {
+    #[doc(hidden)]
+    pub const fn __new(index: u32) -> Self {
+        Self { index, marker: PhantomData }
+    }
+
+    fn point_scan(key: &impl KeyArg<K>) -> Vec<u8> {
+        let mut scan = Vec::with_capacity(16);
+        encode_key_scan(key, &mut scan);
+        scan
+    }
+
+    /// The row whose column equals `key`, if any.
+    pub fn find(&self, key: impl KeyArg<K>) -> Option<T> {
+        let scan = Self::point_scan(&key);
+        let handle = sys::index_scan(T::table_id(), self.index, &scan);
+        RowIter::<T>::open(T::TABLE_NAME, handle).next()
+    }
+}
+
+impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
+    /// Deletes the row whose column equals `key`; returns whether there was one.
+    pub fn delete(&self, key: impl KeyArg<K>) -> bool {
+        let scan = Self::point_scan(&key);
+        sys::delete_by_index_scan(T::table_id(), self.index, &scan)
+            .unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
+            > 0
+    }
+
+    /// Replaces the row that has the same value in this column as `row`, and returns `row`.
+    ///
+    /// # Panics
+    ///
+    /// If no row has that value, or the new row clashes with another on a unique column
+    /// (which rolls the call back). Use [`try_update`](Self::try_update) to handle those.
+    pub fn update(&self, row: T) -> T {
+        self.try_update(row).unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// Replaces the row that has the same value in this column as `row`, and returns `row`.
+    pub fn try_update(&self, row: T) -> Result<T, InsertError> {
+        let bytes = wasmod_abi::encoding::to_vec(&row);
+        match sys::update_by_unique(T::table_id(), self.index, &bytes) {
+            Ok(()) => Ok(row),
+            Err(errno) => Err(InsertError::new(T::TABLE_NAME, errno)),
+        }
+    }
+}
+
+/// A btree index of the table of rows `T`, over columns of types `Cols` (a tuple).
+///
+/// Obtained from a generated table handle: `ctx.db.message().sender()` for a column index, or
+/// the index's name for a multi-column one.
+pub struct BTreeIndex<T, Cols, A> {
+    index: u32,
+    marker: PhantomData<(fn() -> T, fn() -> Cols, A)>,
+}
+
+impl<T: TableRow, Cols, A: Access> BTreeIndex<T, Cols, A> {
+    #[doc(hidden)]
+    pub const fn __new(index: u32) -> Self {
+        Self { index, marker: PhantomData }
+    }
+
+    /// The rows the scan selects, in index order: see [`IndexScan`] for what it can be.
+    pub fn filter(&self, scan: impl IndexScan<Cols>) -> RowIter<T> {
+        let mut bytes = Vec::with_capacity(32);
+        scan.encode_scan(&mut bytes);
+        RowIter::open(T::TABLE_NAME, sys::index_scan(T::table_id(), self.index, &bytes))
+    }
+}
+
+impl<T: TableRow, Cols> BTreeIndex<T, Cols, ReadWrite> {
+    /// Deletes the rows the scan selects; returns how many.
+    pub fn delete(&self, scan: impl IndexScan<Cols>) -> u32 {
+        let mut bytes = Vec::with_capacity(32);
+        scan.encode_scan(&mut bytes);
+        sys::delete_by_index_scan(T::table_id(), self.index, &bytes)
+            .unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
+    }
+}
