@@ -1,0 +1,474 @@
+//! Transactions: one writer at a time, readers of committed state, rollback by undo log.
+//!
+//! The design is the simplest one that is correct and fast for short transactions: the tables
+//! live behind one `RwLock`. A [`MutTx`] holds the write lock for its whole life and changes the
+//! tables in place, so its reads see its own writes, nobody else sees them, and a second writer
+//! (or a reader) waits until it commits or rolls back. A [`ReadTx`] holds the read lock, so it
+//! sees one committed state. Both own their guard (through `Arc`), so a host can keep a
+//! transaction in a struct across calls without borrowing the [`Datastore`](crate::Datastore).
+//! A thread that holds a transaction must not open another one: the lock is not reentrant.
+//!
+//! Rolling back needs little bookkeeping, because row ids grow with each insert and are never
+//! reused: a transaction remembers, per table, the next id when it began, the sequences'
+//! states, and the rows it deleted that existed before it. Undoing is removing every row from
+//! the starting id on and putting the deleted rows back under their ids. The same facts give
+//! the [`TxData`] of a commit. Dropping a [`MutTx`] without committing rolls it back.
+
+use crate::error::Error;
+use crate::row::{decode_row, split_rows, Key, Row};
+use crate::scan::parse_scan;
+use crate::schema::{IndexSchema, Schema, TableSchema};
+use crate::sequence::{write_back, Sequence};
+use crate::table::{RowId, StoredRow, Table};
+use parking_lot::{ArcRwLockReadGuard, ArcRwLockWriteGuard, RawRwLock};
+use std::collections::HashSet;
+use std::ops::Deref;
+use std::sync::Arc;
+use wasmod_abi::{Errno, Typespace, Value};
+
+/// The tables as a transaction sees them: the read operations of both kinds of transaction.
+#[derive(Debug)]
+pub struct Tables {
+    schema: Arc<Schema>,
+    tables: Vec<Table>,
+}
+
+impl Tables {
+    /// Empty tables for `schema`.
+    pub(crate) fn new(schema: Arc<Schema>) -> Self {
+        let tables = schema.tables.iter().map(Table::new).collect();
+        Self { schema, tables }
+    }
+
+    /// How many rows table `table` has. Errors: `NO_SUCH_TABLE`.
+    pub fn row_count(&self, table: u32) -> Result<u64, Error> {
+        let (_, state) = self.table(table)?;
+        Ok(state.len() as u64)
+    }
+
+    /// Every row of table `table`, oldest first. Errors: `NO_SUCH_TABLE`.
+    pub fn scan(&self, table: u32) -> Result<Vec<Row>, Error> {
+        let (_, state) = self.table(table)?;
+        Ok(state.rows().cloned().collect())
+    }
+
+    /// The rows of table `table` that the encoded index scan `scan` selects in index `index`,
+    /// in index order. Errors: `NO_SUCH_TABLE`, `NO_SUCH_INDEX`, `BAD_ENCODING`.
+    pub fn index_scan(&self, table: u32, index: u32, scan: &[u8]) -> Result<Vec<Row>, Error> {
+        let (schema, state) = self.table(table)?;
+        let (index, index_schema) = index_of(schema, index)?;
+        let range = parse_scan(schema, index_schema, &self.schema.typespace, scan)?;
+        let ids = state.indexes[index].range(range.low, range.high);
+        Ok(ids
+            .filter_map(|id| state.get(id))
+            .map(|row| row.bytes.clone())
+            .collect())
+    }
+
+    fn table(&self, table: u32) -> Result<(&TableSchema, &Table), Error> {
+        let id = table as usize;
+        match (self.schema.tables.get(id), self.tables.get(id)) {
+            (Some(schema), Some(state)) => Ok((schema, state)),
+            _ => Err(no_such_table(table, self.tables.len())),
+        }
+    }
+}
+
+/// A transaction that only reads: it sees the committed state as of when it began.
+pub struct ReadTx {
+    guard: ArcRwLockReadGuard<RawRwLock, Tables>,
+}
+
+impl ReadTx {
+    pub(crate) fn new(guard: ArcRwLockReadGuard<RawRwLock, Tables>) -> Self {
+        Self { guard }
+    }
+}
+
+impl Deref for ReadTx {
+    type Target = Tables;
+    fn deref(&self) -> &Tables {
+        &self.guard
+    }
+}
+
+/// What a transaction changed, per table: exactly what a subscription or a commit log needs.
+///
+/// The changes are net: a row inserted then deleted in the same transaction appears nowhere,
+/// and a row deleted then inserted again with the same bytes neither. An update is a deletion
+/// of the old row plus an insertion of the new one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxData {
+    /// The tables that changed, by increasing id.
+    pub tables: Vec<TableChanges>,
+}
+
+impl TxData {
+    /// Whether the transaction changed nothing.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+
+    /// The changes to table `table`, if it changed.
+    pub fn table(&self, table: u32) -> Option<&TableChanges> {
+        self.tables.iter().find(|changes| changes.table == table)
+    }
+}
+
+/// The rows one transaction inserted into and deleted from one table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableChanges {
+    /// The table's id.
+    pub table: u32,
+    /// The rows now present that were not before, oldest first.
+    pub inserted: Vec<Row>,
+    /// The rows present before that are not any more.
+    pub deleted: Vec<Row>,
+}
+
+/// What a [`MutTx`] remembers about one table to roll back or report its changes.
+struct TableLog {
+    /// The table's next row id when the transaction began: later ids are its inserts.
+    start: RowId,
+    /// The sequences when the transaction began.
+    sequences: Vec<Sequence>,
+    /// Rows that existed before the transaction and that it deleted.
+    deleted: Vec<(RowId, StoredRow)>,
+}
+
+/// A transaction that reads and writes. It has the tables to itself until it is committed
+/// ([`MutTx::commit`]) or rolled back ([`MutTx::rollback`], or dropping it).
+pub struct MutTx {
+    guard: ArcRwLockWriteGuard<RawRwLock, Tables>,
+    logs: Vec<TableLog>,
+    open: bool,
+}
+
+impl Deref for MutTx {
+    type Target = Tables;
+    fn deref(&self) -> &Tables {
+        &self.guard
+    }
+}
+
+impl MutTx {
+    pub(crate) fn new(guard: ArcRwLockWriteGuard<RawRwLock, Tables>) -> Self {
+        let logs = guard
+            .tables
+            .iter()
+            .map(|table| TableLog {
+                start: RowId(table.next_row_id),
+                sequences: table.sequences.clone(),
+                deleted: Vec::new(),
+            })
+            .collect();
+        Self {
+            guard,
+            logs,
+            open: true,
+        }
+    }
+
+    /// Inserts the encoded row `row` into table `table`.
+    ///
+    /// Auto-increment columns that are `0` in `row` get their sequence's next value, written
+    /// back into `row` in place. Inserting a row equal to one the table has is a no-op (a table
+    /// is a set of rows). Errors, with nothing changed (`row` included): `NO_SUCH_TABLE`,
+    /// `BAD_ENCODING` (a malformed row, or trailing bytes), `UNIQUE_VIOLATION`,
+    /// `SEQUENCE_EXHAUSTED`.
+    pub fn insert(&mut self, table: u32, row: &mut [u8]) -> Result<(), Error> {
+        let Parts {
+            typespace,
+            schema,
+            state,
+            ..
+        } = self.parts(table)?;
+        let mut decoded = decode_row(schema, typespace, row)?;
+        let mut patched: Option<Vec<u8>> = None;
+        for (sequence_schema, sequence) in schema.sequences.iter().zip(&state.sequences) {
+            let slot = sequence_schema.slot;
+            let generated = sequence
+                .fill(sequence_schema.kind, &decoded.values[slot])
+                .map_err(|_| {
+                    Error::new(
+                        Errno::SEQUENCE_EXHAUSTED,
+                        format!(
+                            "table `{}`: the auto-increment sequence of column `{}` is exhausted",
+                            schema.def.name,
+                            schema.column_name(sequence_schema.column)
+                        ),
+                    )
+                })?;
+            if let Some(value) = generated {
+                let bytes = patched.get_or_insert_with(|| row.to_vec());
+                write_back(bytes, decoded.offsets[slot], sequence_schema.kind, &value);
+                decoded.values[slot] = value;
+            }
+        }
+        let bytes: Row = Arc::from(patched.as_deref().unwrap_or(row));
+        if state.find(&bytes).is_none() {
+            let keys = decoded.keys(schema);
+            check_unique(schema, state, &keys, None)?;
+            observe_sequences(schema, state, &decoded.values);
+            state.insert(StoredRow {
+                bytes: bytes.clone(),
+                keys,
+            });
+        }
+        row.copy_from_slice(&bytes);
+        Ok(())
+    }
+
+    /// Replaces the row of table `table` whose key in unique index `index` equals that of the
+    /// encoded row `row`, by `row`.
+    ///
+    /// The row is taken as given: auto-increment columns are not filled in. Errors, with
+    /// nothing changed: `NO_SUCH_TABLE`, `NO_SUCH_INDEX` (no such index, or the index is not
+    /// unique), `BAD_ENCODING`, `NO_SUCH_ROW` (no row has the key), `UNIQUE_VIOLATION` (the new
+    /// row clashes with another row in another unique index).
+    pub fn update_by_unique(&mut self, table: u32, index: u32, row: &[u8]) -> Result<(), Error> {
+        let Parts {
+            typespace,
+            schema,
+            state,
+            log,
+        } = self.parts(table)?;
+        let (index, index_schema) = index_of(schema, index)?;
+        if !index_schema.unique {
+            return Err(Error::new(
+                Errno::NO_SUCH_INDEX,
+                format!(
+                    "table `{}`: index `{}` is not unique, so it cannot select the row to update",
+                    schema.def.name, index_schema.name
+                ),
+            ));
+        }
+        let decoded = decode_row(schema, typespace, row)?;
+        let keys = decoded.keys(schema);
+        let old = state.indexes[index].first(&keys[index]).ok_or_else(|| {
+            Error::new(
+                Errno::NO_SUCH_ROW,
+                format!(
+                    "table `{}`: no row has key {:?} in index `{}`",
+                    schema.def.name, keys[index], index_schema.name
+                ),
+            )
+        })?;
+        if state.get(old).is_some_and(|stored| *stored.bytes == *row) {
+            return Ok(());
+        }
+        check_unique(schema, state, &keys, Some(old))?;
+        observe_sequences(schema, state, &decoded.values);
+        delete(state, log, old);
+        state.insert(StoredRow {
+            bytes: Arc::from(row),
+            keys,
+        });
+        Ok(())
+    }
+
+    /// Deletes the rows of table `table` that the encoded index scan `scan` selects in index
+    /// `index`, and returns how many it deleted. Errors, with nothing changed:
+    /// `NO_SUCH_TABLE`, `NO_SUCH_INDEX`, `BAD_ENCODING`.
+    pub fn delete_by_index_scan(
+        &mut self,
+        table: u32,
+        index: u32,
+        scan: &[u8],
+    ) -> Result<u32, Error> {
+        let Parts {
+            typespace,
+            schema,
+            state,
+            log,
+        } = self.parts(table)?;
+        let (index, index_schema) = index_of(schema, index)?;
+        let range = parse_scan(schema, index_schema, typespace, scan)?;
+        let ids: Vec<RowId> = state.indexes[index].range(range.low, range.high).collect();
+        Ok(count_u32(
+            ids.into_iter().filter(|&id| delete(state, log, id)).count(),
+        ))
+    }
+
+    /// Deletes the rows of table `table` equal to any of the concatenated encoded rows `rows`,
+    /// and returns how many it deleted (rows not in the table are skipped). Errors, with
+    /// nothing changed: `NO_SUCH_TABLE`, `BAD_ENCODING` (any row malformed).
+    pub fn delete_rows(&mut self, table: u32, rows: &[u8]) -> Result<u32, Error> {
+        let Parts {
+            typespace,
+            schema,
+            state,
+            log,
+        } = self.parts(table)?;
+        let rows = split_rows(schema, typespace, rows)?;
+        let deleted = rows.into_iter().filter(|row| match state.find(row) {
+            Some(id) => delete(state, log, id),
+            None => false,
+        });
+        Ok(count_u32(deleted.count()))
+    }
+
+    /// Deletes every row of table `table` and returns how many there were. Errors:
+    /// `NO_SUCH_TABLE`.
+    pub fn clear(&mut self, table: u32) -> Result<u64, Error> {
+        let Parts { state, log, .. } = self.parts(table)?;
+        let ids: Vec<RowId> = state.ids().collect();
+        Ok(ids.into_iter().filter(|&id| delete(state, log, id)).count() as u64)
+    }
+
+    /// Makes the transaction's changes visible to everyone, and returns them.
+    pub fn commit(mut self) -> TxData {
+        self.open = false;
+        let logs = std::mem::take(&mut self.logs);
+        let tables = logs
+            .into_iter()
+            .zip(&self.guard.tables)
+            .enumerate()
+            .filter_map(|(id, (log, state))| {
+                let mut inserted: Vec<Row> = state.rows_from(log.start).cloned().collect();
+                let mut deleted: Vec<Row> =
+                    log.deleted.into_iter().map(|(_, row)| row.bytes).collect();
+                if !inserted.is_empty() && !deleted.is_empty() {
+                    // A table is a set, so each list holds a given row at most once.
+                    let gone: HashSet<Row> = deleted.iter().cloned().collect();
+                    let back: HashSet<Row> = inserted
+                        .iter()
+                        .filter(|row| gone.contains(*row))
+                        .cloned()
+                        .collect();
+                    inserted.retain(|row| !back.contains(row));
+                    deleted.retain(|row| !back.contains(row));
+                }
+                let changed = !inserted.is_empty() || !deleted.is_empty();
+                changed.then_some(TableChanges {
+                    table: id as u32,
+                    inserted,
+                    deleted,
+                })
+            })
+            .collect();
+        TxData { tables }
+    }
+
+    /// Undoes every change of the transaction. Dropping it does the same.
+    pub fn rollback(self) {}
+
+    fn parts(&mut self, table: u32) -> Result<Parts<'_>, Error> {
+        let Tables { schema, tables } = &mut *self.guard;
+        let count = tables.len();
+        let id = table as usize;
+        match (
+            schema.tables.get(id),
+            tables.get_mut(id),
+            self.logs.get_mut(id),
+        ) {
+            (Some(table_schema), Some(state), Some(log)) => Ok(Parts {
+                typespace: &schema.typespace,
+                schema: table_schema,
+                state,
+                log,
+            }),
+            _ => Err(no_such_table(table, count)),
+        }
+    }
+}
+
+impl Drop for MutTx {
+    fn drop(&mut self) {
+        if !self.open {
+            return;
+        }
+        for (log, state) in self.logs.drain(..).zip(&mut self.guard.tables) {
+            state.truncate(log.start);
+            for (id, row) in log.deleted {
+                state.place(id, row);
+            }
+            state.sequences = log.sequences;
+            state.next_row_id = log.start.0;
+        }
+    }
+}
+
+/// What the operations of a [`MutTx`] work on in one table.
+struct Parts<'a> {
+    typespace: &'a Typespace,
+    schema: &'a TableSchema,
+    state: &'a mut Table,
+    log: &'a mut TableLog,
+}
+
+/// Deletes row `id`, logging it if it existed before the transaction; whether it existed.
+fn delete(state: &mut Table, log: &mut TableLog, id: RowId) -> bool {
+    let Some(row) = state.remove(id) else {
+        return false;
+    };
+    if id < log.start {
+        log.deleted.push((id, row));
+    }
+    true
+}
+
+/// Moves the table's sequences past the values of a row about to be stored.
+fn observe_sequences(schema: &TableSchema, state: &mut Table, values: &[Value]) {
+    for (sequence_schema, sequence) in schema.sequences.iter().zip(&mut state.sequences) {
+        sequence.observe(sequence_schema.kind, &values[sequence_schema.slot]);
+    }
+}
+
+/// A count of rows for the ABI's `u32` out-parameters (a table never holds 2^32 rows in
+/// memory, but saturate rather than wrap if one does).
+fn count_u32(count: usize) -> u32 {
+    u32::try_from(count).unwrap_or(u32::MAX)
+}
+
+fn no_such_table(table: u32, count: usize) -> Error {
+    Error::new(
+        Errno::NO_SUCH_TABLE,
+        format!("no table has id {table} (the module has {count})"),
+    )
+}
+
+fn index_of(schema: &TableSchema, index: u32) -> Result<(usize, &IndexSchema), Error> {
+    let position = index as usize;
+    schema
+        .indexes
+        .get(position)
+        .map(|found| (position, found))
+        .ok_or_else(|| {
+            Error::new(
+                Errno::NO_SUCH_INDEX,
+                format!(
+                    "table `{}` has no index with id {index} (it has {})",
+                    schema.def.name,
+                    schema.indexes.len()
+                ),
+            )
+        })
+}
+
+/// Fails with `UNIQUE_VIOLATION` if a row other than `except` has one of `keys` in a unique
+/// index.
+fn check_unique(
+    schema: &TableSchema,
+    state: &Table,
+    keys: &[Key],
+    except: Option<RowId>,
+) -> Result<(), Error> {
+    let unique = schema.indexes.iter().zip(&state.indexes).zip(keys);
+    for ((index_schema, index), key) in unique.filter(|((index_schema, _), _)| index_schema.unique)
+    {
+        if index
+            .first(key)
+            .is_some_and(|existing| Some(existing) != except)
+        {
+            return Err(Error::new(
+                Errno::UNIQUE_VIOLATION,
+                format!(
+                    "table `{}`: unique index `{}` already has a row with key {key:?}",
+                    schema.def.name, index_schema.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

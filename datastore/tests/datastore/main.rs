@@ -1,0 +1,7 @@
+//! The datastore through its public API: descriptions, constraints, scans, transactions.
+
+mod fixtures;
+mod ops;
+mod scans;
+mod schema;
+mod transactions;
