@@ -96,3 +96,6 @@ fn strip_column_attrs(item: TokenStream2) -> TokenStream2 {
         Err(_) => item,
     }
 }
+
+#[cfg(test)]
+mod tests;

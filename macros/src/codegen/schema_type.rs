@@ -49,12 +49,16 @@ fn encode_impl(decl: &TypeDecl) -> TokenStream {
                 let value = if decl.repr.packed { quote!(&{ self.#member }) } else { quote!(&self.#member) };
                 quote! { #p::Encode::encode(#value, out); }
             });
-            quote! {
-                if <Self as #p::Decode>::LAYOUT.is_plain() {
-                    #p::encode_plain(self, out);
-                    return;
+            if may_be_plain(decl, fields) {
+                quote! {
+                    if <Self as #p::Decode>::LAYOUT.is_plain() {
+                        #p::encode_plain(self, out);
+                        return;
+                    }
+                    #(#writes)*
                 }
-                #(#writes)*
+            } else {
+                quote!(#(#writes)*)
             }
         }
         Shape::Enum(variants) => {
@@ -78,7 +82,7 @@ fn encode_impl(decl: &TypeDecl) -> TokenStream {
         }
     };
     let slice = match &decl.shape {
-        Shape::Struct(_) => quote! {
+        Shape::Struct(fields) if may_be_plain(decl, fields) => quote! {
             #[inline]
             fn encode_slice(items: &[Self], out: &mut ::std::vec::Vec<u8>) {
                 if <Self as #p::Decode>::LAYOUT.is_plain() {
@@ -90,7 +94,7 @@ fn encode_impl(decl: &TypeDecl) -> TokenStream {
                 }
             }
         },
-        Shape::Enum(_) => TokenStream::new(),
+        Shape::Struct(_) | Shape::Enum(_) => TokenStream::new(),
     };
     quote! {
         #[automatically_derived]
@@ -110,6 +114,18 @@ fn decode_impl(decl: &TypeDecl) -> TokenStream {
     let header = impl_header(decl, quote!(#p::Decode));
     let read = quote!(#p::Decode::decode(reader)?);
     match &decl.shape {
+        Shape::Struct(fields) if !may_be_plain(decl, fields) => {
+            let construct = construct(quote!(Self), fields, &read);
+            quote! {
+                #[automatically_derived]
+                #header {
+                    #[inline]
+                    fn decode(reader: &mut #p::Reader<'_>) -> #p::Result<Self, #p::DecodeError> {
+                        #p::Ok(#construct)
+                    }
+                }
+            }
+        }
         Shape::Struct(fields) => {
             let construct = construct(quote!(Self), fields, &read);
             let layout = plain_layout(decl, fields);
@@ -164,14 +180,18 @@ fn decode_impl(decl: &TypeDecl) -> TokenStream {
     }
 }
 
-/// The `LAYOUT` constant of a struct: plain exactly when its fields lie in declaration order,
-/// each is plain, and their sizes add up to the struct's (no padding).
+/// Whether the struct can be plain at all: its fields lie in declaration order (`#[repr(C)]`),
+/// it has some, and it is not generic (whose plainness would depend on its parameters). Only
+/// then does the generated code test `LAYOUT`.
+fn may_be_plain(decl: &TypeDecl, fields: &Fields) -> bool {
+    decl.repr.ordered && !fields.fields.is_empty() && decl.generics.params.is_empty()
+}
+
+/// The `LAYOUT` constant of a struct that may be plain: plain exactly when each field is plain
+/// and their sizes add up to the struct's (no padding).
 fn plain_layout(decl: &TypeDecl, fields: &Fields) -> TokenStream {
     let krate = &decl.krate;
     let p = quote!(#krate::__private);
-    if !decl.repr.ordered || fields.fields.is_empty() {
-        return TokenStream::new();
-    }
     let types: Vec<_> = fields.fields.iter().map(|field| &field.ty).collect();
     quote! {
         // SAFETY: the fields lie in declaration order (`#[repr]`), each is plain, and their
