@@ -5,23 +5,18 @@
 //! file and line first, as a log line of level `Panic`, which the host attaches to the failure.
 
 use crate::sys::{self, LogLevel};
-use std::sync::Once;
 
-static HOOK: Once = Once::new();
-
-/// Installs the hook, once per instance.
+/// Installs the hook. Called by `__describe_module__`, which the host calls once per instance.
 pub(crate) fn install_hook() {
-    HOOK.call_once(|| {
-        std::panic::set_hook(Box::new(|info| {
-            let message = match info.payload().downcast_ref::<&str>() {
-                Some(text) => (*text).to_owned(),
-                None => match info.payload().downcast_ref::<String>() {
-                    Some(text) => text.clone(),
-                    None => info.to_string(),
-                },
-            };
-            let (file, line) = info.location().map_or(("", 0), |location| (location.file(), location.line()));
-            sys::console_log(LogLevel::Panic, "panic", file, line, &message);
-        }));
-    });
+    std::panic::set_hook(Box::new(|info| {
+        let message = match info.payload().downcast_ref::<&str>() {
+            Some(text) => (*text).to_owned(),
+            None => match info.payload().downcast_ref::<String>() {
+                Some(text) => text.clone(),
+                None => info.to_string(),
+            },
+        };
+        let (file, line) = info.location().map_or(("", 0), |location| (location.file(), location.line()));
+        sys::console_log(LogLevel::Panic, "panic", file, line, &message);
+    }));
 }

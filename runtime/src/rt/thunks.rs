@@ -21,7 +21,6 @@ pub fn run_reducer<R: Reducer>(
     args: u32,
     error: u32,
 ) -> i16 {
-    enter();
     let ctx = ReducerContext::__new(
         Identity::from_words(sender),
         ConnectionId::from_words(connection_id),
@@ -42,7 +41,6 @@ pub fn run_procedure<P: Procedure>(
     args: u32,
     result: u32,
 ) -> i16 {
-    enter();
     let mut ctx = ProcedureContext::__new(
         Identity::from_words(sender),
         ConnectionId::from_words(connection_id),
@@ -63,7 +61,6 @@ pub fn run_view<V: View<Context = ViewContext>>(
     args: u32,
     result: u32,
 ) -> i16 {
-    enter();
     let ctx = ViewContext::__new(Identity::from_words(sender));
     let output = super::read_source(args)
         .map_err(CallError::host)
@@ -78,7 +75,6 @@ pub fn run_anonymous_view<V: View<Context = AnonymousViewContext>>(
     args: u32,
     result: u32,
 ) -> i16 {
-    enter();
     let ctx = AnonymousViewContext::__new();
     let output = super::read_source(args)
         .map_err(CallError::host)
@@ -89,7 +85,6 @@ pub fn run_anonymous_view<V: View<Context = AnonymousViewContext>>(
 /// Runs HTTP handler `H`: the body of one arm of `__call_http_handler__`.
 #[inline(never)]
 pub fn run_http_handler<H: HttpHandler>(timestamp: i64, request: u32, response: u32) -> i16 {
-    enter();
     let mut ctx = HttpContext::__new(Timestamp::from_micros_since_unix_epoch(timestamp));
     let output = super::read_source(request)
         .map_err(CallError::host)
@@ -105,8 +100,14 @@ pub fn no_such_entry(sink: u32) -> i16 {
 }
 
 /// The body of `__describe_module__`: writes the encoded description to `sink`.
+///
+/// The host calls `__describe_module__` once on every new instance before any dispatch export
+/// (see `docs/abi.md`), so this is also where the instance is set up: in wasm, panic messages
+/// are routed to the host's log. Doing it here keeps the dispatch path free of the indirect
+/// calls that installing a hook involves.
 pub fn write_description(def: &ModuleDef, sink: u32) -> i16 {
-    enter();
+    #[cfg(target_arch = "wasm32")]
+    crate::panic::install_hook();
     match sys::bytes_sink_write(sink, &wasmod_abi::encoding::to_vec(def)) {
         Ok(()) => 0,
         Err(_) => Errno::DESCRIBE_FAILED.code() as i16,
@@ -134,12 +135,4 @@ fn report_output(output: Result<Vec<u8>, CallError>, sink: u32) -> i16 {
         },
         Err(error) => report(Err(error), sink),
     }
-}
-
-/// Work done when the host first enters the module: in wasm, route panic messages to the host's
-/// log before the trap.
-#[inline]
-fn enter() {
-    #[cfg(target_arch = "wasm32")]
-    crate::panic::install_hook();
 }

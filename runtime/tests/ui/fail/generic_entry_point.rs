@@ -1,0 +1,11 @@
+use wasmod::prelude::*;
+
+#[wasmod::module]
+mod app {
+    use super::*;
+
+    #[reducer]
+    fn store<T: SchemaType>(ctx: &ReducerContext, value: T) {}
+}
+
+fn main() {}

@@ -1,0 +1,10 @@
+use wasmod::prelude::*;
+
+pub struct Service;
+
+impl Service {
+    #[reducer]
+    fn run(&self, ctx: &ReducerContext) {}
+}
+
+fn main() {}

@@ -1,0 +1,18 @@
+use wasmod::prelude::*;
+
+mod forgotten {
+    use super::*;
+
+    #[reducer]
+    pub fn lost(ctx: &ReducerContext) {}
+}
+
+#[wasmod::module]
+mod app {
+    use super::*;
+
+    #[reducer]
+    fn kept(ctx: &ReducerContext) {}
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use wasmod::prelude::*;
+
+#[table]
+pub struct Orphan {
+    #[primary_key]
+    id: u64,
+}
+
+#[wasmod::module(reducers())]
+pub struct App;
+
+fn main() {}
