@@ -1,0 +1,609 @@
+//! Calling a module's entry points: the one orchestration every transport shares.
+//!
+//! A transport (native in-process code, or wasmtime later) only knows how to invoke the
+//! module's exports ([`Transport::call_export`]) and where its [`InstanceEnv`] is
+//! ([`Transport::env`]). Everything else about a call lives here: finding the entry point by
+//! name, refusing what clients may not call, opening the right kind of transaction, passing
+//! the arguments through a byte source and collecting the result or error from a byte sink,
+//! then committing or rolling back according to the export's code, and turning all of it into
+//! an [`Outcome`].
+
+use crate::env::{CallKind, InstanceEnv, LogLevel, Tx};
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::http::{Request, Response};
+use wasmod_abi::{ConnectionId, DecodeError, Errno, Identity, Lifecycle, ModuleDef, Timestamp};
+use wasmod_datastore::{Datastore, SchemaError, TxData};
+
+/// A way to run a module's exports.
+pub trait Transport {
+    /// The instance's host-side state.
+    fn env(&mut self) -> &mut InstanceEnv;
+
+    /// Invokes one export and returns its code, or the reason the module trapped (a wasm
+    /// trap, a native panic). During the call the module reaches [`Transport::env`] through
+    /// its imports.
+    fn call_export(&mut self, call: ExportCall) -> Result<i16, Trap>;
+}
+
+/// One invocation of a dispatch export, with the arguments of `docs/abi.md`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportCall {
+    /// `__describe_module__(sink)`.
+    Describe {
+        /// The sink for the encoded description.
+        sink: u32,
+    },
+    /// `__call_reducer__`.
+    Reducer {
+        /// The reducer's id.
+        id: u32,
+        /// The caller's identity, as words.
+        sender: [u64; 4],
+        /// The caller's connection id, as words.
+        connection_id: [u64; 2],
+        /// Microseconds since the Unix epoch.
+        timestamp: i64,
+        /// The arguments' byte source.
+        args: u32,
+        /// The error message's byte sink.
+        error: u32,
+    },
+    /// `__call_procedure__`.
+    Procedure {
+        /// The procedure's id.
+        id: u32,
+        /// The caller's identity, as words.
+        sender: [u64; 4],
+        /// The caller's connection id, as words.
+        connection_id: [u64; 2],
+        /// Microseconds since the Unix epoch.
+        timestamp: i64,
+        /// The arguments' byte source.
+        args: u32,
+        /// The result's byte sink.
+        result: u32,
+    },
+    /// `__call_view__`.
+    View {
+        /// The view's id.
+        id: u32,
+        /// The caller's identity, as words.
+        sender: [u64; 4],
+        /// The caller's connection id, as words.
+        connection_id: [u64; 2],
+        /// Microseconds since the Unix epoch.
+        timestamp: i64,
+        /// The arguments' byte source.
+        args: u32,
+        /// The result's byte sink.
+        result: u32,
+    },
+    /// `__call_view_anon__`.
+    ViewAnon {
+        /// The view's id.
+        id: u32,
+        /// Microseconds since the Unix epoch.
+        timestamp: i64,
+        /// The arguments' byte source.
+        args: u32,
+        /// The result's byte sink.
+        result: u32,
+    },
+    /// `__call_http_handler__`.
+    HttpHandler {
+        /// The handler's id.
+        id: u32,
+        /// Microseconds since the Unix epoch.
+        timestamp: i64,
+        /// The encoded request's byte source.
+        request: u32,
+        /// The encoded response's byte sink.
+        response: u32,
+    },
+}
+
+/// Why a module's export did not return: a wasm trap or a native panic.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Trap {
+    /// What happened (the panic message, or the trap's description).
+    pub message: String,
+}
+
+impl fmt::Display for Trap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Who makes a call.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Caller {
+    /// The caller's identity.
+    pub identity: Identity,
+    /// The connection the call came over ([`ConnectionId::ZERO`] for none).
+    pub connection_id: ConnectionId,
+}
+
+impl Caller {
+    /// The host itself: zero identity, no connection.
+    pub const HOST: Self = Self {
+        identity: Identity::ZERO,
+        connection_id: ConnectionId::ZERO,
+    };
+
+    /// A caller with `identity` over connection `connection_id`.
+    pub fn new(identity: Identity, connection_id: ConnectionId) -> Self {
+        Self {
+            identity,
+            connection_id,
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A reducer succeeded and its transaction committed with these changes.
+    Committed {
+        /// What the transaction changed.
+        tx_data: TxData,
+        /// How long the call took, commit included.
+        duration: Duration,
+    },
+    /// A view, procedure or HTTP handler succeeded and returned these bytes (the encoded
+    /// return value, or the encoded [`Response`]).
+    Returned {
+        /// The encoded result.
+        bytes: Vec<u8>,
+        /// How long the call took.
+        duration: Duration,
+    },
+    /// The call was refused or the entry point failed; any transaction was rolled back.
+    Failed {
+        /// The error code (from the module, or the host's reason for refusing).
+        code: i16,
+        /// What the module wrote to its error sink, or the host's explanation.
+        message: String,
+    },
+    /// The module trapped or panicked; any transaction was rolled back.
+    Aborted {
+        /// The trap or panic message.
+        reason: String,
+    },
+}
+
+impl Outcome {
+    /// Whether the call succeeded.
+    pub fn is_success(&self) -> bool {
+        matches!(self, Self::Committed { .. } | Self::Returned { .. })
+    }
+
+    /// The error code of a failed call, if it is a known one.
+    pub fn errno(&self) -> Option<Errno> {
+        match self {
+            Self::Failed { code, .. } => u16::try_from(*code).ok().and_then(Errno::from_code),
+            _ => None,
+        }
+    }
+
+    fn refused(errno: Errno, message: String) -> Self {
+        Self::Failed {
+            code: errno.code() as i16,
+            message,
+        }
+    }
+}
+
+/// Why a module could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    /// `__describe_module__` failed or trapped.
+    Describe(String),
+    /// The description did not decode.
+    Decode(DecodeError),
+    /// The description's tables are invalid.
+    Schema(SchemaError),
+    /// The description's entry points are invalid (duplicate names or routes, several
+    /// lifecycle reducers of one kind).
+    EntryPoints(String),
+    /// The `init` reducer did not succeed.
+    Init(Outcome),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Describe(message) => write!(f, "the module could not describe itself: {message}"),
+            Self::Decode(error) => write!(f, "the module's description does not decode: {error}"),
+            Self::Schema(error) => error.fmt(f),
+            Self::EntryPoints(message) => write!(f, "invalid module description: {message}"),
+            Self::Init(outcome) => {
+                write!(f, "the module's init reducer did not succeed: {outcome:?}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// Asks the module to describe itself, checks the description, creates its tables, and
+/// installs both in the transport's [`InstanceEnv`]. Does not run `init`: see [`init`].
+pub fn load<T: Transport>(transport: &mut T) -> Result<Arc<ModuleDef>, LoadError> {
+    let raw = run(
+        transport,
+        CallKind::Describe,
+        Tx::None,
+        Vec::new(),
+        |_, sink| ExportCall::Describe { sink },
+    );
+    let bytes = match raw.result {
+        Ok(0) => raw.output,
+        Ok(code) => {
+            return Err(LoadError::Describe(failure_message(
+                "the description",
+                code,
+                raw.output,
+            )))
+        }
+        Err(trap) => return Err(LoadError::Describe(trap.message)),
+    };
+    let module: ModuleDef = from_slice(&bytes).map_err(LoadError::Decode)?;
+    check_entry_points(&module).map_err(LoadError::EntryPoints)?;
+    let datastore = Datastore::new(&module).map_err(LoadError::Schema)?;
+    let module = Arc::new(module);
+    transport
+        .env()
+        .set_module(module.clone(), Arc::new(datastore));
+    Ok(module)
+}
+
+/// Runs the module's `Init` lifecycle reducer, if it has one, as the host.
+pub fn init<T: Transport>(transport: &mut T) -> Option<Outcome> {
+    run_lifecycle(transport, Lifecycle::Init, Caller::HOST)
+}
+
+/// Runs the module's `ClientConnected` lifecycle reducer, if it has one, for `caller`.
+pub fn client_connected<T: Transport>(transport: &mut T, caller: Caller) -> Option<Outcome> {
+    run_lifecycle(transport, Lifecycle::ClientConnected, caller)
+}
+
+/// Runs the module's `ClientDisconnected` lifecycle reducer, if it has one, for `caller`.
+pub fn client_disconnected<T: Transport>(transport: &mut T, caller: Caller) -> Option<Outcome> {
+    run_lifecycle(transport, Lifecycle::ClientDisconnected, caller)
+}
+
+/// Calls the reducer `name` for a client, with `args` the encoded product of its
+/// parameters. Lifecycle reducers are refused (`NOT_ALLOWED`): only the host calls them.
+pub fn call_reducer<T: Transport>(
+    transport: &mut T,
+    name: &str,
+    caller: Caller,
+    args: &[u8],
+) -> Outcome {
+    let module = transport.env().module().clone();
+    let Some(id) = module.reducers.iter().position(|def| def.name == name) else {
+        return unknown(&module, "reducer", name);
+    };
+    if let Some(lifecycle) = module.reducers[id].lifecycle {
+        return Outcome::refused(
+            Errno::NOT_ALLOWED,
+            format!("reducer `{name}` is the module's {lifecycle:?} lifecycle reducer: only the host calls it"),
+        );
+    }
+    run_reducer(transport, id, name, caller, args)
+}
+
+/// Calls the view `name` (per-caller or anonymous) in a read-only transaction. An anonymous
+/// view does not see `caller`.
+pub fn call_view<T: Transport>(
+    transport: &mut T,
+    name: &str,
+    caller: Caller,
+    args: &[u8],
+) -> Outcome {
+    let module = transport.env().module().clone();
+    let timestamp = Timestamp::now().to_micros_since_unix_epoch();
+    if let Some(id) = module.views.iter().position(|def| def.name == name) {
+        return run_view(transport, name, args, |args, result| ExportCall::View {
+            id: id as u32,
+            sender: caller.identity.to_words(),
+            connection_id: caller.connection_id.to_words(),
+            timestamp,
+            args,
+            result,
+        });
+    }
+    if let Some(id) = module
+        .anonymous_views
+        .iter()
+        .position(|def| def.name == name)
+    {
+        return run_view(transport, name, args, |args, result| ExportCall::ViewAnon {
+            id: id as u32,
+            timestamp,
+            args,
+            result,
+        });
+    }
+    unknown(&module, "view", name)
+}
+
+/// Calls the procedure `name`. It runs outside any transaction; one it leaves open is rolled
+/// back. Changes of the transactions it committed are in
+/// [`InstanceEnv::take_procedure_commits`].
+pub fn call_procedure<T: Transport>(
+    transport: &mut T,
+    name: &str,
+    caller: Caller,
+    args: &[u8],
+) -> Outcome {
+    let module = transport.env().module().clone();
+    let Some(id) = module.procedures.iter().position(|def| def.name == name) else {
+        return unknown(&module, "procedure", name);
+    };
+    let timestamp = Timestamp::now().to_micros_since_unix_epoch();
+    let what = format!("procedure `{name}`");
+    let raw = run(
+        transport,
+        CallKind::Procedure,
+        Tx::None,
+        args.to_vec(),
+        |args, result| ExportCall::Procedure {
+            id: id as u32,
+            sender: caller.identity.to_words(),
+            connection_id: caller.connection_id.to_words(),
+            timestamp,
+            args,
+            result,
+        },
+    );
+    let raw = close_procedure_tx(transport, &what, raw);
+    finish(&what, raw, |raw| Outcome::Returned {
+        bytes: raw.output,
+        duration: raw.start.elapsed(),
+    })
+}
+
+/// Routes `request` to the HTTP handler for its method and path (`uri`), and calls it like a
+/// procedure. The returned bytes are an encoded [`Response`]; one that does not decode fails
+/// with `BAD_ENCODING`.
+pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome {
+    let module = transport.env().module().clone();
+    let route = module
+        .http_handlers
+        .iter()
+        .position(|def| def.method == request.method && def.path == request.uri);
+    let Some(id) = route else {
+        return Outcome::refused(
+            Errno::NO_SUCH_ENTRY,
+            format!(
+                "no http handler answers {} {}",
+                request.method.as_str(),
+                request.uri
+            ),
+        );
+    };
+    let timestamp = Timestamp::now().to_micros_since_unix_epoch();
+    let what = format!("http handler `{}`", module.http_handlers[id].name);
+    let raw = run(
+        transport,
+        CallKind::Procedure,
+        Tx::None,
+        to_vec(request),
+        |request, response| ExportCall::HttpHandler {
+            id: id as u32,
+            timestamp,
+            request,
+            response,
+        },
+    );
+    let raw = close_procedure_tx(transport, &what, raw);
+    finish(&what, raw, |raw| {
+        match from_slice::<Response>(&raw.output) {
+            Ok(_) => Outcome::Returned {
+                bytes: raw.output,
+                duration: raw.start.elapsed(),
+            },
+            Err(error) => Outcome::refused(
+                Errno::BAD_ENCODING,
+                format!("{what} wrote a response that does not decode: {error}"),
+            ),
+        }
+    })
+}
+
+/// What one export call left behind.
+struct Raw {
+    result: Result<i16, Trap>,
+    output: Vec<u8>,
+    tx: Tx,
+    start: Instant,
+}
+
+/// Invokes one export with `input` in a fresh byte source and a fresh output sink, inside
+/// `tx`, and collects what it left.
+fn run<T: Transport>(
+    transport: &mut T,
+    kind: CallKind,
+    tx: Tx,
+    input: Vec<u8>,
+    export: impl FnOnce(u32, u32) -> ExportCall,
+) -> Raw {
+    let env = transport.env();
+    env.begin_call(kind, tx);
+    let source = env.create_source(input);
+    let sink = env.create_sink();
+    let start = Instant::now();
+    let result = transport.call_export(export(source, sink));
+    let env = transport.env();
+    let output = env.take_sink(sink).unwrap_or_default();
+    let tx = env.end_call();
+    Raw {
+        result,
+        output,
+        tx,
+        start,
+    }
+}
+
+/// Turns a finished call into an outcome: `success` for code 0; otherwise the transaction
+/// (dropped with `raw`) is rolled back.
+fn finish(what: &str, raw: Raw, success: impl FnOnce(Raw) -> Outcome) -> Outcome {
+    match raw.result {
+        Ok(0) => success(raw),
+        Ok(code) => Outcome::Failed {
+            code,
+            message: failure_message(what, code, raw.output),
+        },
+        Err(trap) => Outcome::Aborted {
+            reason: trap.message,
+        },
+    }
+}
+
+/// Rolls back a transaction a procedure left open, and says so in the call's logs.
+fn close_procedure_tx<T: Transport>(transport: &mut T, what: &str, mut raw: Raw) -> Raw {
+    if let Tx::Procedure(tx) = std::mem::replace(&mut raw.tx, Tx::None) {
+        tx.rollback();
+        let message = format!("{what} returned with a transaction open: it was rolled back");
+        tracing::warn!(target: "wasmod::host", "{message}");
+        transport.env().host_log(LogLevel::Warn, message);
+    }
+    raw
+}
+
+fn run_view<T: Transport>(
+    transport: &mut T,
+    name: &str,
+    args: &[u8],
+    export: impl FnOnce(u32, u32) -> ExportCall,
+) -> Outcome {
+    let tx = Tx::Read(transport.env().datastore().begin_read());
+    let raw = run(transport, CallKind::View, tx, args.to_vec(), export);
+    finish(&format!("view `{name}`"), raw, |raw| Outcome::Returned {
+        bytes: raw.output,
+        duration: raw.start.elapsed(),
+    })
+}
+
+fn run_reducer<T: Transport>(
+    transport: &mut T,
+    id: usize,
+    name: &str,
+    caller: Caller,
+    args: &[u8],
+) -> Outcome {
+    let timestamp = Timestamp::now().to_micros_since_unix_epoch();
+    let tx = Tx::Reducer(transport.env().datastore().begin_mut());
+    let raw = run(
+        transport,
+        CallKind::Reducer,
+        tx,
+        args.to_vec(),
+        |args, error| ExportCall::Reducer {
+            id: id as u32,
+            sender: caller.identity.to_words(),
+            connection_id: caller.connection_id.to_words(),
+            timestamp,
+            args,
+            error,
+        },
+    );
+    finish(&format!("reducer `{name}`"), raw, |raw| {
+        let tx_data = match raw.tx {
+            Tx::Reducer(tx) => tx.commit(),
+            _ => TxData::default(),
+        };
+        Outcome::Committed {
+            tx_data,
+            duration: raw.start.elapsed(),
+        }
+    })
+}
+
+fn run_lifecycle<T: Transport>(
+    transport: &mut T,
+    lifecycle: Lifecycle,
+    caller: Caller,
+) -> Option<Outcome> {
+    let module = transport.env().module().clone();
+    let id = module
+        .reducers
+        .iter()
+        .position(|def| def.lifecycle == Some(lifecycle))?;
+    Some(run_reducer(
+        transport,
+        id,
+        &module.reducers[id].name,
+        caller,
+        &[],
+    ))
+}
+
+/// The message of a failed call: the module's own for `BAD_ARGUMENTS` and `ENTRY_FAILED`,
+/// otherwise the code named, followed by whatever the module wrote.
+fn failure_message(what: &str, code: i16, output: Vec<u8>) -> String {
+    let text = String::from_utf8_lossy(&output).into_owned();
+    let errno = u16::try_from(code).ok().and_then(Errno::from_code);
+    let mut message = match errno {
+        Some(errno) if errno == Errno::BAD_ARGUMENTS || errno == Errno::ENTRY_FAILED => {
+            if !text.is_empty() {
+                return text;
+            }
+            format!("{what} failed with {errno}")
+        }
+        Some(errno) => format!("{what} returned {errno}"),
+        None => format!("{what} returned {code}, which is not an error code"),
+    };
+    if !text.is_empty() {
+        message.push_str(": ");
+        message.push_str(&text);
+    }
+    message
+}
+
+/// The refusal for a name that is not an entry point of the expected kind.
+fn unknown(module: &ModuleDef, kind: &str, name: &str) -> Outcome {
+    let message = match module.entry_point_names().find(|(_, other)| *other == name) {
+        Some((actual, _)) => format!("`{name}` is a {actual}, not a {kind}"),
+        None => format!("the module has no {kind} named `{name}`"),
+    };
+    Outcome::refused(Errno::NO_SUCH_ENTRY, message)
+}
+
+/// Entry point names are unique, routes are unique, and each lifecycle has one reducer.
+fn check_entry_points(module: &ModuleDef) -> Result<(), String> {
+    let mut names = HashSet::new();
+    for (kind, name) in module.entry_point_names() {
+        if !names.insert(name) {
+            return Err(format!(
+                "two entry points are named `{name}` (one is a {kind})"
+            ));
+        }
+    }
+    let mut routes = HashSet::new();
+    for handler in &module.http_handlers {
+        if !routes.insert((handler.method, handler.path.as_str())) {
+            return Err(format!(
+                "two http handlers answer {} {}",
+                handler.method.as_str(),
+                handler.path
+            ));
+        }
+    }
+    let mut lifecycles = HashSet::new();
+    for reducer in &module.reducers {
+        if let Some(lifecycle) = reducer.lifecycle {
+            if !lifecycles.insert(lifecycle) {
+                return Err(format!(
+                    "two reducers are the {lifecycle:?} lifecycle reducer"
+                ));
+            }
+        }
+    }
+    Ok(())
+}

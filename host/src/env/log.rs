@@ -1,0 +1,187 @@
+//! Module logs: emitted through `tracing`, and kept for the caller of the last call.
+//!
+//! Every line a module logs becomes a `tracing` event (target `wasmod::module`, with the
+//! module's own target, file and line as fields), so it reaches whatever subscriber the host
+//! runs. The lines of the current call are also kept, up to a cap, so that a test (or a CLI)
+//! can show what one call logged.
+
+use super::InstanceEnv;
+use std::collections::VecDeque;
+
+impl InstanceEnv {
+    /// `console_log`: emits `record` through `tracing` and keeps it with the call's logs.
+    pub fn console_log(&mut self, record: LogRecord) {
+        record.emit();
+        self.logs.push(record);
+    }
+
+    /// Logs a line on the host's behalf into the call's logs (target `wasmod::host`), for
+    /// refusals a module author should see next to their own lines.
+    pub(crate) fn host_log(&mut self, level: LogLevel, message: String) {
+        self.console_log(LogRecord {
+            level,
+            target: "wasmod::host".into(),
+            file: String::new(),
+            line: 0,
+            message,
+        });
+    }
+}
+
+/// The level of a log line, numbered as the `console_log` import numbers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// `0`: an error.
+    Error,
+    /// `1`: a warning.
+    Warn,
+    /// `2`: information.
+    Info,
+    /// `3`: debugging detail.
+    Debug,
+    /// `4`: tracing detail.
+    Trace,
+    /// `5`: the message of a panic about to abort the call.
+    Panic,
+}
+
+impl LogLevel {
+    /// The level numbered `code` by the ABI, if there is one.
+    pub fn from_code(code: u32) -> Option<Self> {
+        Some(match code {
+            0 => Self::Error,
+            1 => Self::Warn,
+            2 => Self::Info,
+            3 => Self::Debug,
+            4 => Self::Trace,
+            5 => Self::Panic,
+            _ => return None,
+        })
+    }
+}
+
+/// One logged line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogRecord {
+    /// Its level.
+    pub level: LogLevel,
+    /// The module path or target the line came from.
+    pub target: String,
+    /// The source file.
+    pub file: String,
+    /// The line in the source file.
+    pub line: u32,
+    /// The message.
+    pub message: String,
+}
+
+impl LogRecord {
+    /// Emits the record as a `tracing` event.
+    pub(crate) fn emit(&self) {
+        let Self {
+            level,
+            target,
+            file,
+            line,
+            message,
+        } = self;
+        macro_rules! event {
+            ($macro:ident $(, $extra:ident = $value:expr)?) => {
+                tracing::$macro!(
+                    target: "wasmod::module",
+                    module_target = %target,
+                    file = %file,
+                    line = *line,
+                    $($extra = $value,)?
+                    "{message}"
+                )
+            };
+        }
+        match level {
+            LogLevel::Error => event!(error),
+            LogLevel::Warn => event!(warn),
+            LogLevel::Info => event!(info),
+            LogLevel::Debug => event!(debug),
+            LogLevel::Trace => event!(trace),
+            LogLevel::Panic => event!(error, panic = true),
+        }
+    }
+}
+
+/// The lines of the current call, oldest dropped first past the cap.
+#[derive(Debug)]
+pub(crate) struct LogBuffer {
+    records: VecDeque<LogRecord>,
+    capacity: usize,
+    dropped: usize,
+}
+
+impl LogBuffer {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            records: VecDeque::new(),
+            capacity,
+            dropped: 0,
+        }
+    }
+
+    pub(crate) fn push(&mut self, record: LogRecord) {
+        if self.capacity == 0 {
+            self.dropped += 1;
+            return;
+        }
+        if self.records.len() == self.capacity {
+            self.records.pop_front();
+            self.dropped += 1;
+        }
+        self.records.push_back(record);
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.records.clear();
+        self.dropped = 0;
+    }
+
+    pub(crate) fn iter(&self) -> impl ExactSizeIterator<Item = &LogRecord> {
+        self.records.iter()
+    }
+
+    pub(crate) fn dropped(&self) -> usize {
+        self.dropped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(message: &str) -> LogRecord {
+        LogRecord {
+            level: LogLevel::Info,
+            target: "t".into(),
+            file: "f.rs".into(),
+            line: 1,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn the_buffer_keeps_the_latest_lines() {
+        let mut buffer = LogBuffer::new(2);
+        for message in ["a", "b", "c"] {
+            buffer.push(record(message));
+        }
+        let kept: Vec<_> = buffer.iter().map(|r| r.message.clone()).collect();
+        assert_eq!(kept, ["b", "c"]);
+        assert_eq!(buffer.dropped(), 1);
+        buffer.clear();
+        assert_eq!(buffer.iter().len(), 0);
+    }
+
+    #[test]
+    fn levels_follow_the_abi_numbers() {
+        assert_eq!(LogLevel::from_code(0), Some(LogLevel::Error));
+        assert_eq!(LogLevel::from_code(5), Some(LogLevel::Panic));
+        assert_eq!(LogLevel::from_code(6), None);
+    }
+}

@@ -1,0 +1,226 @@
+//! One module instance's host-side state, and the ABI's imports over byte slices.
+//!
+//! An [`InstanceEnv`] is what every import of `docs/abi.md` acts on: the module's datastore,
+//! the transaction of the call in progress, and the handle tables of row iterators, byte
+//! sources and byte sinks. Its methods are the imports themselves, with slices in place of
+//! `(pointer, length)` pairs and `Result`s in place of error codes, so that every transport
+//! (the native one in [`crate::native`] now, wasmtime later) only has to move bytes between the
+//! module's memory and these methods. The semantics live here, once.
+//!
+//! The methods are spread over small files by subject: [`bytes`](self) (sources and sinks),
+//! rows (tables, scans and iterators), logging, and procedures (explicit transactions and
+//! outbound HTTP).
+
+mod bytes;
+mod handles;
+mod log;
+mod procedure;
+mod rows;
+
+pub use log::{LogLevel, LogRecord};
+pub use procedure::{DenyAllHttp, HttpClient};
+pub use rows::Advance;
+
+use bytes::{ByteSink, ByteSource};
+use handles::Handles;
+use log::LogBuffer;
+use rows::RowIter;
+use std::sync::Arc;
+use wasmod_abi::{Errno, ModuleDef};
+use wasmod_datastore::{Datastore, MutTx, ReadTx, Tables, TxData};
+
+/// Caps on what a module may make the host hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The most bytes one byte sink accepts (results, error messages, the description);
+    /// writes past it fail with `TOO_LARGE`.
+    pub max_sink_bytes: usize,
+    /// The most log lines kept for one call (older lines are dropped first; every line still
+    /// reaches `tracing`).
+    pub max_log_records: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_sink_bytes: 16 << 20,
+            max_log_records: 1024,
+        }
+    }
+}
+
+/// What kind of call is in progress, which decides what the imports may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallKind {
+    /// `__describe_module__`: no transaction.
+    Describe,
+    /// A reducer: one mutable transaction, opened and closed by the host.
+    Reducer,
+    /// A view: one read-only transaction.
+    View,
+    /// A procedure or an HTTP handler: no transaction unless it opens one.
+    Procedure,
+}
+
+/// The transaction of the call in progress.
+pub(crate) enum Tx {
+    /// None: table imports fail with `NO_TX`.
+    None,
+    /// A view's: writes fail with `NOT_ALLOWED`.
+    Read(ReadTx),
+    /// A reducer's, committed or rolled back by the host.
+    Reducer(MutTx),
+    /// One a procedure opened with `procedure_start_tx`.
+    Procedure(MutTx),
+}
+
+/// The host-side state of one module instance.
+pub struct InstanceEnv {
+    module: Arc<ModuleDef>,
+    datastore: Arc<Datastore>,
+    limits: Limits,
+    http: Arc<dyn HttpClient>,
+    call: Option<CallKind>,
+    tx: Tx,
+    iters: Handles<RowIter>,
+    sources: Handles<ByteSource>,
+    sinks: Handles<ByteSink>,
+    logs: LogBuffer,
+    procedure_commits: Vec<TxData>,
+}
+
+impl InstanceEnv {
+    /// The state of an instance of the module described by `module`, whose tables are
+    /// `datastore`, with default [`Limits`] and no outbound HTTP.
+    pub fn new(module: Arc<ModuleDef>, datastore: Arc<Datastore>) -> Self {
+        let limits = Limits::default();
+        Self {
+            module,
+            datastore,
+            limits,
+            http: Arc::new(DenyAllHttp),
+            call: None,
+            tx: Tx::None,
+            iters: Handles::default(),
+            sources: Handles::default(),
+            sinks: Handles::default(),
+            logs: LogBuffer::new(limits.max_log_records),
+            procedure_commits: Vec::new(),
+        }
+    }
+
+    /// The state of an instance whose module is not described yet: no entry points and no
+    /// tables, enough to run `__describe_module__`. See [`InstanceEnv::set_module`].
+    pub fn unloaded() -> Self {
+        let module = ModuleDef::default();
+        let datastore = Datastore::new(&module)
+            .unwrap_or_else(|error| unreachable!("an empty description is always valid: {error}"));
+        Self::new(Arc::new(module), Arc::new(datastore))
+    }
+
+    /// Replaces the module and its tables, once the description is known.
+    pub fn set_module(&mut self, module: Arc<ModuleDef>, datastore: Arc<Datastore>) {
+        self.module = module;
+        self.datastore = datastore;
+    }
+
+    /// This state with `limits` in force.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self.logs = LogBuffer::new(limits.max_log_records);
+        self
+    }
+
+    /// This state sending procedures' outbound requests through `client`.
+    pub fn with_http_client(mut self, client: Arc<dyn HttpClient>) -> Self {
+        self.http = client;
+        self
+    }
+
+    /// The module's description.
+    pub fn module(&self) -> &Arc<ModuleDef> {
+        &self.module
+    }
+
+    /// The module's tables.
+    pub fn datastore(&self) -> &Arc<Datastore> {
+        &self.datastore
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The lines logged during the last (or current) call, oldest first.
+    pub fn logs(&self) -> impl ExactSizeIterator<Item = &LogRecord> {
+        self.logs.iter()
+    }
+
+    /// How many lines of the last call were not kept (see [`Limits::max_log_records`]).
+    pub fn dropped_logs(&self) -> usize {
+        self.logs.dropped()
+    }
+
+    /// The changes of the transactions procedures committed since the last time this was
+    /// called, oldest first.
+    pub fn take_procedure_commits(&mut self) -> Vec<TxData> {
+        std::mem::take(&mut self.procedure_commits)
+    }
+
+    /// Starts a call of kind `kind` in transaction `tx`: clears the last call's logs.
+    pub(crate) fn begin_call(&mut self, kind: CallKind, tx: Tx) {
+        self.end_call();
+        self.logs.clear();
+        self.call = Some(kind);
+        self.tx = tx;
+    }
+
+    /// Ends the call in progress: every handle becomes invalid, and the transaction still
+    /// open is handed back to the caller to commit or roll back.
+    pub(crate) fn end_call(&mut self) -> Tx {
+        self.call = None;
+        self.iters.clear();
+        self.sources.clear();
+        self.sinks.clear();
+        std::mem::replace(&mut self.tx, Tx::None)
+    }
+
+    /// The tables as the current transaction sees them: `NO_TX` without one.
+    fn reading(&self) -> Result<&Tables, Errno> {
+        match &self.tx {
+            Tx::None => Err(Errno::NO_TX),
+            Tx::Read(tx) => Ok(tx),
+            Tx::Reducer(tx) | Tx::Procedure(tx) => Ok(tx),
+        }
+    }
+
+    /// The current transaction, to write: `NO_TX` without one, `NOT_ALLOWED` in a view.
+    fn writing(&mut self) -> Result<&mut MutTx, Errno> {
+        match &mut self.tx {
+            Tx::None => Err(Errno::NO_TX),
+            Tx::Read(_) => Err(Errno::NOT_ALLOWED),
+            Tx::Reducer(tx) | Tx::Procedure(tx) => Ok(tx),
+        }
+    }
+}
+
+impl std::fmt::Debug for InstanceEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InstanceEnv")
+            .field("datastore", &self.datastore)
+            .field("limits", &self.limits)
+            .field("call", &self.call)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Turns a datastore error into the module's error code, keeping the explanation for the
+/// host's logs.
+fn report(error: wasmod_datastore::Error) -> Errno {
+    tracing::debug!(target: "wasmod::host", errno = error.errno().name(), "{}", error.message());
+    error.errno()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,104 @@
+//! What only procedures (and HTTP handlers) may do: open their own transactions and send
+//! HTTP requests.
+//!
+//! Outbound HTTP goes through an [`HttpClient`], the seam where a host plugs in a real client
+//! with the operator's allow list. The default, [`DenyAllHttp`], refuses every request, so a
+//! host never reaches the network unless it is configured to.
+
+use super::{CallKind, InstanceEnv, LogLevel, Tx};
+use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::http::{Request, Response};
+use wasmod_abi::{Errno, Timestamp};
+
+/// Sends procedures' outbound HTTP requests.
+pub trait HttpClient: Send + Sync {
+    /// Sends `request` (whose `uri` is a full URL) and waits for the response; `Err` explains
+    /// a refusal or a failure, for the logs.
+    fn send(&self, request: Request) -> Result<Response, String>;
+}
+
+/// Refuses every request: the default until a host configures outbound HTTP.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DenyAllHttp;
+
+impl HttpClient for DenyAllHttp {
+    fn send(&self, request: Request) -> Result<Response, String> {
+        Err(format!(
+            "outbound HTTP is not configured on this host: {} {} was refused",
+            request.method.as_str(),
+            request.uri
+        ))
+    }
+}
+
+impl InstanceEnv {
+    /// `procedure_start_tx`: opens a transaction and returns its timestamp. Errors:
+    /// `NOT_ALLOWED` (not in a procedure), `TX_ALREADY_OPEN`.
+    pub fn procedure_start_tx(&mut self) -> Result<Timestamp, Errno> {
+        self.in_procedure()?;
+        if !matches!(self.tx, Tx::None) {
+            return Err(Errno::TX_ALREADY_OPEN);
+        }
+        self.tx = Tx::Procedure(self.datastore.begin_mut());
+        Ok(Timestamp::now())
+    }
+
+    /// `procedure_commit_tx`: commits the procedure's transaction. Errors: `NOT_ALLOWED`,
+    /// `NO_TX`.
+    pub fn procedure_commit_tx(&mut self) -> Result<(), Errno> {
+        let tx = self.take_procedure_tx()?;
+        let changes = tx.commit();
+        if !changes.is_empty() {
+            self.procedure_commits.push(changes);
+        }
+        Ok(())
+    }
+
+    /// `procedure_abort_tx`: rolls the procedure's transaction back. Errors: `NOT_ALLOWED`,
+    /// `NO_TX`.
+    pub fn procedure_abort_tx(&mut self) -> Result<(), Errno> {
+        self.take_procedure_tx()?.rollback();
+        Ok(())
+    }
+
+    /// `procedure_http_request`: sends the encoded request through the [`HttpClient`] and
+    /// returns a byte source holding the encoded response. Errors: `NOT_ALLOWED` (not in a
+    /// procedure, or while a transaction is open: it would hold the database during network
+    /// I/O), `BAD_ENCODING`, `HTTP_FAILED` (the reason is logged).
+    pub fn procedure_http_request(&mut self, request: &[u8]) -> Result<u32, Errno> {
+        self.in_procedure()?;
+        if !matches!(self.tx, Tx::None) {
+            self.host_log(
+                LogLevel::Warn,
+                "outbound HTTP refused: a transaction is open (commit or abort it first)".into(),
+            );
+            return Err(Errno::NOT_ALLOWED);
+        }
+        let request: Request = from_slice(request).map_err(|_| Errno::BAD_ENCODING)?;
+        match self.http.send(request) {
+            Ok(response) => Ok(self.create_source(to_vec(&response))),
+            Err(reason) => {
+                self.host_log(LogLevel::Warn, reason);
+                Err(Errno::HTTP_FAILED)
+            }
+        }
+    }
+
+    fn in_procedure(&self) -> Result<(), Errno> {
+        match self.call {
+            Some(CallKind::Procedure) => Ok(()),
+            _ => Err(Errno::NOT_ALLOWED),
+        }
+    }
+
+    fn take_procedure_tx(&mut self) -> Result<wasmod_datastore::MutTx, Errno> {
+        self.in_procedure()?;
+        match std::mem::replace(&mut self.tx, Tx::None) {
+            Tx::Procedure(tx) => Ok(tx),
+            other => {
+                self.tx = other;
+                Err(Errno::NO_TX)
+            }
+        }
+    }
+}

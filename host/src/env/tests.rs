@@ -1,0 +1,403 @@
+//! Every import over slices: handles, buffers, transactions and their misuse.
+
+use super::*;
+use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::http::{Method, Request, Response};
+use wasmod_abi::{AlgebraicType, ColumnDef, Field, IndexDef, TableDef, TypeDef, Typespace};
+
+/// One table, `item (id: u32 primary key, name: String)`.
+fn module() -> ModuleDef {
+    let columns = [("id", AlgebraicType::U32), ("name", AlgebraicType::String)];
+    let fields = columns
+        .iter()
+        .map(|(name, ty)| Field::named(name, ty.clone()))
+        .collect();
+    let typespace = Typespace {
+        types: vec![TypeDef {
+            name: "Item".into(),
+            ty: AlgebraicType::Product(fields),
+        }],
+    };
+    let table = TableDef {
+        name: "item".into(),
+        row_type: AlgebraicType::Ref(0),
+        columns: columns
+            .iter()
+            .map(|(name, ty)| ColumnDef {
+                name: (*name).into(),
+                ty: ty.clone(),
+            })
+            .collect(),
+        primary_key: Some(0),
+        indexes: vec![IndexDef {
+            name: "item_id".into(),
+            columns: vec![0],
+            unique: true,
+        }],
+        auto_inc: vec![],
+        public: true,
+    };
+    ModuleDef {
+        typespace,
+        tables: vec![table],
+        ..ModuleDef::default()
+    }
+}
+
+fn env() -> InstanceEnv {
+    let module = module();
+    let datastore = Datastore::new(&module).unwrap();
+    InstanceEnv::new(Arc::new(module), Arc::new(datastore))
+}
+
+fn item(id: u32, name: &str) -> Vec<u8> {
+    to_vec(&(id, name.to_owned()))
+}
+
+/// `env` in a reducer call.
+fn reducer(env: &mut InstanceEnv) {
+    let tx = Tx::Reducer(env.datastore().begin_mut());
+    env.begin_call(CallKind::Reducer, tx);
+}
+
+fn commit(env: &mut InstanceEnv) {
+    if let Tx::Reducer(tx) = env.end_call() {
+        tx.commit();
+    }
+}
+
+fn seed(env: &mut InstanceEnv, items: &[(u32, &str)]) {
+    reducer(env);
+    for (id, name) in items {
+        env.insert(0, &mut item(*id, name)).unwrap();
+    }
+    commit(env);
+}
+
+#[test]
+fn byte_sources_read_to_the_end_then_close() {
+    let mut env = env();
+    let source = env.create_source(b"hello".to_vec());
+    assert_ne!(source, 0);
+    assert_eq!(env.bytes_source_remaining(source), Ok(5));
+    let mut buf = [0; 3];
+    assert_eq!(env.bytes_source_read(source, &mut buf), Ok((3, false)));
+    assert_eq!(&buf, b"hel");
+    assert_eq!(env.bytes_source_remaining(source), Ok(2));
+    assert_eq!(env.bytes_source_read(source, &mut []), Ok((0, false)));
+    assert_eq!(env.bytes_source_read(source, &mut buf), Ok((2, true)));
+    assert_eq!(&buf[..2], b"lo");
+    assert_eq!(
+        env.bytes_source_read(source, &mut buf),
+        Err(Errno::NO_SUCH_SOURCE)
+    );
+    assert_eq!(
+        env.bytes_source_remaining(source),
+        Err(Errno::NO_SUCH_SOURCE)
+    );
+
+    let empty = env.create_source(Vec::new());
+    assert_eq!(env.bytes_source_read(empty, &mut buf), Ok((0, true)));
+    assert_eq!(env.bytes_source_remaining(0), Err(Errno::NO_SUCH_SOURCE));
+}
+
+#[test]
+fn byte_sinks_collect_and_cap() {
+    let mut env = env().with_limits(Limits {
+        max_sink_bytes: 4,
+        ..Limits::default()
+    });
+    let sink = env.create_sink();
+    env.bytes_sink_write(sink, b"ab").unwrap();
+    env.bytes_sink_write(sink, b"cd").unwrap();
+    assert_eq!(env.bytes_sink_write(sink, b"e"), Err(Errno::TOO_LARGE));
+    assert_eq!(env.take_sink(sink), Some(b"abcd".to_vec()));
+    assert_eq!(env.bytes_sink_write(sink, b"x"), Err(Errno::NO_SUCH_SINK));
+    assert_eq!(env.bytes_sink_write(0, b"x"), Err(Errno::NO_SUCH_SINK));
+    assert_eq!(env.take_sink(sink), None);
+}
+
+#[test]
+fn table_imports_need_a_transaction() {
+    let mut env = env();
+    assert_eq!(env.table_row_count(0), Err(Errno::NO_TX));
+    assert_eq!(env.table_scan(0), Err(Errno::NO_TX));
+    assert_eq!(env.index_scan(0, 0, &[]), Err(Errno::NO_TX));
+    assert_eq!(env.insert(0, &mut item(1, "a")), Err(Errno::NO_TX));
+    assert_eq!(env.update_by_unique(0, 0, &item(1, "a")), Err(Errno::NO_TX));
+    assert_eq!(env.delete_by_index_scan(0, 0, &[]), Err(Errno::NO_TX));
+    assert_eq!(env.delete_rows(0, &[]), Err(Errno::NO_TX));
+    assert_eq!(env.clear_table(0), Err(Errno::NO_TX));
+}
+
+#[test]
+fn reducers_read_and_write() {
+    let mut env = env();
+    reducer(&mut env);
+    env.insert(0, &mut item(1, "a")).unwrap();
+    env.insert(0, &mut item(2, "b")).unwrap();
+    assert_eq!(
+        env.insert(0, &mut item(2, "c")),
+        Err(Errno::UNIQUE_VIOLATION)
+    );
+    assert_eq!(env.insert(1, &mut item(3, "c")), Err(Errno::NO_SUCH_TABLE));
+    assert_eq!(env.insert(0, &mut vec![1]), Err(Errno::BAD_ENCODING));
+    env.update_by_unique(0, 0, &item(2, "bb")).unwrap();
+    assert_eq!(
+        env.update_by_unique(0, 0, &item(9, "z")),
+        Err(Errno::NO_SUCH_ROW)
+    );
+    assert_eq!(env.table_row_count(0), Ok(2));
+    assert_eq!(env.delete_rows(0, &item(1, "a")), Ok(1));
+    let mut scan = 1u32.to_le_bytes().to_vec();
+    scan.extend(2u32.to_le_bytes());
+    scan.extend([0, 0]);
+    assert_eq!(env.delete_by_index_scan(0, 0, &scan), Ok(1));
+    assert_eq!(
+        env.delete_by_index_scan(0, 1, &scan),
+        Err(Errno::NO_SUCH_INDEX)
+    );
+    assert_eq!(
+        env.delete_by_index_scan(0, 0, &[9]),
+        Err(Errno::BAD_ENCODING)
+    );
+    env.insert(0, &mut item(5, "e")).unwrap();
+    assert_eq!(env.clear_table(0), Ok(1));
+    commit(&mut env);
+}
+
+#[test]
+fn row_iterators_fill_the_buffer_with_whole_rows() {
+    let mut env = env();
+    seed(&mut env, &[(1, "a"), (2, "bb"), (3, "ccc")]);
+    let rows = [item(1, "a"), item(2, "bb"), item(3, "ccc")];
+    reducer(&mut env);
+
+    let iter = env.table_scan(0).unwrap();
+    let mut big = [0; 256];
+    let total: usize = rows.iter().map(Vec::len).sum();
+    assert_eq!(
+        env.row_iter_advance(iter, &mut big),
+        Ok(Advance::Exhausted { written: total })
+    );
+    assert_eq!(big[..total], rows.concat());
+    assert_eq!(
+        env.row_iter_advance(iter, &mut big),
+        Err(Errno::NO_SUCH_ITER),
+        "closed when exhausted"
+    );
+
+    let iter = env.table_scan(0).unwrap();
+    let mut tiny = [0; 4];
+    assert_eq!(
+        env.row_iter_advance(iter, &mut tiny),
+        Ok(Advance::BufferTooSmall {
+            needed: rows[0].len()
+        })
+    );
+    let written = rows[0].len() + rows[1].len();
+    let mut two = vec![0; written + 1];
+    assert_eq!(
+        env.row_iter_advance(iter, &mut two),
+        Ok(Advance::More { written })
+    );
+    assert_eq!(two[..written], [rows[0].clone(), rows[1].clone()].concat());
+    assert_eq!(
+        env.row_iter_advance(iter, &mut two[..rows[2].len() - 1]),
+        Ok(Advance::BufferTooSmall {
+            needed: rows[2].len()
+        })
+    );
+    env.row_iter_close(iter).unwrap();
+    assert_eq!(env.row_iter_close(iter), Err(Errno::NO_SUCH_ITER));
+    assert_eq!(env.row_iter_advance(0, &mut big), Err(Errno::NO_SUCH_ITER));
+
+    let empty = env.index_scan(0, 0, &{
+        let mut scan = 1u32.to_le_bytes().to_vec();
+        scan.extend(9u32.to_le_bytes());
+        scan.extend([0, 0]);
+        scan
+    });
+    assert_eq!(
+        env.row_iter_advance(empty.unwrap(), &mut []),
+        Ok(Advance::Exhausted { written: 0 })
+    );
+    assert_eq!(env.index_scan(0, 4, &[]), Err(Errno::NO_SUCH_INDEX));
+    assert_eq!(env.index_scan(0, 0, &[1]), Err(Errno::BAD_ENCODING));
+    assert_eq!(env.table_scan(7), Err(Errno::NO_SUCH_TABLE));
+}
+
+#[test]
+fn an_iterator_is_a_snapshot_of_its_scan() {
+    let mut env = env();
+    seed(&mut env, &[(1, "a")]);
+    reducer(&mut env);
+    let iter = env.table_scan(0).unwrap();
+    env.clear_table(0).unwrap();
+    let mut buf = [0; 64];
+    assert_eq!(
+        env.row_iter_advance(iter, &mut buf),
+        Ok(Advance::Exhausted {
+            written: item(1, "a").len()
+        })
+    );
+}
+
+#[test]
+fn views_cannot_write() {
+    let mut env = env();
+    seed(&mut env, &[(1, "a")]);
+    let tx = Tx::Read(env.datastore().begin_read());
+    env.begin_call(CallKind::View, tx);
+    assert_eq!(env.table_row_count(0), Ok(1));
+    assert!(env.table_scan(0).is_ok());
+    assert_eq!(env.insert(0, &mut item(2, "b")), Err(Errno::NOT_ALLOWED));
+    assert_eq!(
+        env.update_by_unique(0, 0, &item(1, "b")),
+        Err(Errno::NOT_ALLOWED)
+    );
+    assert_eq!(env.delete_by_index_scan(0, 0, &[]), Err(Errno::NOT_ALLOWED));
+    assert_eq!(env.delete_rows(0, &item(1, "a")), Err(Errno::NOT_ALLOWED));
+    assert_eq!(env.clear_table(0), Err(Errno::NOT_ALLOWED));
+    assert_eq!(env.procedure_start_tx(), Err(Errno::NOT_ALLOWED));
+    env.end_call();
+}
+
+#[test]
+fn ending_a_call_invalidates_handles_and_hands_back_the_transaction() {
+    let mut env = env();
+    seed(&mut env, &[(1, "a")]);
+    reducer(&mut env);
+    let iter = env.table_scan(0).unwrap();
+    let source = env.create_source(vec![1]);
+    let sink = env.create_sink();
+    env.insert(0, &mut item(2, "b")).unwrap();
+    drop(env.end_call());
+    assert_eq!(env.row_iter_close(iter), Err(Errno::NO_SUCH_ITER));
+    assert_eq!(
+        env.bytes_source_remaining(source),
+        Err(Errno::NO_SUCH_SOURCE)
+    );
+    assert_eq!(env.bytes_sink_write(sink, &[]), Err(Errno::NO_SUCH_SINK));
+    assert_eq!(
+        env.datastore().begin_read().row_count(0).unwrap(),
+        1,
+        "dropping the tx rolled it back"
+    );
+}
+
+#[test]
+fn procedures_open_their_own_transactions() {
+    let mut env = env();
+    assert_eq!(
+        env.procedure_start_tx(),
+        Err(Errno::NOT_ALLOWED),
+        "not in a procedure"
+    );
+    env.begin_call(CallKind::Procedure, Tx::None);
+    assert_eq!(env.insert(0, &mut item(1, "a")), Err(Errno::NO_TX));
+    assert_eq!(env.procedure_commit_tx(), Err(Errno::NO_TX));
+    assert_eq!(env.procedure_abort_tx(), Err(Errno::NO_TX));
+
+    env.procedure_start_tx().unwrap();
+    assert_eq!(env.procedure_start_tx(), Err(Errno::TX_ALREADY_OPEN));
+    env.insert(0, &mut item(1, "a")).unwrap();
+    env.procedure_commit_tx().unwrap();
+    assert_eq!(env.procedure_commit_tx(), Err(Errno::NO_TX));
+
+    env.procedure_start_tx().unwrap();
+    env.insert(0, &mut item(2, "b")).unwrap();
+    env.procedure_abort_tx().unwrap();
+    env.end_call();
+
+    assert_eq!(env.datastore().begin_read().row_count(0).unwrap(), 1);
+    let commits = env.take_procedure_commits();
+    assert_eq!(commits.len(), 1);
+    assert_eq!(
+        commits[0].table(0).unwrap().inserted[0].to_vec(),
+        item(1, "a")
+    );
+    assert!(env.take_procedure_commits().is_empty());
+
+    reducer(&mut env);
+    assert_eq!(
+        env.procedure_commit_tx(),
+        Err(Errno::NOT_ALLOWED),
+        "a reducer's tx is the host's"
+    );
+    env.end_call();
+}
+
+struct Echo;
+
+impl HttpClient for Echo {
+    fn send(&self, request: Request) -> Result<Response, String> {
+        Ok(Response::text(request.uri))
+    }
+}
+
+#[test]
+fn outbound_http_is_denied_unless_configured() {
+    let request = to_vec(&Request::new(Method::Get, "https://example.invalid/x"));
+    let mut env = env();
+    assert_eq!(
+        env.procedure_http_request(&request),
+        Err(Errno::NOT_ALLOWED)
+    );
+    env.begin_call(CallKind::Procedure, Tx::None);
+    assert_eq!(
+        env.procedure_http_request(&request),
+        Err(Errno::HTTP_FAILED)
+    );
+    let logged: Vec<_> = env.logs().map(|record| record.message.clone()).collect();
+    assert!(
+        logged[0].contains("outbound HTTP is not configured"),
+        "{logged:?}"
+    );
+    assert_eq!(
+        env.procedure_http_request(&[1, 2]),
+        Err(Errno::BAD_ENCODING)
+    );
+
+    let mut env = self::env().with_http_client(Arc::new(Echo));
+    env.begin_call(CallKind::Procedure, Tx::None);
+    let source = env.procedure_http_request(&request).unwrap();
+    let mut buf = vec![0; env.bytes_source_remaining(source).unwrap() as usize];
+    assert_eq!(
+        env.bytes_source_read(source, &mut buf)
+            .map(|(_, done)| done),
+        Ok(true)
+    );
+    let response: Response = from_slice(&buf).unwrap();
+    assert_eq!(response.body, b"https://example.invalid/x");
+
+    env.procedure_start_tx().unwrap();
+    assert_eq!(
+        env.procedure_http_request(&request),
+        Err(Errno::NOT_ALLOWED),
+        "not while a tx is open"
+    );
+}
+
+#[test]
+fn logs_are_kept_per_call_and_capped() {
+    let mut env = env().with_limits(Limits {
+        max_log_records: 2,
+        ..Limits::default()
+    });
+    env.begin_call(CallKind::Reducer, Tx::None);
+    for line in 1..=3 {
+        env.console_log(LogRecord {
+            level: LogLevel::Info,
+            target: "module".into(),
+            file: "lib.rs".into(),
+            line,
+            message: format!("line {line}"),
+        });
+    }
+    let lines: Vec<u32> = env.logs().map(|record| record.line).collect();
+    assert_eq!(lines, [2, 3]);
+    assert_eq!(env.dropped_logs(), 1);
+    env.begin_call(CallKind::Reducer, Tx::None);
+    assert_eq!(env.logs().len(), 0);
+}

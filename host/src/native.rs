@@ -1,0 +1,278 @@
+//! The native transport: module code compiled for the host's own target, called in-process.
+//!
+//! This is how module authors test their modules with `cargo test`: the module's exports are
+//! ordinary Rust functions ([`ModuleExports`]), and its imports are served by the
+//! [`InstanceEnv`] of the call in progress, which the runtime's native import layer reaches
+//! through [`with_env`]. The environment is moved into a thread-local for the duration of one
+//! export call and moved back afterwards, panic or not; a panic in module code unwinds to
+//! here, is caught, and becomes [`Outcome::Aborted`] with its message, the transaction rolled
+//! back, exactly as a trap would in wasm.
+
+use crate::call::{self, Caller, ExportCall, LoadError, Outcome, Transport, Trap};
+use crate::env::{InstanceEnv, LogRecord};
+use std::any::Any;
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use wasmod_abi::http::Request;
+use wasmod_abi::{ConnectionId, Identity, ModuleDef, ModuleExports};
+use wasmod_datastore::{Datastore, Tables};
+
+thread_local! {
+    /// The environment of the export call running on this thread, if any.
+    static CURRENT: RefCell<Option<InstanceEnv>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` on the [`InstanceEnv`] of the export call running on this thread.
+///
+/// The runtime's native import layer calls this for every import.
+///
+/// # Panics
+///
+/// If no call is in progress on this thread (module code was called directly rather than
+/// through the host), or if `f` itself calls `with_env` (imports do not nest).
+pub fn with_env<R>(f: impl FnOnce(&mut InstanceEnv) -> R) -> R {
+    CURRENT.with(|current| {
+        let Ok(mut current) = current.try_borrow_mut() else {
+            panic!("wasmod host imports were called from inside another import (`with_env` does not nest)")
+        };
+        let Some(env) = current.as_mut() else {
+            panic!("no wasmod host is running on this thread: call module code through wasmod::testing")
+        };
+        f(env)
+    })
+}
+
+/// Moves `env` into the thread-local for the duration of `call`, and always back out.
+fn with_installed<R>(env: &mut Option<InstanceEnv>, call: impl FnOnce() -> R) -> Result<R, Trap> {
+    let installed = CURRENT.with(|current| match current.try_borrow_mut() {
+        Ok(mut current) if current.is_none() => {
+            *current = env.take();
+            true
+        }
+        _ => false,
+    });
+    if !installed {
+        return Err(Trap {
+            message:
+                "a wasmod call is already running on this thread: native module calls do not nest"
+                    .into(),
+        });
+    }
+    let result = call();
+    *env = CURRENT.with(|current| current.borrow_mut().take());
+    Ok(result)
+}
+
+/// The transport of a module compiled natively: its exports are `M`'s functions.
+pub struct NativeTransport<M> {
+    /// `None` only while an export call has lent it to the thread-local.
+    env: Option<InstanceEnv>,
+    module: PhantomData<fn() -> M>,
+}
+
+impl<M: ModuleExports> NativeTransport<M> {
+    /// A transport over `env`.
+    pub fn new(env: InstanceEnv) -> Self {
+        Self {
+            env: Some(env),
+            module: PhantomData,
+        }
+    }
+}
+
+impl<M: ModuleExports> Transport for NativeTransport<M> {
+    fn env(&mut self) -> &mut InstanceEnv {
+        // Only `call_export` lends the environment out, and it takes it back before returning.
+        self.env
+            .as_mut()
+            .expect("the instance's environment is back after every export call")
+    }
+
+    fn call_export(&mut self, call: ExportCall) -> Result<i16, Trap> {
+        let result = with_installed(&mut self.env, || {
+            catch_unwind(AssertUnwindSafe(|| dispatch::<M>(call)))
+        })?;
+        result.map_err(|payload| Trap {
+            message: panic_message(payload.as_ref()),
+        })
+    }
+}
+
+/// Calls the export `call` names.
+fn dispatch<M: ModuleExports>(call: ExportCall) -> i16 {
+    match call {
+        ExportCall::Describe { sink } => M::describe_module(sink),
+        ExportCall::Reducer {
+            id,
+            sender,
+            connection_id,
+            timestamp,
+            args,
+            error,
+        } => M::call_reducer(id, sender, connection_id, timestamp, args, error),
+        ExportCall::Procedure {
+            id,
+            sender,
+            connection_id,
+            timestamp,
+            args,
+            result,
+        } => M::call_procedure(id, sender, connection_id, timestamp, args, result),
+        ExportCall::View {
+            id,
+            sender,
+            connection_id,
+            timestamp,
+            args,
+            result,
+        } => M::call_view(id, sender, connection_id, timestamp, args, result),
+        ExportCall::ViewAnon {
+            id,
+            timestamp,
+            args,
+            result,
+        } => M::call_view_anon(id, timestamp, args, result),
+        ExportCall::HttpHandler {
+            id,
+            timestamp,
+            request,
+            response,
+        } => M::call_http_handler(id, timestamp, request, response),
+    }
+}
+
+/// The message of a caught panic.
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "the module panicked with a value that is not a string".to_owned()
+    }
+}
+
+/// A module compiled natively, loaded into an in-memory host: what `cargo test` of a module
+/// runs against.
+pub struct NativeModule<M> {
+    transport: NativeTransport<M>,
+    module: Arc<ModuleDef>,
+}
+
+impl<M: ModuleExports> NativeModule<M> {
+    /// Describes the module, creates its tables, and runs its `init` reducer.
+    pub fn new() -> Result<Self, LoadError> {
+        Self::with_env(InstanceEnv::unloaded())
+    }
+
+    /// Like [`NativeModule::new`], over `env` (an [`InstanceEnv::unloaded`] configured with
+    /// limits or an HTTP client).
+    pub fn with_env(env: InstanceEnv) -> Result<Self, LoadError> {
+        let mut transport = NativeTransport::new(env);
+        let module = call::load(&mut transport)?;
+        match call::init(&mut transport) {
+            Some(outcome) if !outcome.is_success() => Err(LoadError::Init(outcome)),
+            _ => Ok(Self { transport, module }),
+        }
+    }
+
+    /// Calls reducer `name` as `sender` over `connection`; `args` is the encoded product of
+    /// its parameters.
+    pub fn call_reducer(
+        &mut self,
+        name: &str,
+        sender: Identity,
+        connection: ConnectionId,
+        args: &[u8],
+    ) -> Outcome {
+        call::call_reducer(
+            &mut self.transport,
+            name,
+            Caller::new(sender, connection),
+            args,
+        )
+    }
+
+    /// Calls view `name` (per-caller or anonymous) as `sender`.
+    pub fn call_view(&mut self, name: &str, sender: Identity, args: &[u8]) -> Outcome {
+        call::call_view(
+            &mut self.transport,
+            name,
+            Caller::new(sender, ConnectionId::ZERO),
+            args,
+        )
+    }
+
+    /// Calls procedure `name` as `sender` over `connection`.
+    pub fn call_procedure(
+        &mut self,
+        name: &str,
+        sender: Identity,
+        connection: ConnectionId,
+        args: &[u8],
+    ) -> Outcome {
+        call::call_procedure(
+            &mut self.transport,
+            name,
+            Caller::new(sender, connection),
+            args,
+        )
+    }
+
+    /// Sends `request` to the HTTP handler of its method and path.
+    pub fn call_http(&mut self, request: &Request) -> Outcome {
+        call::call_http(&mut self.transport, request)
+    }
+
+    /// Runs the `ClientConnected` lifecycle reducer, if the module has one.
+    pub fn client_connected(
+        &mut self,
+        sender: Identity,
+        connection: ConnectionId,
+    ) -> Option<Outcome> {
+        call::client_connected(&mut self.transport, Caller::new(sender, connection))
+    }
+
+    /// Runs the `ClientDisconnected` lifecycle reducer, if the module has one.
+    pub fn client_disconnected(
+        &mut self,
+        sender: Identity,
+        connection: ConnectionId,
+    ) -> Option<Outcome> {
+        call::client_disconnected(&mut self.transport, Caller::new(sender, connection))
+    }
+
+    /// The module's description.
+    pub fn module(&self) -> &ModuleDef {
+        &self.module
+    }
+
+    /// The module's tables.
+    pub fn datastore(&self) -> &Arc<Datastore> {
+        self.env().datastore()
+    }
+
+    /// Runs `f` on the committed state of the tables.
+    pub fn read<R>(&self, f: impl FnOnce(&Tables) -> R) -> R {
+        f(&self.datastore().begin_read())
+    }
+
+    /// The lines the last call logged, oldest first.
+    pub fn logs(&self) -> Vec<LogRecord> {
+        self.env().logs().cloned().collect()
+    }
+
+    /// The instance's environment, between calls.
+    pub fn env_mut(&mut self) -> &mut InstanceEnv {
+        self.transport.env()
+    }
+
+    fn env(&self) -> &InstanceEnv {
+        self.transport
+            .env
+            .as_ref()
+            .expect("the instance's environment is back after every export call")
+    }
+}
