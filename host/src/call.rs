@@ -569,7 +569,9 @@ fn failure_message(what: &str, code: i16, output: Vec<u8>) -> String {
 /// The refusal for a name that is not an entry point of the expected kind.
 fn unknown(module: &ModuleDef, kind: &str, name: &str) -> Outcome {
     let message = match module.entry_point_names().find(|(_, other)| *other == name) {
-        Some((actual, _)) => format!("`{name}` is a {actual}, not a {kind}"),
+        Some((actual, _)) => {
+            format!("`{name}` is not a {kind}: it is one of the module's {actual}s")
+        }
         None => format!("the module has no {kind} named `{name}`"),
     };
     Outcome::refused(Errno::NO_SUCH_ENTRY, message)

@@ -141,7 +141,7 @@ fn reducers_read_and_write() {
         Err(Errno::UNIQUE_VIOLATION)
     );
     assert_eq!(env.insert(1, &mut item(3, "c")), Err(Errno::NO_SUCH_TABLE));
-    assert_eq!(env.insert(0, &mut vec![1]), Err(Errno::BAD_ENCODING));
+    assert_eq!(env.insert(0, &mut [1]), Err(Errno::BAD_ENCODING));
     env.update_by_unique(0, 0, &item(2, "bb")).unwrap();
     assert_eq!(
         env.update_by_unique(0, 0, &item(9, "z")),
