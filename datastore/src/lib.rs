@@ -6,7 +6,7 @@
 //! says.
 //!
 //! Rows are stored as their encoded bytes, checked against the row type when they come in.
-//! Indexes are B-trees over the decoded key columns ([`Value`]s); unique indexes refuse a
+//! Indexes are B-trees over the decoded key columns ([`Value`](wasmod_abi::Value)s); unique indexes refuse a
 //! second row with the same key. Auto-increment columns are filled from per-column sequences.
 //! A table is a set: inserting a row equal to one it already has changes nothing.
 //!

@@ -1,6 +1,6 @@
 //! The wasmod host: what runs a module's code next to its data.
 //!
-//! - [`env`]: one module instance's host-side state ([`InstanceEnv`]) and the ABI's imports,
+//! - [`env`](mod@env): one module instance's host-side state ([`InstanceEnv`]) and the ABI's imports,
 //!   over byte slices: the semantics every transport shares.
 //! - [`call`]: calling entry points by name (transactions, arguments, results, outcomes),
 //!   over any [`Transport`].

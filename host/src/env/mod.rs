@@ -7,9 +7,10 @@
 //! (the native one in [`crate::native`] now, wasmtime later) only has to move bytes between the
 //! module's memory and these methods. The semantics live here, once.
 //!
-//! The methods are spread over small files by subject: [`bytes`](self) (sources and sinks),
-//! rows (tables, scans and iterators), logging, and procedures (explicit transactions and
-//! outbound HTTP).
+//! The methods are spread over small files by subject: byte sources and sinks; tables, scans
+//! and row iterators; logging; and what only procedures may do (explicit transactions and
+//! outbound HTTP). `InstanceEnv` is `Send`, so a host may move an instance between threads
+//! between calls.
 
 mod bytes;
 mod handles;

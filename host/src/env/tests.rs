@@ -75,6 +75,12 @@ fn seed(env: &mut InstanceEnv, items: &[(u32, &str)]) {
 }
 
 #[test]
+fn an_instance_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    assert_send::<InstanceEnv>();
+}
+
+#[test]
 fn byte_sources_read_to_the_end_then_close() {
     let mut env = env();
     let source = env.create_source(b"hello".to_vec());
