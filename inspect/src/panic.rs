@@ -66,24 +66,37 @@ mod tests {
 
     #[test]
     fn matches_panic_entry_points_only() {
-        assert_eq!(
-            panic_rule("core::panicking::panic_fmt"),
-            Some("core::panicking")
-        );
-        assert_eq!(
-            panic_rule("std::panicking::begin_panic::<&str>"),
-            Some("std::panicking")
-        );
-        assert_eq!(
-            panic_rule("__rustc::rust_begin_unwind"),
-            Some("rust_begin_unwind")
-        );
-        assert_eq!(panic_rule("rust_begin_unwind"), Some("rust_begin_unwind"));
-        assert_eq!(panic_rule("abort"), Some("abort"));
-        assert_eq!(panic_rule("core::panicking_extra::f"), None);
-        assert_eq!(panic_rule("core::fmt::write"), None);
-        assert_eq!(panic_rule("core::option::unwrap_failed"), None);
-        assert_eq!(panic_rule("my_crate::abort"), None);
-        assert_eq!(panic_rule("not_rust_begin_unwind"), None);
+        let cases = [
+            ("core::panicking::panic_fmt", Some("core::panicking")),
+            (
+                "core::panicking::panic_const::panic_const_add_overflow",
+                Some("core::panicking"),
+            ),
+            (
+                "std::panicking::begin_panic::<&str>",
+                Some("std::panicking::begin_panic"),
+            ),
+            (
+                "std::panicking::rust_panic_with_hook",
+                Some("std::panicking::rust_panic_with_hook"),
+            ),
+            ("__rustc::rust_begin_unwind", Some("rust_begin_unwind")),
+            ("rust_begin_unwind", Some("rust_begin_unwind")),
+            (
+                "alloc::alloc::handle_alloc_error",
+                Some("alloc::alloc::handle_alloc_error"),
+            ),
+            ("abort", Some("abort")),
+            ("std::panicking::set_hook", None),
+            ("std::panicking::begin_panic_extra", None),
+            ("core::panicking_extra::f", None),
+            ("core::fmt::write", None),
+            ("core::option::unwrap_failed", None),
+            ("my_crate::abort", None),
+            ("not_rust_begin_unwind", None),
+        ];
+        for (name, rule) in cases {
+            assert_eq!(panic_rule(name), rule, "{name}");
+        }
     }
 }
