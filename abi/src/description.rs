@@ -149,11 +149,27 @@ pub struct HttpHandlerDef {
 impl ModuleDef {
     /// Every entry point's name with the list it is in, in description order.
     pub fn entry_point_names(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        let reducers = self.reducers.iter().map(|def| ("reducer", def.name.as_str()));
-        let procedures = self.procedures.iter().map(|def| ("procedure", def.name.as_str()));
+        let reducers = self
+            .reducers
+            .iter()
+            .map(|def| ("reducer", def.name.as_str()));
+        let procedures = self
+            .procedures
+            .iter()
+            .map(|def| ("procedure", def.name.as_str()));
         let views = self.views.iter().map(|def| ("view", def.name.as_str()));
-        let anonymous = self.anonymous_views.iter().map(|def| ("anonymous view", def.name.as_str()));
-        let http = self.http_handlers.iter().map(|def| ("http handler", def.name.as_str()));
-        reducers.chain(procedures).chain(views).chain(anonymous).chain(http)
+        let anonymous = self
+            .anonymous_views
+            .iter()
+            .map(|def| ("anonymous view", def.name.as_str()));
+        let http = self
+            .http_handlers
+            .iter()
+            .map(|def| ("http handler", def.name.as_str()));
+        reducers
+            .chain(procedures)
+            .chain(views)
+            .chain(anonymous)
+            .chain(http)
     }
 }

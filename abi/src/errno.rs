@@ -18,7 +18,10 @@ macro_rules! errnos {
 
             /// Whether this is one of the codes this version of the ABI defines.
             pub const fn is_known(self) -> bool {
-                matches!(self.0, $($code)|*)
+                match self.0 {
+                    $($code => true,)*
+                    _ => false,
+                }
             }
 
             /// A short, static description of the error.

@@ -39,9 +39,17 @@ impl Method {
 
     /// Parses a method as written on the wire (upper case).
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Get, Self::Post, Self::Put, Self::Patch, Self::Delete, Self::Head, Self::Options]
-            .into_iter()
-            .find(|method| method.as_str() == text)
+        [
+            Self::Get,
+            Self::Post,
+            Self::Put,
+            Self::Patch,
+            Self::Delete,
+            Self::Head,
+            Self::Options,
+        ]
+        .into_iter()
+        .find(|method| method.as_str() == text)
     }
 }
 
@@ -65,7 +73,13 @@ pub struct Request {
 impl Request {
     /// A request with no query, headers or body.
     pub fn new(method: Method, uri: impl Into<String>) -> Self {
-        Self { method, uri: uri.into(), query: String::new(), headers: Vec::new(), body: Vec::new() }
+        Self {
+            method,
+            uri: uri.into(),
+            query: String::new(),
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
     }
 
     /// The first value of header `name` (compared without regard to case).
@@ -89,12 +103,18 @@ pub struct Response {
 impl Response {
     /// A response with `status`, no headers and an empty body.
     pub fn new(status: u16) -> Self {
-        Self { status, headers: Vec::new(), body: Vec::new() }
+        Self {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
     }
 
     /// A `200 OK` with a `text/plain` body.
     pub fn text(body: impl Into<String>) -> Self {
-        Self::new(200).with_header("content-type", "text/plain; charset=utf-8").with_body(body.into())
+        Self::new(200)
+            .with_header("content-type", "text/plain; charset=utf-8")
+            .with_body(body.into())
     }
 
     /// This response with a header added.

@@ -7,6 +7,7 @@
 //! - [`description`]: what a module declares ([`ModuleDef`]), and how ids are assigned;
 //! - [`errno`]: the error codes of imports and exports;
 //! - [`names`]: the import module and export names, and the ABI version;
+//! - [`imports`]: values the imports exchange (log levels, iterator advances);
 //! - [`http`]: requests and responses for HTTP handlers and outbound calls;
 //! - [`exports`]: a module's exports as Rust functions, for native execution;
 //! - the built-in value types [`Identity`], [`ConnectionId`] and [`Timestamp`].
@@ -19,14 +20,15 @@ pub mod encoding;
 pub mod errno;
 pub mod exports;
 pub mod http;
+pub mod imports;
 pub mod names;
 pub mod schema;
 mod types;
 pub mod value;
 
 pub use description::{
-    ColumnDef, HttpHandlerDef, IndexDef, Lifecycle, ModuleDef, ParamDef, ProcedureDef,
-    ReducerDef, TableDef, ViewDef,
+    ColumnDef, HttpHandlerDef, IndexDef, Lifecycle, ModuleDef, ParamDef, ProcedureDef, ReducerDef,
+    TableDef, ViewDef,
 };
 pub use encoding::{Decode, DecodeError, Encode, Layout, Reader};
 pub use errno::Errno;

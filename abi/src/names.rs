@@ -30,8 +30,13 @@ pub const CALL_VIEW_ANON: &str = "__call_view_anon__";
 pub const CALL_HTTP_HANDLER: &str = "__call_http_handler__";
 
 /// Every dispatch export, in a fixed order.
-pub const DISPATCH_EXPORTS: [&str; 5] =
-    [CALL_REDUCER, CALL_PROCEDURE, CALL_VIEW, CALL_VIEW_ANON, CALL_HTTP_HANDLER];
+pub const DISPATCH_EXPORTS: [&str; 5] = [
+    CALL_REDUCER,
+    CALL_PROCEDURE,
+    CALL_VIEW,
+    CALL_VIEW_ANON,
+    CALL_HTTP_HANDLER,
+];
 
 /// The value a row-iterator advance or a byte-source read returns when nothing is left.
 pub const EXHAUSTED: i16 = -1;

@@ -75,7 +75,10 @@ pub struct Field {
 impl Field {
     /// A named field.
     pub fn named(name: &str, ty: AlgebraicType) -> Self {
-        Self { name: Some(name.to_owned()), ty }
+        Self {
+            name: Some(name.to_owned()),
+            ty,
+        }
     }
 
     /// An unnamed (tuple) field.
@@ -116,7 +119,10 @@ impl Typespace {
             return AlgebraicType::Ref(index as u32);
         }
         let index = self.types.len();
-        self.types.push(TypeDef { name: name.to_owned(), ty: AlgebraicType::Product(Vec::new()) });
+        self.types.push(TypeDef {
+            name: name.to_owned(),
+            ty: AlgebraicType::Product(Vec::new()),
+        });
         let ty = build(self);
         self.types[index].ty = ty;
         AlgebraicType::Ref(index as u32)
@@ -202,7 +208,10 @@ impl<T: SchemaType> SchemaType for Option<T> {
 
 impl<T: SchemaType, E: SchemaType> SchemaType for Result<T, E> {
     fn schema(typespace: &mut Typespace) -> AlgebraicType {
-        AlgebraicType::Result(Box::new(T::schema(typespace)), Box::new(E::schema(typespace)))
+        AlgebraicType::Result(
+            Box::new(T::schema(typespace)),
+            Box::new(E::schema(typespace)),
+        )
     }
 }
 

@@ -6,8 +6,9 @@ use crate::encoding::{Decode, DecodeError, Encode, Layout, Reader};
 ///
 /// Travels as four little-endian `u64` words through the dispatch exports, and as its 32 bytes
 /// in the encoding.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[derive(bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, bytemuck::Pod, bytemuck::Zeroable,
+)]
 #[repr(transparent)]
 pub struct Identity([u8; 32]);
 
@@ -62,8 +63,9 @@ impl core::fmt::Display for Identity {
 }
 
 /// Identifies one connection of a client: 16 opaque bytes.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[derive(bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, bytemuck::Pod, bytemuck::Zeroable,
+)]
 #[repr(transparent)]
 pub struct ConnectionId([u8; 16]);
 
@@ -100,8 +102,19 @@ impl core::fmt::Debug for ConnectionId {
 }
 
 /// A point in time: microseconds since the Unix epoch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-#[derive(bytemuck::Pod, bytemuck::Zeroable)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Default,
+    bytemuck::Pod,
+    bytemuck::Zeroable,
+)]
 #[repr(transparent)]
 pub struct Timestamp(i64);
 

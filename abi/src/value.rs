@@ -15,29 +15,18 @@ use crate::schema::{AlgebraicType, Field, Typespace};
 use crate::types::{ConnectionId, Identity, Timestamp};
 use core::cmp::Ordering;
 
-/// How deeply compound values (arrays, options, results, products, sums) may nest.
+/// How deeply compound values (arrays, options, results, products, sums) may nest: the static
+/// decoders' [`MAX_DEPTH`](crate::encoding::MAX_DEPTH).
 ///
-/// Deeper input is refused with [`TOO_DEEP`], so that a hostile value or type cannot exhaust
-/// the host's stack.
-pub const MAX_DEPTH: usize = 64;
+/// Deeper input is refused with [`DecodeError::TooDeep`], so that a hostile value or type
+/// cannot exhaust the host's stack.
+pub const MAX_DEPTH: usize = crate::encoding::MAX_DEPTH as usize;
 
 /// The most elements an array of a zero-sized type (such as `()`) may hold.
 ///
 /// Elements of such a type take no bytes, so the input's length cannot bound their count; this
 /// does. A longer array is refused with [`DecodeError::LengthOverflow`].
 pub const MAX_ZERO_SIZED_ELEMENTS: usize = 1 << 16;
-
-/// The error for a value nested deeper than [`MAX_DEPTH`].
-pub const TOO_DEEP: DecodeError = DecodeError::InvalidTag {
-    tag: 0,
-    type_name: "a value nested deeper than MAX_DEPTH levels",
-};
-
-/// The error for an [`AlgebraicType::Ref`] that names no type of the typespace.
-pub const UNRESOLVED_REF: DecodeError = DecodeError::InvalidTag {
-    tag: 0,
-    type_name: "a type reference that names no type",
-};
 
 /// A value of any [`AlgebraicType`].
 ///
@@ -106,8 +95,8 @@ impl Value {
     /// Decodes one value of type `ty` from the front of `reader`, following
     /// [`AlgebraicType::Ref`]s into `typespace`.
     ///
-    /// Errors: whatever the static decoders report for malformed bytes, plus [`TOO_DEEP`],
-    /// [`UNRESOLVED_REF`], and [`DecodeError::LengthOverflow`] (see
+    /// Errors: whatever the static decoders report for malformed bytes, plus [`DecodeError::TooDeep`],
+    /// [`DecodeError::UnresolvedRef`], and [`DecodeError::LengthOverflow`] (see
     /// [`MAX_ZERO_SIZED_ELEMENTS`]).
     pub fn decode(
         ty: &AlgebraicType,
@@ -358,7 +347,7 @@ fn walk<O: Output>(
 ) -> Result<O::Out, DecodeError> {
     use AlgebraicType as T;
     let leaf = |value: Value| Ok(O::leaf(value));
-    match typespace.resolve(ty).ok_or(UNRESOLVED_REF)? {
+    match typespace.resolve(ty).ok_or(DecodeError::UnresolvedRef)? {
         T::Bool => leaf(Value::Bool(bool::decode(reader)?)),
         T::I8 => leaf(Value::I8(i8::decode(reader)?)),
         T::U8 => leaf(Value::U8(u8::decode(reader)?)),
@@ -436,7 +425,7 @@ fn walk<O: Output>(
                 walk::<O>(&variant.ty, typespace, reader, depth)?,
             ))
         }
-        T::Ref(_) => Err(UNRESOLVED_REF),
+        T::Ref(_) => Err(DecodeError::UnresolvedRef),
     }
 }
 
@@ -474,12 +463,14 @@ fn is_zero_sized(
 ) -> Result<bool, DecodeError> {
     use AlgebraicType as T;
     let depth = deeper(depth)?;
-    Ok(match typespace.resolve(ty).ok_or(UNRESOLVED_REF)? {
-        T::FixedArray(_, 0) => true,
-        T::FixedArray(element, _) => is_zero_sized(element, typespace, depth)?,
-        T::Product(fields) => all_zero_sized(fields, typespace, depth)?,
-        _ => false,
-    })
+    Ok(
+        match typespace.resolve(ty).ok_or(DecodeError::UnresolvedRef)? {
+            T::FixedArray(_, 0) => true,
+            T::FixedArray(element, _) => is_zero_sized(element, typespace, depth)?,
+            T::Product(fields) => all_zero_sized(fields, typespace, depth)?,
+            _ => false,
+        },
+    )
 }
 
 fn all_zero_sized(
@@ -501,7 +492,7 @@ fn read_tag(reader: &mut Reader<'_>) -> Result<u8, DecodeError> {
 
 fn deeper(depth: usize) -> Result<usize, DecodeError> {
     if depth >= MAX_DEPTH {
-        Err(TOO_DEEP)
+        Err(DecodeError::TooDeep)
     } else {
         Ok(depth + 1)
     }

@@ -1,7 +1,7 @@
 //! `Value` against the static encoding: same bytes both ways, and hostile input refused.
 
 use wasmod_abi::encoding::to_vec;
-use wasmod_abi::value::{MAX_DEPTH, MAX_ZERO_SIZED_ELEMENTS, TOO_DEEP, UNRESOLVED_REF};
+use wasmod_abi::value::{MAX_DEPTH, MAX_ZERO_SIZED_ELEMENTS};
 use wasmod_abi::{
     AlgebraicType, ConnectionId, DecodeError, Field, Identity, Reader, SchemaType, Timestamp,
     TypeDef, Typespace, Value,
@@ -253,11 +253,11 @@ fn malformed_input_is_refused() {
     ));
     assert_eq!(
         decode(&AlgebraicType::Ref(3), &empty, &[]),
-        Err(UNRESOLVED_REF)
+        Err(DecodeError::UnresolvedRef)
     );
     assert_eq!(
         skip(&AlgebraicType::Ref(3), &empty, &[]),
-        Err(UNRESOLVED_REF)
+        Err(DecodeError::UnresolvedRef)
     );
 }
 
@@ -304,8 +304,8 @@ fn nesting_is_capped() {
 
     let deeper = AlgebraicType::Option(Box::new(ty));
     bytes.insert(0, 1);
-    assert_eq!(decode(&deeper, &empty, &bytes), Err(TOO_DEEP));
-    assert_eq!(skip(&deeper, &empty, &bytes), Err(TOO_DEEP));
+    assert_eq!(decode(&deeper, &empty, &bytes), Err(DecodeError::TooDeep));
+    assert_eq!(skip(&deeper, &empty, &bytes), Err(DecodeError::TooDeep));
 }
 
 #[test]
@@ -324,7 +324,7 @@ fn recursive_types_stop_at_the_depth_cap() {
     bytes.push(0);
     assert_eq!(
         decode(&AlgebraicType::Ref(0), &typespace, &bytes),
-        Err(TOO_DEEP)
+        Err(DecodeError::TooDeep)
     );
 
     // A type that contains itself directly has no finite value.
@@ -334,9 +334,15 @@ fn recursive_types_stop_at_the_depth_cap() {
             ty: AlgebraicType::Product(vec![Field::unnamed(AlgebraicType::Ref(0))]),
         }],
     };
-    assert_eq!(decode(&AlgebraicType::Ref(0), &endless, &[]), Err(TOO_DEEP));
+    assert_eq!(
+        decode(&AlgebraicType::Ref(0), &endless, &[]),
+        Err(DecodeError::TooDeep)
+    );
     let units = AlgebraicType::Array(Box::new(AlgebraicType::Ref(0)));
-    assert_eq!(decode(&units, &endless, &[1, 0, 0, 0]), Err(TOO_DEEP));
+    assert_eq!(
+        decode(&units, &endless, &[1, 0, 0, 0]),
+        Err(DecodeError::TooDeep)
+    );
 
     // A reference cycle with no structure never resolves.
     let cycle = Typespace {
@@ -353,7 +359,7 @@ fn recursive_types_stop_at_the_depth_cap() {
     };
     assert_eq!(
         decode(&AlgebraicType::Ref(0), &cycle, &[]),
-        Err(UNRESOLVED_REF)
+        Err(DecodeError::UnresolvedRef)
     );
 }
 

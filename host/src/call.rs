@@ -176,6 +176,31 @@ pub enum Outcome {
     },
 }
 
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Committed { tx_data, duration } => {
+                write!(
+                    f,
+                    "committed ({} tables changed) in {duration:?}",
+                    tx_data.tables.len()
+                )
+            }
+            Self::Returned { bytes, duration } => {
+                write!(f, "returned {} bytes in {duration:?}", bytes.len())
+            }
+            Self::Failed { code, message } => {
+                let name = u16::try_from(*code)
+                    .ok()
+                    .and_then(Errno::from_code)
+                    .map_or("error", Errno::name);
+                write!(f, "failed with {name} ({code}): {message}")
+            }
+            Self::Aborted { reason } => write!(f, "aborted: {reason}"),
+        }
+    }
+}
+
 impl Outcome {
     /// Whether the call succeeded.
     pub fn is_success(&self) -> bool {

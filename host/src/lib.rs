@@ -17,3 +17,4 @@ pub mod native;
 pub use call::{Caller, ExportCall, LoadError, Outcome, Transport, Trap};
 pub use env::{Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord};
 pub use native::{with_env, NativeModule, NativeTransport};
+pub use wasmod_datastore as datastore;

@@ -9,15 +9,15 @@
 //! back, exactly as a trap would in wasm.
 
 use crate::call::{self, Caller, ExportCall, LoadError, Outcome, Transport, Trap};
-use crate::env::{InstanceEnv, LogRecord};
+use crate::env::{CallKind, InstanceEnv, LogRecord, Tx};
 use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use wasmod_abi::http::Request;
 use wasmod_abi::{ConnectionId, Identity, ModuleDef, ModuleExports};
-use wasmod_datastore::{Datastore, Tables};
+use wasmod_datastore::{Datastore, Tables, TxData};
 
 thread_local! {
     /// The environment of the export call running on this thread, if any.
@@ -257,6 +257,44 @@ impl<M: ModuleExports> NativeModule<M> {
     /// Runs `f` on the committed state of the tables.
     pub fn read<R>(&self, f: impl FnOnce(&Tables) -> R) -> R {
         f(&self.datastore().begin_read())
+    }
+
+    /// Runs `f` as module code inside a read-only transaction, as a view runs: the runtime's
+    /// table handles work inside it, writes fail. A panic in `f` propagates, after the
+    /// environment is restored.
+    pub fn read_as_module<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let tx = Tx::Read(self.datastore().begin_read());
+        let (result, _) = self.run_as_module(CallKind::View, tx, f);
+        result
+    }
+
+    /// Runs `f` as module code inside a transaction, as a reducer runs, and commits it: the
+    /// runtime's table handles can write. Returns `f`'s result and the committed changes. A
+    /// panic in `f` rolls the transaction back and propagates.
+    pub fn write_as_module<R>(&mut self, f: impl FnOnce() -> R) -> (R, TxData) {
+        let tx = Tx::Reducer(self.datastore().begin_mut());
+        let (result, tx) = self.run_as_module(CallKind::Reducer, tx, f);
+        let tx_data = match tx {
+            Tx::Reducer(tx) => tx.commit(),
+            _ => TxData::default(),
+        };
+        (result, tx_data)
+    }
+
+    /// Installs the environment in a call of `kind` over `tx`, runs `f`, and hands back the
+    /// transaction; a panic in `f` ends the call (dropping the transaction rolls it back) and
+    /// resumes.
+    fn run_as_module<R>(&mut self, kind: CallKind, tx: Tx, f: impl FnOnce() -> R) -> (R, Tx) {
+        self.transport.env().begin_call(kind, tx);
+        let outcome = with_installed(&mut self.transport.env, || {
+            catch_unwind(AssertUnwindSafe(f))
+        });
+        let tx = self.transport.env().end_call();
+        match outcome {
+            Ok(Ok(result)) => (result, tx),
+            Ok(Err(payload)) => resume_unwind(payload),
+            Err(trap) => panic!("{}", trap.message),
+        }
     }
 
     /// The lines the last call logged, oldest first.

@@ -27,6 +27,18 @@ impl Errors {
         result.map_err(|error| self.push(error)).ok()
     }
 
+    /// Whether an error was recorded.
+    pub fn has_errors(&self) -> bool {
+        self.combined.is_some()
+    }
+
+    /// The recorded errors as `compile_error!` invocations (nothing if there are none).
+    pub fn into_compile_errors(self) -> TokenStream {
+        self.combined
+            .map(|error| error.to_compile_error())
+            .unwrap_or_default()
+    }
+
     /// `Ok(value)` if nothing was recorded, else every recorded error.
     pub fn finish<T>(self, value: T) -> syn::Result<T> {
         match self.combined {

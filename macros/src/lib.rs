@@ -44,7 +44,10 @@ pub fn derive_schema_type(input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let options = ir::schema_type::TypeOptions::from_attrs(&input.attrs, &mut errors);
     let decl = ir::schema_type::TypeDecl::parse(&input, options.krate, &mut errors);
-    let result = errors.finish(decl).map(|decl| decl.map(|decl| codegen::schema_type::generate(&decl)).unwrap_or_default());
+    let result = errors.finish(decl).map(|decl| {
+        decl.map(|decl| codegen::schema_type::generate(&decl))
+            .unwrap_or_default()
+    });
     expand(result, TokenStream2::new()).into()
 }
 
@@ -92,7 +95,11 @@ pub fn table(args: TokenStream, item: TokenStream) -> TokenStream {
     let result = syn::parse::<syn::ItemStruct>(item).and_then(|item| {
         let mut errors = Errors::default();
         let table = ir::table::Table::parse(args.into(), item, &mut errors);
-        errors.finish(table).map(|table| table.map(|table| codegen::table::generate(&table)).unwrap_or_default())
+        errors.finish(table).map(|table| {
+            table
+                .map(|table| codegen::table::generate(&table))
+                .unwrap_or_default()
+        })
     });
     expand(result, strip_column_attrs(item2)).into()
 }
@@ -238,9 +245,14 @@ pub fn http_handler(args: TokenStream, item: TokenStream) -> TokenStream {
 pub fn module(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = TokenStream2::from(item);
     let mut errors = Errors::default();
-    let module = ir::module::Module::parse(args.into(), item.clone(), &mut errors);
-    let result = errors.finish(module).map(|module| module.map(|module| codegen::module::generate(&module)).unwrap_or_default());
-    expand(result, item).into()
+    // Errors in the lists do not stop generation: the module's other items still get their
+    // registrations, so the only errors are the real ones.
+    let generated = match ir::module::Module::parse(args.into(), item.clone(), &mut errors) {
+        Some(module) => codegen::module::generate(&module),
+        None => item,
+    };
+    let errors = errors.into_compile_errors();
+    quote::quote!(#generated #errors).into()
 }
 
 fn entry_point(attr: Attr, args: TokenStream, item: TokenStream) -> TokenStream {
@@ -249,7 +261,11 @@ fn entry_point(attr: Attr, args: TokenStream, item: TokenStream) -> TokenStream 
         let mut errors = Errors::default();
         let args = AttrArgs::parse(attr, args.into(), &mut errors);
         let entry = EntryPoint::parse(attr, args, func, &mut errors);
-        errors.finish(entry).map(|entry| entry.map(|entry| codegen::entry::generate(&entry)).unwrap_or_default())
+        errors.finish(entry).map(|entry| {
+            entry
+                .map(|entry| codegen::entry::generate(&entry))
+                .unwrap_or_default()
+        })
     });
     expand(result, item2).into()
 }
@@ -260,7 +276,11 @@ fn strip_column_attrs(item: TokenStream2) -> TokenStream2 {
     match syn::parse2::<syn::ItemStruct>(item.clone()) {
         Ok(mut item) => {
             for field in item.fields.iter_mut() {
-                field.attrs.retain(|attr| !["primary_key", "unique", "auto_inc", "index"].iter().any(|name| attr.path().is_ident(name)));
+                field.attrs.retain(|attr| {
+                    !["primary_key", "unique", "auto_inc", "index"]
+                        .iter()
+                        .any(|name| attr.path().is_ident(name))
+                });
             }
             quote::quote!(#item)
         }

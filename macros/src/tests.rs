@@ -11,7 +11,10 @@ use quote::quote;
 fn expand_module(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> String {
     let mut errors = Errors::default();
     let module = Module::parse(args, item, &mut errors);
-    let module = errors.finish(module).expect("the module parses").expect("the module parses");
+    let module = errors
+        .finish(module)
+        .expect("the module parses")
+        .expect("the module parses");
     let tokens = crate::codegen::module::generate(&module);
     prettyplease::unparse(&syn::parse2(tokens).expect("the expansion is a file"))
 }
@@ -82,8 +85,17 @@ fn cfg_entries_get_counted_ids() {
 #[test]
 fn list_form_registers_paths() {
     let expansion = expand_module(
-        quote!(tables(players::Player), reducers(players::join, #[cfg(test)] players::reset)),
-        quote!(pub struct Game;),
+        quote!(
+            tables(players::Player),
+            reducers(
+                players::join,
+                #[cfg(test)]
+                players::reset
+            )
+        ),
+        quote!(
+            pub struct Game;
+        ),
     );
     insta::assert_snapshot!(expansion);
 }

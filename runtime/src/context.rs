@@ -26,7 +26,12 @@ impl ReducerContext {
     #[doc(hidden)]
     pub fn __new(sender: Identity, connection_id: ConnectionId, timestamp: Timestamp) -> Self {
         let connection_id = (connection_id != ConnectionId::ZERO).then_some(connection_id);
-        Self { db: Db::new(), sender, connection_id, timestamp }
+        Self {
+            db: Db::new(),
+            sender,
+            connection_id,
+            timestamp,
+        }
     }
 
     /// The identity of the caller ([`Identity::ZERO`] for calls made by the host itself).
@@ -57,7 +62,10 @@ pub struct ViewContext {
 impl ViewContext {
     #[doc(hidden)]
     pub fn __new(sender: Identity) -> Self {
-        Self { db: Db::new(), sender }
+        Self {
+            db: Db::new(),
+            sender,
+        }
     }
 
     /// The identity of the caller the view is computed for.
@@ -111,7 +119,10 @@ impl std::error::Error for TxError {}
 /// Runs `body` in a transaction: committed if it returns `Ok`, rolled back if `Err`.
 fn run_in_tx<T, E>(body: impl FnOnce(&TxContext) -> Result<T, E>) -> Result<Result<T, E>, TxError> {
     let timestamp = sys::procedure_start_tx().map_err(TxError)?;
-    let tx = TxContext { db: Db::new(), timestamp: Timestamp::from_micros_since_unix_epoch(timestamp) };
+    let tx = TxContext {
+        db: Db::new(),
+        timestamp: Timestamp::from_micros_since_unix_epoch(timestamp),
+    };
     let result = body(&tx);
     match &result {
         Ok(_) => sys::procedure_commit_tx().map_err(TxError)?,
@@ -210,7 +221,11 @@ impl ProcedureContext {
     #[doc(hidden)]
     pub fn __new(sender: Identity, connection_id: ConnectionId, timestamp: Timestamp) -> Self {
         let connection_id = (connection_id != ConnectionId::ZERO).then_some(connection_id);
-        Self { sender, connection_id, timestamp }
+        Self {
+            sender,
+            connection_id,
+            timestamp,
+        }
     }
 
     /// The identity of the caller.

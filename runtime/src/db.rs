@@ -14,7 +14,9 @@ pub struct Db<A> {
 
 impl<A: Access> Db<A> {
     pub(crate) const fn new() -> Self {
-        Self { access: PhantomData }
+        Self {
+            access: PhantomData,
+        }
     }
 
     #[doc(hidden)]

@@ -67,11 +67,13 @@ mod panic;
 pub mod rt;
 pub mod sys;
 pub mod table;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 
 pub use wasmod_abi as abi;
 pub use wasmod_abi::http;
 pub use wasmod_abi::{
-    ConnectionId, DecodeError, Decode, Encode, Errno, Identity, SchemaType, Timestamp,
+    ConnectionId, Decode, DecodeError, Encode, Errno, Identity, SchemaType, Timestamp,
 };
 
 pub use context::{
@@ -88,7 +90,7 @@ pub mod prelude {
     pub use crate::http::{Method, Request, Response};
     pub use crate::{
         http_handler, procedure, reducer, table, view, AnonymousViewContext, ConnectionId,
-        HttpContext, Identity, ProcedureContext, ReducerContext, SchemaType, Timestamp,
-        TxContext, ViewContext,
+        HttpContext, Identity, ProcedureContext, ReducerContext, SchemaType, Timestamp, TxContext,
+        ViewContext,
     };
 }

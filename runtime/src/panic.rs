@@ -16,7 +16,9 @@ pub(crate) fn install_hook() {
                 None => info.to_string(),
             },
         };
-        let (file, line) = info.location().map_or(("", 0), |location| (location.file(), location.line()));
+        let (file, line) = info
+            .location()
+            .map_or(("", 0), |location| (location.file(), location.line()));
         sys::console_log(LogLevel::Panic, "panic", file, line, &message);
     }));
 }

@@ -31,6 +31,10 @@ pub enum DecodeError {
     TrailingBytes(usize),
     /// The one-copy path was asked for a type that is not plain (a bug in generated code).
     NotPlain,
+    /// Values were nested deeper than [`MAX_DEPTH`](super::MAX_DEPTH) containers.
+    TooDeep,
+    /// A type referred to an entry its typespace does not have.
+    UnresolvedRef,
 }
 
 impl DecodeError {
@@ -44,6 +48,8 @@ impl DecodeError {
             Self::LengthOverflow => "a length prefix is too large",
             Self::TrailingBytes(_) => "bytes were left after the value",
             Self::NotPlain => "the type is not plain",
+            Self::TooDeep => "values are nested too deeply",
+            Self::UnresolvedRef => "a type refers to a typespace entry that does not exist",
         }
     }
 }
@@ -60,7 +66,11 @@ impl core::fmt::Display for DecodeError {
                 write!(f, "tag {tag} names no variant of `{type_name}`")
             }
             Self::TrailingBytes(count) => write!(f, "{count} bytes were left after the value"),
-            Self::InvalidUtf8 | Self::LengthOverflow | Self::NotPlain => f.write_str(self.message()),
+            Self::InvalidUtf8
+            | Self::LengthOverflow
+            | Self::NotPlain
+            | Self::TooDeep
+            | Self::UnresolvedRef => f.write_str(self.message()),
         }
     }
 }

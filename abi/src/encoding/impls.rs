@@ -124,7 +124,10 @@ impl<T: Decode> Decode for Vec<T> {
     #[inline]
     fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let len = reader.read_len()?;
-        T::decode_vec(reader, len)
+        if T::LAYOUT.is_plain() {
+            return T::decode_vec(reader, len);
+        }
+        reader.nested(|reader| T::decode_vec(reader, len))
     }
 }
 
@@ -150,9 +153,10 @@ impl<T: Decode, const N: usize> Decode for [T; N] {
     fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let items = T::decode_vec(reader, N)?;
         // `decode_vec` returns exactly `N` items or an error.
-        items
-            .try_into()
-            .map_err(|_| DecodeError::UnexpectedEnd { needed: N, remaining: 0 })
+        items.try_into().map_err(|_| DecodeError::UnexpectedEnd {
+            needed: N,
+            remaining: 0,
+        })
     }
 }
 
@@ -173,7 +177,7 @@ impl<T: Encode + ?Sized> Encode for Box<T> {
 impl<T: Decode> Decode for Box<T> {
     #[inline]
     fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        T::decode(reader).map(Box::new)
+        reader.nested(T::decode).map(Box::new)
     }
 }
 
@@ -195,8 +199,11 @@ impl<T: Decode> Decode for Option<T> {
     fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
         match reader.take_array::<1>()? {
             [0] => Ok(None),
-            [1] => T::decode(reader).map(Some),
-            [tag] => Err(DecodeError::InvalidTag { tag, type_name: "Option" }),
+            [1] => reader.nested(T::decode).map(Some),
+            [tag] => Err(DecodeError::InvalidTag {
+                tag,
+                type_name: "Option",
+            }),
         }
     }
 }
@@ -221,9 +228,12 @@ impl<T: Decode, E: Decode> Decode for Result<T, E> {
     #[inline]
     fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
         match reader.take_array::<1>()? {
-            [0] => T::decode(reader).map(Ok),
-            [1] => E::decode(reader).map(Err),
-            [tag] => Err(DecodeError::InvalidTag { tag, type_name: "Result" }),
+            [0] => reader.nested(T::decode).map(Ok),
+            [1] => reader.nested(E::decode).map(Err),
+            [tag] => Err(DecodeError::InvalidTag {
+                tag,
+                type_name: "Result",
+            }),
         }
     }
 }

@@ -26,9 +26,14 @@ mod impls;
 mod reader;
 
 pub use error::DecodeError;
-pub use reader::Reader;
+pub use reader::{Reader, MAX_DEPTH};
 
 /// A value that can be written in the wasmod encoding.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot cross the module boundary",
+    label = "this type is not a wasmod type",
+    note = "columns, parameters and return values must implement `SchemaType`: use the standard types (integers, floats, bool, String, Vec, Option, tuples, arrays, Identity, ConnectionId, Timestamp) or add `#[derive(wasmod::SchemaType)]`"
+)]
 pub trait Encode {
     /// Appends the encoding of `self` to `out`.
     fn encode(&self, out: &mut Vec<u8>);
@@ -47,6 +52,11 @@ pub trait Encode {
 }
 
 /// A value that can be read back from the wasmod encoding.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot cross the module boundary",
+    label = "this type is not a wasmod type",
+    note = "columns, parameters and return values must implement `SchemaType`: use the standard types (integers, floats, bool, String, Vec, Option, tuples, arrays, Identity, ConnectionId, Timestamp) or add `#[derive(wasmod::SchemaType)]`"
+)]
 pub trait Decode: Sized {
     /// Whether the type is plain: see [`Layout`]. Only derived impls and the numbers set it.
     #[doc(hidden)]

@@ -10,11 +10,16 @@ use core::mem::size_of;
 fn bytes_of<T: Decode>(items: &[T]) -> &[u8] {
     assert_plain::<T>();
     // SAFETY: `T` is plain (checked above), so it has no padding and every byte is initialised.
-    unsafe { core::slice::from_raw_parts(items.as_ptr().cast::<u8>(), core::mem::size_of_val(items)) }
+    unsafe {
+        core::slice::from_raw_parts(items.as_ptr().cast::<u8>(), core::mem::size_of_val(items))
+    }
 }
 
 fn assert_plain<T: Decode>() {
-    assert!(T::LAYOUT.is_plain(), "encode_plain called with a type that is not plain");
+    assert!(
+        T::LAYOUT.is_plain(),
+        "encode_plain called with a type that is not plain"
+    );
 }
 
 /// Encodes a plain value: its bytes in memory are its encoding.

@@ -2,16 +2,38 @@
 
 use super::DecodeError;
 
-/// A cursor over the bytes being decoded. Every read is bounds-checked.
+/// A cursor over the bytes being decoded. Every read is bounds-checked, and nesting is bounded:
+/// the containers through which a type can recurse (`Vec`, `Box`, `Option`, `Result`) count
+/// their depth here, so that hostile input cannot exhaust the decoder's stack.
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
     bytes: &'a [u8],
+    depth: u32,
 }
+
+/// How deeply containers may nest in one decoded value.
+pub const MAX_DEPTH: u32 = 64;
 
 impl<'a> Reader<'a> {
     /// A reader over `bytes`.
     pub const fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes }
+        Self { bytes, depth: 0 }
+    }
+
+    /// Decodes one nested level with `decode`, failing with [`DecodeError::TooDeep`] past
+    /// [`MAX_DEPTH`] levels.
+    #[inline]
+    pub fn nested<T>(
+        &mut self,
+        decode: impl FnOnce(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<T, DecodeError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(DecodeError::TooDeep);
+        }
+        self.depth += 1;
+        let result = decode(self);
+        self.depth -= 1;
+        result
     }
 
     /// How many bytes are left.

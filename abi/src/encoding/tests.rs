@@ -5,7 +5,11 @@ use crate::{ConnectionId, Identity, SchemaType, Timestamp};
 
 fn round_trip<T: Encode + Decode + PartialEq + core::fmt::Debug>(value: T) {
     let bytes = to_vec(&value);
-    assert_eq!(from_slice::<T>(&bytes).as_ref(), Ok(&value), "bytes: {bytes:?}");
+    assert_eq!(
+        from_slice::<T>(&bytes).as_ref(),
+        Ok(&value),
+        "bytes: {bytes:?}"
+    );
 }
 
 #[test]
@@ -71,19 +75,31 @@ fn truncated_input_is_an_error_not_a_panic() {
     let bytes = to_vec(&(7u64, "hello".to_string(), vec![1u32, 2, 3]));
     for len in 0..bytes.len() {
         let result = from_slice::<(u64, String, Vec<u32>)>(&bytes[..len]);
-        assert!(matches!(result, Err(DecodeError::UnexpectedEnd { .. })), "prefix {len}: {result:?}");
+        assert!(
+            matches!(result, Err(DecodeError::UnexpectedEnd { .. })),
+            "prefix {len}: {result:?}"
+        );
     }
 }
 
 #[test]
 fn malformed_input_is_a_typed_error() {
     assert_eq!(from_slice::<bool>(&[2]), Err(DecodeError::InvalidBool(2)));
-    assert_eq!(from_slice::<String>(&[2, 0, 0, 0, 0xff, 0xfe]), Err(DecodeError::InvalidUtf8));
+    assert_eq!(
+        from_slice::<String>(&[2, 0, 0, 0, 0xff, 0xfe]),
+        Err(DecodeError::InvalidUtf8)
+    );
     assert_eq!(
         from_slice::<Option<u8>>(&[3, 0]),
-        Err(DecodeError::InvalidTag { tag: 3, type_name: "Option" })
+        Err(DecodeError::InvalidTag {
+            tag: 3,
+            type_name: "Option"
+        })
     );
-    assert_eq!(from_slice::<u8>(&[1, 2]), Err(DecodeError::TrailingBytes(1)));
+    assert_eq!(
+        from_slice::<u8>(&[1, 2]),
+        Err(DecodeError::TrailingBytes(1))
+    );
 }
 
 #[test]
@@ -134,15 +150,26 @@ fn plain_structs_are_detected_at_compile_time() {
     assert!(Point::LAYOUT.is_plain());
     assert!(Packed::LAYOUT.is_plain());
     assert!(!Padded::LAYOUT.is_plain(), "padding between fields");
-    assert!(!Unordered::LAYOUT.is_plain(), "no #[repr(C)]: the field order is not fixed");
+    assert!(
+        !Unordered::LAYOUT.is_plain(),
+        "no #[repr(C)]: the field order is not fixed"
+    );
     assert!(<[Point; 3]>::LAYOUT.is_plain());
-    assert!(!<(u32, u32)>::LAYOUT.is_plain(), "tuples have no fixed layout");
+    assert!(
+        !<(u32, u32)>::LAYOUT.is_plain(),
+        "tuples have no fixed layout"
+    );
     assert!(!bool::LAYOUT.is_plain(), "not every byte is a bool");
 }
 
 #[test]
 fn plain_and_structured_encodings_are_the_same_bytes() {
-    let point = Point { x: 1, y: 2, id: 3, tag: *b"abcd" };
+    let point = Point {
+        x: 1,
+        y: 2,
+        id: 3,
+        tag: *b"abcd",
+    };
     let mut expected = Vec::new();
     (point.x, point.y, point.id, point.tag).encode(&mut expected);
     assert_eq!(to_vec(&point), expected);
@@ -157,7 +184,14 @@ fn plain_and_structured_encodings_are_the_same_bytes() {
 
 #[test]
 fn plain_vectors_decode_in_one_copy_and_check_their_length() {
-    let points: Vec<Point> = (0..100).map(|i| Point { x: i, y: i * 2, id: i as u32, tag: [i as u8; 4] }).collect();
+    let points: Vec<Point> = (0..100)
+        .map(|i| Point {
+            x: i,
+            y: i * 2,
+            id: i as u32,
+            tag: [i as u8; 4],
+        })
+        .collect();
     let bytes = to_vec(&points);
     assert_eq!(bytes.len(), 4 + 100 * core::mem::size_of::<Point>());
     assert_eq!(from_slice::<Vec<Point>>(&bytes), Ok(points));
@@ -182,11 +216,20 @@ enum Shape {
 fn enums_are_a_tag_then_the_payload() {
     assert_eq!(to_vec(&Shape::Empty), [0]);
     assert_eq!(to_vec(&Shape::Circle(5)), [1, 5, 0, 0, 0]);
-    assert_eq!(to_vec(&Shape::Rect { w: 1, h: 2 }), [2, 1, 0, 0, 0, 2, 0, 0, 0]);
-    round_trip(Shape::Named("n".into(), vec![Shape::Empty, Shape::Circle(1)]));
+    assert_eq!(
+        to_vec(&Shape::Rect { w: 1, h: 2 }),
+        [2, 1, 0, 0, 0, 2, 0, 0, 0]
+    );
+    round_trip(Shape::Named(
+        "n".into(),
+        vec![Shape::Empty, Shape::Circle(1)],
+    ));
     assert_eq!(
         from_slice::<Shape>(&[4]),
-        Err(DecodeError::InvalidTag { tag: 4, type_name: "Shape" })
+        Err(DecodeError::InvalidTag {
+            tag: 4,
+            type_name: "Shape"
+        })
     );
 }
 
@@ -199,8 +242,14 @@ struct Wrapper<T> {
 
 #[test]
 fn generic_types_derive_with_bounds() {
-    round_trip(Wrapper { inner: 1u8, list: vec![2, 3] });
-    round_trip(Wrapper { inner: "a".to_string(), list: vec![] });
+    round_trip(Wrapper {
+        inner: 1u8,
+        list: vec![2, 3],
+    });
+    round_trip(Wrapper {
+        inner: "a".to_string(),
+        list: vec![],
+    });
 }
 
 #[test]
@@ -211,12 +260,25 @@ fn schemas_register_named_types_once_and_allow_recursion() {
     assert_eq!(shape, AlgebraicType::Ref(0));
     assert_eq!(Shape::schema(&mut typespace), AlgebraicType::Ref(0));
     assert_eq!(typespace.types.len(), 1);
-    let AlgebraicType::Sum(variants) = &typespace.types[0].ty else { panic!("not a sum") };
-    let names: Vec<_> = variants.iter().map(|variant| variant.name.as_deref()).collect();
-    assert_eq!(names, [Some("Empty"), Some("Circle"), Some("Rect"), Some("Named")]);
+    let AlgebraicType::Sum(variants) = &typespace.types[0].ty else {
+        panic!("not a sum")
+    };
+    let names: Vec<_> = variants
+        .iter()
+        .map(|variant| variant.name.as_deref())
+        .collect();
+    assert_eq!(
+        names,
+        [Some("Empty"), Some("Circle"), Some("Rect"), Some("Named")]
+    );
     assert_eq!(variants[1].ty, AlgebraicType::U32);
-    let AlgebraicType::Product(named) = &variants[3].ty else { panic!("not a product") };
-    assert_eq!(named[1].ty, AlgebraicType::Array(Box::new(AlgebraicType::Ref(0))));
+    let AlgebraicType::Product(named) = &variants[3].ty else {
+        panic!("not a product")
+    };
+    assert_eq!(
+        named[1].ty,
+        AlgebraicType::Array(Box::new(AlgebraicType::Ref(0)))
+    );
     assert_eq!(typespace.resolve(&shape), Some(&typespace.types[0].ty));
     assert_eq!(typespace.resolve(&AlgebraicType::Ref(9)), None);
 }
@@ -232,13 +294,24 @@ fn the_description_round_trips() {
         tables: vec![TableDef {
             name: "point".into(),
             row_type,
-            columns: vec![ColumnDef { name: "x".into(), ty: crate::AlgebraicType::U64 }],
+            columns: vec![ColumnDef {
+                name: "x".into(),
+                ty: crate::AlgebraicType::U64,
+            }],
             primary_key: Some(0),
-            indexes: vec![IndexDef { name: "x".into(), columns: vec![0], unique: true }],
+            indexes: vec![IndexDef {
+                name: "x".into(),
+                columns: vec![0],
+                unique: true,
+            }],
             auto_inc: vec![0],
             public: true,
         }],
-        reducers: vec![ReducerDef { name: "init".into(), params: vec![], lifecycle: Some(Lifecycle::Init) }],
+        reducers: vec![ReducerDef {
+            name: "init".into(),
+            params: vec![],
+            lifecycle: Some(Lifecycle::Init),
+        }],
         procedures: vec![],
         views: vec![],
         anonymous_views: vec![],

@@ -58,7 +58,10 @@ pub mod chat {
 
     #[reducer(init)]
     fn init(ctx: &ReducerContext) {
-        ctx.db.config().insert(Config { key: "motd_url".into(), value: String::new() });
+        ctx.db.config().insert(Config {
+            key: "motd_url".into(),
+            value: String::new(),
+        });
         wasmod::info!("chat initialised");
     }
 
@@ -67,11 +70,18 @@ pub mod chat {
         let users = ctx.db.user();
         match users.identity().find(ctx.sender()) {
             Some(user) => {
-                users.identity().update(User { online: true, ..user });
+                users.identity().update(User {
+                    online: true,
+                    ..user
+                });
             }
             None => {
                 let name = default_name(ctx.sender());
-                users.insert(User { identity: ctx.sender(), name, online: true });
+                users.insert(User {
+                    identity: ctx.sender(),
+                    name,
+                    online: true,
+                });
             }
         }
     }
@@ -79,7 +89,10 @@ pub mod chat {
     #[reducer(client_disconnected)]
     fn disconnected(ctx: &ReducerContext) {
         if let Some(user) = ctx.db.user().identity().find(ctx.sender()) {
-            ctx.db.user().identity().update(User { online: false, ..user });
+            ctx.db.user().identity().update(User {
+                online: false,
+                ..user
+            });
         }
     }
 
@@ -91,7 +104,11 @@ pub mod chat {
         let Some(user) = users.identity().find(ctx.sender()) else {
             return Err("connect before choosing a name".into());
         };
-        if users.name().find(&name).is_some_and(|other| other.identity != user.identity) {
+        if users
+            .name()
+            .find(&name)
+            .is_some_and(|other| other.identity != user.identity)
+        {
             return Err(format!("the name `{name}` is taken"));
         }
         users.identity().update(User { name, ..user });
@@ -102,7 +119,12 @@ pub mod chat {
     #[reducer]
     fn send(ctx: &ReducerContext, text: String) -> Result<(), String> {
         let text = validate_message(text)?;
-        ctx.db.message().insert(Message { id: 0, sender: ctx.sender(), sent: ctx.timestamp(), text });
+        ctx.db.message().insert(Message {
+            id: 0,
+            sender: ctx.sender(),
+            sent: ctx.timestamp(),
+            text,
+        });
         Ok(())
     }
 
@@ -113,11 +135,17 @@ pub mod chat {
         if response.status != 200 {
             return Err(format!("{url} answered {}", response.status));
         }
-        let text = String::from_utf8(response.body).map_err(|_| "the body is not UTF-8".to_string())?;
+        let text =
+            String::from_utf8(response.body).map_err(|_| "the body is not UTF-8".to_string())?;
         let text = validate_message(text)?;
         let sender = ctx.sender();
         ctx.with_tx(|tx| {
-            tx.db.message().insert(Message { id: 0, sender, sent: tx.timestamp(), text: text.clone() })
+            tx.db.message().insert(Message {
+                id: 0,
+                sender,
+                sent: tx.timestamp(),
+                text: text.clone(),
+            })
         });
         Ok(text)
     }
@@ -145,21 +173,34 @@ pub mod chat {
             (tx.db.user().count(), online, tx.db.message().count())
         });
         let body = format!("{{\"users\":{users},\"online\":{online},\"messages\":{messages}}}");
-        Response::new(200).with_header("content-type", "application/json").with_body(body)
+        Response::new(200)
+            .with_header("content-type", "application/json")
+            .with_body(body)
     }
 
     /// Posts a message given as the request body.
     #[http_handler(POST, "/messages")]
     fn post_message(ctx: &mut HttpContext, request: Request) -> Result<Response, String> {
-        let text = String::from_utf8(request.body).map_err(|_| "the body is not UTF-8".to_string())?;
+        let text =
+            String::from_utf8(request.body).map_err(|_| "the body is not UTF-8".to_string())?;
         let text = match validate_message(text) {
             Ok(text) => text,
             Err(error) => return Ok(Response::new(400).with_body(error)),
         };
         let id = ctx.with_tx(|tx| {
-            tx.db.message().insert(Message { id: 0, sender: Identity::ZERO, sent: tx.timestamp(), text }).id
+            tx.db
+                .message()
+                .insert(Message {
+                    id: 0,
+                    sender: Identity::ZERO,
+                    sent: tx.timestamp(),
+                    text,
+                })
+                .id
         });
-        Ok(Response::new(201).with_header("content-type", "application/json").with_body(format!("{{\"id\":{id}}}")))
+        Ok(Response::new(201)
+            .with_header("content-type", "application/json")
+            .with_body(format!("{{\"id\":{id}}}")))
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::InstanceEnv;
 use std::collections::VecDeque;
+pub use wasmod_abi::imports::LogLevel;
 
 impl InstanceEnv {
     /// `console_log`: emits `record` through `tracing` and keeps it with the call's logs.
@@ -25,38 +26,6 @@ impl InstanceEnv {
             line: 0,
             message,
         });
-    }
-}
-
-/// The level of a log line, numbered as the `console_log` import numbers it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum LogLevel {
-    /// `0`: an error.
-    Error,
-    /// `1`: a warning.
-    Warn,
-    /// `2`: information.
-    Info,
-    /// `3`: debugging detail.
-    Debug,
-    /// `4`: tracing detail.
-    Trace,
-    /// `5`: the message of a panic about to abort the call.
-    Panic,
-}
-
-impl LogLevel {
-    /// The level numbered `code` by the ABI, if there is one.
-    pub fn from_code(code: u32) -> Option<Self> {
-        Some(match code {
-            0 => Self::Error,
-            1 => Self::Warn,
-            2 => Self::Info,
-            3 => Self::Debug,
-            4 => Self::Trace,
-            5 => Self::Panic,
-            _ => return None,
-        })
     }
 }
 

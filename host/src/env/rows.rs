@@ -6,6 +6,7 @@
 //! buffer holds: a host call costs more than decoding a small row.
 
 use super::{report, InstanceEnv};
+pub use wasmod_abi::imports::Advance;
 use wasmod_abi::Errno;
 use wasmod_datastore::Row;
 
@@ -14,28 +15,6 @@ use wasmod_datastore::Row;
 pub(crate) struct RowIter {
     rows: Vec<Row>,
     next: usize,
-}
-
-/// What one [`InstanceEnv::row_iter_advance`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Advance {
-    /// `written` bytes of whole rows were written; more rows remain (import result `0`).
-    More {
-        /// Bytes written.
-        written: usize,
-    },
-    /// `written` bytes of whole rows were written and no row remains: the iterator is closed
-    /// (import result `-1`).
-    Exhausted {
-        /// Bytes written.
-        written: usize,
-    },
-    /// Not even the next row fits; nothing was written (import result `BUFFER_TOO_SMALL`, with
-    /// `needed` in `*buf_len`).
-    BufferTooSmall {
-        /// The next row's size in bytes.
-        needed: usize,
-    },
 }
 
 impl InstanceEnv {

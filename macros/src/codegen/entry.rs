@@ -26,8 +26,6 @@ pub fn generate(entry: &EntryPoint) -> TokenStream {
     };
     let (kind_noun, trait_impl) = trait_impl(entry);
     let doc = format!("The {kind_noun} `{}`: the type `#[wasmod::{}]` generates beside the function, which the module's dispatch calls.", entry.name, attr_of(&entry.kind));
-    let params = entry.params.iter().map(|param| &param.ty);
-    let encodable = params.map(|ty| quote_spanned!(ty.span()=> ::wasmod::rt::assert_schema_type::<#ty>();));
     quote! {
         #func
 
@@ -39,7 +37,6 @@ pub fn generate(entry: &EntryPoint) -> TokenStream {
         #(#cfgs)*
         const _: () = {
             #trait_impl
-            #(#encodable)*
             ::wasmod::rt::assert_registered::<#ident>();
         };
     }
@@ -63,8 +60,12 @@ fn trait_impl(entry: &EntryPoint) -> (&'static str, TokenStream) {
         Kind::Reducer { lifecycle } => {
             let lifecycle = match lifecycle.as_ref().map(|ident| ident.to_string()).as_deref() {
                 Some("init") => quote!(::wasmod::rt::Some(::wasmod::rt::Lifecycle::Init)),
-                Some("client_connected") => quote!(::wasmod::rt::Some(::wasmod::rt::Lifecycle::ClientConnected)),
-                Some("client_disconnected") => quote!(::wasmod::rt::Some(::wasmod::rt::Lifecycle::ClientDisconnected)),
+                Some("client_connected") => {
+                    quote!(::wasmod::rt::Some(::wasmod::rt::Lifecycle::ClientConnected))
+                }
+                Some("client_disconnected") => quote!(::wasmod::rt::Some(
+                    ::wasmod::rt::Lifecycle::ClientDisconnected
+                )),
                 _ => quote!(::wasmod::rt::None),
             };
             let decode = decode_args(entry, "reducer");
@@ -110,7 +111,11 @@ fn trait_impl(entry: &EntryPoint) -> (&'static str, TokenStream) {
             ("procedure", tokens)
         }
         Kind::View { anonymous } => {
-            let context = if *anonymous { quote!(AnonymousViewContext) } else { quote!(ViewContext) };
+            let context = if *anonymous {
+                quote!(AnonymousViewContext)
+            } else {
+                quote!(ViewContext)
+            };
             let decode = decode_args(entry, "view");
             let call = call(entry);
             let tokens = quote! {
@@ -183,7 +188,9 @@ fn describe_params(entry: &EntryPoint) -> TokenStream {
 
 /// `__wasmod_arg_0`, `__wasmod_arg_1`, ..: the decoded arguments.
 fn arg_idents(entry: &EntryPoint) -> Vec<syn::Ident> {
-    (0..entry.params.len()).map(|index| format_ident!("__wasmod_arg_{}", index)).collect()
+    (0..entry.params.len())
+        .map(|index| format_ident!("__wasmod_arg_{}", index))
+        .collect()
 }
 
 /// The call of the user's function with the context and the decoded arguments.
@@ -207,7 +214,10 @@ fn decode_args(entry: &EntryPoint, noun: &str) -> TokenStream {
         };
     }
     let types: Vec<_> = entry.params.iter().map(|param| &param.ty).collect();
-    let names = entry.params.iter().map(|param| &param.name);
+    let reads = entry.params.iter().map(|param| {
+        let (ty, name) = (&param.ty, &param.name);
+        quote_spanned!(ty.span()=> __wasmod_args.next::<#ty>(#name)?)
+    });
     quote! {
         #[repr(C, packed)]
         struct __wasmod_Params(#(#types),*);
@@ -219,7 +229,7 @@ fn decode_args(entry: &EntryPoint, noun: &str) -> TokenStream {
             let __wasmod_Params(#(#args),*) = unsafe { __wasmod_args.all_plain::<__wasmod_Params>()? };
             (#(#args,)*)
         } else {
-            (#(__wasmod_args.next::<#types>(#names)?,)*)
+            (#(#reads,)*)
         };
         __wasmod_args.finish()?;
     }

@@ -9,7 +9,9 @@
 //! - compile-time checks: unique names, one reducer per lifecycle role.
 //!
 //! Ids, description order and dispatch arms are all read off the same list here, so they agree
-//! by construction. An item under `#[cfg]` keeps the same `#[cfg]` on its arm, its description
+//! by construction. The exports use the `"C-unwind"` ABI: in wasm (built with `panic = "abort"`)
+//! it is the plain C ABI, and natively it lets a panic in module code unwind to the host, which
+//! reports it as an aborted call, as a trap would be in wasm. An item under `#[cfg]` keeps the same `#[cfg]` on its arm, its description
 //! push and its `Registered` impl; the ids of the items after it count it only when it is
 //! enabled.
 
@@ -63,7 +65,11 @@ fn ids(category: Category, list: &[Registration]) -> Ids {
             exprs.push(quote!(#literal));
             patterns.push(quote!(#literal));
         } else {
-            let name = format_ident!("__WASMOD_{}_{}", category.keyword().to_uppercase(), position);
+            let name = format_ident!(
+                "__WASMOD_{}_{}",
+                category.keyword().to_uppercase(),
+                position
+            );
             consts.extend(quote! {
                 const #name: u32 = #literal #(+ #conditional)*;
             });
@@ -75,7 +81,11 @@ fn ids(category: Category, list: &[Registration]) -> Ids {
             None => literal += 1,
         }
     }
-    Ids { exprs, consts, patterns }
+    Ids {
+        exprs,
+        consts,
+        patterns,
+    }
 }
 
 /// `all(p1, p2, ..)` for the `#[cfg(p)]` attributes given, `None` for none.
@@ -98,23 +108,34 @@ fn exports(module: &Module) -> TokenStream {
             quote!(#ident)
         }
     };
-    let ids: Vec<Ids> = Category::ALL.iter().map(|&category| ids(category, module.list(category))).collect();
+    let ids: Vec<Ids> = Category::ALL
+        .iter()
+        .map(|&category| ids(category, module.list(category)))
+        .collect();
     let id_consts = ids.iter().map(|ids| &ids.consts);
 
     let registrations = Category::ALL.iter().zip(&ids).flat_map(|(&category, ids)| {
-        module.list(category).iter().zip(&ids.exprs).map(|(registration, id)| {
-            let Registration { path, cfgs, .. } = registration;
-            quote! {
-                #(#cfgs)*
-                impl ::wasmod::rt::Registered for #path {
-                    const ID: u32 = #id;
+        module
+            .list(category)
+            .iter()
+            .zip(&ids.exprs)
+            .map(|(registration, id)| {
+                let Registration { path, cfgs, .. } = registration;
+                quote! {
+                    #(#cfgs)*
+                    impl ::wasmod::rt::Registered for #path {
+                        const ID: u32 = #id;
+                    }
                 }
-            }
-        })
+            })
     });
 
     let describe = describe(module);
-    let checks = checks(module);
+    let checks = if module.reported_errors {
+        TokenStream::new()
+    } else {
+        checks(module)
+    };
     let call_reducer = dispatch(module, &ids, Category::Reducers);
     let call_procedure = dispatch(module, &ids, Category::Procedures);
     let call_view = dispatch(module, &ids, Category::Views);
@@ -130,7 +151,7 @@ fn exports(module: &Module) -> TokenStream {
             #describe
 
             #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_reducer__"))]
-            extern "C" fn __wasmod_call_reducer(
+            extern "C-unwind" fn __wasmod_call_reducer(
                 id: u32,
                 sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
                 connection_id_0: u64, connection_id_1: u64,
@@ -144,7 +165,7 @@ fn exports(module: &Module) -> TokenStream {
             }
 
             #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_procedure__"))]
-            extern "C" fn __wasmod_call_procedure(
+            extern "C-unwind" fn __wasmod_call_procedure(
                 id: u32,
                 sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
                 connection_id_0: u64, connection_id_1: u64,
@@ -158,7 +179,7 @@ fn exports(module: &Module) -> TokenStream {
             }
 
             #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_view__"))]
-            extern "C" fn __wasmod_call_view(
+            extern "C-unwind" fn __wasmod_call_view(
                 id: u32,
                 sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
                 connection_id_0: u64, connection_id_1: u64,
@@ -172,12 +193,12 @@ fn exports(module: &Module) -> TokenStream {
             }
 
             #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_view_anon__"))]
-            extern "C" fn __wasmod_call_view_anon(id: u32, timestamp: i64, args: u32, result: u32) -> i16 {
+            extern "C-unwind" fn __wasmod_call_view_anon(id: u32, timestamp: i64, args: u32, result: u32) -> i16 {
                 #call_view_anon
             }
 
             #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_http_handler__"))]
-            extern "C" fn __wasmod_call_http_handler(id: u32, timestamp: i64, request: u32, response: u32) -> i16 {
+            extern "C-unwind" fn __wasmod_call_http_handler(id: u32, timestamp: i64, request: u32, response: u32) -> i16 {
                 #call_http_handler
             }
 
@@ -220,26 +241,45 @@ fn exports(module: &Module) -> TokenStream {
 fn describe(module: &Module) -> TokenStream {
     let pushes = |category: Category, list: &str, call: TokenStream| {
         let list = format_ident!("{}", list);
-        let pushes = module.list(category).iter().map(|Registration { path, cfgs, .. }| {
-            quote! {
-                #(#cfgs)*
-                #list.push(<#path as #call>::describe(&mut typespace));
-            }
-        });
+        let pushes = module
+            .list(category)
+            .iter()
+            .map(|Registration { path, cfgs, .. }| {
+                quote! {
+                    #(#cfgs)*
+                    #list.push(<#path as #call>::describe(&mut typespace));
+                }
+            });
         quote! {
             let mut #list = ::wasmod::rt::Vec::new();
             #(#pushes)*
         }
     };
     let tables = pushes(Category::Tables, "tables", quote!(::wasmod::rt::TableRow));
-    let reducers = pushes(Category::Reducers, "reducers", quote!(::wasmod::rt::Reducer));
-    let procedures = pushes(Category::Procedures, "procedures", quote!(::wasmod::rt::Procedure));
+    let reducers = pushes(
+        Category::Reducers,
+        "reducers",
+        quote!(::wasmod::rt::Reducer),
+    );
+    let procedures = pushes(
+        Category::Procedures,
+        "procedures",
+        quote!(::wasmod::rt::Procedure),
+    );
     let views = pushes(Category::Views, "views", quote!(::wasmod::rt::View));
-    let anonymous_views = pushes(Category::AnonymousViews, "anonymous_views", quote!(::wasmod::rt::View));
-    let http_handlers = pushes(Category::HttpHandlers, "http_handlers", quote!(::wasmod::rt::HttpHandler));
+    let anonymous_views = pushes(
+        Category::AnonymousViews,
+        "anonymous_views",
+        quote!(::wasmod::rt::View),
+    );
+    let http_handlers = pushes(
+        Category::HttpHandlers,
+        "http_handlers",
+        quote!(::wasmod::rt::HttpHandler),
+    );
     quote! {
         #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__describe_module__"))]
-        extern "C" fn __wasmod_describe_module(sink: u32) -> i16 {
+        extern "C-unwind" fn __wasmod_describe_module(sink: u32) -> i16 {
             let mut typespace = ::wasmod::rt::Typespace::default();
             #tables
             #reducers
@@ -265,19 +305,41 @@ fn describe(module: &Module) -> TokenStream {
 fn dispatch(module: &Module, ids: &[Ids], category: Category) -> TokenStream {
     let patterns = &ids[category as usize].patterns;
     let (run, args, sink) = match category {
-        Category::Reducers => (quote!(run_reducer), quote!(sender, connection_id, timestamp, args, error), quote!(error)),
-        Category::Procedures => (quote!(run_procedure), quote!(sender, connection_id, timestamp, args, result), quote!(result)),
-        Category::Views => (quote!(run_view), quote!(sender, connection_id, timestamp, args, result), quote!(result)),
-        Category::AnonymousViews => (quote!(run_anonymous_view), quote!(timestamp, args, result), quote!(result)),
-        Category::HttpHandlers => (quote!(run_http_handler), quote!(timestamp, request, response), quote!(response)),
+        Category::Reducers => (
+            quote!(run_reducer),
+            quote!(sender, connection_id, timestamp, args, error),
+            quote!(error),
+        ),
+        Category::Procedures => (
+            quote!(run_procedure),
+            quote!(sender, connection_id, timestamp, args, result),
+            quote!(result),
+        ),
+        Category::Views => (
+            quote!(run_view),
+            quote!(sender, connection_id, timestamp, args, result),
+            quote!(result),
+        ),
+        Category::AnonymousViews => (
+            quote!(run_anonymous_view),
+            quote!(timestamp, args, result),
+            quote!(result),
+        ),
+        Category::HttpHandlers => (
+            quote!(run_http_handler),
+            quote!(timestamp, request, response),
+            quote!(response),
+        ),
         Category::Tables => unreachable!("tables are not dispatched"),
     };
-    let arms = module.list(category).iter().zip(patterns).map(|(Registration { path, cfgs, .. }, pattern)| {
-        quote! {
-            #(#cfgs)*
-            #pattern => ::wasmod::rt::#run::<#path>(#args),
-        }
-    });
+    let arms = module.list(category).iter().zip(patterns).map(
+        |(Registration { path, cfgs, .. }, pattern)| {
+            quote! {
+                #(#cfgs)*
+                #pattern => ::wasmod::rt::#run::<#path>(#args),
+            }
+        },
+    );
     quote! {
         match id {
             #(#arms)*
@@ -294,7 +356,11 @@ fn dispatch(module: &Module, ids: &[Ids], category: Category) -> TokenStream {
 /// `#[cfg]`.
 fn checks(module: &Module) -> TokenStream {
     let mut items = TokenStream::new();
-    let mut values = |category: Category, call: TokenStream, constant: TokenStream, ty: TokenStream| -> Vec<TokenStream> {
+    let mut values = |category: Category,
+                      call: TokenStream,
+                      constant: TokenStream,
+                      ty: TokenStream|
+     -> Vec<TokenStream> {
         module
             .list(category)
             .iter()
@@ -304,7 +370,12 @@ fn checks(module: &Module) -> TokenStream {
                 match cfg_predicate(cfgs) {
                     None => value,
                     Some(predicate) => {
-                        let name = format_ident!("__WASMOD_{}_{}_{}", category.keyword().to_uppercase(), constant.to_string(), position);
+                        let name = format_ident!(
+                            "__WASMOD_{}_{}_{}",
+                            category.keyword().to_uppercase(),
+                            constant.to_string(),
+                            position
+                        );
                         items.extend(quote! {
                             #[cfg(#predicate)]
                             const #name: ::wasmod::rt::Option<#ty> = #value;
@@ -318,14 +389,49 @@ fn checks(module: &Module) -> TokenStream {
             .collect()
     };
     let name = quote!(&'static str);
-    let mut entry_names = values(Category::Reducers, quote!(::wasmod::rt::Reducer), quote!(NAME), name.clone());
-    entry_names.extend(values(Category::Procedures, quote!(::wasmod::rt::Procedure), quote!(NAME), name.clone()));
-    entry_names.extend(values(Category::Views, quote!(::wasmod::rt::View), quote!(NAME), name.clone()));
-    entry_names.extend(values(Category::AnonymousViews, quote!(::wasmod::rt::View), quote!(NAME), name.clone()));
-    entry_names.extend(values(Category::HttpHandlers, quote!(::wasmod::rt::HttpHandler), quote!(NAME), name.clone()));
-    let table_names = values(Category::Tables, quote!(::wasmod::rt::TableRow), quote!(TABLE_NAME), name);
+    let mut entry_names = values(
+        Category::Reducers,
+        quote!(::wasmod::rt::Reducer),
+        quote!(NAME),
+        name.clone(),
+    );
+    entry_names.extend(values(
+        Category::Procedures,
+        quote!(::wasmod::rt::Procedure),
+        quote!(NAME),
+        name.clone(),
+    ));
+    entry_names.extend(values(
+        Category::Views,
+        quote!(::wasmod::rt::View),
+        quote!(NAME),
+        name.clone(),
+    ));
+    entry_names.extend(values(
+        Category::AnonymousViews,
+        quote!(::wasmod::rt::View),
+        quote!(NAME),
+        name.clone(),
+    ));
+    entry_names.extend(values(
+        Category::HttpHandlers,
+        quote!(::wasmod::rt::HttpHandler),
+        quote!(NAME),
+        name.clone(),
+    ));
+    let table_names = values(
+        Category::Tables,
+        quote!(::wasmod::rt::TableRow),
+        quote!(TABLE_NAME),
+        name,
+    );
     let lifecycle = quote!(::wasmod::rt::Option<::wasmod::rt::Lifecycle>);
-    let lifecycles = values(Category::Reducers, quote!(::wasmod::rt::Reducer), quote!(LIFECYCLE), lifecycle);
+    let lifecycles = values(
+        Category::Reducers,
+        quote!(::wasmod::rt::Reducer),
+        quote!(LIFECYCLE),
+        lifecycle,
+    );
     quote! {
         #items
         const _: () = ::wasmod::rt::assert_names_unique(&[#(#entry_names),*]);

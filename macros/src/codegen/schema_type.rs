@@ -7,7 +7,8 @@
 
 use crate::ir::schema_type::{Fields, Shape, Style, TypeDecl};
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 /// The three impls, inside one `const _: () = { .. };`.
 pub fn generate(decl: &TypeDecl) -> TokenStream {
@@ -28,10 +29,15 @@ pub fn generate(decl: &TypeDecl) -> TokenStream {
 fn impl_header(decl: &TypeDecl, trait_path: TokenStream) -> TokenStream {
     let ident = &decl.ident;
     let mut generics = decl.generics.clone();
-    let params: Vec<_> = generics.type_params().map(|param| param.ident.clone()).collect();
+    let params: Vec<_> = generics
+        .type_params()
+        .map(|param| param.ident.clone())
+        .collect();
     let where_clause = generics.make_where_clause();
     for param in params {
-        where_clause.predicates.push(syn::parse_quote!(#param: #trait_path));
+        where_clause
+            .predicates
+            .push(syn::parse_quote!(#param: #trait_path));
     }
     let (impl_generics, type_generics, where_clause) = generics.split_for_impl();
     quote! { impl #impl_generics #trait_path for #ident #type_generics #where_clause }
@@ -46,8 +52,12 @@ fn encode_impl(decl: &TypeDecl) -> TokenStream {
             let writes = fields.fields.iter().map(|field| {
                 let member = &field.member;
                 // Packed fields may be unaligned: copy them out instead of borrowing.
-                let value = if decl.repr.packed { quote!(&{ self.#member }) } else { quote!(&self.#member) };
-                quote! { #p::Encode::encode(#value, out); }
+                let value = if decl.repr.packed {
+                    quote!(&{ self.#member })
+                } else {
+                    quote!(&self.#member)
+                };
+                quote_spanned! { field.ty.span()=> #p::Encode::encode(#value, out); }
             });
             if may_be_plain(decl, fields) {
                 quote! {
@@ -250,7 +260,9 @@ fn product(p: &TokenStream, fields: &Fields) -> TokenStream {
 
 /// `__wasmod_0, __wasmod_1, ..`: names for a variant's fields in a pattern.
 fn bindings(fields: &Fields) -> Vec<syn::Ident> {
-    (0..fields.fields.len()).map(|index| format_ident!("__wasmod_{}", index)).collect()
+    (0..fields.fields.len())
+        .map(|index| format_ident!("__wasmod_{}", index))
+        .collect()
 }
 
 /// A pattern that binds every field of `path` to `bindings`.
@@ -263,12 +275,16 @@ fn pattern(path: TokenStream, fields: &Fields, bindings: &[syn::Ident]) -> Token
     }
 }
 
-/// An expression building `path` with every field read by `read`.
+/// An expression building `path` with every field read by `read`, each read spanned at its
+/// field's type so that a type that cannot be decoded is reported there.
 fn construct(path: TokenStream, fields: &Fields, read: &TokenStream) -> TokenStream {
     let members = fields.fields.iter().map(|field| &field.member);
     match fields.style {
         Style::Named | Style::Unnamed => {
-            let reads = fields.fields.iter().map(|_| read);
+            let reads = fields
+                .fields
+                .iter()
+                .map(|field| quote_spanned!(field.ty.span()=> #read));
             quote!(#path { #(#members: #reads),* })
         }
         Style::Unit => path,

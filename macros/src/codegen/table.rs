@@ -1,6 +1,9 @@
 //! Code for a table: the row struct with its `SchemaType` impls, its `TableRow` impl (the
-//! table's description), a handle type with one accessor per index, and the accessor trait
-//! that gives `Db` its `ctx.db.<table>()` method.
+//! table's description), a handle type `<Row>Table` with one accessor per index, and the trait
+//! `<Row>Access` that gives `Db` its `ctx.db.<table>()` method.
+//!
+//! The trait is named after the row type, not the table, so that it never collides with an
+//! entry point's type of the same name as the table (both live in the type namespace).
 
 use crate::codegen::schema_type;
 use crate::ir::table::Table;
@@ -15,15 +18,22 @@ pub fn generate(table: &Table) -> TokenStream {
     let cfgs = &table.cfgs;
     let accessor = &table.name;
     let handle = format_ident!("{}Table", row);
+    let access = format_ident!("{}Access", row);
     let schema = schema_type::generate(&table.row);
     let describe = describe(table);
     let index_accessors = table.indexes.iter().enumerate().map(|(id, index)| {
         let id = id as u32;
         let name = &index.accessor;
-        let types: Vec<_> = index.columns.iter().map(|&column| &table.columns[column].ty).collect();
+        let types: Vec<_> = index
+            .columns
+            .iter()
+            .map(|&column| &table.columns[column].ty)
+            .collect();
         if index.unique {
             let key = types[0];
-            let doc = format!("The unique column `{name}`: find, update or delete the row with a given `{name}`.");
+            let doc = format!(
+                "The unique column `{name}`: find, update or delete the row with a given `{name}`."
+            );
             quote! {
                 #[doc = #doc]
                 pub fn #name(&self) -> ::wasmod::table::UniqueColumn<#row, #key, A> {
@@ -31,7 +41,8 @@ pub fn generate(table: &Table) -> TokenStream {
                 }
             }
         } else {
-            let doc = format!("The btree index `{name}`: filter or delete the rows in a range of it.");
+            let doc =
+                format!("The btree index `{name}`: filter or delete the rows in a range of it.");
             quote! {
                 #[doc = #doc]
                 pub fn #name(&self) -> ::wasmod::table::BTreeIndex<#row, (#(#types,)*), A> {
@@ -41,7 +52,7 @@ pub fn generate(table: &Table) -> TokenStream {
         }
     });
     let handle_doc = format!("A handle to the table `{accessor}` of `{row}` rows, from `ctx.db.{accessor}()`. Dereferences to [`Table`](::wasmod::table::Table) for `insert`, `iter`, `count`, `delete` and `clear`; its own methods are the table's indexes.");
-    let trait_doc = format!("Gives [`Db`](::wasmod::Db) the accessor `{accessor}()` of the table of `{row}` rows. Bring it into scope where the table is used.");
+    let trait_doc = format!("Gives [`Db`](::wasmod::Db) the accessor `{accessor}()` of the table of `{row}` rows. Bring it into scope (`use ..::{access}`) where the table is used outside its module.");
     quote! {
         #item
 
@@ -69,9 +80,8 @@ pub fn generate(table: &Table) -> TokenStream {
         }
 
         #[doc = #trait_doc]
-        #[allow(non_camel_case_types)]
         #(#cfgs)*
-        #vis trait #accessor {
+        #vis trait #access {
             /// The access the handle grants.
             type Access;
 
@@ -81,7 +91,7 @@ pub fn generate(table: &Table) -> TokenStream {
 
         #(#cfgs)*
         const _: () = {
-            impl<A: ::wasmod::rt::Access> #accessor for ::wasmod::Db<A> {
+            impl<A: ::wasmod::rt::Access> #access for ::wasmod::Db<A> {
                 type Access = A;
 
                 #[inline]

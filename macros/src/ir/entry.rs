@@ -118,7 +118,11 @@ const METHODS: [(&str, &str); 7] = [
 impl AttrArgs {
     /// Parses the tokens inside an entry point's attribute.
     pub fn parse(attr: Attr, tokens: proc_macro2::TokenStream, errors: &mut Errors) -> Self {
-        let mut args = Self { name: None, lifecycle: None, route: None };
+        let mut args = Self {
+            name: None,
+            lifecycle: None,
+            route: None,
+        };
         let parser = |input: syn::parse::ParseStream<'_>| -> syn::Result<()> {
             if attr == Attr::HttpHandler {
                 args.route = Some(parse_route(input)?);
@@ -140,17 +144,25 @@ impl AttrArgs {
                     }
                 } else if attr == Attr::Reducer && LIFECYCLES.contains(&key.to_string().as_str()) {
                     if args.lifecycle.replace(key.clone()).is_some() {
-                        return Err(syn::Error::new(key.span(), "a reducer has at most one lifecycle role"));
+                        return Err(syn::Error::new(
+                            key.span(),
+                            "a reducer has at most one lifecycle role",
+                        ));
                     }
                 } else {
                     let accepted = match attr {
-                        Attr::Reducer => "`init`, `client_connected`, `client_disconnected` or `name = \"..\"`",
+                        Attr::Reducer => {
+                            "`init`, `client_connected`, `client_disconnected` or `name = \"..\"`"
+                        }
                         Attr::HttpHandler => "a method and a path, then `name = \"..\"`",
                         Attr::Procedure | Attr::View => "`name = \"..\"`",
                     };
                     return Err(syn::Error::new(
                         key.span(),
-                        format!("unknown argument `{key}` for `#[{}]`; it accepts {accepted}", attr_name(attr)),
+                        format!(
+                            "unknown argument `{key}` for `#[{}]`; it accepts {accepted}",
+                            attr_name(attr)
+                        ),
                     ));
                 }
                 if !input.is_empty() {
@@ -175,7 +187,9 @@ fn attr_name(attr: Attr) -> &'static str {
 
 fn parse_route(input: syn::parse::ParseStream<'_>) -> syn::Result<(syn::Ident, syn::LitStr)> {
     if input.is_empty() {
-        return Err(input.error("an HTTP handler needs a method and a path: `#[http_handler(GET, \"/path\")]`"));
+        return Err(input.error(
+            "an HTTP handler needs a method and a path: `#[http_handler(GET, \"/path\")]`",
+        ));
     }
     let method: syn::Ident = input.call(syn::Ident::parse_any)?;
     let variant = METHODS
@@ -191,14 +205,21 @@ fn parse_route(input: syn::parse::ParseStream<'_>) -> syn::Result<(syn::Ident, s
     input.parse::<syn::Token![,]>()?;
     let path: syn::LitStr = input.parse()?;
     if !path.value().starts_with('/') {
-        return Err(syn::Error::new(path.span(), "an HTTP handler's path starts with `/`"));
+        return Err(syn::Error::new(
+            path.span(),
+            "an HTTP handler's path starts with `/`",
+        ));
     }
     Ok((variant, path))
 }
 
 /// The `#[cfg]` attributes among `attrs`.
 pub fn cfg_attrs(attrs: &[syn::Attribute]) -> Vec<syn::Attribute> {
-    attrs.iter().filter(|attr| attr.path().is_ident("cfg")).cloned().collect()
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("cfg"))
+        .cloned()
+        .collect()
 }
 
 /// The context type an entry point of `attr` expects first, and whether it is `&mut`.
@@ -213,15 +234,24 @@ fn expected_contexts(attr: Attr) -> (&'static [&'static str], bool) {
 
 /// The name of the context type `ty` refers to, if it is `&Name` or `&mut Name` (any path).
 pub fn context_name(ty: &syn::Type) -> Option<(String, bool)> {
-    let syn::Type::Reference(reference) = ty else { return None };
-    let syn::Type::Path(path) = &*reference.elem else { return None };
+    let syn::Type::Reference(reference) = ty else {
+        return None;
+    };
+    let syn::Type::Path(path) = &*reference.elem else {
+        return None;
+    };
     let last = path.path.segments.last()?;
     Some((last.ident.to_string(), reference.mutability.is_some()))
 }
 
 impl EntryPoint {
     /// Parses and validates the function an entry-point attribute is on.
-    pub fn parse(attr: Attr, args: AttrArgs, func: syn::ItemFn, errors: &mut Errors) -> Option<Self> {
+    pub fn parse(
+        attr: Attr,
+        args: AttrArgs,
+        func: syn::ItemFn,
+        errors: &mut Errors,
+    ) -> Option<Self> {
         let noun = attr.noun();
         let sig = &func.sig;
         if let Some(asyncness) = &sig.asyncness {
@@ -234,7 +264,10 @@ impl EntryPoint {
             errors.error_at(constness, format!("a {noun} cannot be `const`"));
         }
         if let Some(abi) = &sig.abi {
-            errors.error_at(abi, format!("a {noun} is a plain Rust function; remove the `extern`"));
+            errors.error_at(
+                abi,
+                format!("a {noun} is a plain Rust function; remove the `extern`"),
+            );
         }
         if let Some(variadic) = &sig.variadic {
             errors.error_at(variadic, format!("a {noun} cannot be variadic"));
@@ -243,19 +276,37 @@ impl EntryPoint {
             errors.error_at(&sig.generics, format!("a {noun} cannot be generic: the host calls one concrete function per entry point"));
         }
 
-        let mut inputs = sig.inputs.iter();
+        for input in &sig.inputs {
+            if let syn::FnArg::Receiver(receiver) = input {
+                errors.error_at(
+                    receiver,
+                    format!("a {noun} is a free function, not a method"),
+                );
+            }
+        }
+        let mut inputs = sig
+            .inputs
+            .iter()
+            .filter(|input| matches!(input, syn::FnArg::Typed(_)));
         let (expected, mutable) = expected_contexts(attr);
         let context_message = || {
             let reference = if mutable { "&mut " } else { "&" };
-            let options: Vec<String> = expected.iter().map(|name| format!("`ctx: {reference}{name}`")).collect();
-            format!("the first parameter of a {noun} must be {}", options.join(" or "))
+            let options: Vec<String> = expected
+                .iter()
+                .map(|name| format!("`ctx: {reference}{name}`"))
+                .collect();
+            format!(
+                "the first parameter of a {noun} must be {}",
+                options.join(" or ")
+            )
         };
         let mut anonymous = false;
         match inputs.next() {
-            None => errors.push(syn::Error::new(sig.paren_token.span.join(), context_message())),
-            Some(syn::FnArg::Receiver(receiver)) => {
-                errors.error_at(receiver, format!("a {noun} is a free function, not a method"));
-            }
+            None => errors.push(syn::Error::new(
+                sig.paren_token.span.join(),
+                context_message(),
+            )),
+            Some(syn::FnArg::Receiver(_)) => {}
             Some(syn::FnArg::Typed(typed)) => match context_name(&typed.ty) {
                 Some((name, is_mut)) if expected.contains(&name.as_str()) && is_mut == mutable => {
                     anonymous = name == "AnonymousViewContext";
@@ -274,14 +325,16 @@ impl EntryPoint {
                 if let (Some(lifecycle), false) = (&args.lifecycle, params.is_empty()) {
                     errors.push(syn::Error::new(
                         sig.inputs.span(),
-                        format!("a `{lifecycle}` reducer takes only its context: the host calls it with no arguments"),
+                        format!("a lifecycle reducer (`{lifecycle}`) takes only its context: the host calls it with no arguments"),
                     ));
                 }
-                Kind::Reducer { lifecycle: args.lifecycle }
+                Kind::Reducer {
+                    lifecycle: args.lifecycle,
+                }
             }
             Attr::Procedure => Kind::Procedure,
             Attr::View => {
-                check_view_output(&sig.output, errors);
+                check_view_output(sig, errors);
                 Kind::View { anonymous }
             }
             Attr::HttpHandler => {
@@ -300,9 +353,18 @@ impl EntryPoint {
             syn::ReturnType::Default => syn::parse_quote!(()),
             syn::ReturnType::Type(_, ty) => (**ty).clone(),
         };
-        let name = args.name.map_or_else(|| sig.ident.unraw().to_string(), |name| name.value());
+        let name = args
+            .name
+            .map_or_else(|| sig.ident.unraw().to_string(), |name| name.value());
         let cfgs = cfg_attrs(&func.attrs);
-        Some(Self { kind, name, params, output, cfgs, func })
+        Some(Self {
+            kind,
+            name,
+            params,
+            output,
+            cfgs,
+            func,
+        })
     }
 
     /// The entry point's function name.
@@ -330,7 +392,10 @@ fn parse_param(noun: &str, index: usize, input: &syn::FnArg, errors: &mut Errors
         errors.push(syn::Error::new(problem.0, problem.1));
         return None;
     }
-    Some(Param { name, ty: (*typed.ty).clone() })
+    Some(Param {
+        name,
+        ty: (*typed.ty).clone(),
+    })
 }
 
 /// Why `ty` cannot be a parameter type, if it cannot: references borrow from nothing the
@@ -345,7 +410,10 @@ fn unsupported_type(ty: &syn::Type) -> Option<(Span, String)> {
             ));
         }
         fn visit_type_impl_trait(&mut self, ty: &'ast syn::TypeImplTrait) {
-            self.0.get_or_insert((ty.span(), "a parameter needs a concrete type to be decoded into, not `impl Trait`".to_owned()));
+            self.0.get_or_insert((
+                ty.span(),
+                "a parameter needs a concrete type to be decoded into, not `impl Trait`".to_owned(),
+            ));
         }
     }
     let mut finder = Finder(None);
@@ -353,13 +421,20 @@ fn unsupported_type(ty: &syn::Type) -> Option<(Span, String)> {
     finder.0
 }
 
-fn check_view_output(output: &syn::ReturnType, errors: &mut Errors) {
+fn check_view_output(sig: &syn::Signature, errors: &mut Errors) {
     const MESSAGE: &str = "a view returns `Vec<T>` or `Option<T>` of rows";
-    match output {
-        syn::ReturnType::Default => errors.push(syn::Error::new(output.span(), MESSAGE)),
+    match &sig.output {
+        syn::ReturnType::Default => errors.error_at(
+            &sig.ident,
+            format!("{MESSAGE}; `{}` returns nothing", sig.ident),
+        ),
         syn::ReturnType::Type(_, ty) => {
             let container = match &**ty {
-                syn::Type::Path(path) => path.path.segments.last().map(|segment| segment.ident.to_string()),
+                syn::Type::Path(path) => path
+                    .path
+                    .segments
+                    .last()
+                    .map(|segment| segment.ident.to_string()),
                 _ => None,
             };
             if !matches!(container.as_deref(), Some("Vec" | "Option")) {

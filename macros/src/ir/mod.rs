@@ -3,8 +3,8 @@
 //! Parsing checks everything that can be checked from the tokens and reports every problem
 //! with its span; code generation (in [`crate::codegen`]) then never fails.
 
-pub mod repr;
 pub mod entry;
 pub mod module;
+pub mod repr;
 pub mod schema_type;
 pub mod table;

@@ -9,7 +9,8 @@
 //!   files; on a unit struct (which becomes the module's marker type) or added to an inline
 //!   module.
 
-use super::entry::{cfg_attrs, context_name, Attr, AttrArgs};
+use super::entry::{cfg_attrs, context_name, Attr, AttrArgs, EntryPoint};
+use super::table::Table;
 use crate::diagnostics::Errors;
 use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt as _;
@@ -65,6 +66,8 @@ pub struct Registration {
     pub cfgs: Vec<syn::Attribute>,
     /// Its name, when the macro can see it (inline items); used for early, spanned checks.
     pub name: Option<(String, Span)>,
+    /// Its lifecycle role, when the macro can see it (inline reducers).
+    pub lifecycle: Option<String>,
 }
 
 /// A validated module.
@@ -73,6 +76,10 @@ pub struct Module {
     pub form: Form,
     /// The registrations of each category, in order: ids are positions.
     pub lists: [Vec<Registration>; 6],
+    /// Whether parsing reported errors. The module's code is still generated, so that its items
+    /// do not all report themselves unregistered, but without the compile-time checks, which
+    /// would only repeat the errors.
+    pub reported_errors: bool,
 }
 
 /// The item the module attribute was on.
@@ -106,8 +113,12 @@ impl Module {
                 Form::Inline(module)
             }
             Ok(syn::Item::Struct(marker)) => {
-                if !matches!(marker.fields, syn::Fields::Unit) || !marker.generics.params.is_empty() {
-                    errors.error_at(&marker, "the module's marker is a unit struct without generics: `pub struct App;`");
+                if !matches!(marker.fields, syn::Fields::Unit) || !marker.generics.params.is_empty()
+                {
+                    errors.error_at(
+                        &marker,
+                        "the module's marker is a unit struct without generics: `pub struct App;`",
+                    );
                 }
                 Form::Marker(marker)
             }
@@ -121,7 +132,21 @@ impl Module {
             }
         };
         check_duplicates(&lists, errors);
-        Some(Self { form, lists })
+        for list in &mut lists {
+            let mut seen = Vec::new();
+            list.retain(|registration| {
+                let path = path_text(&registration.path);
+                let first = !seen.contains(&path);
+                seen.push(path);
+                first
+            });
+        }
+        let reported_errors = errors.has_errors();
+        Some(Self {
+            form,
+            lists,
+            reported_errors,
+        })
     }
 }
 
@@ -140,7 +165,10 @@ impl Parse for ListArgs {
                 syn::Error::new(keyword.span(), format!("unknown list `{keyword}`; a module lists `tables`, `reducers`, `procedures`, `views`, `anonymous_views` and `http_handlers`"))
             })?;
             if seen.contains(&category) {
-                return Err(syn::Error::new(keyword.span(), format!("`{keyword}` is listed twice")));
+                return Err(syn::Error::new(
+                    keyword.span(),
+                    format!("`{keyword}` is listed twice"),
+                ));
             }
             seen.push(category);
             let content;
@@ -148,10 +176,21 @@ impl Parse for ListArgs {
             while !content.is_empty() {
                 let attrs = content.call(syn::Attribute::parse_outer)?;
                 if let Some(attr) = attrs.iter().find(|attr| !attr.path().is_ident("cfg")) {
-                    return Err(syn::Error::new(attr.span(), "only `#[cfg(..)]` can be put on a listed item"));
+                    return Err(syn::Error::new(
+                        attr.span(),
+                        "only `#[cfg(..)]` can be put on a listed item",
+                    ));
                 }
                 let path: syn::Path = content.parse()?;
-                entries.push((category, Registration { path, cfgs: attrs, name: None }));
+                entries.push((
+                    category,
+                    Registration {
+                        path,
+                        cfgs: attrs,
+                        name: None,
+                        lifecycle: None,
+                    },
+                ));
                 if !content.is_empty() {
                     content.parse::<syn::Token![,]>()?;
                 }
@@ -167,19 +206,37 @@ impl Parse for ListArgs {
 /// Collects the tables and entry points of an inline module's items, recursing into nested
 /// inline modules. `prefix` is the path of the nested module being read; `cfgs` the `#[cfg]`s
 /// of the modules around it.
-fn collect(items: &[syn::Item], prefix: &syn::Path, cfgs: &[syn::Attribute], lists: &mut [Vec<Registration>; 6], errors: &mut Errors) {
+fn collect(
+    items: &[syn::Item],
+    prefix: &syn::Path,
+    cfgs: &[syn::Attribute],
+    lists: &mut [Vec<Registration>; 6],
+    errors: &mut Errors,
+) {
     for item in items {
         match item {
             syn::Item::Fn(func) => {
-                let Some(attr) = func.attrs.iter().find(|attr| Attr::from_path(attr.path()).is_some()) else { continue };
-                let kind = Attr::from_path(attr.path()).unwrap_or(Attr::Reducer);
-                let tokens = match &attr.meta {
-                    syn::Meta::List(list) => list.tokens.clone(),
-                    _ => TokenStream::new(),
+                let Some(attr) = func
+                    .attrs
+                    .iter()
+                    .find(|attr| Attr::from_path(attr.path()).is_some())
+                else {
+                    continue;
                 };
-                // The attribute itself reports bad arguments; here they only give the name.
-                let args = AttrArgs::parse(kind, tokens, &mut Errors::default());
-                let name = args.name.map_or_else(|| func.sig.ident.unraw().to_string(), |name| name.value());
+                let kind = Attr::from_path(attr.path()).unwrap_or(Attr::Reducer);
+                // An entry point its own attribute will refuse is left out of the dispatch, so
+                // that its error is the only one reported.
+                let mut entry_errors = Errors::default();
+                let args = AttrArgs::parse(kind, attr_tokens(attr), &mut entry_errors);
+                let name = args
+                    .name
+                    .as_ref()
+                    .map_or_else(|| func.sig.ident.unraw().to_string(), syn::LitStr::value);
+                let lifecycle = args.lifecycle.as_ref().map(ToString::to_string);
+                let entry = EntryPoint::parse(kind, args, func.clone(), &mut entry_errors);
+                if entry_errors.finish(entry).is_err() {
+                    continue;
+                }
                 let category = match kind {
                     Attr::Reducer => Category::Reducers,
                     Attr::Procedure => Category::Procedures,
@@ -187,14 +244,43 @@ fn collect(items: &[syn::Item], prefix: &syn::Path, cfgs: &[syn::Attribute], lis
                     Attr::View => Category::Views,
                     Attr::HttpHandler => Category::HttpHandlers,
                 };
-                lists[category as usize].push(registration(prefix, &func.sig.ident, cfgs, &func.attrs, Some(name)));
+                let mut registration =
+                    registration(prefix, &func.sig.ident, cfgs, &func.attrs, Some(name));
+                registration.lifecycle = lifecycle;
+                lists[category as usize].push(registration);
             }
-            syn::Item::Struct(table) if table.attrs.iter().any(|attr| attr.path().segments.last().is_some_and(|segment| segment.ident == "table")) => {
-                lists[Category::Tables as usize].push(registration(prefix, &table.ident, cfgs, &table.attrs, None));
+            syn::Item::Struct(table) => {
+                let Some(attr) = table.attrs.iter().find(|attr| {
+                    attr.path()
+                        .segments
+                        .last()
+                        .is_some_and(|segment| segment.ident == "table")
+                }) else {
+                    continue;
+                };
+                let mut table_errors = Errors::default();
+                let parsed = Table::parse(attr_tokens(attr), table.clone(), &mut table_errors);
+                if table_errors.finish(parsed).is_ok() {
+                    lists[Category::Tables as usize].push(registration(
+                        prefix,
+                        &table.ident,
+                        cfgs,
+                        &table.attrs,
+                        None,
+                    ));
+                }
             }
             syn::Item::Mod(module) => {
-                if module.attrs.iter().any(|attr| attr.path().segments.last().is_some_and(|segment| segment.ident == "module")) {
-                    errors.error_at(&module.ident, "modules do not nest: a wasm binary has one set of exports");
+                if module.attrs.iter().any(|attr| {
+                    attr.path()
+                        .segments
+                        .last()
+                        .is_some_and(|segment| segment.ident == "module")
+                }) {
+                    errors.error_at(
+                        &module.ident,
+                        "modules do not nest: a wasm binary has one set of exports",
+                    );
                     continue;
                 }
                 if let Some((_, nested)) = &module.content {
@@ -210,17 +296,38 @@ fn collect(items: &[syn::Item], prefix: &syn::Path, cfgs: &[syn::Attribute], lis
     }
 }
 
-fn registration(prefix: &syn::Path, ident: &syn::Ident, outer_cfgs: &[syn::Attribute], attrs: &[syn::Attribute], name: Option<String>) -> Registration {
+/// The tokens inside an attribute's parentheses (none for a bare `#[attr]`).
+fn attr_tokens(attr: &syn::Attribute) -> TokenStream {
+    match &attr.meta {
+        syn::Meta::List(list) => list.tokens.clone(),
+        _ => TokenStream::new(),
+    }
+}
+
+fn registration(
+    prefix: &syn::Path,
+    ident: &syn::Ident,
+    outer_cfgs: &[syn::Attribute],
+    attrs: &[syn::Attribute],
+    name: Option<String>,
+) -> Registration {
     let mut path = prefix.clone();
     path.segments.push(ident.clone().into());
     let mut cfgs = outer_cfgs.to_vec();
     cfgs.extend(cfg_attrs(attrs));
-    Registration { path, cfgs, name: name.map(|name| (name, ident.span())) }
+    Registration {
+        path,
+        cfgs,
+        name: name.map(|name| (name, ident.span())),
+        lifecycle: None,
+    }
 }
 
 fn is_anonymous_view(func: &syn::ItemFn) -> bool {
     match func.sig.inputs.first() {
-        Some(syn::FnArg::Typed(typed)) => context_name(&typed.ty).is_some_and(|(name, _)| name == "AnonymousViewContext"),
+        Some(syn::FnArg::Typed(typed)) => {
+            context_name(&typed.ty).is_some_and(|(name, _)| name == "AnonymousViewContext")
+        }
         _ => false,
     }
 }
@@ -229,25 +336,57 @@ fn is_anonymous_view(func: &syn::ItemFn) -> bool {
 fn check_duplicates(lists: &[Vec<Registration>; 6], errors: &mut Errors) {
     let all: Vec<(Category, &Registration)> = Category::ALL
         .into_iter()
-        .flat_map(|category| lists[category as usize].iter().map(move |registration| (category, registration)))
+        .flat_map(|category| {
+            lists[category as usize]
+                .iter()
+                .map(move |registration| (category, registration))
+        })
         .collect();
     for (position, (category, registration)) in all.iter().enumerate() {
         let path = path_text(&registration.path);
-        if all[..position].iter().any(|(earlier_category, earlier)| earlier_category == category && path_text(&earlier.path) == path) {
+        if all[..position].iter().any(|(earlier_category, earlier)| {
+            earlier_category == category && path_text(&earlier.path) == path
+        }) {
             errors.error_at(&registration.path, format!("`{path}` is registered twice"));
         }
         if *category == Category::Tables {
             continue;
         }
+        let earlier_entries = || {
+            all[..position]
+                .iter()
+                .filter(|(category, _)| *category != Category::Tables)
+                .map(|(_, earlier)| earlier)
+        };
         if let Some((name, span)) = &registration.name {
-            let clash = all[..position].iter().any(|(earlier_category, earlier)| *earlier_category != Category::Tables && earlier.name.as_ref().is_some_and(|(other, _)| other == name));
-            if clash {
+            if earlier_entries().any(|earlier| {
+                earlier
+                    .name
+                    .as_ref()
+                    .is_some_and(|(other, _)| other == name)
+            }) {
                 errors.push(syn::Error::new(*span, format!("two entry points of this module are named `{name}`; rename one with `name = \"..\"` in its attribute")));
+            }
+        }
+        if let (Some(role), Some((_, span))) = (&registration.lifecycle, &registration.name) {
+            if earlier_entries().any(|earlier| earlier.lifecycle.as_ref() == Some(role)) {
+                errors.push(syn::Error::new(*span, format!("this module already has a reducer for `{role}`: each lifecycle role has at most one")));
             }
         }
     }
 }
 
+/// A path as written, `a::b::c`.
 fn path_text(path: &syn::Path) -> String {
-    quote::quote!(#path).to_string()
+    let segments: Vec<String> = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    let text = segments.join("::");
+    if path.leading_colon.is_some() {
+        format!("::{text}")
+    } else {
+        text
+    }
 }

@@ -82,7 +82,8 @@ impl TypeOptions {
                     krate = meta.value()?.parse()?;
                     Ok(())
                 } else {
-                    Err(meta.error("unknown option; `#[wasmod(..)]` on a type accepts `crate = path`"))
+                    Err(meta
+                        .error("unknown option; `#[wasmod(..)]` on a type accepts `crate = path`"))
                 }
             });
             errors.take(parsed);
@@ -113,7 +114,10 @@ impl TypeDecl {
                 Shape::Enum(variants)
             }
             syn::Data::Union(data) => {
-                errors.error_at(data.union_token, "unions cannot cross the module boundary: use a struct or an enum");
+                errors.error_at(
+                    data.union_token,
+                    "unions cannot cross the module boundary: use a struct or an enum",
+                );
                 return None;
             }
         };
@@ -135,7 +139,10 @@ impl Fields {
             .map(|(index, field)| Field {
                 member: match &field.ident {
                     Some(ident) => syn::Member::Named(ident.clone()),
-                    None => syn::Member::Unnamed(syn::Index { index: index as u32, span: field.ty.span() }),
+                    None => syn::Member::Unnamed(syn::Index {
+                        index: index as u32,
+                        span: field.ty.span(),
+                    }),
                 },
                 name: field.ident.as_ref().map(|ident| ident.unraw().to_string()),
                 ty: field.ty.clone(),
@@ -146,6 +153,9 @@ impl Fields {
             syn::Fields::Unnamed(_) => Style::Unnamed,
             syn::Fields::Unit => Style::Unit,
         };
-        Self { style, fields: fields_vec }
+        Self {
+            style,
+            fields: fields_vec,
+        }
     }
 }

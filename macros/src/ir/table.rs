@@ -51,7 +51,9 @@ pub struct Index {
 /// Accessors every table handle already has: an index named like one would hide it.
 const HANDLE_METHODS: [&str; 6] = ["count", "iter", "insert", "try_insert", "delete", "clear"];
 
-const INTEGERS: [&str; 10] = ["u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "u128", "i128"];
+const INTEGERS: [&str; 10] = [
+    "u8", "i8", "u16", "i16", "u32", "i32", "u64", "i64", "u128", "i128",
+];
 
 /// The arguments of `#[table(..)]`.
 struct TableArgs {
@@ -62,7 +64,11 @@ struct TableArgs {
 
 impl TableArgs {
     fn parse(tokens: proc_macro2::TokenStream, errors: &mut Errors) -> Self {
-        let mut args = Self { name: None, public: false, indexes: Vec::new() };
+        let mut args = Self {
+            name: None,
+            public: false,
+            indexes: Vec::new(),
+        };
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("public") {
                 args.public = true;
@@ -86,10 +92,12 @@ impl TableArgs {
                             Ok(())
                         })
                     } else {
-                        Err(inner.error("`index(..)` takes `name = accessor` and `columns(a, b, ..)`"))
+                        Err(inner
+                            .error("`index(..)` takes `name = accessor` and `columns(a, b, ..)`"))
                     }
                 })?;
-                let name = name.ok_or_else(|| meta.error("a multi-column index needs `name = accessor`"))?;
+                let name =
+                    name.ok_or_else(|| meta.error("a multi-column index needs `name = accessor`"))?;
                 if columns.is_empty() {
                     return Err(meta.error("an index needs at least one column: `columns(a, b)`"));
                 }
@@ -120,7 +128,9 @@ impl ColumnAttrs {
     fn take(field: &mut syn::Field, errors: &mut Errors) -> Self {
         let mut attrs = Self::default();
         for attr in &field.attrs {
-            let Some(ident) = attr.path().get_ident() else { continue };
+            let Some(ident) = attr.path().get_ident() else {
+                continue;
+            };
             let span = attr.span();
             let slot = match ident.to_string().as_str() {
                 "primary_key" => &mut attrs.primary_key,
@@ -151,20 +161,35 @@ impl ColumnAttrs {
                 errors.error_at(attr, format!("`#[{ident}]` is given twice"));
             }
         }
-        field.attrs.retain(|attr| !attr.path().get_ident().is_some_and(|ident| COLUMN_ATTRS.iter().any(|name| ident == name)));
+        field.attrs.retain(|attr| {
+            !attr
+                .path()
+                .get_ident()
+                .is_some_and(|ident| COLUMN_ATTRS.iter().any(|name| ident == name))
+        });
         attrs
     }
 }
 
 impl Table {
     /// Parses and validates a `#[table]` struct.
-    pub fn parse(args: proc_macro2::TokenStream, mut item: syn::ItemStruct, errors: &mut Errors) -> Option<Self> {
+    pub fn parse(
+        args: proc_macro2::TokenStream,
+        mut item: syn::ItemStruct,
+        errors: &mut Errors,
+    ) -> Option<Self> {
         let args = TableArgs::parse(args, errors);
         if !item.generics.params.is_empty() || item.generics.where_clause.is_some() {
-            errors.error_at(&item.generics, "a table cannot be generic: its row type is fixed in the module description");
+            errors.error_at(
+                &item.generics,
+                "a table cannot be generic: its row type is fixed in the module description",
+            );
         }
         let syn::Fields::Named(_) = &item.fields else {
-            errors.error_at(&item.fields, "a table is a struct with named fields: each field is a column");
+            errors.error_at(
+                &item.fields,
+                "a table is a struct with named fields: each field is a column",
+            );
             return None;
         };
 
@@ -179,17 +204,25 @@ impl Table {
             if let Some(span) = attrs.primary_key {
                 match primary_key {
                     None => primary_key = Some(position),
-                    Some(_) => errors.push(syn::Error::new(span, "a table has at most one primary key")),
+                    Some(_) => {
+                        errors.push(syn::Error::new(span, "a table has at most one primary key"))
+                    }
                 }
                 if let Some(span) = attrs.unique {
-                    errors.push(syn::Error::new(span, "a primary key is already unique: remove `#[unique]`"));
+                    errors.push(syn::Error::new(
+                        span,
+                        "a primary key is already unique: remove `#[unique]`",
+                    ));
                 }
             } else if attrs.unique.is_some() {
                 unique.push(position);
             }
             if let Some(span) = attrs.btree {
                 if attrs.primary_key.is_some() || attrs.unique.is_some() {
-                    errors.push(syn::Error::new(span, "a unique column is already indexed: remove `#[index(btree)]`"));
+                    errors.push(syn::Error::new(
+                        span,
+                        "a unique column is already indexed: remove `#[index(btree)]`",
+                    ));
                 } else {
                     btrees.push(position);
                 }
@@ -198,19 +231,30 @@ impl Table {
                 if is_integer(&field.ty) {
                     auto_inc.push(position);
                 } else {
-                    errors.push(syn::Error::new(span, "`#[auto_inc]` needs an integer column"));
+                    errors.push(syn::Error::new(
+                        span,
+                        "`#[auto_inc]` needs an integer column",
+                    ));
                 }
             }
-            columns.push(Column { name: ident.unraw().to_string(), ident, ty: field.ty.clone() });
+            columns.push(Column {
+                name: ident.unraw().to_string(),
+                ident,
+                ty: field.ty.clone(),
+            });
         }
 
-        let column_index = |ident: &syn::Ident| columns.iter().position(|column| column.ident == *ident);
+        let column_index =
+            |ident: &syn::Ident| columns.iter().position(|column| column.ident == *ident);
         let single = |position: usize, unique: bool| Index {
             accessor: columns[position].ident.clone(),
             columns: vec![position],
             unique,
         };
-        let mut indexes: Vec<Index> = primary_key.map(|position| single(position, true)).into_iter().collect();
+        let mut indexes: Vec<Index> = primary_key
+            .map(|position| single(position, true))
+            .into_iter()
+            .collect();
         indexes.extend(unique.iter().map(|&position| single(position, true)));
         indexes.extend(btrees.iter().map(|&position| single(position, false)));
         for (accessor, names) in &args.indexes {
@@ -219,20 +263,39 @@ impl Table {
                 .filter_map(|name| {
                     let found = column_index(name);
                     if found.is_none() {
-                        errors.error_at(name, format!("no column `{name}` in table `{}`", item.ident));
+                        errors.error_at(
+                            name,
+                            format!("no column `{name}` in table `{}`", item.ident),
+                        );
                     }
                     found
                 })
                 .collect();
-            indexes.push(Index { accessor: accessor.clone(), columns: positions, unique: false });
+            indexes.push(Index {
+                accessor: accessor.clone(),
+                columns: positions,
+                unique: false,
+            });
         }
         check_accessors(&indexes, errors);
 
-        let name = args.name.unwrap_or_else(|| syn::Ident::new(&item.ident.to_string().to_snake_case(), item.ident.span()));
+        let name = args.name.unwrap_or_else(|| {
+            syn::Ident::new(&item.ident.to_string().to_snake_case(), item.ident.span())
+        });
         let cfgs = super::entry::cfg_attrs(&item.attrs);
         let input: syn::DeriveInput = item.clone().into();
         let row = TypeDecl::parse(&input, syn::parse_quote!(::wasmod::abi), errors)?;
-        Some(Self { item, row, name, public: args.public, columns, primary_key, indexes, auto_inc, cfgs })
+        Some(Self {
+            item,
+            row,
+            name,
+            public: args.public,
+            columns,
+            primary_key,
+            indexes,
+            auto_inc,
+            cfgs,
+        })
     }
 }
 
@@ -243,15 +306,27 @@ fn check_accessors(indexes: &[Index], errors: &mut Errors) {
         if HANDLE_METHODS.contains(&name.as_str()) {
             errors.error_at(&index.accessor, format!("an index named `{name}` would hide the table handle's `{name}` method; rename the column, or index it with `#[table(index(name = other_name, columns({name})))]`"));
         }
-        if indexes[..position].iter().any(|earlier| earlier.accessor == index.accessor) {
-            errors.error_at(&index.accessor, format!("two indexes of this table are named `{name}`"));
+        if indexes[..position]
+            .iter()
+            .any(|earlier| earlier.accessor == index.accessor)
+        {
+            errors.error_at(
+                &index.accessor,
+                format!("two indexes of this table are named `{name}`"),
+            );
         }
     }
 }
 
 fn is_integer(ty: &syn::Type) -> bool {
     match ty {
-        syn::Type::Path(path) => path.qself.is_none() && path.path.get_ident().is_some_and(|ident| INTEGERS.iter().any(|name| ident == name)),
+        syn::Type::Path(path) => {
+            path.qself.is_none()
+                && path
+                    .path
+                    .get_ident()
+                    .is_some_and(|ident| INTEGERS.iter().any(|name| ident == name))
+        }
         _ => false,
     }
 }

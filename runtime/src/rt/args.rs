@@ -15,7 +15,11 @@ impl<'a> Args<'a> {
     /// The arguments `bytes` of the `kind` (reducer, procedure, ..) called `name`.
     #[inline]
     pub fn new(kind: &'static str, name: &'static str, bytes: &'a [u8]) -> Self {
-        Self { reader: Reader::new(bytes), kind, name }
+        Self {
+            reader: Reader::new(bytes),
+            kind,
+            name,
+        }
     }
 
     /// Decodes the next parameter, `param`.
@@ -33,9 +37,10 @@ impl<'a> Args<'a> {
     /// with its fields in parameter order, so that its bytes are exactly the encoded arguments.
     #[inline]
     pub unsafe fn all_plain<P>(&mut self) -> Result<P, CallError> {
-        let bytes = self.reader.take(core::mem::size_of::<P>()).map_err(|error| {
-            CallError::bad_argument(self.kind, self.name, "(all)", error)
-        })?;
+        let bytes = self
+            .reader
+            .take(core::mem::size_of::<P>())
+            .map_err(|error| CallError::bad_argument(self.kind, self.name, "(all)", error))?;
         // SAFETY: the caller guarantees any `size_of::<P>()` bytes are a valid `P`.
         Ok(unsafe { bytes.as_ptr().cast::<P>().read_unaligned() })
     }

@@ -7,13 +7,10 @@
 //! item: `None` for an item disabled by `#[cfg]`.
 
 use super::Registered;
-use wasmod_abi::{Lifecycle, SchemaType};
+use wasmod_abi::Lifecycle;
 
 /// Compiles only if `T` was registered by a module (see [`Registered`]).
 pub const fn assert_registered<T: Registered + ?Sized>() {}
-
-/// Compiles only if `T` can cross the module boundary.
-pub const fn assert_schema_type<T: SchemaType>() {}
 
 /// Whether two of the names (ignoring disabled items) are equal.
 const fn has_duplicate(names: &[Option<&str>]) -> bool {
@@ -43,7 +40,9 @@ pub const fn assert_names_unique(names: &[Option<&str>]) {
 /// Fails to compile if two tables have the same name.
 pub const fn assert_table_names_unique(names: &[Option<&str>]) {
     if has_duplicate(names) {
-        panic!("two tables of this module have the same name; rename one with `#[table(name = ..)]`");
+        panic!(
+            "two tables of this module have the same name; rename one with `#[table(name = ..)]`"
+        );
     }
 }
 

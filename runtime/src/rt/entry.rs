@@ -1,9 +1,9 @@
 //! The traits an entry point's generated zero-sized type implements.
 
 use super::CallError;
-use crate::context::{HttpContext, ProcedureContext, ReducerContext};
 #[cfg(doc)]
 use crate::context::{AnonymousViewContext, ViewContext};
+use crate::context::{HttpContext, ProcedureContext, ReducerContext};
 use wasmod_abi::{
     http::Method, AlgebraicType, HttpHandlerDef, Lifecycle, ParamDef, ProcedureDef, ReducerDef,
     Typespace, ViewDef,
@@ -110,7 +110,11 @@ pub trait View {
     /// Its description.
     fn describe(typespace: &mut Typespace) -> ViewDef {
         let params = Self::params(typespace);
-        ViewDef { name: Self::NAME.to_owned(), params, returns: Self::returns(typespace) }
+        ViewDef {
+            name: Self::NAME.to_owned(),
+            params,
+            returns: Self::returns(typespace),
+        }
     }
 }
 
@@ -133,6 +137,10 @@ pub trait HttpHandler {
 
     /// Its description.
     fn describe(_typespace: &mut Typespace) -> HttpHandlerDef {
-        HttpHandlerDef { name: Self::NAME.to_owned(), method: Self::METHOD, path: Self::PATH.to_owned() }
+        HttpHandlerDef {
+            name: Self::NAME.to_owned(),
+            method: Self::METHOD,
+            path: Self::PATH.to_owned(),
+        }
     }
 }

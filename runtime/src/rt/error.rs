@@ -29,7 +29,15 @@ impl CallError {
     ) -> Self {
         Self::new(
             Errno::BAD_ARGUMENTS,
-            concat(&[kind, " `", name, "`: argument `", param, "`: ", error.message()]),
+            concat(&[
+                kind,
+                " `",
+                name,
+                "`: argument `",
+                param,
+                "`: ",
+                error.message(),
+            ]),
         )
     }
 
@@ -39,7 +47,12 @@ impl CallError {
     pub fn trailing_arguments(kind: &str, name: &str) -> Self {
         Self::new(
             Errno::BAD_ARGUMENTS,
-            concat(&[kind, " `", name, "`: bytes were left after the last argument"]),
+            concat(&[
+                kind,
+                " `",
+                name,
+                "`: bytes were left after the last argument",
+            ]),
         )
     }
 
@@ -54,7 +67,10 @@ impl CallError {
     #[cold]
     #[inline(never)]
     pub fn host(errno: Errno) -> Self {
-        Self::new(errno, concat(&["a host call failed: ", errno.name(), ": ", errno.message()]))
+        Self::new(
+            errno,
+            concat(&["a host call failed: ", errno.name(), ": ", errno.message()]),
+        )
     }
 
     /// The code.

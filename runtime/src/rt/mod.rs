@@ -22,8 +22,7 @@ mod thunks;
 
 pub use args::Args;
 pub use checks::{
-    assert_lifecycles_unique, assert_names_unique, assert_registered, assert_schema_type,
-    assert_table_names_unique,
+    assert_lifecycles_unique, assert_names_unique, assert_registered, assert_table_names_unique,
 };
 pub use entry::{HttpHandler, Procedure, Reducer, Registered, View};
 pub use error::CallError;

@@ -96,7 +96,13 @@ pub fn run_http_handler<H: HttpHandler>(timestamp: i64, request: u32, response: 
 #[cold]
 #[inline(never)]
 pub fn no_such_entry(sink: u32) -> i16 {
-    report(Err(CallError::new(Errno::NO_SUCH_ENTRY, String::from("no entry point has this id"))), sink)
+    report(
+        Err(CallError::new(
+            Errno::NO_SUCH_ENTRY,
+            String::from("no entry point has this id"),
+        )),
+        sink,
+    )
 }
 
 /// The body of `__describe_module__`: writes the encoded description to `sink`.

@@ -33,8 +33,7 @@ mod raw {
             scan_len: u32,
             out_count: *mut u32,
         ) -> u16;
-        pub fn delete_rows(table: u32, rows: *const u8, rows_len: u32, out_count: *mut u32)
-            -> u16;
+        pub fn delete_rows(table: u32, rows: *const u8, rows_len: u32, out_count: *mut u32) -> u16;
         pub fn clear_table(table: u32, out_count: *mut u64) -> u16;
         #[allow(clippy::too_many_arguments)]
         pub fn console_log(

@@ -17,7 +17,10 @@ pub struct UniqueColumn<T, K, A> {
 impl<T: TableRow, K, A: Access> UniqueColumn<T, K, A> {
     #[doc(hidden)]
     pub const fn __new(index: u32) -> Self {
-        Self { index, marker: PhantomData }
+        Self {
+            index,
+            marker: PhantomData,
+        }
     }
 
     fn point_scan(key: &impl KeyArg<K>) -> Vec<u8> {
@@ -50,7 +53,8 @@ impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
     /// If no row has that value, or the new row clashes with another on a unique column
     /// (which rolls the call back). Use [`try_update`](Self::try_update) to handle those.
     pub fn update(&self, row: T) -> T {
-        self.try_update(row).unwrap_or_else(|error| panic!("{error}"))
+        self.try_update(row)
+            .unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// Replaces the row that has the same value in this column as `row`, and returns `row`.
@@ -75,14 +79,20 @@ pub struct BTreeIndex<T, Cols, A> {
 impl<T: TableRow, Cols, A: Access> BTreeIndex<T, Cols, A> {
     #[doc(hidden)]
     pub const fn __new(index: u32) -> Self {
-        Self { index, marker: PhantomData }
+        Self {
+            index,
+            marker: PhantomData,
+        }
     }
 
     /// The rows the scan selects, in index order: see [`IndexScan`] for what it can be.
     pub fn filter(&self, scan: impl IndexScan<Cols>) -> RowIter<T> {
         let mut bytes = Vec::with_capacity(32);
         scan.encode_scan(&mut bytes);
-        RowIter::open(T::TABLE_NAME, sys::index_scan(T::table_id(), self.index, &bytes))
+        RowIter::open(
+            T::TABLE_NAME,
+            sys::index_scan(T::table_id(), self.index, &bytes),
+        )
     }
 }
 

@@ -34,12 +34,20 @@ impl<T: TableRow> RowIter<T> {
         let buffer = BUFFERS
             .with(|buffers| buffers.borrow_mut().pop())
             .unwrap_or_else(|| vec![0; INITIAL_BUFFER]);
-        Self { handle: Some(handle), buffer, start: 0, end: 0, rows: PhantomData }
+        Self {
+            handle: Some(handle),
+            buffer,
+            start: 0,
+            end: 0,
+            rows: PhantomData,
+        }
     }
 
     /// Asks the host for the next batch of rows; `false` when there are none.
     fn refill(&mut self) -> bool {
-        let Some(handle) = self.handle else { return false };
+        let Some(handle) = self.handle else {
+            return false;
+        };
         loop {
             match sys::row_iter_advance(handle, &mut self.buffer) {
                 Ok(Advance::More { written }) => {
@@ -68,8 +76,8 @@ impl<T: TableRow> Iterator for RowIter<T> {
             return None;
         }
         let mut reader = Reader::new(&self.buffer[self.start..self.end]);
-        let row = T::decode(&mut reader)
-            .unwrap_or_else(|error| crate::rt::bad_row(T::TABLE_NAME, error));
+        let row =
+            T::decode(&mut reader).unwrap_or_else(|error| crate::rt::bad_row(T::TABLE_NAME, error));
         self.start = self.end - reader.remaining();
         Some(row)
     }

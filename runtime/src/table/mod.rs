@@ -44,12 +44,15 @@ pub struct Table<T, A> {
 impl<T: TableRow, A: Access> Table<T, A> {
     #[doc(hidden)]
     pub const fn __new() -> Self {
-        Self { marker: PhantomData }
+        Self {
+            marker: PhantomData,
+        }
     }
 
     /// How many rows the table has.
     pub fn count(&self) -> u64 {
-        sys::table_row_count(T::table_id()).unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
+        sys::table_row_count(T::table_id())
+            .unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
     }
 
     /// Every row, in no particular order.
@@ -66,7 +69,8 @@ impl<T: TableRow> Table<T, ReadWrite> {
     /// If the row clashes with another on a unique column or the primary key (which rolls the
     /// whole call back). Use [`try_insert`](Self::try_insert) to handle that instead.
     pub fn insert(&self, row: T) -> T {
-        self.try_insert(row).unwrap_or_else(|error| panic!("{error}"))
+        self.try_insert(row)
+            .unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// Inserts `row` and returns it as stored, with auto-increment columns filled in.
@@ -138,7 +142,10 @@ impl core::fmt::Display for InsertError {
             }
             Self::NoSuchRow { table } => write!(f, "table `{table}`: no row has this key"),
             Self::SequenceExhausted { table } => {
-                write!(f, "table `{table}`: an auto-increment sequence is exhausted")
+                write!(
+                    f,
+                    "table `{table}`: an auto-increment sequence is exhausted"
+                )
             }
             Self::Host { table, errno } => write!(f, "table `{table}`: {errno}"),
         }

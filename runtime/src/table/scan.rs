@@ -69,7 +69,12 @@ const UNBOUNDED: [u8; 2] = [0, 0];
 
 /// The scan fixing the first column to `key`: a point lookup on a one-column index.
 pub(crate) fn encode_key_scan<K>(key: &impl KeyArg<K>, out: &mut Vec<u8>) {
-    encode_scan_parts(out, 1, |out| key.encode_key(out), |out| out.extend_from_slice(&UNBOUNDED));
+    encode_scan_parts(
+        out,
+        1,
+        |out| key.encode_key(out),
+        |out| out.extend_from_slice(&UNBOUNDED),
+    );
 }
 
 impl<Cols> IndexScan<Cols> for RangeFull {
@@ -79,15 +84,16 @@ impl<Cols> IndexScan<Cols> for RangeFull {
 }
 
 /// The scan for a range of the first column.
-fn encode_first_column_range<K, V: KeyArg<K>>(
-    start: Bound<&V>,
-    end: Bound<&V>,
-    out: &mut Vec<u8>,
-) {
-    encode_scan_parts(out, 0, |_| {}, |out| {
-        encode_bound(start, out);
-        encode_bound(end, out);
-    });
+fn encode_first_column_range<K, V: KeyArg<K>>(start: Bound<&V>, end: Bound<&V>, out: &mut Vec<u8>) {
+    encode_scan_parts(
+        out,
+        0,
+        |_| {},
+        |out| {
+            encode_bound(start, out);
+            encode_bound(end, out);
+        },
+    );
 }
 
 macro_rules! key_types {

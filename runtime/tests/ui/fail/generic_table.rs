@@ -1,3 +1,5 @@
+#![allow(unused)]
+
 use wasmod::prelude::*;
 
 #[wasmod::module]

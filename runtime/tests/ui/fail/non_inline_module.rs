@@ -1,3 +1,5 @@
+#![allow(unused)]
+
 #[wasmod::module]
 struct App {
     field: u32,

@@ -45,7 +45,7 @@ mod app {
     }
 }
 
-use app::event;
+use app::EventAccess;
 
 fn main() {
     let module = wasmod::testing::TestModule::<app::Module>::new();
@@ -65,7 +65,7 @@ fn main() {
     assert_eq!(events, [("setup".to_string(), Identity::ZERO), ("hello".to_string(), alice), ("bye".to_string(), alice)]);
 
     match module.call_reducer(alice, "setup", ()) {
-        Outcome::Failed(message) => assert!(message.contains("lifecycle"), "{message}"),
+        Outcome::Failed { message, .. } => assert!(message.contains("lifecycle"), "{message}"),
         other => panic!("a client called `init`: {other:?}"),
     }
     assert_eq!(support::check_every_entry_point(&module), 2);

@@ -23,7 +23,7 @@ mod app {
     }
 
     #[reducer]
-    fn beta(_ctx: &ReducerContext, _unused: u32) -> Result<(), String> {
+    fn beta(_ctx: &ReducerContext) -> Result<(), String> {
         Err("beta".into())
     }
 

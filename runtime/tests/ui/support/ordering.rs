@@ -16,7 +16,7 @@ pub fn check_every_entry_point<M: ModuleExports>(module: &TestModule<M>) -> usiz
     let mut checked = 0;
     for reducer in def.reducers.iter().filter(|reducer| reducer.lifecycle.is_none()) {
         match module.call_reducer(caller, &reducer.name, ()) {
-            Outcome::Failed(message) => assert_eq!(message, reducer.name, "reducer `{}` ran another function", reducer.name),
+            Outcome::Failed { message, .. } => assert_eq!(message, reducer.name, "reducer `{}` ran another function", reducer.name),
             other => panic!("reducer `{}`: expected it to fail with its name, got {other:?}", reducer.name),
         }
         checked += 1;

@@ -1,0 +1,107 @@
+//! The native transport: the host's own implementation of the imports, called in-process.
+//!
+//! Compiled natively, module code runs inside a call of `wasmod_host::NativeModule` (through
+//! [`crate::testing`]), which installs the instance's environment for the duration of each
+//! export call. Every function here hands its slices to that environment: the same code that
+//! serves a wasm module's imports, minus the memory bounds checks a native slice does not need.
+
+use super::{Advance, LogLevel};
+use wasmod_abi::Errno;
+use wasmod_host::{with_env, LogRecord};
+
+/// Bytes left in a byte source.
+pub fn bytes_source_remaining(source: u32) -> Result<u32, Errno> {
+    with_env(|env| env.bytes_source_remaining(source))
+}
+
+/// Reads up to `buf.len()` bytes; returns the count and whether the source is now empty.
+pub fn bytes_source_read(source: u32, buf: &mut [u8]) -> Result<(usize, bool), Errno> {
+    with_env(|env| env.bytes_source_read(source, buf))
+}
+
+/// Appends `bytes` to a byte sink.
+pub fn bytes_sink_write(sink: u32, bytes: &[u8]) -> Result<(), Errno> {
+    with_env(|env| env.bytes_sink_write(sink, bytes))
+}
+
+/// Rows in a table.
+pub fn table_row_count(table: u32) -> Result<u64, Errno> {
+    with_env(|env| env.table_row_count(table))
+}
+
+/// An iterator over every row of a table.
+pub fn table_scan(table: u32) -> Result<u32, Errno> {
+    with_env(|env| env.table_scan(table))
+}
+
+/// An iterator over the rows an encoded index scan selects.
+pub fn index_scan(table: u32, index: u32, scan: &[u8]) -> Result<u32, Errno> {
+    with_env(|env| env.index_scan(table, index, scan))
+}
+
+/// Fills `buf` with as many whole rows as fit.
+pub fn row_iter_advance(iter: u32, buf: &mut [u8]) -> Result<Advance, Errno> {
+    with_env(|env| env.row_iter_advance(iter, buf))
+}
+
+/// Drops a row iterator before it is exhausted.
+pub fn row_iter_close(iter: u32) -> Result<(), Errno> {
+    with_env(|env| env.row_iter_close(iter))
+}
+
+/// Inserts an encoded row; generated auto-increment values are written back into `row`.
+pub fn insert(table: u32, row: &mut [u8]) -> Result<(), Errno> {
+    with_env(|env| env.insert(table, row))
+}
+
+/// Replaces the row with the same key in a unique index.
+pub fn update_by_unique(table: u32, index: u32, row: &[u8]) -> Result<(), Errno> {
+    with_env(|env| env.update_by_unique(table, index, row))
+}
+
+/// Deletes the rows an encoded index scan selects; returns how many.
+pub fn delete_by_index_scan(table: u32, index: u32, scan: &[u8]) -> Result<u32, Errno> {
+    with_env(|env| env.delete_by_index_scan(table, index, scan))
+}
+
+/// Deletes the rows equal to the given concatenated encoded rows; returns how many.
+pub fn delete_rows(table: u32, rows: &[u8]) -> Result<u32, Errno> {
+    with_env(|env| env.delete_rows(table, rows))
+}
+
+/// Deletes every row of a table; returns how many.
+pub fn clear_table(table: u32) -> Result<u64, Errno> {
+    with_env(|env| env.clear_table(table))
+}
+
+/// Logs one line.
+pub fn console_log(level: LogLevel, target: &str, file: &str, line: u32, message: &str) {
+    let record = LogRecord {
+        level,
+        target: target.to_owned(),
+        file: file.to_owned(),
+        line,
+        message: message.to_owned(),
+    };
+    with_env(|env| env.console_log(record));
+}
+
+/// Opens a transaction from a procedure; returns its timestamp.
+pub fn procedure_start_tx() -> Result<i64, Errno> {
+    with_env(|env| env.procedure_start_tx()).map(|timestamp| timestamp.to_micros_since_unix_epoch())
+}
+
+/// Commits a procedure's transaction.
+pub fn procedure_commit_tx() -> Result<(), Errno> {
+    with_env(|env| env.procedure_commit_tx())
+}
+
+/// Rolls a procedure's transaction back.
+pub fn procedure_abort_tx() -> Result<(), Errno> {
+    with_env(|env| env.procedure_abort_tx())
+}
+
+/// Sends an encoded HTTP request; returns a byte source holding the encoded response.
+pub fn procedure_http_request(request: &[u8]) -> Result<u32, Errno> {
+    with_env(|env| env.procedure_http_request(request))
+}
