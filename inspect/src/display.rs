@@ -36,7 +36,7 @@ impl Display for Report {
 
 impl Display for ExportReport {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{} ({})", self.name, Func(&self.function))?;
+        writeln!(f, "export {} -> {}", self.name, Func(&self.function))?;
         if let Some(dispatch) = &self.dispatch {
             write!(f, "{dispatch}")?;
         }
@@ -68,7 +68,7 @@ impl Display for ExportReport {
         if !self.excluded.is_empty() {
             writeln!(
                 f,
-                "  excluded as panic machinery ({} indirect call(s) behind):",
+                "  excluded as panic or abort machinery ({} indirect call(s) behind it):",
                 self.indirect_calls_behind_exclusions
             )?;
         }
