@@ -238,6 +238,30 @@ impl<T: Decode, E: Decode> Decode for Result<T, E> {
     }
 }
 
+/// Invokes `$macro!` with every tuple arity the encoding supports, 0 to 12, as lists of type
+/// parameter names: the one list both the encoding and the schema impls use.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! for_each_tuple {
+    ($macro:ident) => {
+        $macro!(
+            (),
+            (A),
+            (A, B),
+            (A, B, C),
+            (A, B, C, D),
+            (A, B, C, D, E),
+            (A, B, C, D, E, F),
+            (A, B, C, D, E, F, G),
+            (A, B, C, D, E, F, G, H),
+            (A, B, C, D, E, F, G, H, I),
+            (A, B, C, D, E, F, G, H, I, J),
+            (A, B, C, D, E, F, G, H, I, J, K),
+            (A, B, C, D, E, F, G, H, I, J, K, L),
+        );
+    };
+}
+
 macro_rules! impl_tuples {
     ($(($($name:ident),*)),* $(,)?) => {$(
         impl<$($name: Encode),*> Encode for ($($name,)*) {
@@ -259,18 +283,4 @@ macro_rules! impl_tuples {
     )*};
 }
 
-impl_tuples!(
-    (),
-    (A),
-    (A, B),
-    (A, B, C),
-    (A, B, C, D),
-    (A, B, C, D, E),
-    (A, B, C, D, E, F),
-    (A, B, C, D, E, F, G),
-    (A, B, C, D, E, F, G, H),
-    (A, B, C, D, E, F, G, H, I),
-    (A, B, C, D, E, F, G, H, I, J),
-    (A, B, C, D, E, F, G, H, I, J, K),
-    (A, B, C, D, E, F, G, H, I, J, K, L),
-);
+crate::for_each_tuple!(impl_tuples);

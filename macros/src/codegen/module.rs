@@ -136,11 +136,10 @@ fn exports(module: &Module) -> TokenStream {
     } else {
         checks(module)
     };
-    let call_reducer = dispatch(module, &ids, Category::Reducers);
-    let call_procedure = dispatch(module, &ids, Category::Procedures);
-    let call_view = dispatch(module, &ids, Category::Views);
-    let call_view_anon = dispatch(module, &ids, Category::AnonymousViews);
-    let call_http_handler = dispatch(module, &ids, Category::HttpHandlers);
+    let (functions, methods): (Vec<_>, Vec<_>) = EXPORTS
+        .iter()
+        .map(|spec| export(module, &ids, spec))
+        .unzip();
 
     quote! {
         const _: () = {
@@ -150,91 +149,150 @@ fn exports(module: &Module) -> TokenStream {
 
             #describe
 
-            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_reducer__"))]
-            extern "C-unwind" fn __wasmod_call_reducer(
-                id: u32,
-                sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
-                connection_id_0: u64, connection_id_1: u64,
-                timestamp: i64,
-                args: u32,
-                error: u32,
-            ) -> i16 {
-                let sender = [sender_0, sender_1, sender_2, sender_3];
-                let connection_id = [connection_id_0, connection_id_1];
-                #call_reducer
-            }
-
-            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_procedure__"))]
-            extern "C-unwind" fn __wasmod_call_procedure(
-                id: u32,
-                sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
-                connection_id_0: u64, connection_id_1: u64,
-                timestamp: i64,
-                args: u32,
-                result: u32,
-            ) -> i16 {
-                let sender = [sender_0, sender_1, sender_2, sender_3];
-                let connection_id = [connection_id_0, connection_id_1];
-                #call_procedure
-            }
-
-            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_view__"))]
-            extern "C-unwind" fn __wasmod_call_view(
-                id: u32,
-                sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64,
-                connection_id_0: u64, connection_id_1: u64,
-                timestamp: i64,
-                args: u32,
-                result: u32,
-            ) -> i16 {
-                let sender = [sender_0, sender_1, sender_2, sender_3];
-                let connection_id = [connection_id_0, connection_id_1];
-                #call_view
-            }
-
-            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_view_anon__"))]
-            extern "C-unwind" fn __wasmod_call_view_anon(id: u32, timestamp: i64, args: u32, result: u32) -> i16 {
-                #call_view_anon
-            }
-
-            #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__call_http_handler__"))]
-            extern "C-unwind" fn __wasmod_call_http_handler(id: u32, timestamp: i64, request: u32, response: u32) -> i16 {
-                #call_http_handler
-            }
+            #(#functions)*
 
             impl ::wasmod::rt::ModuleExports for #marker {
                 fn describe_module(sink: u32) -> i16 {
                     __wasmod_describe_module(sink)
                 }
 
-                fn call_reducer(id: u32, sender: [u64; 4], connection_id: [u64; 2], timestamp: i64, args: u32, error: u32) -> i16 {
-                    let [s0, s1, s2, s3] = sender;
-                    let [c0, c1] = connection_id;
-                    __wasmod_call_reducer(id, s0, s1, s2, s3, c0, c1, timestamp, args, error)
-                }
-
-                fn call_procedure(id: u32, sender: [u64; 4], connection_id: [u64; 2], timestamp: i64, args: u32, result: u32) -> i16 {
-                    let [s0, s1, s2, s3] = sender;
-                    let [c0, c1] = connection_id;
-                    __wasmod_call_procedure(id, s0, s1, s2, s3, c0, c1, timestamp, args, result)
-                }
-
-                fn call_view(id: u32, sender: [u64; 4], connection_id: [u64; 2], timestamp: i64, args: u32, result: u32) -> i16 {
-                    let [s0, s1, s2, s3] = sender;
-                    let [c0, c1] = connection_id;
-                    __wasmod_call_view(id, s0, s1, s2, s3, c0, c1, timestamp, args, result)
-                }
-
-                fn call_view_anon(id: u32, timestamp: i64, args: u32, result: u32) -> i16 {
-                    __wasmod_call_view_anon(id, timestamp, args, result)
-                }
-
-                fn call_http_handler(id: u32, timestamp: i64, request: u32, response: u32) -> i16 {
-                    __wasmod_call_http_handler(id, timestamp, request, response)
-                }
+                #(#methods)*
             }
         };
     }
+}
+
+/// One dispatch export: its names, whether it receives the caller, its byte-source and sink
+/// parameters, and the runtime thunk its arms call.
+struct Export {
+    category: Category,
+    export_name: &'static str,
+    function: &'static str,
+    method: &'static str,
+    with_caller: bool,
+    input: &'static str,
+    output: &'static str,
+    run: &'static str,
+}
+
+/// The dispatch exports of `docs/abi.md`.
+const EXPORTS: [Export; 5] = [
+    Export {
+        category: Category::Reducers,
+        export_name: "__call_reducer__",
+        function: "__wasmod_call_reducer",
+        method: "call_reducer",
+        with_caller: true,
+        input: "args",
+        output: "error",
+        run: "run_reducer",
+    },
+    Export {
+        category: Category::Procedures,
+        export_name: "__call_procedure__",
+        function: "__wasmod_call_procedure",
+        method: "call_procedure",
+        with_caller: true,
+        input: "args",
+        output: "result",
+        run: "run_procedure",
+    },
+    Export {
+        category: Category::Views,
+        export_name: "__call_view__",
+        function: "__wasmod_call_view",
+        method: "call_view",
+        with_caller: true,
+        input: "args",
+        output: "result",
+        run: "run_view",
+    },
+    Export {
+        category: Category::AnonymousViews,
+        export_name: "__call_view_anon__",
+        function: "__wasmod_call_view_anon",
+        method: "call_view_anon",
+        with_caller: false,
+        input: "args",
+        output: "result",
+        run: "run_anonymous_view",
+    },
+    Export {
+        category: Category::HttpHandlers,
+        export_name: "__call_http_handler__",
+        function: "__wasmod_call_http_handler",
+        method: "call_http_handler",
+        with_caller: false,
+        input: "request",
+        output: "response",
+        run: "run_http_handler",
+    },
+];
+
+/// The `extern` function of one dispatch export, and the `ModuleExports` method that calls it.
+///
+/// The export takes the caller's identity and connection as words, as the ABI passes them; the
+/// method takes them as arrays, as [`ModuleExports`] does.
+fn export(module: &Module, ids: &[Ids], spec: &Export) -> (TokenStream, TokenStream) {
+    let export_name = spec.export_name;
+    let function = format_ident!("{}", spec.function);
+    let method = format_ident!("{}", spec.method);
+    let input = format_ident!("{}", spec.input);
+    let output = format_ident!("{}", spec.output);
+    let run = format_ident!("{}", spec.run);
+    let patterns = &ids[spec.category as usize].patterns;
+    let (caller_params, caller_arrays, caller_args, method_params, method_words, words) = if spec
+        .with_caller
+    {
+        (
+            quote!(sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64, connection_id_0: u64, connection_id_1: u64,),
+            quote! {
+                let sender = [sender_0, sender_1, sender_2, sender_3];
+                let connection_id = [connection_id_0, connection_id_1];
+            },
+            quote!(sender, connection_id,),
+            quote!(sender: [u64; 4], connection_id: [u64; 2],),
+            quote! {
+                let [sender_0, sender_1, sender_2, sender_3] = sender;
+                let [connection_id_0, connection_id_1] = connection_id;
+            },
+            quote!(
+                sender_0,
+                sender_1,
+                sender_2,
+                sender_3,
+                connection_id_0,
+                connection_id_1,
+            ),
+        )
+    } else {
+        Default::default()
+    };
+    let arms = module.list(spec.category).iter().zip(patterns).map(
+        |(Registration { path, cfgs, .. }, pattern)| {
+            quote! {
+                #(#cfgs)*
+                #pattern => ::wasmod::rt::#run::<#path>(#caller_args timestamp, #input, #output),
+            }
+        },
+    );
+    let function_tokens = quote! {
+        #[cfg_attr(target_arch = "wasm32", unsafe(export_name = #export_name))]
+        extern "C-unwind" fn #function(id: u32, #caller_params timestamp: i64, #input: u32, #output: u32) -> i16 {
+            #caller_arrays
+            match id {
+                #(#arms)*
+                _ => ::wasmod::rt::no_such_entry(#output),
+            }
+        }
+    };
+    let method_tokens = quote! {
+        fn #method(id: u32, #method_params timestamp: i64, #input: u32, #output: u32) -> i16 {
+            #method_words
+            #function(id, #words timestamp, #input, #output)
+        }
+    };
+    (function_tokens, method_tokens)
 }
 
 /// `__describe_module__`: each item's description, pushed in list order.
@@ -297,53 +355,6 @@ fn describe(module: &Module) -> TokenStream {
                 http_handlers,
             };
             ::wasmod::rt::write_description(&module, sink)
-        }
-    }
-}
-
-/// The `match` of one dispatch export.
-fn dispatch(module: &Module, ids: &[Ids], category: Category) -> TokenStream {
-    let patterns = &ids[category as usize].patterns;
-    let (run, args, sink) = match category {
-        Category::Reducers => (
-            quote!(run_reducer),
-            quote!(sender, connection_id, timestamp, args, error),
-            quote!(error),
-        ),
-        Category::Procedures => (
-            quote!(run_procedure),
-            quote!(sender, connection_id, timestamp, args, result),
-            quote!(result),
-        ),
-        Category::Views => (
-            quote!(run_view),
-            quote!(sender, connection_id, timestamp, args, result),
-            quote!(result),
-        ),
-        Category::AnonymousViews => (
-            quote!(run_anonymous_view),
-            quote!(timestamp, args, result),
-            quote!(result),
-        ),
-        Category::HttpHandlers => (
-            quote!(run_http_handler),
-            quote!(timestamp, request, response),
-            quote!(response),
-        ),
-        Category::Tables => unreachable!("tables are not dispatched"),
-    };
-    let arms = module.list(category).iter().zip(patterns).map(
-        |(Registration { path, cfgs, .. }, pattern)| {
-            quote! {
-                #(#cfgs)*
-                #pattern => ::wasmod::rt::#run::<#path>(#args),
-            }
-        },
-    );
-    quote! {
-        match id {
-            #(#arms)*
-            _ => ::wasmod::rt::no_such_entry(#sink),
         }
     }
 }

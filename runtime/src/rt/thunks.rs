@@ -26,9 +26,7 @@ pub fn run_reducer<R: Reducer>(
         ConnectionId::from_words(connection_id),
         Timestamp::from_micros_since_unix_epoch(timestamp),
     );
-    let result = super::read_source(args)
-        .map_err(CallError::host)
-        .and_then(|bytes| R::invoke(&ctx, &bytes));
+    let result = with_input(args, |bytes| R::invoke(&ctx, bytes));
     report(result, error)
 }
 
@@ -46,9 +44,7 @@ pub fn run_procedure<P: Procedure>(
         ConnectionId::from_words(connection_id),
         Timestamp::from_micros_since_unix_epoch(timestamp),
     );
-    let output = super::read_source(args)
-        .map_err(CallError::host)
-        .and_then(|bytes| P::invoke(&mut ctx, &bytes));
+    let output = with_input(args, |bytes| P::invoke(&mut ctx, bytes));
     report_output(output, result)
 }
 
@@ -62,9 +58,7 @@ pub fn run_view<V: View<Context = ViewContext>>(
     result: u32,
 ) -> i16 {
     let ctx = ViewContext::__new(Identity::from_words(sender));
-    let output = super::read_source(args)
-        .map_err(CallError::host)
-        .and_then(|bytes| V::invoke(&ctx, &bytes));
+    let output = with_input(args, |bytes| V::invoke(&ctx, bytes));
     report_output(output, result)
 }
 
@@ -76,9 +70,7 @@ pub fn run_anonymous_view<V: View<Context = AnonymousViewContext>>(
     result: u32,
 ) -> i16 {
     let ctx = AnonymousViewContext::__new();
-    let output = super::read_source(args)
-        .map_err(CallError::host)
-        .and_then(|bytes| V::invoke(&ctx, &bytes));
+    let output = with_input(args, |bytes| V::invoke(&ctx, bytes));
     report_output(output, result)
 }
 
@@ -86,9 +78,7 @@ pub fn run_anonymous_view<V: View<Context = AnonymousViewContext>>(
 #[inline(never)]
 pub fn run_http_handler<H: HttpHandler>(timestamp: i64, request: u32, response: u32) -> i16 {
     let mut ctx = HttpContext::__new(Timestamp::from_micros_since_unix_epoch(timestamp));
-    let output = super::read_source(request)
-        .map_err(CallError::host)
-        .and_then(|bytes| H::invoke(&mut ctx, &bytes));
+    let output = with_input(request, |bytes| H::invoke(&mut ctx, bytes));
     report_output(output, response)
 }
 
@@ -118,6 +108,17 @@ pub fn write_description(def: &ModuleDef, sink: u32) -> i16 {
         Ok(()) => 0,
         Err(_) => Errno::DESCRIBE_FAILED.code() as i16,
     }
+}
+
+/// Reads the byte source `input` whole and hands it to `invoke`.
+#[inline(always)]
+fn with_input<T>(
+    input: u32,
+    invoke: impl FnOnce(&[u8]) -> Result<T, CallError>,
+) -> Result<T, CallError> {
+    super::read_source(input)
+        .map_err(CallError::host)
+        .and_then(|bytes| invoke(&bytes))
 }
 
 /// Writes an error's message to `sink` and returns its code; `0` for success.

@@ -6,12 +6,16 @@ use crate::db::{Access, ReadWrite};
 use crate::sys;
 use core::marker::PhantomData;
 
+/// The marker of a handle to rows `T` keyed by `K` with access `A`: covariant, `Send` and
+/// `Sync` whatever the types, since a handle holds no values.
+type Marker<T, K, A> = PhantomData<(fn() -> T, fn() -> K, A)>;
+
 /// A unique column (or the primary key) of the table of rows `T`, of type `K`.
 ///
 /// Obtained from a generated table handle, named after the column: `ctx.db.user().name()`.
 pub struct UniqueColumn<T, K, A> {
     index: u32,
-    marker: PhantomData<(fn() -> T, fn() -> K, A)>,
+    marker: Marker<T, K, A>,
 }
 
 impl<T: TableRow, K, A: Access> UniqueColumn<T, K, A> {
@@ -73,7 +77,7 @@ impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
 /// the index's name for a multi-column one.
 pub struct BTreeIndex<T, Cols, A> {
     index: u32,
-    marker: PhantomData<(fn() -> T, fn() -> Cols, A)>,
+    marker: Marker<T, Cols, A>,
 }
 
 impl<T: TableRow, Cols, A: Access> BTreeIndex<T, Cols, A> {
