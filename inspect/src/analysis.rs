@@ -6,7 +6,7 @@ use crate::module::Module;
 use crate::panic::panic_rule;
 use crate::reach::walk;
 use crate::report::{Arm, Dispatch, EntryPoint, ExportReport, FunctionRef, Shape};
-use crate::shape::{recognise, RawArm, RawShape};
+use crate::shape::{recognise, Kind, RawArm, RawShape};
 use std::collections::HashSet;
 
 /// How many calls deep the `match` is looked for, when the export (or a helper) does nothing
@@ -55,14 +55,17 @@ fn analyse_dispatch(module: &Module, export: u32) -> Dispatch {
             .collect()
     };
     let shape = match raw {
-        Some(RawShape::BrTable { arms, default }) => Shape::BrTable {
-            arms: name_arms(arms),
-            default: name_all(default),
-        },
-        Some(RawShape::CompareChain { arms, default }) => Shape::CompareChain {
-            arms: name_arms(arms),
-            default: name_all(default),
-        },
+        Some(RawShape {
+            kind,
+            arms,
+            default,
+        }) => {
+            let (arms, default) = (name_arms(arms), name_all(default));
+            match kind {
+                Kind::BrTable => Shape::BrTable { arms, default },
+                Kind::CompareChain => Shape::CompareChain { arms, default },
+            }
+        }
         None => Shape::Unrecognised,
     };
     let entries = shape

@@ -23,23 +23,24 @@ pub(crate) struct RawArm {
     pub callees: Vec<u32>,
 }
 
+/// Which way a dispatch tests the id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A `br_table` on the id.
+    BrTable,
+    /// Tests of the id against constants.
+    CompareChain,
+}
+
 /// A recognised dispatch, before callees are named.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum RawShape {
-    /// A `br_table` with one arm per index, and the default arm.
-    BrTable {
-        /// The arms, in id order.
-        arms: Vec<RawArm>,
-        /// The calls made for an id past the table.
-        default: Vec<u32>,
-    },
-    /// Tests of the id against constants, in id order, and what runs when none matches.
-    CompareChain {
-        /// The arms, in id order.
-        arms: Vec<RawArm>,
-        /// The calls made when no test matched.
-        default: Vec<u32>,
-    },
+pub(crate) struct RawShape {
+    /// How the id is tested.
+    pub kind: Kind,
+    /// The arms, in id order.
+    pub arms: Vec<RawArm>,
+    /// The calls made for an id no arm handles.
+    pub default: Vec<u32>,
 }
 
 /// Recognises the dispatch in a body, if it has one: the first `br_table` on the id, or else
@@ -90,7 +91,8 @@ fn br_table(flow: &Flow<'_>, ids: &IdLocals) -> Option<RawShape> {
                 callees: flow.calls_from(flow.branch(at, depth)),
             })
             .collect();
-        Some(RawShape::BrTable {
+        Some(RawShape {
+            kind: Kind::BrTable,
             arms,
             default: flow.calls_from(flow.branch(at, *default)),
         })
@@ -124,7 +126,11 @@ fn compare_chain(flow: &Flow<'_>, ids: &IdLocals) -> Option<RawShape> {
         }
     }
     arms.sort_by_key(|arm| arm.id);
-    Some(RawShape::CompareChain { arms, default })
+    Some(RawShape {
+        kind: Kind::CompareChain,
+        arms,
+        default,
+    })
 }
 
 /// The test of the id made by the `br_if` or `if` at `at`, if it is one.
@@ -204,9 +210,8 @@ mod tests {
             End,
         ];
         let shape = recognise(&instrs).expect("a br_table");
-        let RawShape::BrTable { arms, default } = shape else {
-            panic!("not a br_table")
-        };
+        assert_eq!(shape.kind, Kind::BrTable);
+        let RawShape { arms, default, .. } = shape;
         assert_eq!(
             arms,
             vec![
@@ -241,7 +246,8 @@ mod tests {
         let shape = recognise(&instrs).expect("a compare chain");
         assert_eq!(
             shape,
-            RawShape::CompareChain {
+            RawShape {
+                kind: Kind::CompareChain,
                 arms: vec![RawArm {
                     id: 0,
                     callees: vec![3]
@@ -274,9 +280,8 @@ mod tests {
             call(3),
             End,
         ];
-        let RawShape::CompareChain { arms, .. } = recognise(&instrs).expect("a chain") else {
-            panic!("not a chain")
-        };
+        let RawShape { kind, arms, .. } = recognise(&instrs).expect("a chain");
+        assert_eq!(kind, Kind::CompareChain);
         assert_eq!(
             arms[0],
             RawArm {
