@@ -6,15 +6,23 @@
 //!   over any [`Transport`].
 //! - [`native`]: the transport for module code compiled natively, so modules can be tested
 //!   with `cargo test` ([`NativeModule`]).
+//! - [`json`]: JSON ↔ encoded values through a module's type description, for clients that
+//!   speak JSON (arguments in, return values and rows out).
+//! - [`outbound`]: procedures' outbound HTTP through a real client, behind the operator's
+//!   allow list ([`OutboundHttp`]).
 //!
 //! The wasmtime transport, which maps a wasm module's memory onto [`InstanceEnv`], comes next
 //! behind a default cargo feature.
 
 pub mod call;
 pub mod env;
+pub mod json;
 pub mod native;
+pub mod outbound;
 
 pub use call::{Caller, ExportCall, LoadError, Outcome, Transport, Trap};
 pub use env::{Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord};
+pub use json::{args_from_json, value_from_json, value_to_json, JsonError};
 pub use native::{with_env, NativeModule, NativeTransport};
+pub use outbound::{AllowList, HostRule, OutboundHttp};
 pub use wasmod_datastore as datastore;

@@ -1,0 +1,980 @@
+//! JSON ↔ encoded values, through a module's type description.
+//!
+//! Clients speak JSON (an HTTP API, `wasmod call`, a browser); modules speak the binary
+//! encoding of `docs/abi.md`. The host sits between them and knows a module's types only from
+//! its description ([`ModuleDef`](wasmod_abi::ModuleDef)), at run time, so the conversion is
+//! driven by an [`AlgebraicType`] and its [`Typespace`] rather than by Rust types:
+//!
+//! - [`args_from_json`]: a call's arguments, as a JSON array (positional) or an object keyed by
+//!   parameter name, into the encoded product of the parameters that `__call_*__` expects;
+//! - [`value_from_json`]: one value (a row, a key) into its encoding;
+//! - [`value_to_json`]: an encoded value (a procedure's return value, a view's rows, a table's
+//!   rows) into JSON.
+//!
+//! Both the JSON and the type are treated as hostile: nothing here panics, references are
+//! resolved through [`Typespace::resolve`] (which cannot loop), and values may nest at most
+//! [`MAX_DEPTH`] containers deep, the limit the module's own decoder applies, so a
+//! self-referential type or a deeply nested document cannot exhaust the host's stack. Errors
+//! ([`JsonError`]) name the argument, the path inside it and the type that was expected, since
+//! they are shown to whoever wrote the JSON.
+//!
+//! # The mapping
+//!
+//! | type | JSON |
+//! |---|---|
+//! | `bool` | `true` / `false` |
+//! | `i8` … `i32`, `u8` … `u32` | a number (an integral float such as `3.0` is accepted) |
+//! | `i64`, `u64`, `i128`, `u128` | a number, or a decimal string such as `"18446744073709551615"`; written as a number when its magnitude is at most 2^53 − 1 (JavaScript's `Number.MAX_SAFE_INTEGER`), as a decimal string beyond, so that no client loses precision |
+//! | `f32`, `f64` | a number; `"NaN"`, `"Infinity"` and `"-Infinity"` for the values JSON cannot write. An `f32` is written with its shortest decimal form (`0.1`, not `0.10000000149011612`) |
+//! | `String` | a string |
+//! | `Identity` | 64 hex digits (written in lower case, read in either case) |
+//! | `ConnectionId` | 32 hex digits |
+//! | `Timestamp` | microseconds since the Unix epoch, as an `i64` above; also read from an RFC 3339 date-time such as `"2024-05-01T12:30:00.25+02:00"` |
+//! | `Vec<T>` | an array (a `Vec<u8>` too: an array of numbers) |
+//! | `[T; N]` | an array of exactly `N` items |
+//! | `Option<T>` | `null` for `None`, the value for `Some`; when `T` is itself an option, `Some(x)` is `{"some": x}` so that `Some(None)` and `None` differ |
+//! | `Result<T, E>` | `{"ok": value}` or `{"err": error}` |
+//! | struct (named fields) | an object keyed by field name; an array of the fields in order is also read. Every field must be present and no other |
+//! | tuple, tuple struct | an array of the fields in order |
+//! | `()`, unit struct | `[]` (`{}` is also read) |
+//! | enum | `{"Variant": payload}`; a unit variant is the bare string `"Variant"` (and `{"Variant": []}` is also read) |
+//!
+//! Named types ([`AlgebraicType::Ref`]) map as the type they name.
+//!
+//! # Errors
+//!
+//! Messages look like `` argument `text` of reducer `send`: expected a string, found 42 `` or
+//! `` argument `pos`.x: expected u32 (0..=4294967295), found -1 ``: the argument, then the
+//! path inside it (`.field`, `[index]`, `.Variant`, `.ok`), then what was expected and what was
+//! found. [`JsonError::in_entry_point`] adds the entry point, which the functions here do not
+//! know.
+
+use serde_json::{Map, Number, Value as Json};
+use std::borrow::Cow;
+use std::fmt;
+use wasmod_abi::value::MAX_DEPTH;
+use wasmod_abi::{
+    AlgebraicType, ConnectionId, Field, Identity, ParamDef, Reader, Timestamp, Typespace, Value,
+};
+
+/// The largest magnitude every JSON reader holds exactly: 2^53 − 1 (JavaScript's
+/// `Number.MAX_SAFE_INTEGER`). Wider integers beyond it are written as decimal strings.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Encodes a call's arguments: `json` is an array of the arguments in order, or an object
+/// keyed by parameter name; the result is the encoded product of `params`.
+///
+/// Missing and unknown arguments are errors that name them; an argument that does not match
+/// its parameter's type is an error naming the argument, the path inside it and the type
+/// expected.
+pub fn args_from_json(
+    params: &[ParamDef],
+    typespace: &Typespace,
+    json: &Json,
+) -> Result<Vec<u8>, JsonError> {
+    let members: Vec<Member<'_>> = params
+        .iter()
+        .map(|param| Member {
+            name: Some(&param.name),
+            ty: &param.ty,
+        })
+        .collect();
+    let expected = || {
+        format!(
+            "the arguments as an array or an object ({})",
+            member_list(&members)
+        )
+    };
+    let values = FromJson { typespace }
+        .product(&members, "argument", expected, json, 0)
+        .map_err(JsonError::into_argument_error)?;
+    let mut out = Vec::new();
+    values.iter().for_each(|value| value.encode(&mut out));
+    Ok(out)
+}
+
+/// Encodes one value of type `ty` given as JSON.
+pub fn value_from_json(
+    ty: &AlgebraicType,
+    typespace: &Typespace,
+    json: &Json,
+) -> Result<Vec<u8>, JsonError> {
+    Ok(FromJson { typespace }.value(ty, json, 0)?.to_bytes())
+}
+
+/// Renders the encoded value `bytes`, of type `ty`, as JSON.
+///
+/// Errors if `bytes` is not exactly one value of `ty` (the module broke its own description).
+pub fn value_to_json(
+    ty: &AlgebraicType,
+    typespace: &Typespace,
+    bytes: &[u8],
+) -> Result<Json, JsonError> {
+    let mut reader = Reader::new(bytes);
+    let value = Value::decode(ty, typespace, &mut reader)
+        .and_then(|value| reader.finish().map(|()| value))
+        .map_err(|error| {
+            JsonError::new(format!(
+                "the bytes are not a value of the expected type: {error}"
+            ))
+        })?;
+    ToJson { typespace }.value(ty, &value)
+}
+
+/// Why JSON could not be converted: what was expected, what was found, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JsonError {
+    /// The entry point, such as ``reducer `send` ``, once the caller has said.
+    entry_point: Option<String>,
+    /// The argument the problem is in, for [`args_from_json`].
+    argument: Option<String>,
+    /// Where inside the value, innermost segment first (they are added as the error travels
+    /// outwards).
+    path: Vec<Segment>,
+    /// What went wrong there.
+    message: String,
+}
+
+/// One step into a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Segment {
+    /// A field, a variant, `ok`/`err`, or a tuple position: `.name`.
+    Name(String),
+    /// An array item: `[index]`.
+    Index(usize),
+}
+
+impl JsonError {
+    fn new(message: String) -> Self {
+        Self {
+            entry_point: None,
+            argument: None,
+            path: Vec::new(),
+            message,
+        }
+    }
+
+    /// This error, attributed to the entry point `name` of kind `kind` (such as `"reducer"`):
+    /// its message then reads `` argument `text` of reducer `send`: … ``.
+    pub fn in_entry_point(mut self, kind: &str, name: &str) -> Self {
+        self.entry_point = Some(format!("{kind} `{name}`"));
+        self
+    }
+
+    /// The argument the problem is in, if it is in one.
+    pub fn argument(&self) -> Option<&str> {
+        self.argument.as_deref()
+    }
+
+    /// Where the problem is inside the value (or the argument), such as `.pos.x` or `[2]`;
+    /// empty at the top.
+    pub fn path(&self) -> String {
+        let mut out = String::new();
+        for segment in self.path.iter().rev() {
+            match segment {
+                Segment::Name(name) => {
+                    out.push('.');
+                    out.push_str(name);
+                }
+                Segment::Index(index) => out.push_str(&format!("[{index}]")),
+            }
+        }
+        out
+    }
+
+    /// What went wrong, without the location: such as `expected a string, found 42`.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// This error, one step further from the value's root.
+    fn within(mut self, segment: Segment) -> Self {
+        self.path.push(segment);
+        self
+    }
+
+    /// Turns the outermost path segment (a parameter's name) into the argument.
+    fn into_argument_error(mut self) -> Self {
+        if let Some(Segment::Name(name)) = self.path.last() {
+            self.argument = Some(name.clone());
+            self.path.pop();
+        }
+        self
+    }
+}
+
+impl fmt::Display for JsonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = self.path();
+        match &self.argument {
+            Some(argument) => {
+                write!(f, "argument `{argument}`{path}")?;
+                if let Some(entry_point) = &self.entry_point {
+                    write!(f, " of {entry_point}")?;
+                }
+                f.write_str(": ")?;
+            }
+            None => {
+                if let Some(entry_point) = &self.entry_point {
+                    write!(f, "{entry_point}: ")?;
+                }
+                if !path.is_empty() {
+                    write!(f, "at {path}: ")?;
+                }
+            }
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for JsonError {}
+
+/// A field of a product or a parameter of an entry point.
+struct Member<'a> {
+    name: Option<&'a str>,
+    ty: &'a AlgebraicType,
+}
+
+impl Member<'_> {
+    /// The path segment of the member at `index`: its name, or its position.
+    fn segment(&self, index: usize) -> Segment {
+        Segment::Name(self.name.map_or_else(|| index.to_string(), str::to_owned))
+    }
+}
+
+fn member_list(members: &[Member<'_>]) -> String {
+    name_list(members.iter().map(|member| member.name.unwrap_or("_")))
+}
+
+/// `` `a`, `b` ``, or `none`.
+fn name_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let list: Vec<String> = names.map(|name| format!("`{name}`")).collect();
+    if list.is_empty() {
+        "none".to_owned()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// A variant's name, or its position for a variant without one.
+fn variant_name(index: usize, variant: &Field) -> Cow<'_, str> {
+    match &variant.name {
+        Some(name) => Cow::Borrowed(name),
+        None => Cow::Owned(index.to_string()),
+    }
+}
+
+/// Whether `ty` is the empty product: the payload of a unit variant.
+fn is_unit(typespace: &Typespace, ty: &AlgebraicType) -> bool {
+    matches!(typespace.resolve(ty), Some(AlgebraicType::Product(fields)) if fields.is_empty())
+}
+
+/// Whether `ty` is an option: then an option of it writes `Some` as `{"some": ..}`.
+fn is_option(typespace: &Typespace, ty: &AlgebraicType) -> bool {
+    matches!(typespace.resolve(ty), Some(AlgebraicType::Option(_)))
+}
+
+/// Follows references to a structural type, with the name of the first named type met.
+fn resolve<'a>(
+    typespace: &'a Typespace,
+    ty: &'a AlgebraicType,
+) -> Result<(&'a AlgebraicType, Option<&'a str>), JsonError> {
+    let name = match ty {
+        AlgebraicType::Ref(index) => typespace
+            .types
+            .get(*index as usize)
+            .map(|def| def.name.as_str()),
+        _ => None,
+    };
+    let resolved = typespace.resolve(ty).ok_or_else(unresolved)?;
+    Ok((resolved, name))
+}
+
+fn unresolved() -> JsonError {
+    JsonError::new(
+        "the type refers to a typespace entry that does not exist (or to a cycle of references)"
+            .to_owned(),
+    )
+}
+
+/// One more level of nesting, or an error past [`MAX_DEPTH`].
+fn deeper(depth: usize) -> Result<usize, JsonError> {
+    if depth >= MAX_DEPTH {
+        Err(JsonError::new(format!(
+            "values are nested more than {MAX_DEPTH} levels deep"
+        )))
+    } else {
+        Ok(depth + 1)
+    }
+}
+
+/// `expected {expected}, found {json}`.
+fn mismatch(expected: impl fmt::Display, json: &Json) -> JsonError {
+    JsonError::new(format!("expected {expected}, found {}", found(json)))
+}
+
+/// A short description of a JSON value, for messages.
+fn found(json: &Json) -> String {
+    const MAX_CHARS: usize = 40;
+    match json {
+        Json::String(text) if text.chars().count() > MAX_CHARS => {
+            let head: String = text.chars().take(MAX_CHARS).collect();
+            format!("{}…", Json::String(head))
+        }
+        Json::Array(items) => items_phrase("an array of", items.len()),
+        Json::Object(map) if map.is_empty() => "an empty object".to_owned(),
+        Json::Object(map) => format!(
+            "an object with keys {}",
+            name_list(map.keys().map(String::as_str))
+        ),
+        other => other.to_string(),
+    }
+}
+
+/// `an array of 1 item`, `an array of 3 items`.
+fn items_phrase(prefix: &str, count: usize) -> String {
+    let plural = if count == 1 { "" } else { "s" };
+    format!("{prefix} {count} item{plural}")
+}
+
+/// JSON → [`Value`], against a type.
+struct FromJson<'a> {
+    typespace: &'a Typespace,
+}
+
+impl FromJson<'_> {
+    fn value(&self, ty: &AlgebraicType, json: &Json, depth: usize) -> Result<Value, JsonError> {
+        use AlgebraicType as T;
+        let (resolved, name) = resolve(self.typespace, ty)?;
+        match resolved {
+            T::Bool => json
+                .as_bool()
+                .map(Value::Bool)
+                .ok_or_else(|| mismatch("a bool", json)),
+            T::I8 => integer::<i8>(json).map(Value::I8),
+            T::U8 => integer::<u8>(json).map(Value::U8),
+            T::I16 => integer::<i16>(json).map(Value::I16),
+            T::U16 => integer::<u16>(json).map(Value::U16),
+            T::I32 => integer::<i32>(json).map(Value::I32),
+            T::U32 => integer::<u32>(json).map(Value::U32),
+            T::I64 => integer::<i64>(json).map(Value::I64),
+            T::U64 => integer::<u64>(json).map(Value::U64),
+            T::I128 => integer::<i128>(json).map(Value::I128),
+            T::U128 => integer::<u128>(json).map(Value::U128),
+            T::F32 => f32_from_json(json).map(Value::F32),
+            T::F64 => float("f64", json).map(Value::F64),
+            T::String => json
+                .as_str()
+                .map(Value::from)
+                .ok_or_else(|| mismatch("a string", json)),
+            T::Identity => hex::<32>("an identity (64 hex digits)", json)
+                .map(|bytes| Value::Identity(Identity::from_bytes(bytes))),
+            T::ConnectionId => hex::<16>("a connection id (32 hex digits)", json)
+                .map(|bytes| Value::ConnectionId(ConnectionId::from_bytes(bytes))),
+            T::Timestamp => timestamp(json).map(Value::Timestamp),
+            T::Array(element) => {
+                let items = json.as_array().ok_or_else(|| mismatch("an array", json))?;
+                self.items(element, items, deeper(depth)?).map(Value::Array)
+            }
+            T::FixedArray(element, len) => {
+                let items = json
+                    .as_array()
+                    .filter(|items| items.len() == *len as usize)
+                    .ok_or_else(|| mismatch(items_phrase("an array of", *len as usize), json))?;
+                self.items(element, items, deeper(depth)?)
+                    .map(Value::Product)
+            }
+            T::Option(inner) => self.option(inner, json, deeper(depth)?),
+            T::Result(ok, err) => self.result(ok, err, json, deeper(depth)?),
+            T::Product(fields) => {
+                let members: Vec<Member<'_>> = fields
+                    .iter()
+                    .map(|field| Member {
+                        name: field.name.as_deref(),
+                        ty: &field.ty,
+                    })
+                    .collect();
+                let expected = || product_expectation(name, &members);
+                self.product(&members, "field", expected, json, depth)
+                    .map(Value::Product)
+            }
+            T::Sum(variants) => self.sum(variants, name, json, deeper(depth)?),
+            T::Ref(_) => Err(unresolved()),
+        }
+    }
+
+    fn items(
+        &self,
+        element: &AlgebraicType,
+        items: &[Json],
+        depth: usize,
+    ) -> Result<Vec<Value>, JsonError> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| {
+                self.value(element, item, depth)
+                    .map_err(|error| error.within(Segment::Index(index)))
+            })
+            .collect()
+    }
+
+    fn option(&self, inner: &AlgebraicType, json: &Json, depth: usize) -> Result<Value, JsonError> {
+        if json.is_null() {
+            return Ok(Value::Option(None));
+        }
+        let some = if is_option(self.typespace, inner) {
+            match single_entry(json) {
+                Some(("some", payload)) => self
+                    .value(inner, payload, depth)
+                    .map_err(|error| error.within(Segment::Name("some".to_owned())))?,
+                _ => return Err(mismatch(r#"null or {"some": value}"#, json)),
+            }
+        } else {
+            self.value(inner, json, depth)?
+        };
+        Ok(Value::Option(Some(Box::new(some))))
+    }
+
+    fn result(
+        &self,
+        ok: &AlgebraicType,
+        err: &AlgebraicType,
+        json: &Json,
+        depth: usize,
+    ) -> Result<Value, JsonError> {
+        let (key, payload) = single_entry(json)
+            .filter(|(key, _)| matches!(*key, "ok" | "err"))
+            .ok_or_else(|| mismatch(r#"{"ok": value} or {"err": error}"#, json))?;
+        let ty = if key == "ok" { ok } else { err };
+        let value = self
+            .value(ty, payload, depth)
+            .map_err(|error| error.within(Segment::Name(key.to_owned())))?;
+        Ok(Value::Result(if key == "ok" {
+            Ok(Box::new(value))
+        } else {
+            Err(Box::new(value))
+        }))
+    }
+
+    /// The members of a product (a struct's fields, or an entry point's parameters), from an
+    /// array in order or, when every member has a name, from an object keyed by name.
+    fn product(
+        &self,
+        members: &[Member<'_>],
+        noun: &str,
+        expected: impl Fn() -> String,
+        json: &Json,
+        depth: usize,
+    ) -> Result<Vec<Value>, JsonError> {
+        let depth = deeper(depth)?;
+        let convert = |index: usize, member: &Member<'_>, item: &Json| {
+            self.value(member.ty, item, depth)
+                .map_err(|error| error.within(member.segment(index)))
+        };
+        let named = members.iter().all(|member| member.name.is_some());
+        match json {
+            Json::Array(items) if items.len() == members.len() => members
+                .iter()
+                .zip(items)
+                .enumerate()
+                .map(|(index, (member, item))| convert(index, member, item))
+                .collect(),
+            Json::Array(items) if named => Err(JsonError::new(format!(
+                "expected {} ({}), found {}",
+                items_phrase("an array of", members.len()),
+                member_list(members),
+                items_phrase("an array of", items.len()),
+            ))),
+            Json::Object(map) if named => {
+                if let Some(unknown) = map.keys().find(|key| {
+                    !members
+                        .iter()
+                        .any(|member| member.name == Some(key.as_str()))
+                }) {
+                    return Err(JsonError::new(format!(
+                        "unknown {noun} `{unknown}` (expected {})",
+                        member_list(members)
+                    )));
+                }
+                members
+                    .iter()
+                    .enumerate()
+                    .map(|(index, member)| {
+                        let name = member.name.unwrap_or_default();
+                        let item = map
+                            .get(name)
+                            .ok_or_else(|| JsonError::new(format!("missing {noun} `{name}`")))?;
+                        convert(index, member, item)
+                    })
+                    .collect()
+            }
+            _ => Err(mismatch(expected(), json)),
+        }
+    }
+
+    fn sum(
+        &self,
+        variants: &[Field],
+        name: Option<&str>,
+        json: &Json,
+        depth: usize,
+    ) -> Result<Value, JsonError> {
+        let names = || {
+            let names: Vec<Cow<'_, str>> = variants
+                .iter()
+                .enumerate()
+                .map(|(index, variant)| variant_name(index, variant))
+                .collect();
+            name_list(names.iter().map(|name| name.as_ref()))
+        };
+        let find = |wanted: &str| -> Result<(u8, &Field), JsonError> {
+            let (index, variant) = variants
+                .iter()
+                .enumerate()
+                .find(|(index, variant)| variant_name(*index, variant) == wanted)
+                .ok_or_else(|| {
+                    JsonError::new(format!(
+                        "unknown variant `{wanted}` (expected one of {})",
+                        names()
+                    ))
+                })?;
+            let tag = u8::try_from(index).map_err(|_| {
+                JsonError::new(format!(
+                    "variant `{wanted}` is at position {index}, past the 256 a tag can select"
+                ))
+            })?;
+            Ok((tag, variant))
+        };
+        let (tag, payload) = match json {
+            Json::String(wanted) => {
+                let (tag, variant) = find(wanted)?;
+                if !is_unit(self.typespace, &variant.ty) {
+                    return Err(JsonError::new(format!(
+                        "variant `{wanted}` has a payload: write {{\"{wanted}\": ...}}"
+                    )));
+                }
+                (tag, Value::Product(Vec::new()))
+            }
+            _ => match single_entry(json) {
+                Some((wanted, payload)) => {
+                    let (tag, variant) = find(wanted)?;
+                    let value = self
+                        .value(&variant.ty, payload, depth)
+                        .map_err(|error| error.within(Segment::Name(wanted.to_owned())))?;
+                    (tag, value)
+                }
+                None => {
+                    let what = name.map_or_else(|| "a variant".to_owned(), |n| format!("`{n}`"));
+                    return Err(mismatch(
+                        format!(
+                            "{what} (one of {}: a variant's name, or an object with a variant's name as its only key)",
+                            names()
+                        ),
+                        json,
+                    ));
+                }
+            },
+        };
+        Ok(Value::Sum {
+            tag,
+            value: Box::new(payload),
+        })
+    }
+}
+
+/// What a product's JSON should look like, for messages.
+fn product_expectation(name: Option<&str>, members: &[Member<'_>]) -> String {
+    let shape = if !members.is_empty() && members.iter().all(|member| member.name.is_some()) {
+        format!("an object with fields {}", member_list(members))
+    } else {
+        items_phrase("an array of", members.len())
+    };
+    match name {
+        Some(name) => format!("`{name}` ({shape})"),
+        None => shape,
+    }
+}
+
+/// The only entry of an object with exactly one.
+fn single_entry(json: &Json) -> Option<(&str, &Json)> {
+    match json {
+        Json::Object(map) if map.len() == 1 => map.iter().next().map(|(k, v)| (k.as_str(), v)),
+        _ => None,
+    }
+}
+
+/// An integer type of the encoding.
+trait Integer: Copy + fmt::Display + TryFrom<u128> + TryFrom<i128> {
+    const NAME: &'static str;
+    const MIN: Self;
+    const MAX: Self;
+    /// 64 and 128 bits: also read from decimal strings, since JSON numbers beyond 2^53 are not
+    /// exact in many readers.
+    const WIDE: bool;
+}
+
+macro_rules! impl_integer {
+    ($($ty:ident: $wide:literal),* $(,)?) => {$(
+        impl Integer for $ty {
+            const NAME: &'static str = stringify!($ty);
+            const MIN: Self = $ty::MIN;
+            const MAX: Self = $ty::MAX;
+            const WIDE: bool = $wide;
+        }
+    )*};
+}
+
+impl_integer!(
+    i8: false, u8: false, i16: false, u16: false, i32: false, u32: false,
+    i64: true, u64: true, i128: true, u128: true,
+);
+
+/// An integer read from JSON, before its range is checked.
+enum Whole {
+    NonNegative(u128),
+    Negative(i128),
+}
+
+fn integer<T: Integer>(json: &Json) -> Result<T, JsonError> {
+    let whole = match json {
+        Json::Number(number) => whole_number(number),
+        Json::String(text) if T::WIDE => text
+            .parse::<u128>()
+            .map(Whole::NonNegative)
+            .or_else(|_| text.parse::<i128>().map(Whole::Negative))
+            .ok(),
+        _ => None,
+    };
+    let value = whole.and_then(|whole| match whole {
+        Whole::NonNegative(value) => T::try_from(value).ok(),
+        Whole::Negative(value) => T::try_from(value).ok(),
+    });
+    value.ok_or_else(|| {
+        let strings = if T::WIDE {
+            ", as a number or a decimal string"
+        } else {
+            ""
+        };
+        let mut error = mismatch(
+            format!("{} ({}..={}{strings})", T::NAME, T::MIN, T::MAX),
+            json,
+        );
+        if T::WIDE && is_inexact_integer(json) {
+            error
+                .message
+                .push_str(" (a JSON number this large is not exact: send it as a decimal string)");
+        }
+        error
+    })
+}
+
+/// A JSON number as an integer, if it is one exactly.
+fn whole_number(number: &Number) -> Option<Whole> {
+    if let Some(value) = number.as_u64() {
+        return Some(Whole::NonNegative(value.into()));
+    }
+    if let Some(value) = number.as_i64() {
+        return Some(Whole::Negative(value.into()));
+    }
+    let value = number.as_f64()?;
+    // Integral floats are exact up to 2^53; past that `1e30` names many integers.
+    if value.fract() != 0.0 || value.abs() > MAX_SAFE_INTEGER as f64 {
+        return None;
+    }
+    Some(if value >= 0.0 {
+        Whole::NonNegative(value as u128)
+    } else {
+        Whole::Negative(value as i128)
+    })
+}
+
+/// Whether `json` is an integral number too large to have been parsed exactly.
+fn is_inexact_integer(json: &Json) -> bool {
+    json.as_f64()
+        .is_some_and(|value| value.fract() == 0.0 && value.abs() > MAX_SAFE_INTEGER as f64)
+        && json.as_u64().is_none()
+        && json.as_i64().is_none()
+}
+
+/// A float: a number, or one of the names of the values JSON cannot write.
+fn float(name: &str, json: &Json) -> Result<f64, JsonError> {
+    let value = match json {
+        Json::Number(number) => number.as_f64(),
+        Json::String(text) => match text.as_str() {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    };
+    value.ok_or_else(|| {
+        mismatch(
+            format!(r#"{name} (a number, "NaN", "Infinity" or "-Infinity")"#),
+            json,
+        )
+    })
+}
+
+fn f32_from_json(json: &Json) -> Result<f32, JsonError> {
+    let wide = float("f32", json)?;
+    let narrow = wide as f32;
+    if wide.is_finite() && narrow.is_infinite() {
+        return Err(mismatch(
+            format!("f32 (at most {} in magnitude)", f32::MAX),
+            json,
+        ));
+    }
+    Ok(narrow)
+}
+
+/// `N` bytes from `2 * N` hex digits.
+fn hex<const N: usize>(expected: &str, json: &Json) -> Result<[u8; N], JsonError> {
+    let parse = |text: &str| -> Option<[u8; N]> {
+        let digits = text.as_bytes();
+        if digits.len() != 2 * N {
+            return None;
+        }
+        let mut bytes = [0; N];
+        for (byte, pair) in bytes.iter_mut().zip(digits.chunks_exact(2)) {
+            let high = char::from(pair[0]).to_digit(16)?;
+            let low = char::from(pair[1]).to_digit(16)?;
+            *byte = (high * 16 + low) as u8;
+        }
+        Some(bytes)
+    };
+    json.as_str()
+        .and_then(parse)
+        .ok_or_else(|| mismatch(expected, json))
+}
+
+/// Lower-case hex digits of `bytes`.
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn timestamp(json: &Json) -> Result<Timestamp, JsonError> {
+    let micros = match json {
+        Json::String(text) => parse_rfc3339(text),
+        _ => None,
+    };
+    micros
+        .map(Ok)
+        .unwrap_or_else(|| integer::<i64>(json))
+        .map(Timestamp::from_micros_since_unix_epoch)
+        .map_err(|_| {
+            mismatch(
+                r#"a timestamp (microseconds since the Unix epoch, or an RFC 3339 date-time such as "2024-05-01T12:30:00Z")"#,
+                json,
+            )
+        })
+}
+
+/// Microseconds since the Unix epoch of an RFC 3339 date-time,
+/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`. Digits past microseconds are dropped; a leap
+/// second (`:60`) is refused, since the timestamp cannot represent it.
+fn parse_rfc3339(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    let number = |start: usize, len: usize| -> Option<i64> {
+        let digits = bytes.get(start..start + len)?;
+        digits.iter().try_fold(0i64, |value, digit| {
+            digit
+                .is_ascii_digit()
+                .then(|| value * 10 + i64::from(digit - b'0'))
+        })
+    };
+    let is = |index: usize, expected: &[u8]| bytes.get(index).is_some_and(|b| expected.contains(b));
+    let separators = is(4, b"-") && is(7, b"-") && is(10, b"Tt ") && is(13, b":") && is(16, b":");
+    if !separators {
+        return None;
+    }
+    let (year, month, day) = (number(0, 4)?, number(5, 2)?, number(8, 2)?);
+    let (hour, minute, second) = (number(11, 2)?, number(14, 2)?, number(17, 2)?);
+    let mut rest = text.get(19..)?;
+    let mut fraction_micros = 0;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 || digits > 9 {
+            return None;
+        }
+        fraction_micros = fraction
+            .get(..digits)?
+            .bytes()
+            .chain(std::iter::repeat(b'0'))
+            .take(6)
+            .fold(0, |value, digit| value * 10 + i64::from(digit - b'0'));
+        rest = fraction.get(digits..)?;
+    }
+    let offset_seconds = match rest.as_bytes() {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let two = |a: u8, b: u8| {
+                (a.is_ascii_digit() && b.is_ascii_digit())
+                    .then(|| i64::from(a - b'0') * 10 + i64::from(b - b'0'))
+            };
+            let (hours, minutes) = (two(*h1, *h2)?, two(*m1, *m2)?);
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
+            let offset = hours * 3600 + minutes * 60;
+            if *sign == b'-' {
+                -offset
+            } else {
+                offset
+            }
+        }
+        _ => return None,
+    };
+    let valid = (1..=12).contains(&month)
+        && (1..=days_in_month(year, month)).contains(&day)
+        && hour <= 23
+        && minute <= 59
+        && second <= 59;
+    if !valid {
+        return None;
+    }
+    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+        - offset_seconds;
+    Some(seconds * 1_000_000 + fraction_micros)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days from 1970-01-01 to the given date of the proleptic Gregorian calendar (Howard
+/// Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year.rem_euclid(400);
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// [`Value`] → JSON, against the type it was decoded with.
+struct ToJson<'a> {
+    typespace: &'a Typespace,
+}
+
+impl ToJson<'_> {
+    fn value(&self, ty: &AlgebraicType, value: &Value) -> Result<Json, JsonError> {
+        use AlgebraicType as T;
+        let (resolved, _) = resolve(self.typespace, ty)?;
+        Ok(match (resolved, value) {
+            (_, Value::Bool(value)) => Json::Bool(*value),
+            (_, Value::I8(value)) => Json::from(*value),
+            (_, Value::U8(value)) => Json::from(*value),
+            (_, Value::I16(value)) => Json::from(*value),
+            (_, Value::U16(value)) => Json::from(*value),
+            (_, Value::I32(value)) => Json::from(*value),
+            (_, Value::U32(value)) => Json::from(*value),
+            (_, Value::I64(value)) => wide_signed((*value).into()),
+            (_, Value::U64(value)) => wide_unsigned((*value).into()),
+            (_, Value::I128(value)) => wide_signed(*value),
+            (_, Value::U128(value)) => wide_unsigned(*value),
+            // The shortest decimal that reads back as the same `f32`.
+            (_, Value::F32(value)) => {
+                float_to_json(value.to_string().parse().unwrap_or(f64::from(*value)))
+            }
+            (_, Value::F64(value)) => float_to_json(*value),
+            (_, Value::String(text)) => Json::String(text.clone()),
+            (_, Value::Identity(identity)) => Json::String(to_hex(&identity.to_bytes())),
+            (_, Value::ConnectionId(id)) => Json::String(to_hex(&id.to_bytes())),
+            (_, Value::Timestamp(time)) => wide_signed(time.to_micros_since_unix_epoch().into()),
+            (T::Array(element), Value::Array(items))
+            | (T::FixedArray(element, _), Value::Product(items)) => Json::Array(
+                items
+                    .iter()
+                    .map(|item| self.value(element, item))
+                    .collect::<Result<_, _>>()?,
+            ),
+            (T::Option(_), Value::Option(None)) => Json::Null,
+            (T::Option(inner), Value::Option(Some(value))) => {
+                let json = self.value(inner, value)?;
+                if is_option(self.typespace, inner) {
+                    object("some", json)
+                } else {
+                    json
+                }
+            }
+            (T::Result(ok, _), Value::Result(Ok(value))) => object("ok", self.value(ok, value)?),
+            (T::Result(_, err), Value::Result(Err(error))) => {
+                object("err", self.value(err, error)?)
+            }
+            (T::Product(fields), Value::Product(items)) if fields.len() == items.len() => {
+                let named = !fields.is_empty() && fields.iter().all(|field| field.name.is_some());
+                let jsons = fields.iter().zip(items).map(|(field, item)| {
+                    self.value(&field.ty, item)
+                        .map(|json| (field.name.clone().unwrap_or_default(), json))
+                });
+                if named {
+                    Json::Object(jsons.collect::<Result<Map<_, _>, _>>()?)
+                } else {
+                    Json::Array(
+                        jsons
+                            .map(|entry| entry.map(|(_, json)| json))
+                            .collect::<Result<_, _>>()?,
+                    )
+                }
+            }
+            (T::Sum(variants), Value::Sum { tag, value }) => {
+                let index = usize::from(*tag);
+                let variant = variants.get(index).ok_or_else(|| {
+                    JsonError::new(format!("tag {tag} names no variant of the type"))
+                })?;
+                let name = variant_name(index, variant).into_owned();
+                if is_unit(self.typespace, &variant.ty) {
+                    Json::String(name)
+                } else {
+                    object(&name, self.value(&variant.ty, value)?)
+                }
+            }
+            _ => {
+                return Err(JsonError::new(
+                    "the decoded value does not have the shape of its type".to_owned(),
+                ))
+            }
+        })
+    }
+}
+
+fn object(key: &str, value: Json) -> Json {
+    let mut map = Map::new();
+    map.insert(key.to_owned(), value);
+    Json::Object(map)
+}
+
+/// A 64- or 128-bit signed integer: a number when exact everywhere, else a decimal string.
+fn wide_signed(value: i128) -> Json {
+    match i64::try_from(value) {
+        Ok(small) if small.unsigned_abs() <= MAX_SAFE_INTEGER => Json::from(small),
+        _ => Json::String(value.to_string()),
+    }
+}
+
+/// A 64- or 128-bit unsigned integer: a number when exact everywhere, else a decimal string.
+fn wide_unsigned(value: u128) -> Json {
+    match u64::try_from(value) {
+        Ok(small) if small <= MAX_SAFE_INTEGER => Json::from(small),
+        _ => Json::String(value.to_string()),
+    }
+}
+
+/// A number, or the name of a value JSON cannot write.
+fn float_to_json(value: f64) -> Json {
+    match Number::from_f64(value) {
+        Some(number) => Json::Number(number),
+        None if value.is_nan() => Json::String("NaN".to_owned()),
+        None if value > 0.0 => Json::String("Infinity".to_owned()),
+        None => Json::String("-Infinity".to_owned()),
+    }
+}

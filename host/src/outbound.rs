@@ -1,0 +1,462 @@
+//! Outbound HTTP for procedures: a real client behind the operator's allow list.
+//!
+//! A procedure may call other services (`ProcedureContext::send_http` in a module), but a
+//! module is untrusted code running inside the operator's network, so the host decides where
+//! it may connect. [`DenyAllHttp`](crate::DenyAllHttp), the default, allows nothing;
+//! [`OutboundHttp`] allows exactly the hosts of an [`AllowList`] the operator wrote, and
+//! nothing else:
+//!
+//! - the destination is checked **before** any name is resolved or connection made, against
+//!   the host and port of the URL as the client itself parses it (one parser, so a URL cannot
+//!   mean one host to the check and another to the connection);
+//! - redirects are **not followed**: a `3xx` could lead off the list, so the module receives it
+//!   as it is (and a request to its `location` is checked like any other);
+//! - proxies from the environment (`HTTP_PROXY` and the like) are ignored, so that what the
+//!   list allows is what is reached;
+//! - each request has a deadline for the whole exchange, body included, and the response body
+//!   a size cap, so a slow or generous server cannot hold a procedure or fill the host's
+//!   memory;
+//! - headers that frame the message (`host`, `content-length`, `transfer-encoding`,
+//!   `connection`, …) are the client's to set, and a request that sets them is refused.
+//!
+//! A refusal or a failure is an `Err` with a reason; [`InstanceEnv`](crate::InstanceEnv)
+//! writes that reason to the module's log (level `warn`, target `wasmod::host`) and returns
+//! `HTTP_FAILED` to the module, as it does for [`DenyAllHttp`](crate::DenyAllHttp). A response
+//! with any status, `404` or `500` included, is a response, not a failure.
+//!
+//! The client is [`ureq`]: blocking, which is what a procedure call is (it runs on the host's
+//! thread until it returns, with no async runtime to feed), small, and well kept. TLS comes
+//! from rustls through this crate's `https` feature (on by default); without it only `http`
+//! URLs can be fetched.
+
+use crate::HttpClient;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+use ureq::http::Uri;
+use ureq::Agent;
+use wasmod_abi::http::{Request, Response};
+
+/// The hosts procedures may send requests to: nothing unless listed.
+///
+/// Each rule is a host with an optional port:
+///
+/// | rule | allows |
+/// |---|---|
+/// | `api.example.com` | that host, on the URL scheme's default port (80 for `http`, 443 for `https`) |
+/// | `api.example.com:8443` | that host, on that port |
+/// | `api.example.com:*` | that host, on any port |
+/// | `*.example.com` | any host under `example.com` (`a.example.com`, `a.b.example.com`), but not `example.com` itself; ports as above |
+/// | `127.0.0.1:8080`, `[::1]:8080` | an IP address, as written in URLs |
+///
+/// Host names compare without regard to case or a trailing dot. A rule names hosts, not
+/// addresses: allowing a name trusts whatever it resolves to. A bare `*` is refused: an
+/// operator who means to allow everything should say which hosts instead.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AllowList {
+    rules: Vec<HostRule>,
+}
+
+impl AllowList {
+    /// An empty list: every request is refused.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A list of the rules `rules` (see [`AllowList`] for their syntax).
+    pub fn from_rules<I>(rules: I) -> Result<Self, BadRule>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let rules = rules
+            .into_iter()
+            .map(|rule| rule.as_ref().parse())
+            .collect::<Result<_, _>>()?;
+        Ok(Self { rules })
+    }
+
+    /// This list with `rule` added.
+    pub fn with(mut self, rule: HostRule) -> Self {
+        self.rules.push(rule);
+        self
+    }
+
+    /// The rules, in the order they were given.
+    pub fn rules(&self) -> &[HostRule] {
+        &self.rules
+    }
+
+    /// Whether a request to `url` would be let through (it must also be an `http` or `https`
+    /// URL with a host).
+    pub fn allows(&self, url: &str) -> bool {
+        url.parse::<Uri>().is_ok_and(|uri| {
+            Destination::of(&uri).is_ok_and(|destination| self.permits(&destination))
+        })
+    }
+
+    fn permits(&self, destination: &Destination<'_>) -> bool {
+        let host = normalize_host(destination.host);
+        self.rules
+            .iter()
+            .any(|rule| rule.matches(&host, destination.port, destination.default_port))
+    }
+}
+
+/// One rule of an [`AllowList`]: a host (or every host under a domain) and a port.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct HostRule {
+    host: HostPattern,
+    port: PortRule,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum HostPattern {
+    /// This host exactly (lower case, no trailing dot; IPv6 in brackets).
+    Exact(String),
+    /// Any host ending in `.` and this domain.
+    Under(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum PortRule {
+    /// The URL scheme's default port.
+    Default,
+    /// Any port.
+    Any,
+    /// This port.
+    Exactly(u16),
+}
+
+impl HostRule {
+    fn matches(&self, host: &str, port: u16, default_port: u16) -> bool {
+        let host_matches = match &self.host {
+            HostPattern::Exact(exact) => host == exact,
+            HostPattern::Under(domain) => host
+                .strip_suffix(domain.as_str())
+                .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+        };
+        let port_matches = match self.port {
+            PortRule::Default => port == default_port,
+            PortRule::Any => true,
+            PortRule::Exactly(allowed) => port == allowed,
+        };
+        host_matches && port_matches
+    }
+}
+
+impl FromStr for HostRule {
+    type Err = BadRule;
+
+    fn from_str(rule: &str) -> Result<Self, BadRule> {
+        let bad = |reason: &'static str| BadRule {
+            rule: rule.to_owned(),
+            reason,
+        };
+        let text = rule.trim();
+        if text.is_empty() {
+            return Err(bad("it is empty"));
+        }
+        if text.contains("://") || text.contains('/') {
+            return Err(bad("a rule is a host and an optional port, not a URL"));
+        }
+        let (host, port) = if text.starts_with('[') {
+            let end = text.find(']').ok_or(bad("an IPv6 address lacks its `]`"))?;
+            let (host, rest) = text.split_at(end + 1);
+            match rest {
+                "" => (host, None),
+                _ => (
+                    host,
+                    Some(
+                        rest.strip_prefix(':')
+                            .ok_or(bad("expected `:port` after `]`"))?,
+                    ),
+                ),
+            }
+        } else {
+            match text.rsplit_once(':') {
+                Some((host, port)) => (host, Some(port)),
+                None => (text, None),
+            }
+        };
+        let port = match port {
+            None => PortRule::Default,
+            Some("*") => PortRule::Any,
+            Some(port) => match port.parse::<u16>() {
+                Ok(port) if port != 0 => PortRule::Exactly(port),
+                _ => return Err(bad("the port is not a number from 1 to 65535, nor `*`")),
+            },
+        };
+        let host = normalize_host(host);
+        let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_');
+        let is_ipv6 = host.starts_with('[')
+            && host.ends_with(']')
+            && host[1..host.len() - 1]
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || matches!(c, ':' | '.'));
+        let host = if host == "*" {
+            return Err(bad(
+                "allowing every host is not supported: list the hosts procedures may reach",
+            ));
+        } else if let Some(domain) = host.strip_prefix("*.") {
+            if domain.is_empty() || !domain.chars().all(allowed) {
+                return Err(bad("`*.` must be followed by a domain name"));
+            }
+            HostPattern::Under(domain.to_owned())
+        } else if is_ipv6 || (!host.is_empty() && host.chars().all(allowed)) {
+            HostPattern::Exact(host)
+        } else {
+            return Err(bad(
+                "a host is a name, an IPv4 address, or an IPv6 address in brackets; the only wildcard is a leading `*.`",
+            ));
+        };
+        Ok(Self { host, port })
+    }
+}
+
+impl fmt::Display for HostRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.host {
+            HostPattern::Exact(host) => f.write_str(host)?,
+            HostPattern::Under(domain) => write!(f, "*.{domain}")?,
+        }
+        match self.port {
+            PortRule::Default => Ok(()),
+            PortRule::Any => f.write_str(":*"),
+            PortRule::Exactly(port) => write!(f, ":{port}"),
+        }
+    }
+}
+
+/// A rule of an [`AllowList`] that does not parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadRule {
+    rule: String,
+    reason: &'static str,
+}
+
+impl fmt::Display for BadRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "bad outbound HTTP allow-list rule `{}`: {}",
+            self.rule, self.reason
+        )
+    }
+}
+
+impl std::error::Error for BadRule {}
+
+/// Lower case, without a trailing dot: how hosts are compared.
+fn normalize_host(host: &str) -> String {
+    host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase()
+}
+
+/// Where a URL leads.
+struct Destination<'a> {
+    host: &'a str,
+    port: u16,
+    default_port: u16,
+}
+
+impl<'a> Destination<'a> {
+    fn of(uri: &'a Uri) -> Result<Self, String> {
+        let default_port = match uri.scheme_str() {
+            Some(scheme) if scheme.eq_ignore_ascii_case("http") => 80,
+            Some(scheme) if scheme.eq_ignore_ascii_case("https") => 443,
+            _ => return Err("only http and https URLs can be fetched".to_owned()),
+        };
+        let host = uri
+            .host()
+            .filter(|host| !host.is_empty())
+            .ok_or("the URL has no host")?;
+        Ok(Self {
+            host,
+            port: uri.port_u16().unwrap_or(default_port),
+            default_port,
+        })
+    }
+}
+
+/// Headers that frame the message or the connection: the client sets them.
+const CLIENT_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "proxy-connection",
+];
+
+/// Sends procedures' requests to the hosts of an [`AllowList`], with a deadline and a cap on
+/// the response's size. Plug it in with
+/// [`InstanceEnv::with_http_client`](crate::InstanceEnv::with_http_client).
+#[derive(Debug)]
+pub struct OutboundHttp {
+    allow: AllowList,
+    timeout: Duration,
+    max_response_bytes: u64,
+    agent: Agent,
+}
+
+impl OutboundHttp {
+    /// How long a request may take by default, from the first byte sent to the last byte of
+    /// the response body read.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+    /// The largest response body accepted by default: 8 MiB.
+    pub const DEFAULT_MAX_RESPONSE_BYTES: u64 = 8 << 20;
+
+    /// A client for the hosts of `allow`, with the default deadline and size cap.
+    pub fn new(allow: AllowList) -> Self {
+        Self {
+            allow,
+            timeout: Self::DEFAULT_TIMEOUT,
+            max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
+            agent: agent(Self::DEFAULT_TIMEOUT),
+        }
+    }
+
+    /// This client with requests given `timeout` to complete, response body included.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self.agent = agent(timeout);
+        self
+    }
+
+    /// This client refusing response bodies larger than `max` bytes.
+    pub fn with_max_response_bytes(mut self, max: u64) -> Self {
+        self.max_response_bytes = max;
+        self
+    }
+
+    /// The hosts requests may go to.
+    pub fn allow_list(&self) -> &AllowList {
+        &self.allow
+    }
+
+    /// The deadline of each request.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The largest response body accepted.
+    pub fn max_response_bytes(&self) -> u64 {
+        self.max_response_bytes
+    }
+
+    fn try_send(&self, request: Request) -> Result<Response, String> {
+        let url = match request.query.as_str() {
+            "" => request.uri,
+            query if request.uri.contains('?') => format!("{}&{query}", request.uri),
+            query => format!("{}?{query}", request.uri),
+        };
+        let uri: Uri = url
+            .parse()
+            .map_err(|error| format!("refused: not a valid URL ({error})"))?;
+        let destination = Destination::of(&uri).map_err(|reason| format!("refused: {reason}"))?;
+        if destination.default_port == 443 && !cfg!(feature = "https") {
+            return Err(
+                "refused: this host was built without TLS (the `https` feature of wasmod-host)"
+                    .to_owned(),
+            );
+        }
+        if !self.allow.permits(&destination) {
+            return Err(format!(
+                "refused: {}:{} is not on this host's allow list for outbound HTTP",
+                destination.host, destination.port
+            ));
+        }
+        let mut builder = ureq::http::Request::builder()
+            .method(request.method.as_str())
+            .uri(uri);
+        for (name, value) in &request.headers {
+            if CLIENT_HEADERS
+                .iter()
+                .any(|reserved| name.eq_ignore_ascii_case(reserved))
+            {
+                return Err(format!(
+                    "refused: the `{name}` header is set by the HTTP client, not the module"
+                ));
+            }
+            builder = builder.header(name, value);
+        }
+        let sent = if request.body.is_empty() {
+            builder.body(()).map(|request| self.agent.run(request))
+        } else {
+            builder
+                .body(request.body)
+                .map(|request| self.agent.run(request))
+        };
+        let response = sent
+            .map_err(|error| format!("refused: {error}"))?
+            .map_err(|error| self.failure(error))?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(name, value)| {
+                let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+                (name.as_str().to_owned(), value)
+            })
+            .collect();
+        let body = response
+            .into_body()
+            .into_with_config()
+            .limit(self.max_response_bytes)
+            .read_to_vec()
+            .map_err(|error| self.failure(error))?;
+        Ok(Response {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// Why a request that was let through failed.
+    fn failure(&self, error: ureq::Error) -> String {
+        let reason = match error {
+            ureq::Error::Timeout(_) => format!("timed out after {:?}", self.timeout),
+            ureq::Error::BodyExceedsLimit(limit) => {
+                format!("the response body is larger than the limit of {limit} bytes")
+            }
+            ureq::Error::LargeResponseHeader(_, limit) => {
+                format!("the response headers are larger than the limit of {limit} bytes")
+            }
+            ureq::Error::HostNotFound => "the host name did not resolve".to_owned(),
+            ureq::Error::Io(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
+                "the connection was refused".to_owned()
+            }
+            other => other.to_string(),
+        };
+        format!("failed: {reason}")
+    }
+}
+
+impl HttpClient for OutboundHttp {
+    fn send(&self, request: Request) -> Result<Response, String> {
+        const MAX_URL_CHARS: usize = 200;
+        let mut url: String = request.uri.chars().take(MAX_URL_CHARS).collect();
+        if url.len() < request.uri.len() {
+            url.push('…');
+        }
+        let method = request.method.as_str();
+        self.try_send(request)
+            .map_err(|reason| format!("outbound HTTP {method} {url} {reason}"))
+    }
+}
+
+/// The agent behind every request: a deadline, statuses as responses, no redirects, no proxy.
+fn agent(timeout: Duration) -> Agent {
+    Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .user_agent(concat!("wasmod/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
