@@ -258,6 +258,20 @@ impl std::error::Error for LoadError {}
 /// Asks the module to describe itself, checks the description, creates its tables, and
 /// installs both in the transport's [`InstanceEnv`]. Does not run `init`: see [`init`].
 pub fn load<T: Transport>(transport: &mut T) -> Result<Arc<ModuleDef>, LoadError> {
+    let module = describe(transport)?;
+    let datastore = Datastore::new(&module).map_err(LoadError::Schema)?;
+    let module = Arc::new(module);
+    transport
+        .env()
+        .set_module(module.clone(), Arc::new(datastore));
+    Ok(module)
+}
+
+/// Calls `__describe_module__` and checks the entry points of the description it writes,
+/// without touching the tables. [`load`] does this for a module's first instance; a transport
+/// that replaces an instance (after a trap) does it for the new one, which the ABI requires
+/// before any other export, and compares the result with the module it already has.
+pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError> {
     let raw = run(
         transport,
         CallKind::Describe,
@@ -278,11 +292,6 @@ pub fn load<T: Transport>(transport: &mut T) -> Result<Arc<ModuleDef>, LoadError
     };
     let module: ModuleDef = from_slice(&bytes).map_err(LoadError::Decode)?;
     check_entry_points(&module).map_err(LoadError::EntryPoints)?;
-    let datastore = Datastore::new(&module).map_err(LoadError::Schema)?;
-    let module = Arc::new(module);
-    transport
-        .env()
-        .set_module(module.clone(), Arc::new(datastore));
     Ok(module)
 }
 

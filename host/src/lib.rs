@@ -11,13 +11,15 @@
 //! - [`outbound`]: procedures' outbound HTTP through a real client, behind the operator's
 //!   allow list ([`OutboundHttp`]).
 //!
-//! The wasmtime transport, which maps a wasm module's memory onto [`InstanceEnv`], comes next
-//! behind a default cargo feature.
+//! - [`wasm`] (cargo feature `wasmtime`, on by default): the transport for modules compiled to
+//!   wasm, run by wasmtime under a deadline and memory caps ([`WasmModule`]).
 
 pub mod call;
 pub mod env;
 pub mod json;
 pub mod native;
+#[cfg(feature = "wasmtime")]
+pub mod wasm;
 pub mod outbound;
 
 pub use call::{Caller, ExportCall, LoadError, Outcome, Transport, Trap};
@@ -25,4 +27,6 @@ pub use env::{Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, L
 pub use json::{args_from_json, value_from_json, value_to_json, JsonError};
 pub use native::{with_env, NativeModule, NativeTransport};
 pub use outbound::{AllowList, HostRule, OutboundHttp};
+#[cfg(feature = "wasmtime")]
+pub use wasm::{CompiledModule, EngineConfig, WasmConfig, WasmEngine, WasmError, WasmModule};
 pub use wasmod_datastore as datastore;
