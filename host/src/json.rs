@@ -722,7 +722,7 @@ fn f32_from_json(json: &Json) -> Result<f32, JsonError> {
     let narrow = wide as f32;
     if wide.is_finite() && narrow.is_infinite() {
         return Err(mismatch(
-            format!("f32 (at most {} in magnitude)", f32::MAX),
+            format!("f32 (at most {:e} in magnitude)", f32::MAX),
             json,
         ));
     }
