@@ -590,8 +590,8 @@ fn failure_message(what: &str, code: i16, output: Vec<u8>) -> String {
             }
             format!("{what} failed with {errno}")
         }
-        Some(errno) => format!("{what} returned {errno}"),
-        None => format!("{what} returned {code}, which is not an error code"),
+        Some(errno) if errno.is_known() => format!("{what} returned {errno}"),
+        _ => format!("{what} returned {code}, which is not an error code"),
     };
     if !text.is_empty() {
         message.push_str(": ");

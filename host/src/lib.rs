@@ -18,9 +18,9 @@ pub mod call;
 pub mod env;
 pub mod json;
 pub mod native;
+pub mod outbound;
 #[cfg(feature = "wasmtime")]
 pub mod wasm;
-pub mod outbound;
 
 pub use call::{Caller, ExportCall, LoadError, Outcome, Transport, Trap};
 pub use env::{Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord};

@@ -47,7 +47,8 @@ impl WasmEngine {
             // The ABI has one 32-bit memory, `memory`.
             .wasm_multi_memory(false)
             .wasm_memory64(false);
-        let engine = Engine::new(&wasmtime).map_err(|error| WasmError::Engine(error.to_string()))?;
+        let engine =
+            Engine::new(&wasmtime).map_err(|error| WasmError::Engine(error.to_string()))?;
         let linker = linker(&engine).map_err(|error| WasmError::Engine(error.to_string()))?;
         let imports = ImportTypes::of(&linker, &mut scratch_store(&engine));
         let ticker = Ticker::start(engine.clone(), config.epoch_tick)?;
@@ -165,7 +166,9 @@ impl Ticker {
                     engine.increment_epoch();
                 }
             })
-            .map_err(|error| WasmError::Engine(format!("the epoch ticker did not start: {error}")))?;
+            .map_err(|error| {
+                WasmError::Engine(format!("the epoch ticker did not start: {error}"))
+            })?;
         Ok(Self {
             stop: Some(stop),
             thread: Some(thread),

@@ -89,7 +89,12 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
     linker.func_wrap(
         m,
         "index_scan",
-        |mut caller: Caller<'_>, table: u32, index: u32, scan: u32, scan_len: u32, out_iter: u32| {
+        |mut caller: Caller<'_>,
+         table: u32,
+         index: u32,
+         scan: u32,
+         scan_len: u32,
+         out_iter: u32| {
             with_memory(&mut caller, |memory, env| {
                 let out = memory.out::<4>(out_iter)?;
                 let iter = env.index_scan(table, index, memory.slice(scan, scan_len)?)?;
@@ -117,11 +122,9 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
             })
         },
     )?;
-    linker.func_wrap(
-        m,
-        "row_iter_close",
-        |mut caller: Caller<'_>, iter: u32| code(caller.data_mut().env.row_iter_close(iter).map(|()| 0)),
-    )?;
+    linker.func_wrap(m, "row_iter_close", |mut caller: Caller<'_>, iter: u32| {
+        code(caller.data_mut().env.row_iter_close(iter).map(|()| 0))
+    })?;
 
     linker.func_wrap(
         m,
@@ -155,7 +158,8 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
          out_count: u32| {
             with_memory(&mut caller, |memory, env| {
                 let out = memory.out::<4>(out_count)?;
-                let count = env.delete_by_index_scan(table, index, memory.slice(scan, scan_len)?)?;
+                let count =
+                    env.delete_by_index_scan(table, index, memory.slice(scan, scan_len)?)?;
                 memory.write(out, count.to_le_bytes());
                 Ok(0)
             })

@@ -175,10 +175,7 @@ impl WasmModule {
 
     /// Runs `call` on a usable instance: after a trap, a new one is made first; if none can
     /// be, the call is aborted with the reason.
-    fn with_instance<R: From<Outcome>>(
-        &mut self,
-        call: impl FnOnce(&mut WasmTransport) -> R,
-    ) -> R {
+    fn with_instance<R: From<Outcome>>(&mut self, call: impl FnOnce(&mut WasmTransport) -> R) -> R {
         match self.transport.recover() {
             Ok(()) => call(&mut self.transport),
             Err(trap) => Outcome::Aborted {

@@ -182,7 +182,7 @@ impl WasmTransport {
             ),
             _ => match (refusal, panic) {
                 (Some(refusal), panic) => format!(
-                    "out of memory: the module needed {} bytes of memory, over the cap of {} bytes; {}",
+                    "out of memory: the module asked for {} bytes of memory, over the cap of {} bytes, and then: {}",
                     refusal.desired,
                     refusal.cap,
                     panic.unwrap_or_else(|| describe_error(error, trap))

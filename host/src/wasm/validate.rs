@@ -158,7 +158,10 @@ fn describe(ty: &ExternType) -> String {
 /// `a function (i32, i64) -> i32`.
 fn describe_func(func: &FuncType) -> String {
     let list = |types: &mut dyn ExactSizeIterator<Item = ValType>| {
-        types.map(|ty| ty.to_string()).collect::<Vec<_>>().join(", ")
+        types
+            .map(|ty| ty.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
     };
     let params = list(&mut func.params());
     match func.results().len() {

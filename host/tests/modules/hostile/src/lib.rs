@@ -1,0 +1,117 @@
+//! A wasmod module that misbehaves on request, for the host's wasm tests
+//! (`host/tests/wasm_hostile.rs`).
+//!
+//! Its well-behaved entry points (`add`, `items`) come from the wasmod runtime like any
+//! module's. Each hostile reducer first writes a row, so that a test can see the write rolled
+//! back, then misbehaves: loops forever, allocates without end, recurses without end, panics or
+//! aborts. The `probe` procedure calls one import with one bad pointer or length, through
+//! imports declared here by hand (the runtime's wrappers only pass valid slices), and returns
+//! the codes the host answered.
+//!
+//! The crate is only meaningful in wasm: on other targets it is empty.
+
+#![cfg(target_arch = "wasm32")]
+
+mod probe;
+
+use core::hint::black_box;
+
+/// The hostile module.
+#[wasmod::module]
+pub mod hostile {
+    use super::black_box;
+    use wasmod::prelude::*;
+
+    /// Rows the tests compare before and after each hostile call.
+    #[table(public)]
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Item {
+        #[primary_key]
+        /// The key.
+        pub id: u32,
+        /// A payload.
+        pub name: String,
+    }
+
+    /// Inserts an item: the well-behaved call that must succeed after every hostile one.
+    #[reducer]
+    fn add(ctx: &ReducerContext, id: u32, name: String) -> Result<(), String> {
+        ctx.db
+            .item()
+            .try_insert(Item { id, name })
+            .map(drop)
+            .map_err(|error| error.to_string())
+    }
+
+    /// Every item, by id.
+    #[view]
+    fn items(ctx: &AnonymousViewContext) -> Vec<Item> {
+        ctx.db.item().iter().collect()
+    }
+
+    /// Writes a row, then loops forever.
+    #[reducer]
+    fn spin(ctx: &ReducerContext) {
+        scribble(ctx);
+        let mut n = 0u64;
+        loop {
+            n = black_box(n.wrapping_add(1));
+        }
+    }
+
+    /// Writes a row, then allocates (and touches) a mebibyte at a time, forever.
+    #[reducer]
+    fn hog(ctx: &ReducerContext) {
+        scribble(ctx);
+        let mut chunks = Vec::new();
+        loop {
+            chunks.push(vec![1u8; 1 << 20]);
+            black_box(&chunks);
+        }
+    }
+
+    /// Writes a row, then recurses without end.
+    #[reducer]
+    fn recurse(ctx: &ReducerContext) {
+        scribble(ctx);
+        black_box(super::depth(0));
+    }
+
+    /// Writes a row, then panics.
+    #[reducer]
+    fn panics(ctx: &ReducerContext) {
+        scribble(ctx);
+        panic!("the hostile module panicked on purpose");
+    }
+
+    /// Writes a row, then executes `unreachable` without a panic.
+    #[reducer]
+    fn abort(ctx: &ReducerContext) {
+        scribble(ctx);
+        core::arch::wasm32::unreachable();
+    }
+
+    /// Calls `import` with its argument `arg` bad in the way `case` numbers, and returns the
+    /// codes the host answered (see `probe.rs`).
+    #[procedure]
+    fn probe(_ctx: &mut ProcedureContext, import: String, arg: String, case: u32) -> Vec<u32> {
+        super::probe::run(&import, &arg, case)
+    }
+
+    /// The write every hostile reducer makes before it misbehaves.
+    fn scribble(ctx: &ReducerContext) {
+        ctx.db.item().insert(Item {
+            id: 666,
+            name: "written before misbehaving".into(),
+        });
+    }
+}
+
+/// Recursion no compiler can turn into a loop: each frame uses the result of the next.
+#[inline(never)]
+fn depth(n: u64) -> u64 {
+    if black_box(n) == u64::MAX {
+        return 0;
+    }
+    depth(n + 1).wrapping_mul(3) ^ black_box(n)
+}
