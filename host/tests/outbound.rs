@@ -374,12 +374,15 @@ fn an_oversized_body_without_a_length_is_refused_too() {
     server.finish();
 }
 
+/// A loopback port nothing listens on (it did a moment ago).
+fn closed_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
 #[test]
 fn a_refused_connection_is_a_failure() {
-    let port = {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    let port = closed_port();
     let url = format!("http://127.0.0.1:{port}/");
     let reason = client(&[&format!("127.0.0.1:{port}")])
         .send(get(&url))
@@ -388,6 +391,22 @@ fn a_refused_connection_is_a_failure() {
         reason,
         format!("outbound HTTP GET {url} failed: the connection was refused")
     );
+}
+
+#[test]
+fn https_needs_the_https_feature() {
+    let port = closed_port();
+    let url = format!("https://127.0.0.1:{port}/");
+    let reason = client(&[&format!("127.0.0.1:{port}")])
+        .send(get(&url))
+        .unwrap_err();
+    let expected = if cfg!(feature = "https") {
+        // Let through, so it fails at the connection.
+        "failed: the connection was refused"
+    } else {
+        "refused: this host was built without TLS (the `https` feature of wasmod-host)"
+    };
+    assert_eq!(reason, format!("outbound HTTP GET {url} {expected}"));
 }
 
 #[test]
