@@ -163,6 +163,26 @@ fn an_abort_without_a_panic_is_reported() {
 }
 
 #[test]
+fn state_a_trap_leaves_behind_does_not_reach_the_next_call() {
+    let (mut module, _) = hostile();
+    assert_aborts(&mut module, "trap_while_borrowed", "unreachable");
+    let next = add(&mut module, 101, "again");
+    assert!(next.is_success(), "{next}");
+}
+
+#[test]
+fn a_deadline_of_duration_max_is_no_deadline() {
+    let config = WasmConfig {
+        deadline: Duration::MAX,
+        ..config()
+    };
+    let mut module =
+        WasmModule::load(compiled("hostile"), config, InstanceEnv::unloaded()).unwrap();
+    let outcome = add(&mut module, 1, "one");
+    assert!(outcome.is_success(), "{outcome}");
+}
+
+#[test]
 fn traps_in_a_row_each_get_a_fresh_instance() {
     within(TEST_TIMEOUT, "the hostile reducers", || {
         let (mut module, _) = hostile();
@@ -172,6 +192,7 @@ fn traps_in_a_row_each_get_a_fresh_instance() {
             ("hog", "out of memory"),
             ("recurse", "stack overflow"),
             ("abort", "unreachable"),
+            ("trap_while_borrowed", "unreachable"),
         ] {
             let outcome = module.call_reducer(name, ALICE, ConnectionId::ZERO, &[]);
             assert!(outcome.to_string().contains(expected), "{name}: {outcome}");

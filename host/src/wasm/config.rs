@@ -15,7 +15,8 @@ pub struct EngineConfig {
     pub opt_level: OptLevel,
     /// The most native stack, in bytes, one call into wasm may use; deeper recursion traps
     /// with a stack overflow. It must leave room on the calling thread's own stack (the
-    /// default, 512 KiB, fits the 2 MiB of a spawned thread).
+    /// default, 512 KiB, fits the 2 MiB of a spawned thread), and wasmtime refuses more than
+    /// 2 MiB.
     pub max_wasm_stack: usize,
     /// How often the engine's epoch advances: the resolution of every deadline. A call is
     /// interrupted no earlier than its deadline and at most about one tick after it.

@@ -18,6 +18,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 use wasmtime::{Config, Engine, InstancePre, Linker, Module, Store};
 
+/// The longest deadline, in ticks: far beyond any real deadline (centuries at any tick), and
+/// far from overflowing when added to the epoch.
+const MAX_TICKS: u64 = 1 << 48;
+
 /// Compiles modules and runs their calls under deadlines. Cheap to clone: clones share the
 /// compiled code cache, the linker and the ticker thread.
 #[derive(Clone)]
@@ -99,11 +103,14 @@ impl WasmEngine {
     }
 
     /// The number of epoch ticks that covers `deadline`, plus one for the tick in progress.
+    /// Capped at [`MAX_TICKS`], so that the store's deadline (the current epoch plus this)
+    /// cannot overflow: a `Duration::MAX` deadline means "never".
     pub(crate) fn ticks(&self, deadline: Duration) -> u64 {
         let tick = self.inner.config.epoch_tick.as_nanos();
         u64::try_from(deadline.as_nanos().div_ceil(tick))
-            .unwrap_or(u64::MAX)
+            .unwrap_or(MAX_TICKS)
             .saturating_add(1)
+            .min(MAX_TICKS)
     }
 }
 

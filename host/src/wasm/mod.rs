@@ -3,7 +3,7 @@
 //! [`WasmModule`] is to a `.wasm` file what [`NativeModule`](crate::NativeModule) is to module
 //! code compiled natively: it loads the module (checks its imports and exports against the
 //! ABI, instantiates it, reads its description through the same orchestration in
-//! [`call`](crate::call), creates its tables, runs `init`) and calls its entry points by name.
+//! [`call`], creates its tables, runs `init`) and calls its entry points by name.
 //! Only the transport differs: the imports of `docs/abi.md` read and write the module's linear
 //! memory, each pointer bounds-checked, and the exports are called as typed wasm functions.
 //!
@@ -23,21 +23,20 @@
 //! A trap, whatever its cause, rolls the call's transaction back and ends in
 //! [`Outcome::Aborted`] with a reason that says what happened (deadline exceeded, out of
 //! memory, stack overflow, or the module's panic message, file and line). The trapped instance
-//! is then replaced by a fresh one before the next call; the data stays (see
-//! [`transport`](self::transport) for why and how).
+//! is then replaced by a fresh one before the next call (see [`WasmModule`]); the data stays.
 //!
-//! Files: [`config`](self::config) (the knobs), [`engine`](self::engine) (compilation, epoch
-//! ticker), `linker` (the imports), `memory` (bounds checks), `validate` (the ABI check of
-//! imports and exports), `store` (the store's data and the resource limiter),
-//! [`transport`](self::transport) (calls, traps, re-instantiation).
+//! Files, one job each: `config` (the knobs), `engine` (compilation, the epoch ticker),
+//! `linker` (the imports), `memory` (bounds checks), `validate` (the ABI check of imports and
+//! exports), `store` (the store's data and the resource limiter), `transport` (calls, traps,
+//! re-instantiation), `error` (load errors).
 
-pub mod config;
-pub mod engine;
+mod config;
+mod engine;
 mod error;
 mod linker;
 mod memory;
 mod store;
-pub mod transport;
+mod transport;
 mod validate;
 
 pub use config::{EngineConfig, OptLevel, WasmConfig};
@@ -53,6 +52,17 @@ use wasmod_abi::{ConnectionId, Identity, ModuleDef};
 use wasmod_datastore::{Datastore, Tables};
 
 /// A module compiled to wasm, loaded into an in-memory host.
+///
+/// # After a trap
+///
+/// A trap can stop a module anywhere (halfway through its allocator, with a `RefCell`
+/// borrowed, with its shadow stack pointer moved), so the trapped instance is not trusted
+/// again. The next call first makes a new instance from the pre-linked module (cheap: no
+/// compilation, just a fresh store and memory), runs its `__describe_module__` as the ABI
+/// requires of every new instance, and checks that it describes the same module. The
+/// [`InstanceEnv`], and with it the datastore, moves to the new instance untouched; the trapped
+/// call's transaction was already rolled back. If no new instance can be made, the call is
+/// aborted with the reason and the next call tries again.
 pub struct WasmModule {
     transport: WasmTransport,
     module: Arc<ModuleDef>,

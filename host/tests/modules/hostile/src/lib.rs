@@ -3,8 +3,8 @@
 //!
 //! Its well-behaved entry points (`add`, `items`) come from the wasmod runtime like any
 //! module's. Each hostile reducer first writes a row, so that a test can see the write rolled
-//! back, then misbehaves: loops forever, allocates without end, recurses without end, panics or
-//! aborts. The `probe` procedure calls one import with one bad pointer or length, through
+//! back, then misbehaves: loops forever, allocates without end, recurses without end, panics,
+//! aborts, or traps with its own state half-updated. The `probe` procedure calls one import with one bad pointer or length, through
 //! imports declared here by hand (the runtime's wrappers only pass valid slices), and returns
 //! the codes the host answered.
 //!
@@ -15,6 +15,12 @@
 mod probe;
 
 use core::hint::black_box;
+use std::cell::RefCell;
+
+thread_local! {
+    /// The ids `add` saw: state that lives in the instance's memory between calls.
+    static SEEN: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
+}
 
 /// The hostile module.
 #[wasmod::module]
@@ -33,9 +39,12 @@ pub mod hostile {
         pub name: String,
     }
 
-    /// Inserts an item: the well-behaved call that must succeed after every hostile one.
+    /// Inserts an item: the well-behaved call that must succeed after every hostile one. It
+    /// also records the id in the instance's own memory ([`super::SEEN`]), which a trapped
+    /// `trap_while_borrowed` leaves borrowed.
     #[reducer]
     fn add(ctx: &ReducerContext, id: u32, name: String) -> Result<(), String> {
+        super::SEEN.with(|seen| seen.borrow_mut().push(id));
         ctx.db
             .item()
             .try_insert(Item { id, name })
@@ -89,6 +98,18 @@ pub mod hostile {
     fn abort(ctx: &ReducerContext) {
         scribble(ctx);
         core::arch::wasm32::unreachable();
+    }
+
+    /// Writes a row, then traps while it holds a borrow of [`super::SEEN`]: an instance that
+    /// outlived the trap would fail every later `add` ("already borrowed").
+    #[reducer]
+    fn trap_while_borrowed(ctx: &ReducerContext) {
+        scribble(ctx);
+        super::SEEN.with(|seen| {
+            let held = seen.borrow_mut();
+            black_box(&held);
+            core::arch::wasm32::unreachable()
+        })
     }
 
     /// Calls `import` with its argument `arg` bad in the way `case` numbers, and returns the
