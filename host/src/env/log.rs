@@ -10,8 +10,13 @@ use std::collections::VecDeque;
 pub use wasmod_abi::imports::LogLevel;
 
 impl InstanceEnv {
-    /// `console_log`: emits `record` through `tracing` and keeps it with the call's logs.
-    pub fn console_log(&mut self, record: LogRecord) {
+    /// `console_log`: emits `record` through `tracing` and keeps it with the call's logs. Its
+    /// message, target and file are cut to [`Limits::max_log_line_bytes`](super::Limits).
+    pub fn console_log(&mut self, mut record: LogRecord) {
+        let cap = self.limits.max_log_line_bytes;
+        for text in [&mut record.message, &mut record.target, &mut record.file] {
+            cut(text, cap);
+        }
         record.emit();
         self.logs.push(record);
     }
@@ -27,6 +32,19 @@ impl InstanceEnv {
             message,
         });
     }
+}
+
+/// Cuts `text` to at most `cap` bytes, at a character boundary, marked with `…`.
+fn cut(text: &mut String, cap: usize) {
+    if text.len() <= cap {
+        return;
+    }
+    let mut end = cap;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push('…');
 }
 
 /// One logged line.
@@ -145,6 +163,16 @@ mod tests {
         assert_eq!(buffer.dropped(), 1);
         buffer.clear();
         assert_eq!(buffer.iter().len(), 0);
+    }
+
+    #[test]
+    fn long_texts_are_cut_at_a_character_boundary() {
+        let mut text = "aéé".to_owned();
+        cut(&mut text, 2);
+        assert_eq!(text, "a…");
+        let mut short = "abc".to_owned();
+        cut(&mut short, 3);
+        assert_eq!(short, "abc");
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub struct Limits {
     /// The most log lines kept for one call (older lines are dropped first; every line still
     /// reaches `tracing`).
     pub max_log_records: usize,
+    /// The most bytes of a log line's message, target or file that are kept; the rest is cut
+    /// (at a character boundary, marked with `…`), so a module cannot make the host hold its
+    /// whole memory once per kept line.
+    pub max_log_line_bytes: usize,
 }
 
 impl Default for Limits {
@@ -46,6 +50,7 @@ impl Default for Limits {
         Self {
             max_sink_bytes: 16 << 20,
             max_log_records: 1024,
+            max_log_line_bytes: 64 << 10,
         }
     }
 }

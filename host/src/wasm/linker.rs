@@ -202,12 +202,15 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
          message: u32,
          message_len: u32| {
             let code = with_memory(&mut caller, |memory, env| {
+                // The environment cuts longer texts; copying more than it keeps (plus a
+                // character cut in half) would only cost.
+                let cap = env.limits().max_log_line_bytes.saturating_add(4);
                 let record = LogRecord {
                     level: LogLevel::from_code(level).ok_or(Errno::BAD_ENCODING)?,
-                    target: memory.text(target, target_len)?,
-                    file: memory.text(file, file_len)?,
+                    target: memory.text(target, target_len, cap)?,
+                    file: memory.text(file, file_len, cap)?,
                     line,
-                    message: memory.text(message, message_len)?,
+                    message: memory.text(message, message_len, cap)?,
                 };
                 env.console_log(record);
                 Ok(0)
