@@ -81,6 +81,7 @@ pub use context::{
     TxError, ViewContext,
 };
 pub use db::{Db, ReadOnly, ReadWrite};
+pub use rt::IntoErrorMessage;
 pub use table::InsertError;
 
 pub use wasmod_macros::{http_handler, module, procedure, reducer, table, view};

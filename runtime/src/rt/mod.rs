@@ -35,18 +35,18 @@ pub use thunks::{
 pub use crate::context::{
     AnonymousViewContext, HttpContext, ProcedureContext, ReducerContext, ViewContext,
 };
-pub use crate::db::{Access, Db, ReadOnly, ReadWrite};
-pub use crate::table::{BTreeIndex, Table, TableRow, UniqueColumn};
+pub use crate::db::Access;
+pub use crate::table::TableRow;
 pub use core::option::Option::{self, None, Some};
-pub use core::result::Result::{self, Err, Ok};
+pub use core::result::Result::{self, Ok};
 pub use std::vec::Vec;
 pub use wasmod_abi::{
-    AlgebraicType, ColumnDef, Encode, HttpHandlerDef, IndexDef, Lifecycle, ModuleDef,
-    ModuleExports, ParamDef, SchemaType, TableDef, Typespace,
+    AlgebraicType, ColumnDef, Decode, IndexDef, Lifecycle, ModuleDef, ModuleExports, ParamDef,
+    SchemaType, TableDef, Typespace,
 };
-pub use wasmod_abi::{Decode, Layout};
 
 use crate::{sys, Errno};
+use wasmod_abi::Encode;
 
 /// Encodes a value: what generated code uses for results.
 #[inline]

@@ -11,7 +11,7 @@ use wasmod_abi::{AlgebraicType, Encode, SchemaType, Typespace};
 /// error path.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an entry point's error",
-    note = "return `Result<_, String>` (or `&'static str`), or implement `wasmod::rt::IntoErrorMessage` for your error type"
+    note = "return `Result<_, String>` (or `&'static str`), or implement `wasmod::IntoErrorMessage` for your error type"
 )]
 pub trait IntoErrorMessage {
     /// The message.
@@ -45,7 +45,7 @@ impl IntoErrorMessage for std::borrow::Cow<'_, str> {
 /// What a reducer may return: `()` or `Result<(), E>`.
 #[diagnostic::on_unimplemented(
     message = "a reducer cannot return `{Self}`",
-    note = "a reducer returns `()` or `Result<(), E>` where `E` is a string type or implements `wasmod::rt::IntoErrorMessage`"
+    note = "a reducer returns `()` or `Result<(), E>` where `E` is a string type or implements `wasmod::IntoErrorMessage`"
 )]
 pub trait ReducerReturn {
     /// `Ok` to commit, `Err` to roll back with a message.
@@ -92,7 +92,7 @@ impl<T: SchemaType> ViewReturn for Option<T> {
 /// answered with status 500 and the message).
 #[diagnostic::on_unimplemented(
     message = "an HTTP handler cannot return `{Self}`",
-    note = "an HTTP handler returns `Response` or `Result<Response, E>` where `E` is a string type or implements `wasmod::rt::IntoErrorMessage`"
+    note = "an HTTP handler returns `Response` or `Result<Response, E>` where `E` is a string type or implements `wasmod::IntoErrorMessage`"
 )]
 pub trait HttpReturn {
     /// The response, or the error message.
