@@ -8,7 +8,7 @@ mod wasm_support;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasm_support::{compiled, rows, within, Binaries};
+use wasm_support::{binaries, compiled, rows, within};
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
 use wasmod_abi::{ConnectionId, Errno, Identity};
@@ -287,7 +287,7 @@ fn every_import_refuses_every_bad_pointer() {
 fn garbage_codes_from_exports_are_failures_and_roll_back() {
     let engine = WasmEngine::shared().unwrap();
     let binary = engine
-        .compile(&Binaries::get().example("garbage_codes"))
+        .compile(&binaries().example("garbage_codes"))
         .expect("it compiles");
     let mut module = WasmModule::load(&binary, config(), InstanceEnv::unloaded()).unwrap();
     let mut call = |name: &str| module.call_reducer(name, ALICE, ConnectionId::ZERO, &[]);
@@ -322,7 +322,7 @@ fn garbage_codes_from_exports_are_failures_and_roll_back() {
 fn load_error(name: &str) -> WasmError {
     let engine = WasmEngine::shared().unwrap();
     let loaded = engine
-        .compile(&Binaries::get().example(name))
+        .compile(&binaries().example(name))
         .and_then(|binary| WasmModule::load(&binary, config(), InstanceEnv::unloaded()));
     match loaded {
         Ok(_) => panic!("{name} loaded"),

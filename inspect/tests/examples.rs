@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::{inspect, Build, Modules};
+use support::{inspect, modules, Build, Modules};
 use wasmod_inspect::{Evidence, IndirectKind, Shape, DISPATCH_EXPORTS};
 
 /// The quickstart's entry points, per dispatch export, in id order, with the thunk each arm
@@ -39,7 +39,7 @@ const QUICKSTART: [(&str, &str, &[&str]); 5] = [
 #[test]
 fn quickstart_dispatches_through_a_table_of_direct_calls() {
     for build in Build::ALL {
-        let report = inspect(&build.modules().quickstart);
+        let report = inspect(&modules(build).quickstart);
         for (export, thunk, entries) in QUICKSTART {
             let context = format!("{build:?} {export}");
             let dispatch = report.export(export).and_then(|e| e.dispatch.as_ref());
@@ -97,7 +97,7 @@ fn quickstart_dispatches_through_a_table_of_direct_calls() {
 #[test]
 fn quickstart_has_no_indirect_call_on_its_dispatch_paths() {
     for build in Build::ALL {
-        let report = inspect(&build.modules().quickstart);
+        let report = inspect(&modules(build).quickstart);
         let violations: Vec<String> = report
             .violations()
             .map(|v| {
@@ -117,7 +117,7 @@ fn quickstart_has_no_indirect_call_on_its_dispatch_paths() {
 #[test]
 fn the_table_dispatch_control_is_flagged() {
     for build in Build::ALL {
-        let report = inspect(&build.modules().control);
+        let report = inspect(&modules(build).control);
         assert!(!report.is_clean(), "{build:?}");
         for export in DISPATCH_EXPORTS {
             let found = report
@@ -184,7 +184,7 @@ fn release_binaries_stay_within_their_size_budgets() {
         bytes: budget,
     } in SIZE_BUDGETS
     {
-        let wasm = module(Build::Release.modules());
+        let wasm = module(modules(Build::Release));
         let report = inspect(wasm);
         assert_eq!(report.total_size, wasm.len(), "{name}");
         let contents: usize = report.sections.iter().map(|section| section.size).sum();
