@@ -1,0 +1,3 @@
+//! The `wasmod` command (being written).
+
+fn main() {}

@@ -1,0 +1,224 @@
+//! Identities and the tokens that prove them.
+//!
+//! `POST /v1/identity` makes a new identity (32 bytes from the CSPRNG) and a token for it. A
+//! token is `wm1.<identity: 64 hex>.<expiry: Unix seconds>.<signature: 64 hex>`, where the
+//! signature is HMAC-SHA256, keyed with the server's [`Secret`], over everything before the
+//! last dot. So the server keeps no table of tokens: any token it signed is valid until it
+//! expires, across restarts, and nobody without the secret can make one. Signatures are
+//! compared in constant time (`hmac`'s `verify_slice`).
+//!
+//! The format is plain text rather than a JWT: the server is the only party that issues and
+//! checks tokens, so the generality of JOSE (algorithm negotiation, its classic pitfalls) buys
+//! nothing here. The `wm1` prefix leaves room for another format later.
+
+use crate::error::{ApiError, ErrorCode};
+use crate::secret::Secret;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::io;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use wasmod_abi::Identity;
+
+/// The version prefix of the tokens this server issues.
+const PREFIX: &str = "wm1";
+
+/// Issues and checks tokens with one secret.
+#[derive(Clone, Debug)]
+pub struct Tokens {
+    secret: Secret,
+    ttl: Duration,
+}
+
+/// A token just issued.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Issued {
+    /// The identity it proves.
+    pub identity: Identity,
+    /// The token, for `Authorization: Bearer <token>`.
+    pub token: String,
+    /// When it expires, in seconds since the Unix epoch.
+    pub expires_at: u64,
+}
+
+impl Tokens {
+    /// Tokens signed with `secret`, valid for `ttl` after they are issued.
+    pub fn new(secret: Secret, ttl: Duration) -> Self {
+        Self { secret, ttl }
+    }
+
+    /// How long a token is valid.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// A token for `identity`, valid for the configured time from now.
+    pub fn issue(&self, identity: Identity) -> Issued {
+        let expires_at = unix_now().saturating_add(self.ttl.as_secs());
+        Issued {
+            identity,
+            token: self.sign(identity, expires_at),
+            expires_at,
+        }
+    }
+
+    /// The token for `identity` expiring at `expires_at` (Unix seconds).
+    pub fn sign(&self, identity: Identity, expires_at: u64) -> String {
+        let claims = format!("{PREFIX}.{}.{expires_at}", identity.to_hex());
+        let signature = hex::encode(self.mac(&claims).finalize().into_bytes());
+        format!("{claims}.{signature}")
+    }
+
+    /// The identity `token` proves: `invalid_token` if it is malformed or not signed with this
+    /// server's secret, `token_expired` if it was but has expired.
+    pub fn verify(&self, token: &str) -> Result<Identity, ApiError> {
+        self.verify_at(token, unix_now())
+    }
+
+    fn verify_at(&self, token: &str, now: u64) -> Result<Identity, ApiError> {
+        let invalid =
+            |why: &str| ApiError::new(ErrorCode::InvalidToken, format!("the token {why}"));
+        let (claims, signature) = token
+            .rsplit_once('.')
+            .ok_or_else(|| invalid("is not a wasmod token"))?;
+        let mut fields = claims.split('.');
+        let (Some(PREFIX), Some(identity), Some(expires_at), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return Err(invalid("is not a wasmod token"));
+        };
+        let mut signature_bytes = [0; 32];
+        hex::decode_to_slice(signature, &mut signature_bytes)
+            .map_err(|_| invalid("is not a wasmod token"))?;
+        self.mac(claims)
+            .verify_slice(&signature_bytes)
+            .map_err(|_| invalid("was not issued by this server"))?;
+        let mut identity_bytes = [0; 32];
+        hex::decode_to_slice(identity, &mut identity_bytes)
+            .map_err(|_| invalid("is not a wasmod token"))?;
+        let expires_at: u64 = expires_at
+            .parse()
+            .map_err(|_| invalid("is not a wasmod token"))?;
+        if expires_at <= now {
+            return Err(ApiError::new(
+                ErrorCode::TokenExpired,
+                "the token has expired: obtain a new identity with POST /v1/identity",
+            ));
+        }
+        Ok(Identity::from_bytes(identity_bytes))
+    }
+
+    fn mac(&self, claims: &str) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(self.secret.as_bytes())
+            .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+        mac.update(claims.as_bytes());
+        mac
+    }
+}
+
+/// A new identity: 32 bytes from the operating system's CSPRNG.
+pub fn new_identity() -> io::Result<Identity> {
+    let mut bytes = [0; 32];
+    getrandom::fill(&mut bytes).map_err(io::Error::other)?;
+    Ok(Identity::from_bytes(bytes))
+}
+
+/// The token of an `Authorization` header value: `Bearer <token>` (the scheme in any case).
+pub fn bearer(header: &[u8]) -> Result<&str, ApiError> {
+    let malformed = || {
+        ApiError::new(
+            ErrorCode::InvalidToken,
+            "the Authorization header must be `Bearer <token>`",
+        )
+    };
+    let text = std::str::from_utf8(header).map_err(|_| malformed())?;
+    let (scheme, token) = text.trim().split_once(' ').ok_or_else(malformed)?;
+    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+        return Err(malformed());
+    }
+    Ok(token.trim())
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALICE: Identity = Identity::from_bytes([0xa1; 32]);
+
+    fn tokens(key: u8) -> Tokens {
+        Tokens::new(Secret::from_bytes([key; 32]), Duration::from_secs(60))
+    }
+
+    #[test]
+    fn an_issued_token_proves_its_identity() {
+        let issued = tokens(1).issue(ALICE);
+        assert!(issued.token.starts_with("wm1."));
+        assert_eq!(tokens(1).verify(&issued.token), Ok(ALICE));
+    }
+
+    #[test]
+    fn a_token_of_another_secret_or_altered_is_invalid() {
+        let token = tokens(1).issue(ALICE).token;
+        let code = |result: Result<Identity, ApiError>| result.map_err(|error| error.code);
+        assert_eq!(code(tokens(2).verify(&token)), Err(ErrorCode::InvalidToken));
+        let other = Identity::from_bytes([0xb0; 32]).to_hex();
+        let forged = token.replace(&ALICE.to_hex(), &other);
+        assert_eq!(
+            code(tokens(1).verify(&forged)),
+            Err(ErrorCode::InvalidToken)
+        );
+        let parts: Vec<&str> = token.split('.').collect();
+        let later = format!("{}.{}.{}0.{}", parts[0], parts[1], parts[2], parts[3]);
+        assert_eq!(code(tokens(1).verify(&later)), Err(ErrorCode::InvalidToken));
+        for garbage in [
+            "",
+            ".",
+            "wm1",
+            "wm1.x.y.z",
+            "wm2.a.b.c",
+            "wm1.a.b.c.d",
+            "é.é",
+        ] {
+            assert_eq!(
+                code(tokens(1).verify(garbage)),
+                Err(ErrorCode::InvalidToken)
+            );
+        }
+    }
+
+    #[test]
+    fn an_expired_token_is_refused_as_expired() {
+        let tokens = tokens(1);
+        let token = tokens.sign(ALICE, 1_000);
+        assert_eq!(tokens.verify_at(&token, 999), Ok(ALICE));
+        assert_eq!(
+            tokens.verify_at(&token, 1_000).map_err(|error| error.code),
+            Err(ErrorCode::TokenExpired)
+        );
+    }
+
+    #[test]
+    fn bearer_headers_are_parsed_strictly() {
+        assert_eq!(bearer(b"Bearer abc"), Ok("abc"));
+        assert_eq!(bearer(b"bearer  abc "), Ok("abc"));
+        for bad in [
+            &b"Basic abc"[..],
+            b"Bearer",
+            b"Bearer  ",
+            b"abc",
+            b"\xff\xfe",
+        ] {
+            assert!(bearer(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn new_identities_differ() {
+        assert_ne!(new_identity().ok(), new_identity().ok());
+    }
+}

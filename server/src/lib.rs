@@ -1,0 +1,163 @@
+//! The wasmod HTTP server: one wasm module's entry points, public tables and HTTP handlers,
+//! served over a versioned JSON API (`docs/http-api.md` documents every endpoint).
+//!
+//! # Shape
+//!
+//! ```text
+//! HTTP ──▶ axum routes (async, many at once)
+//!            │ refuse early: auth, limits, unknown names, bad arguments
+//!            ▼
+//!          bounded queue ──▶ the module's thread (one WasmModule, one call at a time)
+//!            ▲                      │
+//!            └──── oneshot answer ◀─┘
+//! ```
+//!
+//! The wasm host is `&mut` per call and runs a call to completion on its thread, so it lives
+//! on one dedicated thread ([`worker`]); handlers queue calls and await the answer, and never
+//! block the async runtime. Everything that does not need the module (token checks, argument
+//! conversion, table reads) happens outside that thread.
+//!
+//! # Modules, one job each
+//!
+//! - [`routes`](mod@routes) (private): the endpoints and the layers around them;
+//! - [`entry`]: entry points by name with JSON in and out, shared with `wasmod call`;
+//! - [`describe`](mod@describe): the description with readable types, shared with
+//!   `wasmod describe`;
+//! - [`auth`]: identities and signed tokens; [`secret`]: the signing key on disk;
+//! - [`worker`]: the module's thread; [`limits`]: calls per identity; [`metrics`]: counters;
+//! - [`error`]: the API's error codes; [`config`]: the limits' values.
+//!
+//! # Use
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use wasmod_server::{Secret, Server, ServerConfig};
+//! let module = wasmod_host::WasmModule::new(&std::fs::read("chat.wasm")?)?;
+//! let secret = Secret::load_or_create(std::path::Path::new(".wasmod"))?;
+//! let server = Server::new(module, secret, ServerConfig::default())?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! server.serve(listener, wasmod_server::shutdown_signal()).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod auth;
+pub mod config;
+pub mod describe;
+pub mod entry;
+pub mod error;
+pub mod limits;
+pub mod metrics;
+mod routes;
+pub mod secret;
+pub mod worker;
+
+pub use auth::Tokens;
+pub use config::ServerConfig;
+pub use error::{ApiError, ErrorCode};
+pub use secret::Secret;
+
+use axum::Router;
+use limits::CallSlots;
+use metrics::Metrics;
+use routes::AppState;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use wasmod_host::WasmModule;
+use worker::{Worker, WorkerThread};
+
+/// A module ready to be served.
+#[derive(Debug)]
+pub struct Server {
+    router: Router,
+    thread: WorkerThread,
+    shutdown_grace: std::time::Duration,
+}
+
+impl Server {
+    /// Moves `module` onto its own thread and builds the API over it, signing tokens with
+    /// `secret`.
+    pub fn new(module: WasmModule, secret: Secret, config: ServerConfig) -> io::Result<Self> {
+        let description = Arc::new(module.module().clone());
+        let datastore = module.datastore().clone();
+        let (worker, thread) = Worker::start(module, config.queue)?;
+        let state = Arc::new(AppState {
+            module: description,
+            datastore,
+            worker,
+            tokens: Tokens::new(secret, config.token_ttl),
+            slots: CallSlots::new(config.max_calls_per_identity),
+            metrics: Arc::new(Metrics::default()),
+            config,
+        });
+        Ok(Self {
+            router: routes::router(state),
+            thread,
+            shutdown_grace: config.shutdown_grace,
+        })
+    }
+
+    /// The API as a router, to serve or to call in tests
+    /// (`tower::ServiceExt::oneshot`).
+    pub fn router(&self) -> Router {
+        self.router.clone()
+    }
+
+    /// Serves the API on `listener` until `shutdown` completes, then stops accepting, lets
+    /// the requests in progress finish, waits for the module's thread to finish the calls
+    /// already queued (at most [`ServerConfig::shutdown_grace`]), and returns.
+    pub async fn serve(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> io::Result<()> {
+        let Self {
+            router,
+            thread,
+            shutdown_grace,
+        } = self;
+        axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        // The router, and with it the last handle on the worker, is gone: the module's thread
+        // finishes its queue and ends.
+        let joined = tokio::task::spawn_blocking(move || thread.join());
+        if tokio::time::timeout(shutdown_grace, joined).await.is_err() {
+            tracing::warn!(
+                "the module's thread did not finish within {shutdown_grace:?}; exiting anyway"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM: the usual signals to stop a server.
+pub async fn shutdown_signal() {
+    let interrupt = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!("cannot listen for Ctrl-C: {error}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut stream) => {
+                stream.recv().await;
+            }
+            Err(error) => {
+                tracing::error!("cannot listen for SIGTERM: {error}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => tracing::info!("interrupted: shutting down"),
+        () = terminate => tracing::info!("terminated: shutting down"),
+    }
+}

@@ -1,0 +1,124 @@
+//! Typed inputs of the handlers, each failing with the API's JSON errors rather than axum's
+//! plain-text rejections.
+//!
+//! - [`Caller`]: the identity of `Authorization: Bearer <token>`, if the header is there. A
+//!   header that is there must hold a valid token, whatever the route: a client with a bad
+//!   token learns it at once instead of being silently treated as anonymous.
+//! - [`Body`]: the raw body, within the body limit.
+//! - [`JsonBody`]: the body as JSON (an empty body is `null`).
+//! - [`name`]: a `{name}` path segment.
+
+use super::AppState;
+use crate::auth;
+use crate::error::{ApiError, ErrorCode};
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use serde_json::Value;
+use std::sync::Arc;
+use wasmod_abi::Identity;
+
+/// The caller's identity, proven by a token, or `None` without an `Authorization` header.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Caller(pub Option<Identity>);
+
+impl Caller {
+    /// The identity, or `unauthenticated` for `what`.
+    pub fn required(self, what: &str) -> Result<Identity, ApiError> {
+        self.0.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Unauthenticated,
+                format!(
+                    "{what} runs as an identity: send `Authorization: Bearer <token>` \
+                     (POST /v1/identity gives one)"
+                ),
+            )
+        })
+    }
+}
+
+impl FromRequestParts<Arc<AppState>> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, ApiError> {
+        let mut headers = parts.headers.get_all(AUTHORIZATION).iter();
+        let Some(header) = headers.next() else {
+            return Ok(Self(None));
+        };
+        if headers.next().is_some() {
+            return Err(ApiError::new(
+                ErrorCode::InvalidToken,
+                "send one Authorization header, not several",
+            ));
+        }
+        let token = auth::bearer(header.as_bytes())?;
+        state
+            .tokens
+            .verify(token)
+            .map(|identity| Self(Some(identity)))
+    }
+}
+
+/// The request body, no larger than the server's limit.
+#[derive(Clone, Debug)]
+pub(crate) struct Body(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for Body {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        Bytes::from_request(request, state)
+            .await
+            .map(Self)
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::new(
+                        ErrorCode::PayloadTooLarge,
+                        "the request body is larger than the server accepts",
+                    )
+                } else {
+                    ApiError::new(
+                        ErrorCode::BadRequest,
+                        format!("the request body could not be read: {rejection}"),
+                    )
+                }
+            })
+    }
+}
+
+/// The request body as JSON; `null` when the body is empty.
+#[derive(Clone, Debug)]
+pub(crate) struct JsonBody(pub Value);
+
+impl<S: Send + Sync> FromRequest<S> for JsonBody {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let Body(bytes) = Body::from_request(request, state).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Self(Value::Null));
+        }
+        serde_json::from_slice(&bytes).map(Self).map_err(|error| {
+            ApiError::new(
+                ErrorCode::BadJson,
+                format!("the body is not valid JSON: {error}"),
+            )
+        })
+    }
+}
+
+/// The `{name}` segment of the path.
+pub(crate) fn name(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    path.map(|Path(name)| name).map_err(|rejection| {
+        ApiError::new(
+            ErrorCode::BadRequest,
+            format!("the path is not valid: {rejection}"),
+        )
+    })
+}

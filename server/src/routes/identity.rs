@@ -1,0 +1,42 @@
+//! `POST /v1/identity`: a new identity and its token.
+//!
+//! The identity is new and random; nobody else can obtain it. Issuing it runs the module's
+//! `client_connected` reducer for it, on the module's thread, before the token is returned, so
+//! the module knows the client before its first call (the quickstart creates the user's row
+//! there). If the module refuses the connection (its reducer returns an error), no token is
+//! issued (`connection_refused`). The API has no persistent connections yet (they come with
+//! WebSockets), so `client_disconnected` is never called by this server.
+
+use super::Shared;
+use crate::auth;
+use crate::entry;
+use crate::error::{ApiError, ErrorCode};
+use axum::extract::State;
+use axum::Json;
+use serde_json::{json, Value};
+
+/// `POST /v1/identity`: `{"identity": hex, "token": .., "expires_at": unix seconds}`.
+pub(crate) async fn issue(State(state): Shared) -> Result<Json<Value>, ApiError> {
+    let in_flight = state.metrics.start("identity");
+    let result = async {
+        let identity = auth::new_identity().map_err(|error| {
+            ApiError::new(
+                ErrorCode::Internal,
+                format!("no randomness for a new identity: {error}"),
+            )
+        })?;
+        state
+            .worker
+            .run(move |module| entry::connect(module, identity))
+            .await??;
+        let issued = state.tokens.issue(identity);
+        tracing::info!(identity = %identity, "issued an identity");
+        Ok(Json(json!({
+            "identity": identity.to_hex(),
+            "token": issued.token,
+            "expires_at": issued.expires_at,
+        })))
+    }
+    .await;
+    in_flight.finish(result)
+}

@@ -1,0 +1,112 @@
+//! The HTTP API: routes, the state they share, and the layers around them.
+//!
+//! One file per group of routes: [`calls`] (reducers, procedures, views), [`tables`],
+//! [`identity`], [`module_http`] (the module's own handlers), [`ops`] (health, metrics, the
+//! description); [`extract`] turns requests into typed inputs with the API's errors.
+//!
+//! Around every route, outermost first: a `tracing` span per request (method, path; module
+//! logs of the request's call are emitted inside it), the request timeout (`timeout`, 504),
+//! and the body limit (`payload_too_large`, 413). Unknown paths and methods answer the API's
+//! JSON errors (`not_found`, `method_not_allowed`) like everything else.
+
+mod calls;
+mod extract;
+mod identity;
+mod module_http;
+mod ops;
+mod tables;
+
+use crate::auth::Tokens;
+use crate::config::ServerConfig;
+use crate::error::{ApiError, ErrorCode};
+use crate::limits::CallSlots;
+use crate::metrics::Metrics;
+use crate::worker::Worker;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use axum::Router;
+use std::sync::Arc;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
+use wasmod_abi::ModuleDef;
+use wasmod_host::datastore::Datastore;
+
+/// What every handler shares.
+#[derive(Debug)]
+pub(crate) struct AppState {
+    /// The module's description: entry points, tables, types.
+    pub module: Arc<ModuleDef>,
+    /// The module's tables, read directly (off the module's thread) for `GET /v1/tables`.
+    pub datastore: Arc<Datastore>,
+    /// The module's thread.
+    pub worker: Worker,
+    /// Issues and checks tokens.
+    pub tokens: Tokens,
+    /// Calls in progress per identity.
+    pub slots: CallSlots,
+    /// The counters of `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// The limits.
+    pub config: ServerConfig,
+}
+
+/// The shared state, as handlers receive it.
+pub(crate) type Shared = State<Arc<AppState>>;
+
+/// The API's router over `state`.
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    let trace = TraceLayer::new_for_http()
+        .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+        .on_response(DefaultOnResponse::new().level(Level::INFO));
+    Router::new()
+        .route("/health", get(ops::health))
+        .route("/metrics", get(ops::metrics))
+        .route("/v1/module", get(ops::describe))
+        .route("/v1/identity", post(identity::issue))
+        .route("/v1/reducers/{name}", post(calls::reducer))
+        .route("/v1/procedures/{name}", post(calls::procedure))
+        .route("/v1/views/{name}", post(calls::view))
+        .route("/v1/tables/{name}", get(tables::read))
+        .route("/v1/http", any(module_http::forward))
+        .route("/v1/http/", any(module_http::forward))
+        .route("/v1/http/{*path}", any(module_http::forward))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(trace)
+        .with_state(state)
+}
+
+/// Answers `timeout` (504) for a request that takes longer than the configured limit.
+async fn timeout(State(state): Shared, request: Request, next: Next) -> Response {
+    let limit = state.config.request_timeout;
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            ErrorCode::Timeout,
+            format!("no answer within {limit:?}; a call the module had started may still complete"),
+        )
+        .into_response(),
+    }
+}
+
+async fn not_found(request: Request) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!("no route of the API matches {}", request.uri().path()),
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        format!(
+            "{} does not accept {}",
+            request.uri().path(),
+            request.method()
+        ),
+    )
+}

@@ -1,0 +1,217 @@
+//! `/v1/http/...`: the module's own HTTP handlers.
+//!
+//! The request is passed through: its method, its path after `/v1/http` (`/` when empty,
+//! still percent-encoded as received), its query string, its headers (names in lower case;
+//! values that are not UTF-8 are passed lossily) and its body. The module's handler is found by
+//! method and path in the module's description (`no_such_route`, 404, if none). Its response is passed back as it is:
+//! status, headers and body, except the headers that frame the message (`content-length`,
+//! `transfer-encoding`, `connection`, …), which are the server's to set. A status or header the
+//! module writes that HTTP cannot carry is the module's error (`module_error`, 500).
+//!
+//! Handlers do not run as an identity (the ABI gives them none), so no token is needed; one
+//! that is sent must still be valid, and the `Authorization` header reaches the module like
+//! any other.
+
+use super::extract::{Body, Caller};
+use super::Shared;
+use crate::entry::failure;
+use crate::error::{ApiError, ErrorCode};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method as HttpMethod, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use wasmod_abi::encoding::from_slice;
+use wasmod_abi::http::{Method, Request, Response as ModuleResponse};
+use wasmod_host::Outcome;
+
+/// The prefix of the module's routes.
+const PREFIX: &str = "/v1/http";
+
+/// Headers the server sets itself; a module's values for them are dropped.
+const FRAMING_HEADERS: [&str; 8] = [
+    "connection",
+    "content-length",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Any method on `/v1/http/{*path}`.
+pub(crate) async fn forward(
+    State(state): Shared,
+    method: HttpMethod,
+    uri: Uri,
+    headers: HeaderMap,
+    caller: Result<Caller, ApiError>,
+    body: Result<Body, ApiError>,
+) -> Result<Response, ApiError> {
+    let in_flight = state.metrics.start("http");
+    let result = async {
+        caller?;
+        let Body(body) = body?;
+        let request = request(&method, &uri, &headers, body.to_vec())?;
+        let routed = state
+            .module
+            .http_handlers
+            .iter()
+            .any(|handler| handler.method == request.method && handler.path == request.uri);
+        if !routed {
+            return Err(ApiError::new(
+                ErrorCode::NoSuchRoute,
+                format!(
+                    "no http handler of the module answers {} {}",
+                    request.method.as_str(),
+                    request.uri
+                ),
+            ));
+        }
+        let outcome = state
+            .worker
+            .run(move |module| module.call_http(&request))
+            .await?;
+        response(outcome)
+    }
+    .await;
+    in_flight.finish(result)
+}
+
+/// The request as the module receives it.
+fn request(
+    method: &HttpMethod,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Vec<u8>,
+) -> Result<Request, ApiError> {
+    let method = Method::parse(method.as_str()).ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::MethodNotAllowed,
+            format!("modules do not answer {method} requests"),
+        )
+    })?;
+    let path = uri.path().strip_prefix(PREFIX).unwrap_or_default();
+    let path = if path.is_empty() { "/" } else { path };
+    let headers = headers
+        .iter()
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
+            (name.as_str().to_owned(), value)
+        })
+        .collect();
+    Ok(Request {
+        method,
+        uri: path.to_owned(),
+        query: uri.query().unwrap_or_default().to_owned(),
+        headers,
+        body,
+    })
+}
+
+/// The module's answer as an HTTP response.
+fn response(outcome: Outcome) -> Result<Response, ApiError> {
+    let bytes = match outcome {
+        Outcome::Returned { bytes, .. } => bytes,
+        other => return Err(failure(other)),
+    };
+    let module: ModuleResponse = from_slice(&bytes).map_err(|error| {
+        ApiError::new(
+            ErrorCode::ModuleError,
+            format!("the module's response does not decode: {error}"),
+        )
+    })?;
+    let status = StatusCode::from_u16(module.status).map_err(|_| {
+        ApiError::new(
+            ErrorCode::ModuleError,
+            format!("the module answered the invalid status {}", module.status),
+        )
+    })?;
+    let mut headers = HeaderMap::new();
+    for (name, value) in &module.headers {
+        let invalid = || {
+            ApiError::new(
+                ErrorCode::ModuleError,
+                format!("the module answered an invalid header `{name}`"),
+            )
+        };
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid())?;
+        if FRAMING_HEADERS.contains(&name.as_str()) {
+            continue;
+        }
+        let value = HeaderValue::from_str(value).map_err(|_| invalid())?;
+        headers.append(name, value);
+    }
+    Ok((status, headers, module.body).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmod_abi::Errno;
+
+    #[test]
+    fn requests_keep_method_path_query_headers_and_body() {
+        let mut headers = HeaderMap::new();
+        headers.insert("x-thing", HeaderValue::from_static("1"));
+        let uri: Uri = "/v1/http/a%20b/c?x=1&y".parse().expect("a uri");
+        let request = request(&HttpMethod::PUT, &uri, &headers, b"body".to_vec()).expect("ok");
+        assert_eq!(request.method, Method::Put);
+        assert_eq!(request.uri, "/a%20b/c");
+        assert_eq!(request.query, "x=1&y");
+        assert_eq!(request.headers, [("x-thing".to_owned(), "1".to_owned())]);
+        assert_eq!(request.body, b"body");
+        let root: Uri = "/v1/http".parse().expect("a uri");
+        let at_root = super::request(&HttpMethod::GET, &root, &HeaderMap::new(), vec![]);
+        assert_eq!(at_root.expect("ok").uri, "/");
+        let refused = super::request(&HttpMethod::TRACE, &root, &HeaderMap::new(), vec![]);
+        assert_eq!(
+            refused.map_err(|e| e.code).err(),
+            Some(ErrorCode::MethodNotAllowed)
+        );
+    }
+
+    #[test]
+    fn module_responses_pass_through_without_framing_headers() {
+        let module = ModuleResponse::new(201)
+            .with_header("content-type", "application/json")
+            .with_header("Content-Length", "999")
+            .with_header("x-a", "1")
+            .with_header("x-a", "2")
+            .with_body("{}");
+        let bytes = wasmod_abi::encoding::to_vec(&module);
+        let response = response(Outcome::Returned {
+            bytes,
+            duration: Default::default(),
+        })
+        .expect("passed through");
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let headers = response.headers();
+        assert_eq!(headers["content-type"], "application/json");
+        assert_eq!(headers.get_all("x-a").iter().count(), 2);
+        assert!(headers
+            .get("content-length")
+            .is_none_or(|value| value == "2"));
+    }
+
+    #[test]
+    fn invalid_module_responses_are_the_modules_errors() {
+        let encoded = |response: &ModuleResponse| Outcome::Returned {
+            bytes: wasmod_abi::encoding::to_vec(response),
+            duration: Default::default(),
+        };
+        let code = |outcome| response(outcome).map(|_| ()).map_err(|error| error.code);
+        assert_eq!(
+            code(encoded(&ModuleResponse::new(42))),
+            Err(ErrorCode::ModuleError)
+        );
+        let bad_header = ModuleResponse::new(200).with_header("bad name", "x");
+        assert_eq!(code(encoded(&bad_header)), Err(ErrorCode::ModuleError));
+        let bad_value = ModuleResponse::new(200).with_header("x", "a\nb");
+        assert_eq!(code(encoded(&bad_value)), Err(ErrorCode::ModuleError));
+        let failed = Outcome::Failed {
+            code: Errno::ENTRY_FAILED.code() as i16,
+            message: "the body is not UTF-8".into(),
+        };
+        assert_eq!(code(failed), Err(ErrorCode::EntryFailed));
+    }
+}

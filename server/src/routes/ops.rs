@@ -1,0 +1,27 @@
+//! Operations: `GET /health`, `GET /metrics`, and `GET /v1/module` (the description).
+
+use super::Shared;
+use crate::describe::{describe as describe_json, Tables};
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use axum::Json;
+use serde_json::{json, Value};
+
+/// `GET /health`: `{"status": "ok", "queue_free": n}` while the server answers.
+pub(crate) async fn health(State(state): Shared) -> Json<Value> {
+    Json(json!({ "status": "ok", "queue_free": state.worker.capacity() }))
+}
+
+/// `GET /metrics`: the Prometheus text format.
+pub(crate) async fn metrics(State(state): Shared) -> impl IntoResponse {
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        state.metrics.render(),
+    )
+}
+
+/// `GET /v1/module`: the module's description, public tables only.
+pub(crate) async fn describe(State(state): Shared) -> Json<Value> {
+    Json(describe_json(&state.module, Tables::PublicOnly))
+}

@@ -1,0 +1,70 @@
+//! `GET /v1/tables/{name}`: the rows of a public table, as JSON.
+//!
+//! Rows are read from the datastore directly, not on the module's thread: a read needs no
+//! wasm, and should not wait behind a slow procedure. It does wait for a reducer's transaction
+//! in progress (readers see committed states only), so it runs on the blocking pool, never on
+//! a runtime thread. Private tables are the module's own and are refused (`private_table`).
+
+use super::extract::{name, Caller};
+use super::Shared;
+use crate::error::{ApiError, ErrorCode};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::Json;
+use serde_json::{json, Value};
+use wasmod_host::value_to_json;
+
+/// `GET /v1/tables/{name}`: `{"rows": [..]}`.
+pub(crate) async fn read(
+    State(state): Shared,
+    path: Result<Path<String>, PathRejection>,
+    caller: Result<Caller, ApiError>,
+) -> Result<Json<Value>, ApiError> {
+    let in_flight = state.metrics.start("table");
+    let result = async {
+        let name = name(path)?;
+        caller?;
+        let (id, table) = state
+            .module
+            .tables
+            .iter()
+            .zip(0u32..)
+            .find_map(|(table, id)| (table.name == name).then_some((id, table)))
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::NoSuchTable,
+                    format!("the module has no table named `{name}`"),
+                )
+            })?;
+        if !table.public {
+            return Err(ApiError::new(
+                ErrorCode::PrivateTable,
+                format!("table `{name}` is private to the module"),
+            ));
+        }
+        let row_type = table.row_type.clone();
+        let reader = state.clone();
+        let rows = tokio::task::spawn_blocking(move || {
+            let rows = reader.datastore.begin_read().scan(id).map_err(|error| {
+                ApiError::new(ErrorCode::Internal, format!("reading `{name}`: {error:?}"))
+            })?;
+            rows.iter()
+                .map(|row| {
+                    value_to_json(&row_type, &reader.module.typespace, row).map_err(|error| {
+                        ApiError::new(
+                            ErrorCode::ModuleError,
+                            format!("a row of `{name}` does not match its type: {error}"),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<Value>, ApiError>>()
+        })
+        .await
+        .map_err(|error| {
+            ApiError::new(ErrorCode::Internal, format!("the read failed: {error}"))
+        })??;
+        Ok(Json(json!({ "rows": rows })))
+    }
+    .await;
+    in_flight.finish(result)
+}

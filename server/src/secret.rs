@@ -1,0 +1,196 @@
+//! The server's signing secret: made once with the operating system's CSPRNG, kept in the data
+//! directory, readable by its owner only.
+//!
+//! Tokens are signed with this secret (see [`crate::auth`]), so it must survive restarts (or
+//! every client would have to obtain a new identity) and must not leak (anyone holding it can
+//! act as any identity). It lives in `<data>/identity-secret` as 64 hex digits; the directory
+//! is created with mode `0700` and the file with `0600` (on Unix), atomically with the file's
+//! creation, so it is never readable by others even for a moment. A secret file that others
+//! can read is used, with a warning. The directory also gets a `.gitignore` of `*`, so a data
+//! directory next to a module's sources is never committed by mistake.
+
+use std::fmt;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The name of the secret's file in the data directory.
+pub const SECRET_FILE: &str = "identity-secret";
+
+/// The length of the secret, in bytes.
+pub const SECRET_LEN: usize = 32;
+
+/// The key tokens are signed with.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret([u8; SECRET_LEN]);
+
+impl Secret {
+    /// A secret from its bytes (for tests and tools that sign tokens themselves).
+    pub const fn from_bytes(bytes: [u8; SECRET_LEN]) -> Self {
+        Self(bytes)
+    }
+
+    /// A fresh secret from the operating system's CSPRNG.
+    pub fn generate() -> io::Result<Self> {
+        let mut bytes = [0; SECRET_LEN];
+        getrandom::fill(&mut bytes).map_err(io::Error::other)?;
+        Ok(Self(bytes))
+    }
+
+    /// The secret's bytes.
+    pub fn as_bytes(&self) -> &[u8; SECRET_LEN] {
+        &self.0
+    }
+
+    /// Reads the secret of data directory `dir`, creating the directory and the secret if they
+    /// do not exist yet.
+    pub fn load_or_create(dir: &Path) -> Result<Self, SecretError> {
+        let error = |path: &Path| {
+            let path = path.to_owned();
+            move |source| SecretError { path, source }
+        };
+        create_dir(dir).map_err(error(dir))?;
+        let path = dir.join(SECRET_FILE);
+        match Self::create(&path) {
+            Ok(secret) => {
+                tracing::info!(path = %path.display(), "created a new identity-signing secret");
+                Ok(secret)
+            }
+            Err(create) if create.kind() == io::ErrorKind::AlreadyExists => {
+                Self::read(&path).map_err(error(&path))
+            }
+            Err(create) => Err(error(&path)(create)),
+        }
+    }
+
+    /// Creates the file, failing if it exists, with mode `0600` from the start.
+    fn create(path: &Path) -> io::Result<Self> {
+        let secret = Self::generate()?;
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let mut file = options.open(path)?;
+        file.write_all(format!("{}\n", hex::encode(secret.0)).as_bytes())?;
+        file.sync_all()?;
+        Ok(secret)
+    }
+
+    fn read(path: &Path) -> io::Result<Self> {
+        warn_if_shared(path);
+        let text = fs::read_to_string(path)?;
+        let mut bytes = [0; SECRET_LEN];
+        hex::decode_to_slice(text.trim(), &mut bytes).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("expected {} hex digits", SECRET_LEN * 2),
+            )
+        })?;
+        Ok(Self(bytes))
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+/// Why the secret could not be read or created.
+#[derive(Debug)]
+pub struct SecretError {
+    /// The file or directory at fault.
+    pub path: PathBuf,
+    /// What happened.
+    pub source: io::Error,
+}
+
+impl fmt::Display for SecretError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the identity-signing secret at {}: {}",
+            self.path.display(),
+            self.source
+        )
+    }
+}
+
+impl std::error::Error for SecretError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Creates the data directory (mode `0700`) with its `.gitignore`, if it does not exist.
+fn create_dir(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
+    fs::write(
+        dir.join(".gitignore"),
+        "# wasmod's data directory: never commit it.\n*\n",
+    )
+}
+
+#[cfg(unix)]
+fn warn_if_shared(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Ok(metadata) = fs::metadata(path) {
+        let mode = metadata.permissions().mode();
+        if mode & 0o077 != 0 {
+            tracing::warn!(
+                path = %path.display(),
+                mode = format_args!("{:o}", mode & 0o777),
+                "the identity-signing secret is readable by other users: chmod 600 it"
+            );
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn warn_if_shared(_: &Path) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_secret_is_created_once_private_and_then_read_back() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let data = dir.path().join("nested").join("data");
+        let first = Secret::load_or_create(&data).expect("created");
+        let second = Secret::load_or_create(&data).expect("read");
+        assert_eq!(first, second);
+        assert_ne!(first.as_bytes(), &[0; SECRET_LEN]);
+        assert!(data.join(".gitignore").is_file());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |path: &Path| fs::metadata(path).expect("exists").permissions().mode();
+            assert_eq!(mode(&data.join(SECRET_FILE)) & 0o777, 0o600);
+            assert_eq!(mode(&data) & 0o777, 0o700);
+        }
+    }
+
+    #[test]
+    fn a_corrupt_secret_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        fs::write(dir.path().join(SECRET_FILE), "not hex").expect("written");
+        let error = Secret::load_or_create(dir.path()).expect_err("refused");
+        assert!(error.to_string().contains(SECRET_FILE), "{error}");
+        assert!(error.to_string().contains("hex digits"), "{error}");
+    }
+
+    #[test]
+    fn two_secrets_differ() {
+        let a = Secret::generate().expect("a secret");
+        let b = Secret::generate().expect("a secret");
+        assert_ne!(a, b);
+    }
+}

@@ -1,0 +1,109 @@
+//! The thread that owns the module: every call into it runs there, one at a time.
+//!
+//! A [`WasmModule`] is `&mut` per call and runs each call to completion on the calling thread
+//! (wasm code, host imports, outbound HTTP of procedures included). Running it inside an async
+//! handler would block a runtime thread for the whole call, so the module lives on one
+//! dedicated thread fed by a **bounded** channel of jobs. A handler sends a job carrying a
+//! oneshot sender for the answer and awaits the receiver; the runtime threads never block.
+//!
+//! - A full queue is refused at once (`busy`, 503), rather than queued without bound.
+//! - A job whose requester has gone (the request timed out, or the client disconnected) before
+//!   the job started is skipped: nobody is waiting for its answer. A job that has started runs
+//!   to completion, under the module's own deadline.
+//! - When every [`Worker`] handle is dropped, the thread finishes the jobs already queued and
+//!   ends; [`WorkerThread::join`] waits for it. This is how shutdown finishes in-flight calls.
+//! - A call runs inside the `tracing` span of the request that queued it, so the module's log
+//!   lines (target `wasmod::module`) show which request they belong to.
+
+use crate::error::{ApiError, ErrorCode};
+use std::io;
+use std::thread::JoinHandle;
+use tokio::sync::{mpsc, oneshot};
+use wasmod_host::WasmModule;
+
+/// A unit of work for the module's thread.
+type Job = Box<dyn FnOnce(&mut WasmModule) + Send>;
+
+/// Sends calls to the module's thread. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Worker {
+    jobs: mpsc::Sender<Job>,
+}
+
+/// The module's thread, to wait for at shutdown.
+#[derive(Debug)]
+pub struct WorkerThread {
+    thread: JoinHandle<()>,
+}
+
+impl Worker {
+    /// Starts the thread that owns `module`, with room for `queue` waiting calls (at least
+    /// one).
+    pub fn start(mut module: WasmModule, queue: usize) -> io::Result<(Worker, WorkerThread)> {
+        let (jobs, mut queued) = mpsc::channel::<Job>(queue.max(1));
+        let thread = std::thread::Builder::new()
+            .name("wasmod-module".into())
+            .spawn(move || {
+                while let Some(job) = queued.blocking_recv() {
+                    job(&mut module);
+                }
+                tracing::debug!("the module's thread has finished its queue");
+            })?;
+        Ok((Worker { jobs }, WorkerThread { thread }))
+    }
+
+    /// Runs `call` on the module's thread and returns what it returned.
+    ///
+    /// Fails with `busy` if the queue is full, `shutting_down` if the thread has stopped, and
+    /// `internal` if the call did not answer (it panicked).
+    pub async fn run<R, F>(&self, call: F) -> Result<R, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+    {
+        let (answer, answered) = oneshot::channel();
+        // The module's logs during the call belong to the request's span.
+        let span = tracing::Span::current();
+        let job: Job = Box::new(move |module| {
+            let _entered = span.enter();
+            if answer.is_closed() {
+                tracing::debug!("skipped a call whose requester has gone");
+                return;
+            }
+            // The requester may go while the call runs; the call's effects stand regardless.
+            let _ = answer.send(call(module));
+        });
+        self.jobs.try_send(job).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => ApiError::new(
+                ErrorCode::Busy,
+                "too many calls are waiting for the module: retry later",
+            ),
+            mpsc::error::TrySendError::Closed(_) => shutting_down(),
+        })?;
+        answered.await.map_err(|_| {
+            ApiError::new(
+                ErrorCode::Internal,
+                "the module's thread dropped the call without answering",
+            )
+        })
+    }
+
+    /// How many more calls the queue has room for now.
+    pub fn capacity(&self) -> usize {
+        self.jobs.capacity()
+    }
+}
+
+impl WorkerThread {
+    /// Waits for the thread to finish the queued calls and end. It ends once every
+    /// [`Worker`] handle has been dropped.
+    pub fn join(self) {
+        if self.thread.join().is_err() {
+            tracing::error!("the module's thread panicked");
+        }
+    }
+}
+
+fn shutting_down() -> ApiError {
+    ApiError::new(ErrorCode::ShuttingDown, "the server is shutting down")
+}
