@@ -97,7 +97,8 @@ pub fn lifecycle_name(lifecycle: Lifecycle) -> &'static str {
 }
 
 /// `ty` written as in Rust: `u64`, `String`, `Vec<Message>`, `Option<(u32, bool)>`,
-/// `[u8; 4]`, `Result<String, String>`. Named types are written by name; anonymous structs and
+/// `[u8; 4]`, `Result<String, String>`. Named types are written by name (without their module
+/// path when that is unambiguous: `Message` for `quickstart::chat::Message`); anonymous structs and
 /// enums as `{ x: u32 }` and `enum { A(u32), B }`. A reference the typespace does not hold is
 /// written `#<index>?`.
 pub fn type_name(ty: &AlgebraicType, typespace: &Typespace) -> String {
@@ -154,9 +155,26 @@ pub fn type_name(ty: &AlgebraicType, typespace: &Typespace) -> String {
             format!("enum {{ {} }}", items.join(", "))
         }
         AlgebraicType::Ref(index) => match typespace.types.get(*index as usize) {
-            Some(def) => def.name.clone(),
+            Some(def) => short_name(&def.name, typespace).to_owned(),
             None => format!("#{index}?"),
         },
+    }
+}
+
+/// A named type's name without its module path (`Message` for `chat::Message`), unless
+/// another type of the typespace has the same last segment.
+fn short_name<'a>(name: &'a str, typespace: &Typespace) -> &'a str {
+    let last = |name: &'a str| name.rsplit("::").next().unwrap_or(name);
+    let short = last(name);
+    let clashes = typespace
+        .types
+        .iter()
+        .filter(|def| def.name.rsplit("::").next() == Some(short))
+        .count();
+    if clashes > 1 {
+        name
+    } else {
+        short
     }
 }
 
@@ -249,7 +267,7 @@ mod tests {
         Typespace {
             types: vec![
                 TypeDef {
-                    name: "Point".into(),
+                    name: "geo::Point".into(),
                     ty: AlgebraicType::Product(vec![
                         Field::named("x", AlgebraicType::U32),
                         Field::named("y", AlgebraicType::U32),
@@ -304,6 +322,9 @@ mod tests {
             (ts.types[1].ty.clone(), "enum { Dot(Point), Empty }"),
             (AlgebraicType::Ref(9), "#9?"),
         ];
+        let mut clash = ts.clone();
+        clash.types[1].name = "other::Point".into();
+        assert_eq!(type_name(&AlgebraicType::Ref(0), &clash), "geo::Point");
         for (ty, expected) in cases {
             assert_eq!(type_name(&ty, &ts), expected);
         }

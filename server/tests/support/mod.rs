@@ -1,0 +1,124 @@
+//! The quickstart built for wasm once per run, servers over it, and requests through the
+//! router without a socket (`tower::ServiceExt::oneshot`).
+
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use axum::Router;
+use serde_json::Value;
+use std::sync::{Arc, OnceLock};
+use tower::ServiceExt;
+use wasmod_host::{
+    AllowList, CompiledModule, InstanceEnv, OutboundHttp, WasmConfig, WasmEngine, WasmModule,
+};
+use wasmod_server::{Secret, Server, ServerConfig};
+use wasmod_wasm_tests::{built, Profile};
+
+/// The secret the test servers sign with.
+pub const SECRET: [u8; 32] = [7; 32];
+
+/// The quickstart module, compiled once per test binary.
+pub fn quickstart() -> &'static CompiledModule {
+    static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let wasm = built(Profile::Release).library("quickstart");
+        let engine = WasmEngine::shared().expect("the shared engine");
+        engine.compile(&wasm).expect("the quickstart compiles")
+    })
+}
+
+/// A server over a fresh quickstart with `config`, whose procedures may reach `allow`.
+pub fn server(config: ServerConfig, allow: AllowList) -> Server {
+    let env = InstanceEnv::unloaded().with_http_client(Arc::new(OutboundHttp::new(allow)));
+    let module =
+        WasmModule::load(quickstart(), WasmConfig::default(), env).expect("the quickstart loads");
+    Server::new(module, Secret::from_bytes(SECRET), config).expect("the server starts")
+}
+
+/// A server over a fresh quickstart with the default limits and no outbound HTTP.
+pub fn router() -> Router {
+    server(ServerConfig::default(), AllowList::new()).router()
+}
+
+/// A response: status, headers and body (parsed as JSON when it is JSON).
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: axum::http::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Answer {
+    /// The body as JSON.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|error| {
+            panic!(
+                "not JSON ({error}): {}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// The error code of an error answer.
+    pub fn code(&self) -> String {
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not an error: {:?}", self.json()))
+            .to_owned()
+    }
+
+    /// The error message of an error answer.
+    pub fn message(&self) -> String {
+        self.json()["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+}
+
+/// Sends one request: `body` as is, with `token` as a bearer token if given.
+pub async fn send(
+    router: &Router,
+    method: Method,
+    uri: &str,
+    token: Option<&str>,
+    body: impl Into<Body>,
+) -> Answer {
+    let mut request = Request::builder().method(method).uri(uri);
+    if let Some(token) = token {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+    }
+    let request = request.body(body.into()).expect("a request");
+    let response = router.clone().oneshot(request).await.expect("infallible");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("the body")
+        .to_vec();
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// `POST uri` with a JSON body.
+pub async fn post(router: &Router, uri: &str, token: Option<&str>, json: Value) -> Answer {
+    send(router, Method::POST, uri, token, json.to_string()).await
+}
+
+/// `GET uri`.
+pub async fn get(router: &Router, uri: &str) -> Answer {
+    send(router, Method::GET, uri, None, Body::empty()).await
+}
+
+/// A new identity: `(identity hex, token)`.
+pub async fn identity(router: &Router) -> (String, String) {
+    let answer = send(router, Method::POST, "/v1/identity", None, Body::empty()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    let json = answer.json();
+    (
+        json["identity"].as_str().expect("an identity").to_owned(),
+        json["token"].as_str().expect("a token").to_owned(),
+    )
+}
