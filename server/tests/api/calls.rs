@@ -1,12 +1,9 @@
-//! The API over the quickstart module compiled to wasm, through the router.
-
-mod support;
-
+//! The API's calls, errors, tokens, module handlers, description and metrics.
+use crate::support::{get, identity, post, router, send, SECRET};
 use axum::body::Body;
 use axum::http::{Method, StatusCode};
 use serde_json::json;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use support::{get, identity, post, router, send, SECRET};
 use wasmod_abi::Identity;
 use wasmod_server::{Secret, Tokens};
 

@@ -1,15 +1,13 @@
 //! The limits under load: calls per identity (429), the queue bound (503), the request timeout
 //! (504). A procedure that fetches from a slow loopback server holds the module's thread.
 
-mod support;
-
+use crate::support::{get, identity, post, server, Answer};
 use axum::http::StatusCode;
 use serde_json::json;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::mpsc;
 use std::time::Duration;
-use support::{get, identity, post, server, Answer};
 use wasmod_host::AllowList;
 use wasmod_server::ServerConfig;
 

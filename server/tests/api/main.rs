@@ -1,0 +1,6 @@
+//! The API over the quickstart module compiled to wasm, through the router (one test binary,
+//! so the module is built and compiled once).
+
+mod calls;
+mod limits;
+mod support;
