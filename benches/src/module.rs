@@ -1,24 +1,30 @@
 //! The benchmark module, loaded into a host.
 //!
 //! [`ModuleHost`] is what a measured call needs from a host: call a reducer by name with
-//! encoded arguments. The native host (the module compiled for this machine, its imports served
-//! in-process) implements it here; the wasm host implements it when it is available, so every
-//! workload runs on both without being written twice.
+//! encoded arguments. Both hosts implement it: the wasm host (the module built for
+//! `wasm32-unknown-unknown` in release, run by wasmtime) and the native host (the same module
+//! compiled for this machine, its imports served in-process), so every workload runs on both
+//! without being written twice.
 
 use benchmarks::Benchmarks;
+use std::sync::OnceLock;
 use wasmod_abi::{ConnectionId, Encode, Identity};
-use wasmod_host::{NativeModule, Outcome};
+use wasmod_host::{
+    CompiledModule, InstanceEnv, NativeModule, Outcome, WasmConfig, WasmEngine, WasmModule,
+};
+use wasmod_wasm_tests::Profile;
 
 /// A host running the benchmark module.
 pub trait ModuleHost {
     /// Calls `reducer` with `args` (the encoded product of its parameters).
     fn call(&mut self, reducer: &str, args: &[u8]) -> Outcome;
+}
 
-    /// Calls `reducer` with `args` and panics unless it succeeds: for setup.
-    fn call_ok(&mut self, reducer: &str, args: impl Encode) {
-        let outcome = self.call(reducer, &wasmod_abi::encoding::to_vec(&args));
-        assert!(outcome.is_success(), "{reducer}: {outcome}");
-    }
+/// Calls `reducer` with `args` (a tuple of its arguments) and panics unless it succeeds: for
+/// setup.
+pub fn call_ok(host: &mut dyn ModuleHost, reducer: &str, args: impl Encode) {
+    let outcome = host.call(reducer, &wasmod_abi::encoding::to_vec(&args));
+    assert!(outcome.is_success(), "{reducer}: {outcome}");
 }
 
 impl ModuleHost for NativeModule<Benchmarks> {
@@ -30,4 +36,32 @@ impl ModuleHost for NativeModule<Benchmarks> {
 /// The benchmark module compiled natively, in a fresh in-memory host.
 pub fn native() -> NativeModule<Benchmarks> {
     NativeModule::new().expect("the benchmark module loads natively")
+}
+
+impl ModuleHost for WasmModule {
+    fn call(&mut self, reducer: &str, args: &[u8]) -> Outcome {
+        self.call_reducer(reducer, Identity::ZERO, ConnectionId::ZERO, args)
+    }
+}
+
+/// The benchmark module's release wasm binary.
+pub fn wasm_bytes() -> Vec<u8> {
+    wasmod_wasm_tests::built(Profile::Release).library("benchmarks")
+}
+
+/// The benchmark module compiled by the host's engine, once per process.
+pub fn compiled() -> &'static CompiledModule {
+    static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let engine = WasmEngine::shared().expect("the host's engine starts");
+        engine
+            .compile(&wasm_bytes())
+            .expect("the benchmark module compiles")
+    })
+}
+
+/// The benchmark module in wasm, in a fresh in-memory host.
+pub fn wasm() -> WasmModule {
+    WasmModule::load(compiled(), WasmConfig::default(), InstanceEnv::unloaded())
+        .expect("the benchmark module loads in wasm")
 }

@@ -396,10 +396,14 @@ pub fn call_procedure<T: Transport>(
         },
     );
     let raw = close_procedure_tx(transport, &what, raw);
-    finish(&what, raw, |raw| Outcome::Returned {
-        bytes: raw.output,
-        duration: raw.start.elapsed(),
-    })
+    finish(
+        || what,
+        raw,
+        |raw| Outcome::Returned {
+            bytes: raw.output,
+            duration: raw.start.elapsed(),
+        },
+    )
 }
 
 /// Routes `request` to the HTTP handler for its method and path (`uri`), and calls it like a
@@ -436,8 +440,10 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
         },
     );
     let raw = close_procedure_tx(transport, &what, raw);
-    finish(&what, raw, |raw| {
-        match from_slice::<Response>(&raw.output) {
+    finish(
+        || what.clone(),
+        raw,
+        |raw| match from_slice::<Response>(&raw.output) {
             Ok(_) => Outcome::Returned {
                 bytes: raw.output,
                 duration: raw.start.elapsed(),
@@ -446,8 +452,8 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
                 Errno::BAD_ENCODING,
                 format!("{what} wrote a response that does not decode: {error}"),
             ),
-        }
-    })
+        },
+    )
 }
 
 /// What one export call left behind.
@@ -486,12 +492,16 @@ fn run<T: Transport>(
 
 /// Turns a finished call into an outcome: `success` for code 0; otherwise the transaction
 /// (dropped with `raw`) is rolled back.
-fn finish(what: &str, raw: Raw, success: impl FnOnce(Raw) -> Outcome) -> Outcome {
+fn finish(
+    what: impl FnOnce() -> String,
+    raw: Raw,
+    success: impl FnOnce(Raw) -> Outcome,
+) -> Outcome {
     match raw.result {
         Ok(0) => success(raw),
         Ok(code) => Outcome::Failed {
             code,
-            message: failure_message(what, code, raw.output),
+            message: failure_message(&what(), code, raw.output),
         },
         Err(trap) => Outcome::Aborted {
             reason: trap.message,
@@ -518,10 +528,14 @@ fn run_view<T: Transport>(
 ) -> Outcome {
     let tx = Tx::Read(transport.env().datastore().begin_read());
     let raw = run(transport, CallKind::View, tx, args.to_vec(), export);
-    finish(&format!("view `{name}`"), raw, |raw| Outcome::Returned {
-        bytes: raw.output,
-        duration: raw.start.elapsed(),
-    })
+    finish(
+        || format!("view `{name}`"),
+        raw,
+        |raw| Outcome::Returned {
+            bytes: raw.output,
+            duration: raw.start.elapsed(),
+        },
+    )
 }
 
 fn run_reducer<T: Transport>(
@@ -547,16 +561,20 @@ fn run_reducer<T: Transport>(
             error,
         },
     );
-    finish(&format!("reducer `{name}`"), raw, |raw| {
-        let tx_data = match raw.tx {
-            Tx::Reducer(tx) => tx.commit(),
-            _ => TxData::default(),
-        };
-        Outcome::Committed {
-            tx_data,
-            duration: raw.start.elapsed(),
-        }
-    })
+    finish(
+        || format!("reducer `{name}`"),
+        raw,
+        |raw| {
+            let tx_data = match raw.tx {
+                Tx::Reducer(tx) => tx.commit(),
+                _ => TxData::default(),
+            };
+            Outcome::Committed {
+                tx_data,
+                duration: raw.start.elapsed(),
+            }
+        },
+    )
 }
 
 fn run_lifecycle<T: Transport>(

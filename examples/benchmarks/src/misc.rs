@@ -19,3 +19,8 @@ pub fn print_many(_ctx: &ReducerContext, n: u32) {
         wasmod::info!("print_many: line {line} of {n}");
     }
 }
+
+/// An export that does nothing, outside the dispatch: the floor a benchmark compares a whole
+/// host call with (a bare call into the instance).
+#[unsafe(no_mangle)]
+pub extern "C" fn bench_floor() {}

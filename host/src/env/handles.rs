@@ -3,20 +3,24 @@
 //! Handles are non-zero (`0` is never valid, so a zeroed out-parameter is never mistaken for
 //! one) and are not reused while the counter has fresh values left, so a stale handle is
 //! reported as unknown rather than silently reaching a newer object.
+//!
+//! A call holds a handful of handles, usually two (its argument source and its result sink), so
+//! they live in a `BTreeMap`: no hashing on the path of every call, and still logarithmic for a
+//! module that opens many iterators.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// Objects of one kind, by handle.
 #[derive(Debug)]
 pub(crate) struct Handles<T> {
-    live: HashMap<u32, T>,
+    live: BTreeMap<u32, T>,
     next: u32,
 }
 
 impl<T> Default for Handles<T> {
     fn default() -> Self {
         Self {
-            live: HashMap::new(),
+            live: BTreeMap::new(),
             next: 1,
         }
     }
