@@ -161,12 +161,18 @@ struct Budget {
 /// Release sizes in bytes, measured when the budgets were set, plus about 25%: a binary that
 /// grows past its budget fails here, so that bloat is a decision, not an accident. When growth
 /// is wanted, re-measure and set the budget again at the new size plus 25%.
-const SIZE_BUDGETS: [Budget; 2] = [
+const SIZE_BUDGETS: [Budget; 3] = [
     // 117_341 bytes measured (name section included) + 25%.
     Budget {
         name: "quickstart",
         module: |modules| &modules.quickstart,
         bytes: 146_700,
+    },
+    // 161_416 bytes measured + 25%.
+    Budget {
+        name: "benchmarks",
+        module: |modules| &modules.benchmarks,
+        bytes: 201_800,
     },
     // 1_651 bytes measured + 25%.
     Budget {

@@ -13,6 +13,8 @@ pub use wasmod_wasm_tests::Profile as Build;
 pub struct Modules {
     /// `examples/quickstart`.
     pub quickstart: Vec<u8>,
+    /// `examples/benchmarks`.
+    pub benchmarks: Vec<u8>,
     /// `examples/control-table-dispatch`.
     pub control: Vec<u8>,
 }
@@ -31,6 +33,7 @@ pub fn modules(build: Build) -> &'static Modules {
         let built = wasmod_wasm_tests::built(build);
         Modules {
             quickstart: built.library("quickstart"),
+            benchmarks: built.library("benchmarks"),
             control: built.library("control-table-dispatch"),
         }
     })

@@ -1,0 +1,88 @@
+//! The dispatch exports of the example modules checked against their descriptions, as the host
+//! reads them: every category's `match` has exactly one arm per entry point the description
+//! lists, arm `i` reaches the author's function of entry `i`, and no indirect call lies on any
+//! path, in release and in debug.
+
+mod support;
+
+use support::{inspect, Build};
+use wasmod_abi::ModuleDef;
+use wasmod_host::WasmModule;
+use wasmod_inspect::Report;
+
+/// The module crates checked, with the Rust path their entry points live under.
+const MODULES: [&str; 2] = ["quickstart", "benchmarks"];
+
+/// The names of each dispatch export's entry points, in description order.
+fn categories(def: &ModuleDef) -> [(&'static str, Vec<&str>); 5] {
+    fn names<T>(defs: &[T], name: impl Fn(&T) -> &str) -> Vec<&str> {
+        defs.iter().map(name).collect()
+    }
+    [
+        ("__call_reducer__", names(&def.reducers, |d| &d.name)),
+        ("__call_procedure__", names(&def.procedures, |d| &d.name)),
+        ("__call_view__", names(&def.views, |d| &d.name)),
+        (
+            "__call_view_anon__",
+            names(&def.anonymous_views, |d| &d.name),
+        ),
+        (
+            "__call_http_handler__",
+            names(&def.http_handlers, |d| &d.name),
+        ),
+    ]
+}
+
+fn check(module: &str, build: Build, wasm: &[u8], report: &Report) {
+    let loaded =
+        WasmModule::new(wasm).unwrap_or_else(|error| panic!("{module} {build:?} loads: {error}"));
+    for (export, names) in categories(loaded.module()) {
+        let context = format!("{module} {build:?} {export}");
+        let found = report
+            .export(export)
+            .unwrap_or_else(|| panic!("{context}: missing"));
+        assert!(
+            found.violations.is_empty(),
+            "{context}: {:?}",
+            found.violations
+        );
+        let dispatch = found
+            .dispatch
+            .as_ref()
+            .unwrap_or_else(|| panic!("{context}: no dispatch"));
+        if names.is_empty() {
+            assert!(
+                dispatch.entries.is_empty(),
+                "{context}: arms without entry points"
+            );
+            continue;
+        }
+        assert_eq!(
+            dispatch.entries.len(),
+            names.len(),
+            "{context}: one arm per entry point of the description"
+        );
+        for (entry, name) in dispatch.entries.iter().zip(&names) {
+            // An author's function the compiler removed (an empty body) cannot be named; every
+            // other arm must reach the function the description lists at its position.
+            if let Some(author) = &entry.author {
+                let last = author.name.rsplit("::").next().unwrap_or_default();
+                assert_eq!(
+                    last, *name,
+                    "{context} arm {}: reaches {}",
+                    entry.id, author.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_arm_matches_the_description_in_release_and_debug() {
+    for build in [Build::Release, Build::Debug] {
+        for module in MODULES {
+            let wasm = wasmod_wasm_tests::built(build).library(module);
+            check(module, build, &wasm, &inspect(&wasm));
+        }
+    }
+}
