@@ -1,0 +1,6 @@
+#![allow(unused)]
+
+#[wasmod::module]
+mod app;
+
+fn main() {}

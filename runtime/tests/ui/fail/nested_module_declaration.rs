@@ -1,0 +1,9 @@
+#![allow(unused)]
+
+#[wasmod::module]
+mod app {
+    #[wasmod::module]
+    mod inner {}
+}
+
+fn main() {}
