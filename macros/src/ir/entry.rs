@@ -104,6 +104,8 @@ pub struct AttrArgs {
     pub route: Option<(syn::Ident, syn::LitStr)>,
 }
 
+const MISSING_ROUTE: &str = "an HTTP handler needs a method and a path: `#[http_handler(GET, \"/path\")]`";
+
 const LIFECYCLES: [&str; 3] = ["init", "client_connected", "client_disconnected"];
 const METHODS: [(&str, &str); 7] = [
     ("GET", "Get"),
