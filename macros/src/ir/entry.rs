@@ -104,7 +104,8 @@ pub struct AttrArgs {
     pub route: Option<(syn::Ident, syn::LitStr)>,
 }
 
-const MISSING_ROUTE: &str = "an HTTP handler needs a method and a path: `#[http_handler(GET, \"/path\")]`";
+const MISSING_ROUTE: &str =
+    "an HTTP handler needs a method and a path: `#[http_handler(GET, \"/path\")]`";
 
 const LIFECYCLES: [&str; 3] = ["init", "client_connected", "client_disconnected"];
 const METHODS: [(&str, &str); 7] = [
@@ -125,6 +126,10 @@ impl AttrArgs {
             lifecycle: None,
             route: None,
         };
+        if attr == Attr::HttpHandler && tokens.is_empty() {
+            errors.push(syn::Error::new(Span::call_site(), MISSING_ROUTE));
+            return args;
+        }
         let parser = |input: syn::parse::ParseStream<'_>| -> syn::Result<()> {
             if attr == Attr::HttpHandler {
                 args.route = Some(parse_route(input)?);
@@ -188,11 +193,6 @@ fn attr_name(attr: Attr) -> &'static str {
 }
 
 fn parse_route(input: syn::parse::ParseStream<'_>) -> syn::Result<(syn::Ident, syn::LitStr)> {
-    if input.is_empty() {
-        return Err(input.error(
-            "an HTTP handler needs a method and a path: `#[http_handler(GET, \"/path\")]`",
-        ));
-    }
     let method: syn::Ident = input.call(syn::Ident::parse_any)?;
     let variant = METHODS
         .iter()
