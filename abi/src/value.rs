@@ -1,7 +1,7 @@
 //! Dynamic values: an encoded value read against its [`AlgebraicType`] at run time.
 //!
 //! Modules know their types statically and use [`Encode`](crate::Encode) and
-//! [`Decode`](crate::Decode). A host does not: it learns the types from the module description,
+//! [`Decode`]. A host does not: it learns the types from the module description,
 //! and must still check rows, extract index keys and compare them. [`Value`] is that dynamic
 //! form. Its encoding ([`Value::encode`]) is byte for byte the static encoding of the same
 //! value, and its order ([`Ord`]) is the order index keys are sorted in.

@@ -1,8 +1,8 @@
 //! Procedural macros of [wasmod](https://docs.rs/wasmod). Use them through the `wasmod` crate,
 //! which re-exports them and documents them with examples.
 //!
-//! Each macro is a thin entry point: it parses its input into the [IR](ir), which validates it
-//! and collects every error with its span, then hands the IR to [code generation](codegen).
+//! Each macro is a thin entry point: it parses its input into the IR (`ir`), which validates it
+//! and collects every error with its span, then hands the IR to code generation (`codegen`).
 
 mod codegen;
 mod diagnostics;

@@ -48,7 +48,7 @@
 //!
 //! ## What is where
 //!
-//! - Attributes: [`table`], [`reducer`], [`procedure`], [`view`], [`http_handler`], [`module`],
+//! - Attributes: [`table`](macro@table), [`reducer`], [`procedure`], [`view`], [`http_handler`], [`module`],
 //!   and `#[derive(SchemaType)]` for your own column, parameter and return types.
 //! - Contexts: [`ReducerContext`], [`ViewContext`], [`AnonymousViewContext`],
 //!   [`ProcedureContext`], [`HttpContext`].
