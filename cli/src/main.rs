@@ -1,3 +1,84 @@
-//! The `wasmod` command (being written).
+//! `wasmod`: create, build, check, describe, call and serve wasmod modules.
+//!
+//! Each subcommand lives in its own file under `commands/`; what several share lives beside
+//! them: [`cargo`] (building a crate for wasm32), [`source`] (a module given as a `.wasm` file
+//! or a crate directory), [`check`] (the checks every built module goes through), [`render`]
+//! (descriptions as text), [`units`] (durations and sizes on the command line), and
+//! [`failure`] (errors and exit codes).
+//!
+//! Exit status: `0` success; `1` the module or the call failed (an inspection violation, a
+//! call that ended in an error); `2` the command could not run (bad arguments, a build that
+//! failed, a file that cannot be read, a server that cannot start).
 
-fn main() {}
+mod cargo;
+mod check;
+mod commands;
+mod failure;
+mod render;
+mod source;
+mod units;
+
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use tracing_subscriber::EnvFilter;
+
+/// Create, build, check, describe, call and serve wasmod modules.
+#[derive(Parser)]
+#[command(name = "wasmod", version, propagate_version = true)]
+struct Cli {
+    /// What to log, as a `tracing` filter: `info`, `debug`, `warn,wasmod::module=debug`, …
+    /// Module logs have the target `wasmod::module`.
+    #[arg(long, global = true, default_value = "info", value_name = "FILTER")]
+    log: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a module crate: a table, reducers, a view and a native test.
+    New(commands::new::Args),
+    /// Build a module crate for wasm32 and check the result.
+    Build(commands::build::Args),
+    /// Describe a module: tables, entry points and their ids, types.
+    Describe(commands::describe::Args),
+    /// Check that a module's dispatch reaches every entry point without indirect calls.
+    Inspect(commands::inspect::Args),
+    /// Call a reducer, procedure or view, in-process or on a server.
+    Call(commands::call::Args),
+    /// Serve a module over HTTP.
+    Serve(commands::serve::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Err(error) = init_logging(&cli.log) {
+        eprintln!("wasmod: {error}");
+        return ExitCode::from(failure::USAGE);
+    }
+    let result = match cli.command {
+        Command::New(args) => commands::new::run(args),
+        Command::Build(args) => commands::build::run(args),
+        Command::Describe(args) => commands::describe::run(args),
+        Command::Inspect(args) => commands::inspect::run(args),
+        Command::Call(args) => commands::call::run(args),
+        Command::Serve(args) => commands::serve::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}
+
+/// Logs to stderr through `tracing`, filtered by `filter`.
+fn init_logging(filter: &str) -> Result<(), String> {
+    let filter = EnvFilter::try_new(filter)
+        .map_err(|error| format!("--log {filter:?} is not a valid filter: {error}"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .init();
+    Ok(())
+}

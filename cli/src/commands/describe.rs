@@ -1,0 +1,41 @@
+//! `wasmod describe <module> [--json]`: tables (columns, types, keys, indexes, visibility),
+//! entry points with their ids per category, and named types.
+//!
+//! The module is loaded into a fresh in-memory host to read its description (its `init`
+//! runs there, and its logs show). `--json` prints the same JSON as the server's
+//! `GET /v1/module`, private tables included.
+
+use crate::check;
+use crate::failure::Result;
+use crate::render;
+use crate::source::Module;
+use std::path::PathBuf;
+use wasmod_server::describe::{describe, Tables};
+
+/// `wasmod describe`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A compiled module (`.wasm`) or a module crate's directory (built first).
+    module: PathBuf,
+    /// Print the description as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `wasmod describe`.
+pub fn run(args: Args) -> Result {
+    let module = Module::open(&args.module)?;
+    let loaded = check::compile_and_load(&module.wasm)?;
+    let description = describe(loaded.module(), Tables::All);
+    if args.json {
+        println!("{description:#}");
+    } else {
+        println!(
+            "module {} ({} bytes)",
+            module.path.display(),
+            module.wasm.len()
+        );
+        print!("{}", render::description(&description));
+    }
+    Ok(())
+}

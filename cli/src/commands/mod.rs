@@ -1,0 +1,8 @@
+//! The subcommands, one file each.
+
+pub mod build;
+pub mod call;
+pub mod describe;
+pub mod inspect;
+pub mod new;
+pub mod serve;

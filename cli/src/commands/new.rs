@@ -1,0 +1,208 @@
+//! `wasmod new <dir>`: a module crate that builds and tests as generated.
+//!
+//! The crate has a public table, two reducers, a per-caller view and native tests
+//! (`wasmod::testing::TestModule`), a `.gitignore`, and a `Cargo.toml` with the release
+//! profile modules ship with. It is its own workspace (an empty `[workspace]` table), so it
+//! builds wherever it is put, even inside another workspace's directory.
+//!
+//! Its `wasmod` dependency, in order of precedence:
+//!
+//! 1. `--wasmod-path <checkout>`: a path dependency on that checkout's `runtime/`;
+//! 2. `--wasmod-version <version>`: that version from crates.io;
+//! 3. if the new directory is inside a checkout of wasmod (a directory whose `runtime/` is
+//!    the `wasmod` crate), a relative path dependency on it: examples and experiments inside
+//!    the repository use the code beside them;
+//! 4. otherwise this command's own version from crates.io (`wasmod = "0.1"`).
+
+use crate::failure::{Context, Failure, Result};
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+const CARGO_TOML: &str = include_str!("new/Cargo.toml.tmpl");
+const LIB_RS: &str = include_str!("new/lib.rs.tmpl");
+const GITIGNORE: &str = include_str!("new/gitignore.tmpl");
+
+/// `wasmod new`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The directory to create; its name is the crate's name unless `--name` is given.
+    dir: PathBuf,
+    /// The crate's name.
+    #[arg(long)]
+    name: Option<String>,
+    /// Depend on the wasmod of this checkout (a path dependency).
+    #[arg(long, value_name = "CHECKOUT", conflicts_with = "wasmod_version")]
+    wasmod_path: Option<PathBuf>,
+    /// Depend on this version of wasmod from crates.io.
+    #[arg(long, value_name = "VERSION")]
+    wasmod_version: Option<String>,
+}
+
+/// Runs `wasmod new`.
+pub fn run(args: Args) -> Result {
+    let dir = std::path::absolute(&args.dir).context(args.dir.display())?;
+    if dir.exists() && fs::read_dir(&dir).map_or(true, |mut entries| entries.next().is_some()) {
+        return Err(Failure::usage(format!(
+            "{} already exists and is not empty",
+            args.dir.display()
+        )));
+    }
+    let name = match &args.name {
+        Some(name) => name.clone(),
+        None => dir
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or_default()
+            .to_owned(),
+    };
+    check_name(&name)?;
+    fs::create_dir_all(dir.join("src")).context(dir.display())?;
+    let dependency = dependency(&args, &dir)?;
+    let files = [
+        ("Cargo.toml", fill(CARGO_TOML, &name, &dependency)),
+        ("src/lib.rs", fill(LIB_RS, &name, &dependency)),
+        (".gitignore", GITIGNORE.to_owned()),
+    ];
+    for (file, contents) in files {
+        let path = dir.join(file);
+        fs::write(&path, contents).context(path.display())?;
+    }
+    println!("created module crate `{name}` in {}", args.dir.display());
+    println!("  depends on: {dependency}");
+    println!(
+        "next: cd {} && cargo test && wasmod build",
+        args.dir.display()
+    );
+    Ok(())
+}
+
+/// The `wasmod = ..` line of the new crate in `dir` (which exists).
+fn dependency(args: &Args, dir: &Path) -> Result<String> {
+    if let Some(version) = &args.wasmod_version {
+        return Ok(format!("wasmod = {}", toml_string(version)));
+    }
+    let checkout = match &args.wasmod_path {
+        Some(path) => {
+            let path = path.canonicalize().context(path.display())?;
+            if !is_checkout(&path) {
+                return Err(Failure::usage(format!(
+                    "--wasmod-path {}: not a wasmod checkout (no runtime/ crate named `wasmod`)",
+                    path.display()
+                )));
+            }
+            Some(path)
+        }
+        None => dir
+            .ancestors()
+            .skip(1)
+            .find(|dir| is_checkout(dir))
+            .map(Path::to_owned),
+    };
+    let Some(checkout) = checkout else {
+        let version = env!("CARGO_PKG_VERSION");
+        let major_minor: Vec<&str> = version.split('.').take(2).collect();
+        return Ok(format!("wasmod = \"{}\"", major_minor.join(".")));
+    };
+    let dir = dir.canonicalize().context(dir.display())?;
+    let runtime = checkout.join("runtime");
+    let path = if dir.starts_with(&checkout) {
+        relative(&dir, &runtime)
+    } else {
+        runtime
+    };
+    let path = path
+        .to_str()
+        .ok_or_else(|| Failure::usage(format!("{}: the path is not UTF-8", path.display())))?;
+    Ok(format!("wasmod = {{ path = {} }}", toml_string(path)))
+}
+
+/// Whether `dir` is a checkout of wasmod: its `runtime/` is the `wasmod` crate.
+fn is_checkout(dir: &Path) -> bool {
+    dir.join("Cargo.toml").is_file()
+        && fs::read_to_string(dir.join("runtime").join("Cargo.toml")).is_ok_and(|manifest| {
+            manifest
+                .lines()
+                .any(|line| line.trim() == "name = \"wasmod\"")
+        })
+}
+
+/// The path from directory `from` to `to`, both absolute and canonical.
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let from: Vec<Component<'_>> = from.components().collect();
+    let to: Vec<Component<'_>> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut path = PathBuf::new();
+    for _ in common..from.len() {
+        path.push("..");
+    }
+    for component in &to[common..] {
+        path.push(component);
+    }
+    path
+}
+
+/// Crate names as cargo takes them: ASCII letters, digits, `-` and `_`, not starting with a
+/// digit.
+fn check_name(name: &str) -> Result {
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if valid {
+        Ok(())
+    } else {
+        Err(Failure::usage(format!(
+            "`{name}` is not a valid crate name (letters, digits, `-` and `_`, not starting with a digit): choose one with --name"
+        )))
+    }
+}
+
+fn fill(template: &str, name: &str, dependency: &str) -> String {
+    template
+        .replace("{{name}}", name)
+        .replace("{{dependency}}", dependency)
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    serde_json::Value::String(text.to_owned()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_climb_then_descend() {
+        assert_eq!(
+            relative(Path::new("/r/examples/new"), Path::new("/r/runtime")),
+            PathBuf::from("../../runtime")
+        );
+        assert_eq!(
+            relative(Path::new("/r/x"), Path::new("/r/x/runtime")),
+            PathBuf::from("runtime")
+        );
+    }
+
+    #[test]
+    fn crate_names_are_checked() {
+        for good in ["chat", "my-module", "m_2", "_x"] {
+            assert!(check_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "2fast", "my module", "naïve", "a.b"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn templates_are_filled() {
+        let manifest = fill(CARGO_TOML, "todo", "wasmod = \"0.1\"");
+        assert!(manifest.contains("name = \"todo\""));
+        assert!(manifest.contains("\nwasmod = \"0.1\"\n"));
+        assert!(!manifest.contains("{{"));
+        assert!(!fill(LIB_RS, "todo", "").contains("{{"));
+    }
+}

@@ -1,0 +1,114 @@
+//! `wasmod serve <module> [--listen ADDR] [--data DIR] [limits…]`: serves a module over HTTP.
+//!
+//! The module (a crate directory is built first) is compiled, checked against the ABI and
+//! loaded into an in-memory host (durability is not there yet: the tables start empty on each
+//! start). The data directory (`--data`, by default `.wasmod` in the module's crate directory,
+//! or beside the `.wasm` file) holds the identity-signing secret, created on first start (see
+//! [`wasmod_server::secret`]); keep it to keep the tokens already issued valid.
+//!
+//! Once the socket is bound, one line goes to stdout: `listening on http://<address>` (with the
+//! actual port when `--listen` asks for port 0), for people and for scripts. SIGINT or SIGTERM
+//! stops the server gracefully: no new connections, the requests in progress finish, then the
+//! process exits with status 0.
+
+use crate::check;
+use crate::failure::{Context, Failure, Result};
+use crate::source::Module;
+use crate::units;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmod_host::{AllowList, InstanceEnv, OutboundHttp, WasmConfig};
+use wasmod_server::{Secret, Server, ServerConfig};
+
+/// `wasmod serve`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A module crate's directory (built first) or a compiled module (`.wasm`).
+    module: PathBuf,
+    /// The address to listen on; port 0 picks a free port (the line printed says which).
+    #[arg(long, default_value = "127.0.0.1:3000")]
+    listen: SocketAddr,
+    /// The data directory (holds the identity-signing secret) [default: `.wasmod` in the
+    /// crate's directory, or beside the .wasm file].
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// How long issued tokens are valid: 30d, 12h, …
+    #[arg(long, default_value = "30d", value_parser = units::duration)]
+    token_ttl: Duration,
+    /// The largest request body accepted: 1MiB, 64KiB, a number of bytes.
+    #[arg(long, default_value = "1MiB", value_parser = units::size)]
+    max_body: usize,
+    /// The most calls one identity may have in progress at once.
+    #[arg(long, default_value_t = ServerConfig::default().max_calls_per_identity)]
+    max_calls_per_identity: usize,
+    /// The longest a request may take before it is answered 504.
+    #[arg(long, default_value = "30s", value_parser = units::duration)]
+    request_timeout: Duration,
+    /// The most calls waiting for the module before new ones are answered 503.
+    #[arg(long, default_value_t = ServerConfig::default().queue)]
+    queue: usize,
+    /// The longest one call may run inside the module before it is aborted.
+    #[arg(long, default_value = "5s", value_parser = units::duration)]
+    deadline: Duration,
+    /// A host procedures may send HTTP requests to (`api.example.com`, `*.example.com`,
+    /// `127.0.0.1:8080`); repeat for several. None by default.
+    #[arg(long = "allow-http", value_name = "HOST")]
+    allow_http: Vec<String>,
+}
+
+/// Runs `wasmod serve`.
+pub fn run(args: Args) -> Result {
+    let module = Module::open(&args.module)?;
+    let data = args
+        .data
+        .clone()
+        .unwrap_or_else(|| module.home.join(".wasmod"));
+    let secret = Secret::load_or_create(&data).map_err(Failure::usage)?;
+    let allow = AllowList::from_rules(&args.allow_http)
+        .map_err(|error| Failure::usage(format!("--allow-http: {error}")))?;
+    let env = InstanceEnv::unloaded().with_http_client(Arc::new(OutboundHttp::new(allow)));
+    let config = WasmConfig {
+        deadline: args.deadline,
+        ..WasmConfig::default()
+    };
+    let loaded = check::load(&check::compile(&module.wasm)?, config, env)?;
+    tracing::info!(
+        module = %module.path.display(),
+        data = %data.display(),
+        "loaded the module"
+    );
+    let server = Server::new(
+        loaded,
+        secret,
+        ServerConfig {
+            max_body_bytes: args.max_body,
+            max_calls_per_identity: args.max_calls_per_identity,
+            request_timeout: args.request_timeout,
+            queue: args.queue,
+            token_ttl: args.token_ttl,
+            ..ServerConfig::default()
+        },
+    )
+    .context("starting the module's thread")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .context(format!("listening on {}", args.listen))?;
+        let address = listener.local_addr().context("the bound address")?;
+        println!("listening on http://{address}");
+        std::io::stdout().flush().context("writing to stdout")?;
+        server
+            .serve(listener, wasmod_server::shutdown_signal())
+            .await
+            .context("serving")
+    })?;
+    tracing::info!("stopped");
+    Ok(())
+}
