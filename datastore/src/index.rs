@@ -1,164 +1,179 @@
-//! BTree indexes, and the order that lets one range query serve every index scan.
+//! BTree indexes over byte keys, and the byte ranges that serve every index scan.
 //!
-//! An index is a sorted set of [`Entry`]s: a row's key (the indexed columns' values) followed by
-//! the row's id, so that equal keys (in a non-unique index) stay distinct and sorted by age.
-//! A scan fixes a prefix of the key and bounds the next column; its ends are entries too,
-//! whose key may be shorter than a full key and whose tail is [`Tail::Low`] (before every entry
-//! that extends the key) or [`Tail::High`] (after every such entry). So "every key starting with
-//! `(a, b)`" is the range from `(a, b, Low)` to `(a, b, High)`, and "column 1 after `b`" starts
-//! at `(a, b, High)`: every scan is one `BTreeSet::range`.
+//! A key is the indexed columns' [key bytes](crate::key): comparing keys is comparing bytes,
+//! and the keys whose first columns are fixed are exactly those starting with those columns'
+//! bytes. A unique index maps each key to its one row. An index that is not unique appends the
+//! row's id (big-endian) to each key, so that equal keys stay distinct and sorted by age; since
+//! the key bytes are prefix-free, the id never changes how keys compare with each other.
+//!
+//! A scan is a [`KeyRange`]: from a key (included) up to another (excluded) or to the end, so
+//! every scan is one `range` of the underlying B-tree.
 
-use crate::row::Key;
+use crate::key::Key;
 use crate::table::RowId;
-use std::cmp::Ordering;
-use std::collections::BTreeSet;
+use std::collections::{btree_map, BTreeMap, BTreeSet};
+use std::ops::Bound;
 
-/// What follows the key in an [`Entry`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Tail {
-    /// Sorts before everything that extends the key.
-    Low,
-    /// A stored row.
-    Row(RowId),
-    /// Sorts after everything that extends the key.
-    High,
-}
-
-/// A key (or key prefix) and what follows it.
+/// The keys from `low` (included) up to `high` (excluded; `None`: up to the end). Empty when
+/// `low >= high`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Entry {
-    pub(crate) key: Key,
-    pub(crate) tail: Tail,
-}
-
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> Ordering {
-        for (mine, theirs) in self.key.iter().zip(&other.key) {
-            match mine.cmp(theirs) {
-                Ordering::Equal => {}
-                unequal => return unequal,
-            }
-        }
-        match self.key.len().cmp(&other.key.len()) {
-            Ordering::Equal => self.tail.cmp(&other.tail),
-            Ordering::Less => self.tail.before_longer(),
-            Ordering::Greater => other.tail.before_longer().reverse(),
-        }
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Tail {
-    /// How an entry ending in this tail compares with a longer entry that extends its key.
-    fn before_longer(self) -> Ordering {
-        match self {
-            Self::Low | Self::Row(_) => Ordering::Less,
-            Self::High => Ordering::Greater,
-        }
-    }
+pub(crate) struct KeyRange {
+    pub(crate) low: Key,
+    pub(crate) high: Option<Key>,
 }
 
 /// The entries of one index.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Index {
-    entries: BTreeSet<Entry>,
+#[derive(Debug)]
+pub(crate) enum Index {
+    /// Each key once, with its row.
+    Unique(BTreeMap<Key, RowId>),
+    /// Each key followed by its row's id.
+    Multi(BTreeSet<Key>),
 }
 
 impl Index {
-    /// Adds `row` under `key`.
+    /// An empty index, unique or not.
+    pub(crate) fn new(unique: bool) -> Self {
+        if unique {
+            Self::Unique(BTreeMap::new())
+        } else {
+            Self::Multi(BTreeSet::new())
+        }
+    }
+
+    /// Adds `row` under `key`; in a unique index where another row has `key`, changes nothing
+    /// (callers check first).
     pub(crate) fn insert(&mut self, key: Key, row: RowId) {
-        self.entries.insert(Entry {
-            key,
-            tail: Tail::Row(row),
-        });
+        if let Ok(vacancy) = self.vacancy(key) {
+            vacancy.fill(row);
+        }
     }
 
     /// Removes `row` from under `key`.
-    pub(crate) fn remove(&mut self, key: &Key, row: RowId) {
-        // A probe must own its key; the clone is the price of a plain `BTreeSet`.
-        self.entries.remove(&Entry {
-            key: key.clone(),
-            tail: Tail::Row(row),
-        });
+    pub(crate) fn remove(&mut self, mut key: Key, row: RowId) {
+        match self {
+            Self::Unique(map) => {
+                map.remove(&key);
+            }
+            Self::Multi(set) => {
+                key.extend(&row.0.to_be_bytes());
+                set.remove(&key);
+            }
+        }
     }
 
-    /// The first row stored under exactly `key`.
-    pub(crate) fn first(&self, key: &Key) -> Option<RowId> {
-        let low = Entry {
-            key: key.clone(),
-            tail: Tail::Low,
-        };
-        let high = Entry {
-            key: key.clone(),
-            tail: Tail::High,
-        };
-        self.range(low, high).next()
+    /// Finds where `key` goes: `Err(row)` if this is a unique index where `row` has that key
+    /// already. Nothing changes until the vacancy is filled.
+    pub(crate) fn vacancy(&mut self, key: Key) -> Result<Vacancy<'_>, RowId> {
+        match self {
+            Self::Unique(map) => match map.entry(key) {
+                btree_map::Entry::Occupied(entry) => Err(*entry.get()),
+                btree_map::Entry::Vacant(entry) => Ok(Vacancy::Unique(entry)),
+            },
+            Self::Multi(set) => Ok(Vacancy::Multi(set, key)),
+        }
     }
 
-    /// The rows whose entries lie between `low` and `high`, in index order; none if
-    /// `low > high`.
-    pub(crate) fn range(&self, low: Entry, high: Entry) -> impl Iterator<Item = RowId> + '_ {
-        let entries = (low <= high).then(|| self.entries.range(low..=high));
-        entries
-            .into_iter()
-            .flatten()
-            .filter_map(|entry| match entry.tail {
-                Tail::Row(row) => Some(row),
-                Tail::Low | Tail::High => None,
-            })
+    /// The row under exactly `key`, in a unique index; `None` in an index that is not unique.
+    pub(crate) fn get_unique(&self, key: &Key) -> Option<RowId> {
+        match self {
+            Self::Unique(map) => map.get(key).copied(),
+            Self::Multi(_) => None,
+        }
     }
+
+    /// The rows whose keys lie in `range`, in index order.
+    pub(crate) fn range<'a>(&'a self, range: &KeyRange) -> impl Iterator<Item = RowId> + 'a {
+        let empty = range.high.as_ref().is_some_and(|high| range.low >= *high);
+        let bounds = (
+            Bound::Included(&range.low),
+            range
+                .high
+                .as_ref()
+                .map_or(Bound::Unbounded, Bound::Excluded),
+        );
+        let (unique, multi) = match self {
+            _ if empty => (None, None),
+            Self::Unique(map) => (Some(map.range(bounds)), None),
+            Self::Multi(set) => (None, Some(set.range(bounds))),
+        };
+        let unique = unique.into_iter().flatten().map(|(_, &row)| row);
+        let multi = multi.into_iter().flatten().map(row_of);
+        unique.chain(multi)
+    }
+}
+
+/// Where a new key goes in an index: see [`Index::vacancy`].
+pub(crate) enum Vacancy<'a> {
+    /// In a unique index.
+    Unique(btree_map::VacantEntry<'a, Key, RowId>),
+    /// In an index that is not unique, where keys never clash: the key.
+    Multi(&'a mut BTreeSet<Key>, Key),
+}
+
+impl Vacancy<'_> {
+    /// Adds `row` under the key.
+    pub(crate) fn fill(self, row: RowId) {
+        match self {
+            Self::Unique(entry) => {
+                entry.insert(row);
+            }
+            Self::Multi(set, mut key) => {
+                key.extend(&row.0.to_be_bytes());
+                set.insert(key);
+            }
+        }
+    }
+}
+
+/// The row id at the end of an entry of an index that is not unique.
+fn row_of(entry: &Key) -> RowId {
+    let bytes = entry.as_bytes();
+    let mut id = [0; 8];
+    id.copy_from_slice(&bytes[bytes.len() - 8..]);
+    RowId(u64::from_be_bytes(id))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmod_abi::Value;
 
-    fn entry(key: &[u32], tail: Tail) -> Entry {
-        Entry {
-            key: key.iter().map(|&n| Value::U32(n)).collect(),
-            tail,
+    fn key(bytes: &[u8]) -> Key {
+        Key::from_slice(bytes)
+    }
+
+    fn range(low: &[u8], high: Option<&[u8]>) -> KeyRange {
+        KeyRange {
+            low: key(low),
+            high: high.map(key),
         }
     }
 
     #[test]
-    fn probes_bracket_every_extension_of_their_prefix() {
-        let row = Tail::Row(RowId(7));
-        assert!(entry(&[1], Tail::Low) < entry(&[1, 0], row));
-        assert!(entry(&[1], Tail::High) > entry(&[1, u32::MAX], row));
-        assert!(entry(&[1], Tail::High) < entry(&[2, 0], row));
-        assert!(entry(&[1, 5], Tail::Low) < entry(&[1, 5], row));
-        assert!(entry(&[1, 5], Tail::High) > entry(&[1, 5], row));
-        assert!(entry(&[], Tail::Low) < entry(&[0, 0], row));
-        assert!(entry(&[], Tail::High) > entry(&[9, 9], row));
-        assert!(entry(&[1], Tail::Low) < entry(&[1, 0], Tail::Low));
-        assert!(entry(&[1], Tail::High) > entry(&[1, 0], Tail::High));
+    fn equal_keys_sort_by_row() {
+        let mut index = Index::new(false);
+        index.insert(key(&[3]), RowId(2));
+        index.insert(key(&[3]), RowId(1));
+        index.insert(key(&[4]), RowId(0));
+        let rows: Vec<_> = index.range(&range(&[3], Some(&[4]))).collect();
+        assert_eq!(rows, [RowId(1), RowId(2)]);
+        index.remove(key(&[3]), RowId(1));
+        let rows: Vec<_> = index.range(&range(&[3], None)).collect();
+        assert_eq!(rows, [RowId(2), RowId(0)]);
+        assert_eq!(index.get_unique(&key(&[3])), None);
+        assert_eq!(index.range(&range(&[5], Some(&[2]))).count(), 0);
+        assert_eq!(index.range(&range(&[3], Some(&[3]))).count(), 0);
     }
 
     #[test]
-    fn equal_keys_sort_by_row() {
-        let mut index = Index::default();
-        let key = vec![Value::U32(3)];
-        index.insert(key.clone(), RowId(2));
-        index.insert(key.clone(), RowId(1));
-        index.insert(vec![Value::U32(4)], RowId(0));
-        let rows: Vec<_> = index
-            .range(entry(&[3], Tail::Low), entry(&[3], Tail::High))
-            .collect();
-        assert_eq!(rows, [RowId(1), RowId(2)]);
-        assert_eq!(index.first(&key), Some(RowId(1)));
-        index.remove(&key, RowId(1));
-        assert_eq!(index.first(&key), Some(RowId(2)));
-        assert_eq!(
-            index
-                .range(entry(&[5], Tail::Low), entry(&[2], Tail::High))
-                .count(),
-            0
-        );
+    fn a_unique_index_maps_keys_to_rows() {
+        let mut index = Index::new(true);
+        index.insert(key(&[1, 2]), RowId(7));
+        index.insert(key(&[1]), RowId(8));
+        assert_eq!(index.get_unique(&key(&[1, 2])), Some(RowId(7)));
+        let rows: Vec<_> = index.range(&range(&[1], Some(&[2]))).collect();
+        assert_eq!(rows, [RowId(8), RowId(7)]);
+        index.remove(key(&[1, 2]), RowId(7));
+        assert_eq!(index.get_unique(&key(&[1, 2])), None);
     }
 }

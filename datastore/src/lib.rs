@@ -6,8 +6,9 @@
 //! says.
 //!
 //! Rows are stored as their encoded bytes, checked against the row type when they come in.
-//! Indexes are B-trees over the decoded key columns ([`Value`](wasmod_abi::Value)s); unique indexes refuse a
-//! second row with the same key. Auto-increment columns are filled from per-column sequences.
+//! Indexes are B-trees over keys built from the key columns' bytes, encoded so that comparing
+//! the bytes compares the values (see the `key` module); unique indexes refuse a second row
+//! with the same key. Auto-increment columns are filled from per-column sequences.
 //! A table is a set: inserting a row equal to one it already has changes nothing.
 //!
 //! All access goes through transactions: [`Datastore::begin_mut`] for the single writer,
@@ -17,6 +18,7 @@
 
 mod error;
 mod index;
+mod key;
 mod row;
 mod scan;
 mod schema;

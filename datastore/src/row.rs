@@ -1,90 +1,61 @@
-//! Rows: stored as their encoded bytes, decoded only to check them and to extract keys.
+//! Rows: stored as their encoded bytes, checked on the way in, read in place afterwards.
 //!
 //! Every row is checked against the table's column types when it comes in, so stored rows are
-//! always well formed. Only the columns an index or a sequence needs are built into
-//! [`Value`]s; the others are walked over without allocating.
+//! always well formed. Checking a row also finds where each column lies in its bytes (its
+//! *spans*); keys and sequence values are read from there, without building
+//! [`Value`]s. A table whose columns all have a fixed width has the same spans in every row,
+//! so checking one of its rows is a length check (and a check of its `bool` bytes).
 
 use crate::error::Error;
-use crate::schema::TableSchema;
+use crate::key::{push_encoded, Key, Shape};
+use crate::schema::{IndexSchema, TableSchema};
+use std::ops::Range;
 use std::sync::Arc;
-use wasmod_abi::{Errno, Reader, Typespace, Value};
+use wasmod_abi::{AlgebraicType, Decode, DecodeError, Errno, Reader, Typespace, Value};
 
 /// A stored row's encoded bytes, shared between the table and whoever scanned it.
 pub type Row = Arc<[u8]>;
 
-/// The key of a row in one index: the indexed columns' values, in key order.
-pub(crate) type Key = Vec<Value>;
-
-/// The decoded columns of a row.
-pub(crate) struct DecodedRow {
-    /// The values of the decoded columns, by slot (see [`TableSchema::slots`]).
-    pub(crate) values: Vec<Value>,
-    /// Where each decoded column starts in the row's bytes, by slot.
-    pub(crate) offsets: Vec<usize>,
-}
-
-impl DecodedRow {
-    /// The row's key in each index of the table, by index id.
-    pub(crate) fn keys(&self, table: &TableSchema) -> Box<[Key]> {
-        table
-            .indexes
-            .iter()
-            .map(|index| {
-                index
-                    .slots
-                    .iter()
-                    .map(|&slot| self.values[slot].clone())
-                    .collect()
-            })
-            .collect()
-    }
-}
-
-/// Reads one row from `reader`, checking every column; with `decode`, also builds the
-/// columns the table decodes.
-pub(crate) fn read_row(
-    table: &TableSchema,
+/// Checks one value of type `ty` (of shape `shape`) at the front of `reader`, and returns its
+/// bytes. Accepts exactly what [`Value::decode`] accepts.
+pub(crate) fn read_value<'a>(
+    shape: Shape,
+    ty: &AlgebraicType,
     typespace: &Typespace,
-    reader: &mut Reader<'_>,
-    decode: bool,
-) -> Result<DecodedRow, Error> {
-    let start = reader.remaining();
-    let capacity = if decode { table.decoded_len() } else { 0 };
-    let mut row = DecodedRow {
-        values: Vec::with_capacity(capacity),
-        offsets: Vec::with_capacity(capacity),
-    };
-    for (column, def) in table.def.columns.iter().enumerate() {
-        let offset = start - reader.remaining();
-        let result = match table.slots[column] {
-            Some(_) if decode => Value::decode(&def.ty, typespace, reader).map(|value| {
-                row.values.push(value);
-                row.offsets.push(offset);
-            }),
-            _ => Value::skip(&def.ty, typespace, reader),
-        };
-        result.map_err(|error| {
-            Error::new(
-                Errno::BAD_ENCODING,
-                format!(
-                    "table `{}`: column `{}` of the row does not decode: {error}",
-                    table.def.name,
-                    table.column_name(column)
-                ),
-            )
-        })?;
+    reader: &mut Reader<'a>,
+) -> Result<&'a [u8], DecodeError> {
+    let rest = reader.rest();
+    match shape {
+        Shape::Bool => {
+            bool::decode(reader)?;
+        }
+        Shape::String => {
+            let text = reader.read_len_prefixed()?;
+            std::str::from_utf8(text).map_err(|_| DecodeError::InvalidUtf8)?;
+        }
+        Shape::Compound => Value::skip(ty, typespace, reader)?,
+        fixed => {
+            reader.take(fixed.width().unwrap_or_default())?;
+        }
     }
-    Ok(row)
+    Ok(&rest[..rest.len() - reader.remaining()])
 }
 
-/// Decodes exactly one row from `bytes`: trailing bytes are an error.
-pub(crate) fn decode_row(
-    table: &TableSchema,
+/// Checks that `bytes` is exactly one row of `table`, and returns its spans (where each
+/// column lies, by column), either the table's fixed ones or ones written into `scratch`.
+pub(crate) fn check_row<'a>(
+    table: &'a TableSchema,
     typespace: &Typespace,
     bytes: &[u8],
-) -> Result<DecodedRow, Error> {
+    scratch: &'a mut Vec<Range<usize>>,
+) -> Result<&'a [Range<usize>], Error> {
+    if let Some(fixed) = &table.fixed {
+        if bytes.len() == fixed.len && fixed.bools.iter().all(|&at| bytes[at] <= 1) {
+            return Ok(&fixed.spans);
+        }
+    }
     let mut reader = Reader::new(bytes);
-    let row = read_row(table, typespace, &mut reader, true)?;
+    read_row(table, typespace, &mut reader, scratch)?;
     if reader.remaining() > 0 {
         return Err(Error::new(
             Errno::BAD_ENCODING,
@@ -95,7 +66,34 @@ pub(crate) fn decode_row(
             ),
         ));
     }
-    Ok(row)
+    Ok(scratch)
+}
+
+/// Reads one row from `reader`, checking every column, and writes its spans (relative to where
+/// the row starts) into `spans`.
+fn read_row(
+    table: &TableSchema,
+    typespace: &Typespace,
+    reader: &mut Reader<'_>,
+    spans: &mut Vec<Range<usize>>,
+) -> Result<(), Error> {
+    spans.clear();
+    let start = reader.remaining();
+    for (column, (def, &shape)) in table.def.columns.iter().zip(&table.shapes).enumerate() {
+        let offset = start - reader.remaining();
+        let value = read_value(shape, &def.ty, typespace, reader).map_err(|error| {
+            Error::new(
+                Errno::BAD_ENCODING,
+                format!(
+                    "table `{}`: column `{}` of the row does not decode: {error}",
+                    table.def.name,
+                    table.column_name(column)
+                ),
+            )
+        })?;
+        spans.push(offset..offset + value.len());
+    }
+    Ok(())
 }
 
 /// Splits concatenated encoded rows, checking each.
@@ -106,9 +104,10 @@ pub(crate) fn split_rows<'a>(
 ) -> Result<Vec<&'a [u8]>, Error> {
     let mut reader = Reader::new(bytes);
     let mut rows = Vec::new();
+    let mut spans = Vec::with_capacity(table.shapes.len());
     while reader.remaining() > 0 {
         let rest = reader.rest();
-        read_row(table, typespace, &mut reader, false)?;
+        read_row(table, typespace, &mut reader, &mut spans)?;
         let len = rest.len() - reader.remaining();
         if len == 0 {
             // Rows of this table take no bytes: what is left cannot be rows.
@@ -124,4 +123,44 @@ pub(crate) fn split_rows<'a>(
         rows.push(&rest[..len]);
     }
     Ok(rows)
+}
+
+/// The key of the checked row `bytes`, whose spans are `spans`, in index `index`.
+pub(crate) fn index_key(
+    table: &TableSchema,
+    typespace: &Typespace,
+    index: &IndexSchema,
+    bytes: &[u8],
+    spans: &[Range<usize>],
+) -> Key {
+    let mut key = Key::new();
+    for &column in &index.columns {
+        push_encoded(
+            table.shapes[column],
+            &table.def.columns[column].ty,
+            typespace,
+            &bytes[spans[column].clone()],
+            &mut key,
+        );
+    }
+    key
+}
+
+/// The values of the key of the checked row `bytes` in index `index`, for messages.
+pub(crate) fn describe_key(
+    table: &TableSchema,
+    typespace: &Typespace,
+    index: &IndexSchema,
+    bytes: &[u8],
+    spans: &[Range<usize>],
+) -> String {
+    let values: Vec<Value> = index
+        .columns
+        .iter()
+        .filter_map(|&column| {
+            let mut reader = Reader::new(&bytes[spans[column].clone()]);
+            Value::decode(&table.def.columns[column].ty, typespace, &mut reader).ok()
+        })
+        .collect();
+    format!("{values:?}")
 }

@@ -8,24 +8,25 @@
 //! index's column types; anything malformed is `BAD_ENCODING`.
 
 use crate::error::Error;
-use crate::index::{Entry, Tail};
+use crate::index::KeyRange;
+use crate::key::{push_encoded, Key};
+use crate::row::read_value;
 use crate::schema::{IndexSchema, TableSchema};
 use std::ops::Bound;
-use wasmod_abi::{Decode, DecodeError, Errno, Reader, Typespace, Value};
+use wasmod_abi::{Decode, DecodeError, Errno, Reader, Typespace};
 
-/// The ends of the range a scan selects, both included.
-pub(crate) struct ScanRange {
-    pub(crate) low: Entry,
-    pub(crate) high: Entry,
-}
-
-/// Parses `bytes` as a scan of `index` of `table`.
+/// Parses `bytes` as a scan of `index` of `table`, into the range of keys it selects.
+///
+/// With `P` the prefix's key bytes and `V` the bound's value's, and `succ(k)` the
+/// [successor](Key::successor) of `k` (the end of the keys starting with `k`): the lower end
+/// is `P` (unbounded), `P V` (included) or `succ(P V)` (excluded); the upper end is `succ(P)`
+/// (unbounded), `succ(P V)` (included) or `P V` (excluded).
 pub(crate) fn parse_scan(
     table: &TableSchema,
     index: &IndexSchema,
     typespace: &Typespace,
     bytes: &[u8],
-) -> Result<ScanRange, Error> {
+) -> Result<KeyRange, Error> {
     let error = |message: String| {
         Error::new(
             Errno::BAD_ENCODING,
@@ -36,7 +37,14 @@ pub(crate) fn parse_scan(
         )
     };
     let decode_error = |error_: DecodeError| error(error_.to_string());
-    let column_type = |position: usize| &table.def.columns[index.columns[position]].ty;
+    // Checks the next value, of the index's column at `position`, and appends its key bytes.
+    let push = |position: usize, reader: &mut Reader<'_>, key: &mut Key| {
+        let column = index.columns[position];
+        let (shape, ty) = (table.shapes[column], &table.def.columns[column].ty);
+        let value = read_value(shape, ty, typespace, reader)?;
+        push_encoded(shape, ty, typespace, value, key);
+        Ok::<(), DecodeError>(())
+    };
 
     let mut reader = Reader::new(bytes);
     let prefix_len = reader.read_len().map_err(decode_error)?;
@@ -46,17 +54,16 @@ pub(crate) fn parse_scan(
             index.columns.len()
         )));
     }
-    let mut prefix = Vec::with_capacity(prefix_len + 1);
+    let mut prefix = Key::new();
     for position in 0..prefix_len {
-        let value = Value::decode(column_type(position), typespace, &mut reader);
-        prefix.push(value.map_err(|e| {
+        push(position, &mut reader, &mut prefix).map_err(|e| {
             error(format!(
                 "prefix column `{}`: {e}",
                 table.column_name(index.columns[position])
             ))
-        })?);
+        })?;
     }
-    let mut bound = |which: &str| -> Result<Bound<Value>, Error> {
+    let mut bound = |which: &str| -> Result<Bound<Key>, Error> {
         let tag = u8::decode(&mut reader).map_err(decode_error)?;
         if tag != 0 && prefix_len == index.columns.len() {
             return Err(error(format!(
@@ -64,8 +71,10 @@ pub(crate) fn parse_scan(
             )));
         }
         let mut value = || {
-            Value::decode(column_type(prefix_len), typespace, &mut reader)
-                .map_err(|e| error(format!("{which} bound: {e}")))
+            let mut key = prefix.clone();
+            push(prefix_len, &mut reader, &mut key)
+                .map_err(|e| error(format!("{which} bound: {e}")))?;
+            Ok::<Key, Error>(key)
         };
         match tag {
             0 => Ok(Bound::Unbounded),
@@ -80,23 +89,24 @@ pub(crate) fn parse_scan(
     let upper = bound("upper")?;
     reader.finish().map_err(decode_error)?;
 
-    let end = |bound: Bound<Value>, included: Tail, excluded: Tail, unbounded: Tail| {
-        let mut key = prefix.clone();
-        let tail = match bound {
-            Bound::Unbounded => unbounded,
-            Bound::Included(value) => {
-                key.push(value);
-                included
+    let low = match lower {
+        Bound::Unbounded => prefix.clone(),
+        Bound::Included(key) => key,
+        // No successor: no key lies after this one's extensions, so the range is empty.
+        Bound::Excluded(key) => match key.successor() {
+            Some(next) => next,
+            None => {
+                return Ok(KeyRange {
+                    high: Some(key.clone()),
+                    low: key,
+                })
             }
-            Bound::Excluded(value) => {
-                key.push(value);
-                excluded
-            }
-        };
-        Entry { key, tail }
+        },
     };
-    Ok(ScanRange {
-        low: end(lower, Tail::Low, Tail::High, Tail::Low),
-        high: end(upper, Tail::High, Tail::Low, Tail::High),
-    })
+    let high = match upper {
+        Bound::Unbounded => prefix.successor(),
+        Bound::Included(key) => key.successor(),
+        Bound::Excluded(key) => Some(key),
+    };
+    Ok(KeyRange { low, high })
 }

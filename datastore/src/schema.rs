@@ -5,27 +5,44 @@
 //! them. Errors name the table, column or index at fault.
 
 use crate::error::SchemaError;
+use crate::key::Shape;
 use crate::sequence::IntKind;
 use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::Arc;
 use wasmod_abi::value::MAX_DEPTH;
 use wasmod_abi::{AlgebraicType, ModuleDef, TableDef, Typespace};
 
 /// The validated tables of a module.
 #[derive(Debug)]
 pub(crate) struct Schema {
-    pub(crate) typespace: Typespace,
-    pub(crate) tables: Vec<TableSchema>,
+    pub(crate) typespace: Arc<Typespace>,
+    pub(crate) tables: Vec<Arc<TableSchema>>,
 }
 
 /// A validated table.
 #[derive(Debug)]
 pub(crate) struct TableSchema {
     pub(crate) def: TableDef,
-    /// For each column, its position among the columns decoded on insert (those in an index
-    /// or a sequence), if it is one of them.
-    pub(crate) slots: Vec<Option<usize>>,
+    /// Each column's shape, by column.
+    pub(crate) shapes: Vec<Shape>,
+    /// Where the columns lie in every row, if every column has a fixed width.
+    pub(crate) fixed: Option<FixedLayout>,
     pub(crate) indexes: Vec<IndexSchema>,
+    /// The first unique index, through which the table finds a row equal to given bytes.
+    pub(crate) set_index: Option<usize>,
     pub(crate) sequences: Vec<SequenceSchema>,
+}
+
+/// The layout shared by every row of a table whose columns all have a fixed width.
+#[derive(Debug)]
+pub(crate) struct FixedLayout {
+    /// The length of every row.
+    pub(crate) len: usize,
+    /// Where each column lies, by column.
+    pub(crate) spans: Vec<Range<usize>>,
+    /// Where the `bool` columns are, whose byte must be checked.
+    pub(crate) bools: Vec<usize>,
 }
 
 /// A validated index.
@@ -34,8 +51,6 @@ pub(crate) struct IndexSchema {
     pub(crate) name: String,
     /// The indexed columns, in key order.
     pub(crate) columns: Vec<usize>,
-    /// The same columns' slots among the decoded columns.
-    pub(crate) slots: Vec<usize>,
     pub(crate) unique: bool,
 }
 
@@ -43,7 +58,6 @@ pub(crate) struct IndexSchema {
 #[derive(Debug)]
 pub(crate) struct SequenceSchema {
     pub(crate) column: usize,
-    pub(crate) slot: usize,
     pub(crate) kind: IntKind,
 }
 
@@ -62,11 +76,11 @@ impl Schema {
                         table.name
                     )));
                 }
-                TableSchema::new(table, &def.typespace)
+                TableSchema::new(table, &def.typespace).map(Arc::new)
             })
             .collect::<Result<_, _>>()?;
         Ok(Self {
-            typespace: def.typespace.clone(),
+            typespace: Arc::new(def.typespace.clone()),
             tables,
         })
     }
@@ -77,48 +91,33 @@ impl TableSchema {
         let table = &def.name;
         let error = |message: String| SchemaError::new(format!("table `{table}`: {message}"));
         check_row_type(def, typespace).map_err(error)?;
-        let indexes = check_indexes(def).map_err(error)?;
-        let sequences = check_sequences(def, typespace).map_err(error)?;
-
-        let mut decoded = vec![false; def.columns.len()];
-        let keys = indexes.iter().flat_map(|(_, columns, _)| columns.iter());
-        for &column in keys.chain(sequences.iter().map(|(column, _)| column)) {
-            decoded[column] = true;
-        }
-        let mut next_slot = 0..;
-        let slots: Vec<Option<usize>> = decoded
-            .into_iter()
-            .map(|decoded| decoded.then(|| next_slot.next()).flatten())
-            .collect();
-        let slot = |column: usize| slots[column].unwrap_or_default();
-        let indexes = indexes
+        let indexes: Vec<IndexSchema> = check_indexes(def)
+            .map_err(error)?
             .into_iter()
             .map(|(name, columns, unique)| IndexSchema {
-                slots: columns.iter().map(|&column| slot(column)).collect(),
                 name,
                 columns,
                 unique,
             })
             .collect();
-        let sequences = sequences
+        let sequences = check_sequences(def, typespace)
+            .map_err(error)?
             .into_iter()
-            .map(|(column, kind)| SequenceSchema {
-                column,
-                slot: slot(column),
-                kind,
-            })
+            .map(|(column, kind)| SequenceSchema { column, kind })
+            .collect();
+        let shapes: Vec<Shape> = def
+            .columns
+            .iter()
+            .map(|column| Shape::of(&column.ty, typespace))
             .collect();
         Ok(Self {
             def: def.clone(),
-            slots,
+            fixed: FixedLayout::of(&shapes),
+            shapes,
+            set_index: indexes.iter().position(|index| index.unique),
             indexes,
             sequences,
         })
-    }
-
-    /// How many columns are decoded on insert.
-    pub(crate) fn decoded_len(&self) -> usize {
-        self.slots.iter().flatten().count()
     }
 
     /// The column's name, for messages.
@@ -127,6 +126,24 @@ impl TableSchema {
             .columns
             .get(column)
             .map_or("?", |column| column.name.as_str())
+    }
+}
+
+impl FixedLayout {
+    /// The layout of rows of columns of these shapes, if they all have a fixed width.
+    fn of(shapes: &[Shape]) -> Option<Self> {
+        let mut len = 0;
+        let mut spans = Vec::with_capacity(shapes.len());
+        let mut bools = Vec::new();
+        for &shape in shapes {
+            if shape == Shape::Bool {
+                bools.push(len);
+            }
+            let end = len + shape.width()?;
+            spans.push(len..end);
+            len = end;
+        }
+        Some(Self { len, spans, bools })
     }
 }
 

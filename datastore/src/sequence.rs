@@ -6,7 +6,7 @@
 //! sequence past it, so that later generated values cannot collide with it. Once the column's
 //! type has no larger value, the sequence is exhausted.
 
-use wasmod_abi::{AlgebraicType, Value};
+use wasmod_abi::AlgebraicType;
 
 /// The integer type of an auto-increment column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,39 +68,25 @@ impl IntKind {
         }
     }
 
-    /// The value `n` (at most [`IntKind::max`]) as a [`Value`] of this type.
-    fn value(self, n: u128) -> Value {
-        // `n <= self.max()`, so every conversion is exact.
-        match self {
-            Self::I8 => Value::I8(n as i8),
-            Self::U8 => Value::U8(n as u8),
-            Self::I16 => Value::I16(n as i16),
-            Self::U16 => Value::U16(n as u16),
-            Self::I32 => Value::I32(n as i32),
-            Self::U32 => Value::U32(n as u32),
-            Self::I64 => Value::I64(n as i64),
-            Self::U64 => Value::U64(n as u64),
-            Self::I128 => Value::I128(n as i128),
-            Self::U128 => Value::U128(n),
-        }
+    /// Whether the type is signed.
+    fn signed(self) -> bool {
+        matches!(
+            self,
+            Self::I8 | Self::I16 | Self::I32 | Self::I64 | Self::I128
+        )
     }
 }
 
-/// An integer value as a `u128`; `None` for a negative one (or a value that is no integer).
-fn non_negative(value: &Value) -> Option<u128> {
-    match *value {
-        Value::I8(n) => u128::try_from(n).ok(),
-        Value::U8(n) => Some(n.into()),
-        Value::I16(n) => u128::try_from(n).ok(),
-        Value::U16(n) => Some(n.into()),
-        Value::I32(n) => u128::try_from(n).ok(),
-        Value::U32(n) => Some(n.into()),
-        Value::I64(n) => u128::try_from(n).ok(),
-        Value::U64(n) => Some(n.into()),
-        Value::I128(n) => u128::try_from(n).ok(),
-        Value::U128(n) => Some(n),
-        _ => None,
+/// The integer encoded in `bytes` (little-endian, of kind `kind`) as a `u128`; `None` if it is
+/// negative (or `bytes` is not as wide as the type).
+fn non_negative(kind: IntKind, bytes: &[u8]) -> Option<u128> {
+    let width = kind.width();
+    if bytes.len() != width || (kind.signed() && bytes[width - 1] & 0x80 != 0) {
+        return None;
     }
+    let mut wide = [0; 16];
+    wide[..width].copy_from_slice(bytes);
+    Some(u128::from_le_bytes(wide))
 }
 
 /// The sequence has no value left to give.
@@ -119,19 +105,19 @@ impl Sequence {
         Self { next: Some(1) }
     }
 
-    /// What the column's value `current` becomes, if the sequence must fill it in: `Ok(None)`
-    /// for an explicit value, `Ok(Some(generated))` for `0`. The sequence itself is not moved:
-    /// see [`Sequence::observe`].
-    pub(crate) fn fill(&self, kind: IntKind, current: &Value) -> Result<Option<Value>, Exhausted> {
-        if non_negative(current) != Some(0) {
+    /// What the column's value, encoded as `current`, becomes if the sequence must fill it in:
+    /// `Ok(None)` for an explicit value, `Ok(Some(generated))` for `0`. The sequence itself is
+    /// not moved: see [`Sequence::observe`].
+    pub(crate) fn fill(&self, kind: IntKind, current: &[u8]) -> Result<Option<u128>, Exhausted> {
+        if non_negative(kind, current) != Some(0) {
             return Ok(None);
         }
-        self.next.map(|n| Some(kind.value(n))).ok_or(Exhausted)
+        self.next.map(Some).ok_or(Exhausted)
     }
 
-    /// Moves the sequence past `value`, the column's value in a row now stored.
-    pub(crate) fn observe(&mut self, kind: IntKind, value: &Value) {
-        let (Some(used), Some(next)) = (non_negative(value), self.next) else {
+    /// Moves the sequence past the column's value, encoded as `value`, in a row now stored.
+    pub(crate) fn observe(&mut self, kind: IntKind, value: &[u8]) {
+        let (Some(used), Some(next)) = (non_negative(kind, value), self.next) else {
             return;
         };
         if used >= next {
@@ -140,11 +126,11 @@ impl Sequence {
     }
 }
 
-/// Writes the integer `value` of kind `kind` into `row` at `offset`, in place.
-pub(crate) fn write_back(row: &mut [u8], offset: usize, kind: IntKind, value: &Value) {
+/// Writes `value` (at most the largest value of `kind`) into `row` at `offset`, in place, as
+/// an integer of kind `kind`.
+pub(crate) fn write_back(row: &mut [u8], offset: usize, kind: IntKind, value: u128) {
     let width = kind.width();
-    let bytes = value.to_bytes();
-    row[offset..offset + width].copy_from_slice(&bytes[..width]);
+    row[offset..offset + width].copy_from_slice(&value.to_le_bytes()[..width]);
 }
 
 #[cfg(test)]
@@ -155,36 +141,50 @@ mod tests {
     fn a_sequence_counts_from_one_and_skips_explicit_values() {
         let mut sequence = Sequence::new();
         let kind = IntKind::U8;
-        assert_eq!(sequence.fill(kind, &Value::U8(0)), Ok(Some(Value::U8(1))));
-        assert_eq!(sequence.fill(kind, &Value::U8(9)), Ok(None));
-        sequence.observe(kind, &Value::U8(1));
-        assert_eq!(sequence.fill(kind, &Value::U8(0)), Ok(Some(Value::U8(2))));
-        sequence.observe(kind, &Value::U8(10));
-        assert_eq!(sequence.fill(kind, &Value::U8(0)), Ok(Some(Value::U8(11))));
-        sequence.observe(kind, &Value::U8(5));
-        assert_eq!(sequence.fill(kind, &Value::U8(0)), Ok(Some(Value::U8(11))));
+        assert_eq!(sequence.fill(kind, &[0]), Ok(Some(1)));
+        assert_eq!(sequence.fill(kind, &[9]), Ok(None));
+        sequence.observe(kind, &[1]);
+        assert_eq!(sequence.fill(kind, &[0]), Ok(Some(2)));
+        sequence.observe(kind, &[10]);
+        assert_eq!(sequence.fill(kind, &[0]), Ok(Some(11)));
+        sequence.observe(kind, &[5]);
+        assert_eq!(sequence.fill(kind, &[0]), Ok(Some(11)));
     }
 
     #[test]
     fn a_sequence_is_exhausted_at_the_type_maximum() {
         let mut sequence = Sequence::new();
         let kind = IntKind::I8;
-        sequence.observe(kind, &Value::I8(-5));
-        assert_eq!(sequence.fill(kind, &Value::I8(0)), Ok(Some(Value::I8(1))));
-        sequence.observe(kind, &Value::I8(126));
-        assert_eq!(sequence.fill(kind, &Value::I8(0)), Ok(Some(Value::I8(127))));
-        sequence.observe(kind, &Value::I8(127));
-        assert_eq!(sequence.fill(kind, &Value::I8(0)), Err(Exhausted));
+        sequence.observe(kind, &(-5i8).to_le_bytes());
+        assert_eq!(sequence.fill(kind, &[0]), Ok(Some(1)));
+        sequence.observe(kind, &[126]);
+        assert_eq!(sequence.fill(kind, &[0]), Ok(Some(127)));
+        sequence.observe(kind, &[127]);
+        assert_eq!(sequence.fill(kind, &[0]), Err(Exhausted));
 
         let mut wide = Sequence::new();
-        wide.observe(IntKind::U128, &Value::U128(u128::MAX));
-        assert_eq!(wide.fill(IntKind::U128, &Value::U128(0)), Err(Exhausted));
+        wide.observe(IntKind::U128, &u128::MAX.to_le_bytes());
+        assert_eq!(wide.fill(IntKind::U128, &[0; 16]), Err(Exhausted));
+    }
+
+    #[test]
+    fn signed_values_are_read_with_their_sign() {
+        let kind = IntKind::I32;
+        assert_eq!(non_negative(kind, &(-1i32).to_le_bytes()), None);
+        assert_eq!(
+            non_negative(kind, &i32::MAX.to_le_bytes()),
+            Some(i32::MAX as u128)
+        );
+        assert_eq!(
+            non_negative(IntKind::U32, &u32::MAX.to_le_bytes()),
+            Some(u32::MAX.into())
+        );
     }
 
     #[test]
     fn write_back_keeps_the_width() {
         let mut row = [0xaa, 0, 0, 0, 0, 0xbb];
-        write_back(&mut row, 1, IntKind::I32, &Value::I32(0x0102_0304));
+        write_back(&mut row, 1, IntKind::I32, 0x0102_0304);
         assert_eq!(row, [0xaa, 4, 3, 2, 1, 0xbb]);
     }
 }

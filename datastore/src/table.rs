@@ -1,63 +1,72 @@
-//! One table's rows and indexes, and the primitive changes to them.
+//! One table's rows and indexes, and the changes to them.
 //!
 //! Rows are kept in a `BTreeMap` by [`RowId`], ids growing with each insert, so a full scan
 //! returns rows oldest first, and the rows a transaction inserted are exactly those from the
-//! id it started at. A hash map from bytes to id makes a table a set of rows: deleting by value
-//! and refusing exact duplicates cost one lookup. Constraint checks happen before any of these
-//! primitives run (see `tx`), so the primitives cannot fail.
+//! id it started at. A table is a set of rows: to find a row equal to given bytes (to refuse an
+//! exact duplicate, or to delete by value), a table with a unique index looks the row's key up
+//! in its first unique index and compares the bytes; a table without one keeps a hash map from
+//! bytes to id.
+//!
+//! Keys are not stored with the rows: removing a row computes its keys again from its bytes,
+//! which for most tables is cheaper than keeping them. The checks (encoding, sequences, unique
+//! constraints) all happen before anything changes, so a failed operation changes nothing.
 
-use crate::index::Index;
-use crate::row::{Key, Row};
+use crate::error::Error;
+use crate::index::{Index, KeyRange};
+use crate::key::Key;
+use crate::row::{check_row, describe_key, index_key, Row};
 use crate::schema::TableSchema;
-use crate::sequence::Sequence;
+use crate::sequence::{write_back, Sequence};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
+use wasmod_abi::{Errno, Typespace};
 
 /// A row's id in its table: never reused, growing with each insert.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct RowId(pub(crate) u64);
 
-/// A row and its key in each index of its table.
-#[derive(Clone, Debug)]
-pub(crate) struct StoredRow {
-    pub(crate) bytes: Row,
-    pub(crate) keys: Box<[Key]>,
-}
-
 /// The state of one table.
 #[derive(Debug)]
 pub(crate) struct Table {
-    rows: BTreeMap<RowId, StoredRow>,
-    by_bytes: HashMap<Row, RowId>,
-    pub(crate) indexes: Vec<Index>,
+    schema: Arc<TableSchema>,
+    typespace: Arc<Typespace>,
+    rows: BTreeMap<RowId, Row>,
+    /// The id of each row by its bytes, only in a table without a unique index.
+    by_bytes: Option<HashMap<Row, RowId>>,
+    indexes: Vec<Index>,
     pub(crate) sequences: Vec<Sequence>,
     pub(crate) next_row_id: u64,
+    /// Scratch space for the spans of the row at hand.
+    spans: Vec<Range<usize>>,
+    /// Scratch space for the keys of the row being inserted, by index.
+    keys: Vec<Key>,
 }
 
 impl Table {
     /// An empty table.
-    pub(crate) fn new(schema: &TableSchema) -> Self {
+    pub(crate) fn new(schema: &Arc<TableSchema>, typespace: &Arc<Typespace>) -> Self {
         Self {
-            rows: BTreeMap::new(),
-            by_bytes: HashMap::new(),
-            indexes: vec![Index::default(); schema.indexes.len()],
+            by_bytes: schema.set_index.is_none().then(HashMap::new),
+            indexes: schema
+                .indexes
+                .iter()
+                .map(|index| Index::new(index.unique))
+                .collect(),
             sequences: vec![Sequence::new(); schema.sequences.len()],
             next_row_id: 0,
+            rows: BTreeMap::new(),
+            spans: Vec::with_capacity(schema.shapes.len()),
+            keys: Vec::with_capacity(schema.indexes.len()),
+            schema: schema.clone(),
+            typespace: typespace.clone(),
         }
     }
 
     /// How many rows the table has.
     pub(crate) fn len(&self) -> usize {
         self.rows.len()
-    }
-
-    /// The row with id `id`.
-    pub(crate) fn get(&self, id: RowId) -> Option<&StoredRow> {
-        self.rows.get(&id)
-    }
-
-    /// The id of the row whose bytes are `bytes`.
-    pub(crate) fn find(&self, bytes: &[u8]) -> Option<RowId> {
-        self.by_bytes.get(bytes).copied()
     }
 
     /// Every row id, oldest first.
@@ -67,32 +76,193 @@ impl Table {
 
     /// Every row, oldest first.
     pub(crate) fn rows(&self) -> impl Iterator<Item = &Row> + '_ {
-        self.rows.values().map(|row| &row.bytes)
+        self.rows.values()
     }
 
     /// The rows whose id is `start` or later, oldest first.
     pub(crate) fn rows_from(&self, start: RowId) -> impl Iterator<Item = &Row> + '_ {
-        self.rows.range(start..).map(|(_, row)| &row.bytes)
+        self.rows.range(start..).map(|(_, row)| row)
     }
 
-    /// Adds a new row, under a fresh id.
-    pub(crate) fn insert(&mut self, row: StoredRow) {
+    /// The ids of the rows whose keys in index `index` lie in `range`, in index order.
+    pub(crate) fn ids_in<'a>(
+        &'a self,
+        index: usize,
+        range: &KeyRange,
+    ) -> impl Iterator<Item = RowId> + 'a {
+        self.indexes[index].range(range)
+    }
+
+    /// The rows whose keys in index `index` lie in `range`, in index order.
+    pub(crate) fn rows_in<'a>(
+        &'a self,
+        index: usize,
+        range: &KeyRange,
+    ) -> impl Iterator<Item = &'a Row> + 'a {
+        self.ids_in(index, range)
+            .filter_map(|id| self.rows.get(&id))
+    }
+
+    /// The id of the row whose bytes are `bytes`, a checked row of this table.
+    pub(crate) fn find(&mut self, bytes: &[u8]) -> Option<RowId> {
+        if let Some(by_bytes) = &self.by_bytes {
+            return by_bytes.get(bytes).copied();
+        }
+        let schema = &*self.schema;
+        let set = schema.set_index?;
+        let spans = check_row(schema, &self.typespace, bytes, &mut self.spans).ok()?;
+        let key = index_key(schema, &self.typespace, &schema.indexes[set], bytes, spans);
+        let id = self.indexes[set].get_unique(&key)?;
+        self.rows
+            .get(&id)
+            .is_some_and(|row| **row == *bytes)
+            .then_some(id)
+    }
+
+    /// Inserts the encoded row `row`, filling its auto-increment columns in place.
+    ///
+    /// A row equal to one the table has changes nothing (but still gets its generated values).
+    /// Errors, with nothing changed (`row` included): `BAD_ENCODING`, `SEQUENCE_EXHAUSTED`,
+    /// `UNIQUE_VIOLATION`.
+    pub(crate) fn insert(&mut self, row: &mut [u8]) -> Result<(), Error> {
+        let schema = &*self.schema;
+        let typespace = &*self.typespace;
+        let spans = check_row(schema, typespace, row, &mut self.spans)?;
+        let patched = fill_sequences(schema, &self.sequences, row, spans)?;
+        let bytes = patched.as_deref().unwrap_or(row);
+        self.keys.clear();
+        self.keys.extend(
+            schema
+                .indexes
+                .iter()
+                .map(|index| index_key(schema, typespace, index, bytes, spans)),
+        );
+
+        // Find where the row goes in the first unique index (or the byte map) with one search,
+        // which also finds an exact duplicate; the row is added there only if no other unique
+        // index clashes.
+        let id = RowId(self.next_row_id);
+        let stored = match (schema.set_index, &mut self.by_bytes) {
+            (Some(set), _) => {
+                let clash = unique_clash(schema, &self.indexes, &self.keys, None, set + 1);
+                let key = std::mem::take(&mut self.keys[set]);
+                match (self.indexes[set].vacancy(key), clash) {
+                    (Err(existing), _) => {
+                        if self.rows.get(&existing).is_some_and(|row| **row == *bytes) {
+                            None
+                        } else {
+                            return Err(unique_violation(schema, typespace, set, bytes, spans));
+                        }
+                    }
+                    (Ok(_), Some((index, _))) => {
+                        return Err(unique_violation(schema, typespace, index, bytes, spans));
+                    }
+                    (Ok(vacancy), None) => {
+                        vacancy.fill(id);
+                        Some(Row::from(bytes))
+                    }
+                }
+            }
+            (None, Some(by_bytes)) => {
+                let stored = Row::from(bytes);
+                match by_bytes.entry(stored.clone()) {
+                    Entry::Occupied(_) => None,
+                    Entry::Vacant(vacancy) => {
+                        vacancy.insert(id);
+                        Some(stored)
+                    }
+                }
+            }
+            (None, None) => Some(Row::from(bytes)),
+        };
+        if let Some(stored) = stored {
+            for (sequence_schema, sequence) in schema.sequences.iter().zip(&mut self.sequences) {
+                sequence.observe(
+                    sequence_schema.kind,
+                    &bytes[spans[sequence_schema.column].clone()],
+                );
+            }
+            self.next_row_id += 1;
+            let others = self.indexes.iter_mut().zip(self.keys.drain(..)).enumerate();
+            for (_, (index, key)) in
+                others.filter(|(position, _)| Some(*position) != schema.set_index)
+            {
+                index.insert(key, id);
+            }
+            self.rows.insert(id, stored);
+        }
+        if let Some(patched) = patched {
+            row.copy_from_slice(&patched);
+        }
+        Ok(())
+    }
+
+    /// Replaces the row whose key in the unique index `index` equals that of the encoded row
+    /// `row`, by `row`, taken as given; returns the row it replaced, with its id (`None` if
+    /// that row was equal to `row`, which changes nothing).
+    ///
+    /// Errors, with nothing changed: `BAD_ENCODING`, `NO_SUCH_ROW` (no row has the key),
+    /// `UNIQUE_VIOLATION` (the new row clashes with another row in another unique index).
+    pub(crate) fn update(
+        &mut self,
+        index: usize,
+        row: &[u8],
+    ) -> Result<Option<(RowId, Row)>, Error> {
+        let schema = &*self.schema;
+        let typespace = &*self.typespace;
+        let spans = check_row(schema, typespace, row, &mut self.spans)?;
+        self.keys.clear();
+        self.keys.extend(
+            schema
+                .indexes
+                .iter()
+                .map(|index| index_key(schema, typespace, index, row, spans)),
+        );
+        let index_schema = &schema.indexes[index];
+        let Some(old) = self.indexes[index].get_unique(&self.keys[index]) else {
+            return Err(Error::new(
+                Errno::NO_SUCH_ROW,
+                format!(
+                    "table `{}`: no row has key {} in index `{}`",
+                    schema.def.name,
+                    describe_key(schema, typespace, index_schema, row, spans),
+                    index_schema.name
+                ),
+            ));
+        };
+        if self.rows.get(&old).is_some_and(|stored| **stored == *row) {
+            return Ok(None);
+        }
+        if let Some((clash, _)) = unique_clash(schema, &self.indexes, &self.keys, Some(old), 0) {
+            return Err(unique_violation(schema, typespace, clash, row, spans));
+        }
+        for (sequence_schema, sequence) in schema.sequences.iter().zip(&mut self.sequences) {
+            sequence.observe(
+                sequence_schema.kind,
+                &row[spans[sequence_schema.column].clone()],
+            );
+        }
+        let keys = std::mem::take(&mut self.keys);
+        let removed = self.remove(old);
         let id = RowId(self.next_row_id);
         self.next_row_id += 1;
-        self.place(id, row);
-    }
-
-    /// Puts `row` back under the id it had.
-    pub(crate) fn place(&mut self, id: RowId, row: StoredRow) {
-        for (index, key) in self.indexes.iter_mut().zip(row.keys.iter()) {
-            index.insert(key.clone(), id);
-        }
-        self.by_bytes.insert(row.bytes.clone(), id);
+        let row = Row::from(row);
+        self.link(id, &row, keys);
         self.rows.insert(id, row);
+        Ok(removed.map(|removed| (old, removed)))
     }
 
-    /// Removes the row with id `id`.
-    pub(crate) fn remove(&mut self, id: RowId) -> Option<StoredRow> {
+    /// Puts removed rows back under the ids they had.
+    pub(crate) fn restore(&mut self, rows: Vec<(RowId, Row)>) {
+        for (id, row) in rows {
+            let keys = self.keys_of(&row);
+            self.link(id, &row, keys);
+            self.rows.insert(id, row);
+        }
+    }
+
+    /// Removes the row with id `id`, and returns it.
+    pub(crate) fn remove(&mut self, id: RowId) -> Option<Row> {
         let row = self.rows.remove(&id)?;
         self.unlink(id, &row);
         Some(row)
@@ -105,11 +275,114 @@ impl Table {
         }
     }
 
+    /// Adds `row`'s entries, under `id` and with its keys `keys` (by index), to the indexes
+    /// and the byte map; `keys` is kept as scratch space.
+    fn link(&mut self, id: RowId, row: &Row, mut keys: Vec<Key>) {
+        for (index, key) in self.indexes.iter_mut().zip(keys.drain(..)) {
+            index.insert(key, id);
+        }
+        self.keys = keys;
+        if let Some(by_bytes) = &mut self.by_bytes {
+            by_bytes.insert(row.clone(), id);
+        }
+    }
+
     /// Removes `row`'s entries from the indexes and the byte map.
-    fn unlink(&mut self, id: RowId, row: &StoredRow) {
-        for (index, key) in self.indexes.iter_mut().zip(row.keys.iter()) {
+    fn unlink(&mut self, id: RowId, row: &Row) {
+        let mut keys = self.keys_of(row);
+        for (index, key) in self.indexes.iter_mut().zip(keys.drain(..)) {
             index.remove(key, id);
         }
-        self.by_bytes.remove(&row.bytes);
+        self.keys = keys;
+        if let Some(by_bytes) = &mut self.by_bytes {
+            by_bytes.remove(row);
+        }
     }
+
+    /// The keys of the stored row `row`, by index, in the scratch vector (taken: give it back).
+    fn keys_of(&mut self, row: &[u8]) -> Vec<Key> {
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        let schema = &*self.schema;
+        // A stored row was checked on the way in, so it checks again.
+        if let Ok(spans) = check_row(schema, &self.typespace, row, &mut self.spans) {
+            keys.extend(
+                schema
+                    .indexes
+                    .iter()
+                    .map(|index| index_key(schema, &self.typespace, index, row, spans)),
+            );
+        }
+        keys
+    }
+}
+
+/// The row `row` with its auto-increment columns filled in, if any must be (`0`), as a copy:
+/// `row` itself is left as it is until the insert succeeds.
+fn fill_sequences(
+    schema: &TableSchema,
+    sequences: &[Sequence],
+    row: &[u8],
+    spans: &[Range<usize>],
+) -> Result<Option<Vec<u8>>, Error> {
+    let mut patched: Option<Vec<u8>> = None;
+    for (sequence_schema, sequence) in schema.sequences.iter().zip(sequences) {
+        let span = spans[sequence_schema.column].clone();
+        let generated = sequence
+            .fill(sequence_schema.kind, &row[span.clone()])
+            .map_err(|_| {
+                Error::new(
+                    Errno::SEQUENCE_EXHAUSTED,
+                    format!(
+                        "table `{}`: the auto-increment sequence of column `{}` is exhausted",
+                        schema.def.name,
+                        schema.column_name(sequence_schema.column)
+                    ),
+                )
+            })?;
+        if let Some(value) = generated {
+            let bytes = patched.get_or_insert_with(|| row.to_vec());
+            write_back(bytes, span.start, sequence_schema.kind, value);
+        }
+    }
+    Ok(patched)
+}
+
+/// The first unique index from position `from` on (and the row in it) where a row other than
+/// `except` has the key given in `keys` (by index).
+fn unique_clash(
+    schema: &TableSchema,
+    indexes: &[Index],
+    keys: &[Key],
+    except: Option<RowId>,
+    from: usize,
+) -> Option<(usize, RowId)> {
+    let unique = schema.indexes.iter().zip(indexes).zip(keys).enumerate();
+    unique
+        .skip(from)
+        .filter(|(_, ((index_schema, _), _))| index_schema.unique)
+        .find_map(|(position, ((_, index), key))| {
+            let existing = index.get_unique(key)?;
+            (Some(existing) != except).then_some((position, existing))
+        })
+}
+
+/// The error for a row whose key in unique index `index` another row has.
+fn unique_violation(
+    schema: &TableSchema,
+    typespace: &Typespace,
+    index: usize,
+    bytes: &[u8],
+    spans: &[Range<usize>],
+) -> Error {
+    let index = &schema.indexes[index];
+    Error::new(
+        Errno::UNIQUE_VIOLATION,
+        format!(
+            "table `{}`: unique index `{}` already has a row with key {}",
+            schema.def.name,
+            index.name,
+            describe_key(schema, typespace, index, bytes, spans)
+        ),
+    )
 }

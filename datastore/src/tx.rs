@@ -15,16 +15,16 @@
 //! the [`TxData`] of a commit. Dropping a [`MutTx`] without committing rolls it back.
 
 use crate::error::Error;
-use crate::row::{decode_row, split_rows, Key, Row};
+use crate::row::{split_rows, Row};
 use crate::scan::parse_scan;
 use crate::schema::{IndexSchema, Schema, TableSchema};
-use crate::sequence::{write_back, Sequence};
-use crate::table::{RowId, StoredRow, Table};
+use crate::sequence::Sequence;
+use crate::table::{RowId, Table};
 use parking_lot::{ArcRwLockReadGuard, ArcRwLockWriteGuard, RawRwLock};
 use std::collections::HashSet;
 use std::ops::Deref;
 use std::sync::Arc;
-use wasmod_abi::{Errno, Typespace, Value};
+use wasmod_abi::{Errno, Typespace};
 
 /// The tables as a transaction sees them: the read operations of both kinds of transaction.
 #[derive(Debug)]
@@ -36,7 +36,11 @@ pub struct Tables {
 impl Tables {
     /// Empty tables for `schema`.
     pub(crate) fn new(schema: Arc<Schema>) -> Self {
-        let tables = schema.tables.iter().map(Table::new).collect();
+        let tables = schema
+            .tables
+            .iter()
+            .map(|table| Table::new(table, &schema.typespace))
+            .collect();
         Self { schema, tables }
     }
 
@@ -58,11 +62,7 @@ impl Tables {
         let (schema, state) = self.table(table)?;
         let (index, index_schema) = index_of(schema, index)?;
         let range = parse_scan(schema, index_schema, &self.schema.typespace, scan)?;
-        let ids = state.indexes[index].range(range.low, range.high);
-        Ok(ids
-            .filter_map(|id| state.get(id))
-            .map(|row| row.bytes.clone())
-            .collect())
+        Ok(state.rows_in(index, &range).cloned().collect())
     }
 
     fn table(&self, table: u32) -> Result<(&TableSchema, &Table), Error> {
@@ -133,7 +133,16 @@ struct TableLog {
     /// The sequences when the transaction began.
     sequences: Vec<Sequence>,
     /// Rows that existed before the transaction and that it deleted.
-    deleted: Vec<(RowId, StoredRow)>,
+    deleted: Vec<(RowId, Row)>,
+}
+
+impl TableLog {
+    /// Remembers that the transaction removed row `id`, `row`, if it existed before.
+    fn removed(&mut self, id: RowId, row: Row) {
+        if id < self.start {
+            self.deleted.push((id, row));
+        }
+    }
 }
 
 /// A transaction that reads and writes. It has the tables to itself until it is committed
@@ -177,46 +186,7 @@ impl MutTx {
     /// `BAD_ENCODING` (a malformed row, or trailing bytes), `UNIQUE_VIOLATION`,
     /// `SEQUENCE_EXHAUSTED`.
     pub fn insert(&mut self, table: u32, row: &mut [u8]) -> Result<(), Error> {
-        let Parts {
-            typespace,
-            schema,
-            state,
-            ..
-        } = self.parts(table)?;
-        let mut decoded = decode_row(schema, typespace, row)?;
-        let mut patched: Option<Vec<u8>> = None;
-        for (sequence_schema, sequence) in schema.sequences.iter().zip(&state.sequences) {
-            let slot = sequence_schema.slot;
-            let generated = sequence
-                .fill(sequence_schema.kind, &decoded.values[slot])
-                .map_err(|_| {
-                    Error::new(
-                        Errno::SEQUENCE_EXHAUSTED,
-                        format!(
-                            "table `{}`: the auto-increment sequence of column `{}` is exhausted",
-                            schema.def.name,
-                            schema.column_name(sequence_schema.column)
-                        ),
-                    )
-                })?;
-            if let Some(value) = generated {
-                let bytes = patched.get_or_insert_with(|| row.to_vec());
-                write_back(bytes, decoded.offsets[slot], sequence_schema.kind, &value);
-                decoded.values[slot] = value;
-            }
-        }
-        let bytes: Row = Arc::from(patched.as_deref().unwrap_or(row));
-        if state.find(&bytes).is_none() {
-            let keys = decoded.keys(schema);
-            check_unique(schema, state, &keys, None)?;
-            observe_sequences(schema, state, &decoded.values);
-            state.insert(StoredRow {
-                bytes: bytes.clone(),
-                keys,
-            });
-        }
-        row.copy_from_slice(&bytes);
-        Ok(())
+        self.parts(table)?.state.insert(row)
     }
 
     /// Replaces the row of table `table` whose key in unique index `index` equals that of the
@@ -228,10 +198,7 @@ impl MutTx {
     /// row clashes with another row in another unique index).
     pub fn update_by_unique(&mut self, table: u32, index: u32, row: &[u8]) -> Result<(), Error> {
         let Parts {
-            typespace,
-            schema,
-            state,
-            log,
+            schema, state, log, ..
         } = self.parts(table)?;
         let (index, index_schema) = index_of(schema, index)?;
         if !index_schema.unique {
@@ -243,27 +210,9 @@ impl MutTx {
                 ),
             ));
         }
-        let decoded = decode_row(schema, typespace, row)?;
-        let keys = decoded.keys(schema);
-        let old = state.indexes[index].first(&keys[index]).ok_or_else(|| {
-            Error::new(
-                Errno::NO_SUCH_ROW,
-                format!(
-                    "table `{}`: no row has key {:?} in index `{}`",
-                    schema.def.name, keys[index], index_schema.name
-                ),
-            )
-        })?;
-        if state.get(old).is_some_and(|stored| *stored.bytes == *row) {
-            return Ok(());
+        if let Some((id, old)) = state.update(index, row)? {
+            log.removed(id, old);
         }
-        check_unique(schema, state, &keys, Some(old))?;
-        observe_sequences(schema, state, &decoded.values);
-        delete(state, log, old);
-        state.insert(StoredRow {
-            bytes: Arc::from(row),
-            keys,
-        });
         Ok(())
     }
 
@@ -284,7 +233,7 @@ impl MutTx {
         } = self.parts(table)?;
         let (index, index_schema) = index_of(schema, index)?;
         let range = parse_scan(schema, index_schema, typespace, scan)?;
-        let ids: Vec<RowId> = state.indexes[index].range(range.low, range.high).collect();
+        let ids: Vec<RowId> = state.ids_in(index, &range).collect();
         Ok(count_u32(
             ids.into_iter().filter(|&id| delete(state, log, id)).count(),
         ))
@@ -326,8 +275,7 @@ impl MutTx {
             .enumerate()
             .filter_map(|(id, (log, state))| {
                 let mut inserted: Vec<Row> = state.rows_from(log.start).cloned().collect();
-                let mut deleted: Vec<Row> =
-                    log.deleted.into_iter().map(|(_, row)| row.bytes).collect();
+                let mut deleted: Vec<Row> = log.deleted.into_iter().map(|(_, row)| row).collect();
                 if !inserted.is_empty() && !deleted.is_empty() {
                     // A table is a set, so each list holds a given row at most once.
                     let gone: HashSet<Row> = deleted.iter().cloned().collect();
@@ -380,9 +328,7 @@ impl Drop for MutTx {
         }
         for (log, state) in self.logs.drain(..).zip(&mut self.guard.tables) {
             state.truncate(log.start);
-            for (id, row) in log.deleted {
-                state.place(id, row);
-            }
+            state.restore(log.deleted);
             state.sequences = log.sequences;
             state.next_row_id = log.start.0;
         }
@@ -402,17 +348,8 @@ fn delete(state: &mut Table, log: &mut TableLog, id: RowId) -> bool {
     let Some(row) = state.remove(id) else {
         return false;
     };
-    if id < log.start {
-        log.deleted.push((id, row));
-    }
+    log.removed(id, row);
     true
-}
-
-/// Moves the table's sequences past the values of a row about to be stored.
-fn observe_sequences(schema: &TableSchema, state: &mut Table, values: &[Value]) {
-    for (sequence_schema, sequence) in schema.sequences.iter().zip(&mut state.sequences) {
-        sequence.observe(sequence_schema.kind, &values[sequence_schema.slot]);
-    }
 }
 
 /// A count of rows for the ABI's `u32` out-parameters (a table never holds 2^32 rows in
@@ -444,31 +381,4 @@ fn index_of(schema: &TableSchema, index: u32) -> Result<(usize, &IndexSchema), E
                 ),
             )
         })
-}
-
-/// Fails with `UNIQUE_VIOLATION` if a row other than `except` has one of `keys` in a unique
-/// index.
-fn check_unique(
-    schema: &TableSchema,
-    state: &Table,
-    keys: &[Key],
-    except: Option<RowId>,
-) -> Result<(), Error> {
-    let unique = schema.indexes.iter().zip(&state.indexes).zip(keys);
-    for ((index_schema, index), key) in unique.filter(|((index_schema, _), _)| index_schema.unique)
-    {
-        if index
-            .first(key)
-            .is_some_and(|existing| Some(existing) != except)
-        {
-            return Err(Error::new(
-                Errno::UNIQUE_VIOLATION,
-                format!(
-                    "table `{}`: unique index `{}` already has a row with key {key:?}",
-                    schema.def.name, index_schema.name
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
