@@ -34,7 +34,7 @@ pub struct Args {
     /// The reducer, procedure or view to call.
     function: String,
     /// The arguments in parameter order, one JSON value each: '"hello"', 42, '{"x": 1}'.
-    #[arg(allow_hyphen_values = true)]
+    #[arg(allow_negative_numbers = true)]
     args: Vec<String>,
     /// All the arguments as one JSON array, or an object keyed by parameter name.
     #[arg(long, value_name = "JSON", conflicts_with = "args")]

@@ -1,0 +1,328 @@
+//! End to end: the real `wasmod serve` on the quickstart, called over loopback HTTP like a
+//! client would, then stopped with SIGTERM.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use ureq::Agent;
+use wasmod_abi::Identity;
+use wasmod_server::{Secret, Tokens};
+use wasmod_wasm_tests::{built, Profile};
+
+/// The `wasmod serve` process; killed if the test ends early.
+struct Served {
+    child: Child,
+    base: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// Starts `wasmod serve wasm` on a free loopback port and waits for its address.
+    fn start(wasm: &Path, data: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+            .arg("serve")
+            .arg(wasm)
+            .args(["--listen", "127.0.0.1:0", "--max-body", "64KiB"])
+            .arg("--data")
+            .arg(data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("wasmod starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let stderr = child.stderr.take().expect("stderr");
+        let (lines, address) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(address) = line.strip_prefix("listening on ") {
+                    let _ = lines.send(address.to_owned());
+                }
+            }
+        });
+        let (logs, stderr_text) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = BufReader::new(stderr).read_to_string(&mut text);
+            let _ = logs.send(text);
+        });
+        let base = address
+            .recv_timeout(Duration::from_secs(120))
+            .expect("wasmod serve prints the address it listens on");
+        assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+        Self {
+            child,
+            base,
+            stderr: stderr_text,
+        }
+    }
+
+    /// Sends SIGTERM and returns the exit status and everything the server logged.
+    fn terminate(mut self) -> (std::process::ExitStatus, Duration, String) {
+        let start = Instant::now();
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exit = loop {
+            if let Some(exit) = self.child.try_wait().expect("the child") {
+                break exit;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "wasmod serve did not exit within 10s of SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let took = start.elapsed();
+        let logs = self
+            .stderr
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_default();
+        (exit, took, logs)
+    }
+}
+
+/// A blocking HTTP client that returns every status as a response.
+fn agent() -> Agent {
+    Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+/// One request: `(status, body as JSON or as a JSON string)`.
+fn send(
+    agent: &Agent,
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> (u16, Value) {
+    let authorization = token.map(|token| format!("Bearer {token}"));
+    let response = match method {
+        "GET" => {
+            let mut get = agent.get(url);
+            if let Some(authorization) = &authorization {
+                get = get.header("authorization", authorization);
+            }
+            get.call()
+        }
+        _ => {
+            let mut post = agent.post(url);
+            if let Some(authorization) = &authorization {
+                post = post.header("authorization", authorization);
+            }
+            match body {
+                Some(body) => post.send(body),
+                None => post.send_empty(),
+            }
+        }
+    };
+    let mut response = response.unwrap_or_else(|error| panic!("{method} {url}: {error}"));
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string().expect("a body");
+    let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, json)
+}
+
+fn code(answer: &(u16, Value)) -> (u16, &str) {
+    (answer.0, answer.1["error"]["code"].as_str().unwrap_or("-"))
+}
+
+#[test]
+fn wasmod_serve_answers_a_client_and_stops_on_sigterm() {
+    let started = Instant::now();
+    let wasm = built(Profile::Release).library_path("quickstart");
+    let data = tempfile::tempdir().expect("a data directory");
+    let served = Served::start(&wasm, data.path());
+    let up = started.elapsed();
+    let base = served.base.clone();
+    let agent = agent();
+    let url = |path: &str| format!("{base}{path}");
+
+    // An identity, then the chat through reducers and views.
+    let (status, issued) = send(&agent, "POST", &url("/v1/identity"), None, None);
+    assert_eq!(status, 200, "{issued}");
+    let identity = issued["identity"].as_str().expect("an identity").to_owned();
+    let token = issued["token"].as_str().expect("a token").to_owned();
+    let call = |path: &str, body: &str| send(&agent, "POST", &url(path), Some(&token), Some(body));
+    let named = call("/v1/reducers/set_name", r#"["alice"]"#);
+    assert_eq!(named, (200, named.1.clone()));
+    assert_eq!(named.1["status"], "committed");
+    assert_eq!(call("/v1/reducers/send", r#"{"text": "hello"}"#).0, 200);
+    let mine = call("/v1/views/my_messages", "[]");
+    assert_eq!(mine.0, 200, "{}", mine.1);
+    assert_eq!(mine.1["result"][0]["text"], "hello");
+    assert_eq!(mine.1["result"][0]["sender"], identity.as_str());
+    let recent = send(&agent, "POST", &url("/v1/views/recent"), None, None);
+    assert_eq!(recent.0, 200, "{}", recent.1);
+    assert_eq!(recent.1["result"][0]["text"], "hello");
+
+    // Tables: public ones are readable, private ones are not.
+    let messages = send(&agent, "GET", &url("/v1/tables/message"), None, None);
+    assert_eq!(messages.0, 200);
+    assert_eq!(messages.1["rows"][0]["text"], "hello");
+    let users = send(&agent, "GET", &url("/v1/tables/user"), None, None);
+    assert_eq!(
+        users.1["rows"],
+        json!([{"identity": identity, "name": "alice", "online": true}])
+    );
+    assert_eq!(
+        code(&send(&agent, "GET", &url("/v1/tables/config"), None, None)),
+        (403, "private_table")
+    );
+
+    // The module's own HTTP handlers.
+    let posted = send(
+        &agent,
+        "POST",
+        &url("/v1/http/messages"),
+        None,
+        Some("over http"),
+    );
+    assert_eq!(posted, (201, json!({"id": 2})));
+    let stats = send(&agent, "GET", &url("/v1/http/stats"), None, None);
+    assert_eq!(
+        stats,
+        (200, json!({"users": 1, "online": 1, "messages": 2}))
+    );
+
+    // Bad requests.
+    assert_eq!(
+        code(&call("/v1/reducers/nope", "[]")),
+        (404, "no_such_entry")
+    );
+    assert_eq!(
+        code(&call("/v1/reducers/send", "[42]")),
+        (400, "bad_arguments")
+    );
+    assert_eq!(
+        code(&call("/v1/reducers/send", "{not json")),
+        (400, "bad_json")
+    );
+    assert_eq!(
+        code(&call("/v1/reducers/send", r#"[""]"#)),
+        (422, "entry_failed")
+    );
+    assert_eq!(
+        code(&call("/v1/reducers/connected", "[]")),
+        (403, "lifecycle_reducer")
+    );
+    let anonymous = send(
+        &agent,
+        "POST",
+        &url("/v1/reducers/send"),
+        None,
+        Some(r#"["x"]"#),
+    );
+    assert_eq!(code(&anonymous), (401, "unauthenticated"));
+    let someone = Identity::from_bytes([5; 32]);
+    let forged = Tokens::new(Secret::from_bytes([0; 32]), Duration::from_secs(60)).issue(someone);
+    let refused = send(
+        &agent,
+        "POST",
+        &url("/v1/reducers/send"),
+        Some(&forged.token),
+        Some(r#"["x"]"#),
+    );
+    assert_eq!(code(&refused), (401, "invalid_token"));
+    let secret = std::fs::read_to_string(data.path().join("identity-secret")).expect("the secret");
+    let mut key = [0; 32];
+    hex::decode_to_slice(secret.trim(), &mut key).expect("hex");
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let expired =
+        Tokens::new(Secret::from_bytes(key), Duration::from_secs(60)).sign(someone, now - 10);
+    let late = send(
+        &agent,
+        "POST",
+        &url("/v1/reducers/send"),
+        Some(&expired),
+        Some(r#"["x"]"#),
+    );
+    assert_eq!(code(&late), (401, "token_expired"));
+    let oversized = format!("[\"{}\"]", "x".repeat(100 << 10));
+    assert_eq!(
+        code(&call("/v1/reducers/send", &oversized)),
+        (413, "payload_too_large")
+    );
+    assert_eq!(
+        code(&send(&agent, "GET", &url("/nowhere"), None, None)),
+        (404, "not_found")
+    );
+    let huge_header = agent
+        .get(url("/health"))
+        .header("x-huge", "h".repeat(1 << 20))
+        .call();
+    assert!(huge_header.map_or(true, |response| response.status().is_client_error()));
+
+    // `wasmod call` against the server.
+    let output = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+        .args(["call", &base, "send", "\"from the cli\"", "--token", &token])
+        .output()
+        .expect("wasmod call runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(answer["status"], "committed");
+
+    // Operations.
+    let health = send(&agent, "GET", &url("/health"), None, None);
+    assert_eq!(health.0, 200);
+    assert_eq!(health.1["status"], "ok");
+    let (status, metrics) = send(&agent, "GET", &url("/metrics"), None, None);
+    assert_eq!(status, 200);
+    let metrics = metrics.as_str().expect("text");
+    assert!(
+        metrics.contains("wasmod_calls_total{kind=\"reducer\",outcome=\"ok\"} 3"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("wasmod_calls_total{kind=\"reducer\",outcome=\"payload_too_large\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("wasmod_calls_in_flight"), "{metrics}");
+
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(data.path().join("identity-secret"))
+            .expect("the secret")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    let (exit, took, logs) = served.terminate();
+    assert!(
+        exit.success(),
+        "wasmod serve exited with {exit}; it logged:\n{logs}"
+    );
+    assert!(
+        logs.contains("wasmod::module"),
+        "module logs reach the output:\n{logs}"
+    );
+    assert!(logs.contains("chat initialised"), "{logs}");
+    eprintln!(
+        "e2e: server up in {up:?}, stopped in {took:?} after SIGTERM, {:?} in all",
+        started.elapsed()
+    );
+}
