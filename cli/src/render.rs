@@ -136,7 +136,8 @@ fn section(out: &mut String, title: &str, list: &Value, line: impl Fn(&mut Strin
         out.push_str("  (none)\n");
     }
     for item in list {
-        let _ = write!(out, "  #{:<3} ", item["id"]);
+        let id = item["id"].to_string();
+        let _ = write!(out, "  #{id:<3} ");
         line(out, item);
         out.push('\n');
     }
