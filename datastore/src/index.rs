@@ -6,12 +6,18 @@
 //! row's id (big-endian) to each key, so that equal keys stay distinct and sorted by age; since
 //! the key bytes are prefix-free, the id never changes how keys compare with each other.
 //!
+//! When every key of an index has the same width and fits in 16 bytes with what is appended
+//! to it (the usual case: a key of one or two numbers), the B-tree holds the bytes as one
+//! big-endian `u128`, zero-padded: padding bytes of equal width does not change their order,
+//! and an integer compares faster and takes less room than a [`Key`].
+//!
 //! A scan is a [`KeyRange`]: from a key (included) up to another (excluded) or to the end, so
-//! every scan is one `range` of the underlying B-tree.
+//! every scan is one `range` of the underlying B-tree. Bounds are never longer than a key, so
+//! padding them too keeps their place among the keys.
 
 use crate::key::Key;
 use crate::table::RowId;
-use std::collections::{btree_map, BTreeMap, BTreeSet};
+use std::collections::{btree_map, btree_set, BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 /// The keys from `low` (included) up to `high` (excluded; `None`: up to the end). Empty when
@@ -25,40 +31,73 @@ pub(crate) struct KeyRange {
 /// The entries of one index.
 #[derive(Debug)]
 pub(crate) enum Index {
+    /// Keys of `width` bytes, stored as integers.
+    Words {
+        width: usize,
+        entries: Entries<u128>,
+    },
+    /// Any keys, stored as bytes.
+    Bytes(Entries<Key>),
+}
+
+/// The B-tree of an index, over keys stored as `K`.
+#[derive(Debug)]
+pub(crate) enum Entries<K> {
     /// Each key once, with its row.
-    Unique(BTreeMap<Key, RowId>),
+    Unique(BTreeMap<K, RowId>),
     /// Each key followed by its row's id.
-    Multi(BTreeSet<Key>),
+    Multi(BTreeSet<K>),
+}
+
+/// How the B-tree stores a key (with the row id appended in an index that is not unique).
+pub(crate) trait Stored: Ord + Sized {
+    /// The stored form of `key`.
+    fn store(key: Key) -> Self;
+    /// The id at the end of an entry of an index that is not unique whose keys are `width`
+    /// bytes wide.
+    fn row(&self, width: usize) -> RowId;
+}
+
+impl Stored for Key {
+    fn store(key: Key) -> Self {
+        key
+    }
+
+    fn row(&self, _: usize) -> RowId {
+        let bytes = self.as_bytes();
+        let mut id = [0; 8];
+        id.copy_from_slice(&bytes[bytes.len() - 8..]);
+        RowId(u64::from_be_bytes(id))
+    }
+}
+
+impl Stored for u128 {
+    fn store(key: Key) -> Self {
+        // Keys and bounds of an index of words are never longer than 16 bytes.
+        let bytes = key.as_bytes();
+        let len = bytes.len().min(16);
+        let mut padded = [0; 16];
+        padded[..len].copy_from_slice(&bytes[..len]);
+        u128::from_be_bytes(padded)
+    }
+
+    fn row(&self, width: usize) -> RowId {
+        // The id's 8 bytes follow the key's `width` (at most 8), then zeros.
+        RowId((*self >> (8 * (8 - width))) as u64)
+    }
 }
 
 impl Index {
-    /// An empty index, unique or not.
-    pub(crate) fn new(unique: bool) -> Self {
-        if unique {
-            Self::Unique(BTreeMap::new())
-        } else {
-            Self::Multi(BTreeSet::new())
-        }
-    }
-
-    /// Adds `row` under `key`; in a unique index where another row has `key`, changes nothing
-    /// (callers check first).
-    pub(crate) fn insert(&mut self, key: Key, row: RowId) {
-        if let Ok(vacancy) = self.vacancy(key) {
-            vacancy.fill(row);
-        }
-    }
-
-    /// Removes `row` from under `key`.
-    pub(crate) fn remove(&mut self, mut key: Key, row: RowId) {
-        match self {
-            Self::Unique(map) => {
-                map.remove(&key);
-            }
-            Self::Multi(set) => {
-                key.extend(&row.0.to_be_bytes());
-                set.remove(&key);
-            }
+    /// An empty index, unique or not, whose keys are all `width` bytes wide if `width` is
+    /// given.
+    pub(crate) fn new(unique: bool, width: Option<usize>) -> Self {
+        let room = if unique { 16 } else { 8 };
+        match width.filter(|&width| width <= room) {
+            Some(width) => Self::Words {
+                width,
+                entries: Entries::new(unique),
+            },
+            None => Self::Bytes(Entries::new(unique)),
         }
     }
 
@@ -66,72 +105,177 @@ impl Index {
     /// already. Nothing changes until the vacancy is filled.
     pub(crate) fn vacancy(&mut self, key: Key) -> Result<Vacancy<'_>, RowId> {
         match self {
-            Self::Unique(map) => match map.entry(key) {
+            Self::Words {
+                entries: Entries::Unique(map),
+                ..
+            } => match map.entry(u128::store(key)) {
                 btree_map::Entry::Occupied(entry) => Err(*entry.get()),
-                btree_map::Entry::Vacant(entry) => Ok(Vacancy::Unique(entry)),
+                btree_map::Entry::Vacant(entry) => Ok(Vacancy::Word(entry)),
             },
-            Self::Multi(set) => Ok(Vacancy::Multi(set, key)),
+            Self::Bytes(Entries::Unique(map)) => match map.entry(key) {
+                btree_map::Entry::Occupied(entry) => Err(*entry.get()),
+                btree_map::Entry::Vacant(entry) => Ok(Vacancy::Bytes(entry)),
+            },
+            multi => Ok(Vacancy::Multi(multi, key)),
+        }
+    }
+
+    /// Adds `row` under `key`; in a unique index where another row has `key`, changes nothing
+    /// (callers check first).
+    pub(crate) fn insert(&mut self, key: Key, row: RowId) {
+        match self {
+            Self::Words { entries, .. } => entries.insert(key, row),
+            Self::Bytes(entries) => entries.insert(key, row),
+        }
+    }
+
+    /// Removes `row` from under `key`.
+    pub(crate) fn remove(&mut self, key: Key, row: RowId) {
+        match self {
+            Self::Words { entries, .. } => entries.remove(key, row),
+            Self::Bytes(entries) => entries.remove(key, row),
         }
     }
 
     /// The row under exactly `key`, in a unique index; `None` in an index that is not unique.
     pub(crate) fn get_unique(&self, key: &Key) -> Option<RowId> {
         match self {
-            Self::Unique(map) => map.get(key).copied(),
-            Self::Multi(_) => None,
+            Self::Words {
+                entries: Entries::Unique(map),
+                ..
+            } => map.get(&u128::store(key.clone())).copied(),
+            Self::Bytes(Entries::Unique(map)) => map.get(key).copied(),
+            _ => None,
         }
     }
 
     /// The rows whose keys lie in `range`, in index order.
-    pub(crate) fn range<'a>(&'a self, range: &KeyRange) -> impl Iterator<Item = RowId> + 'a {
-        let empty = range.high.as_ref().is_some_and(|high| range.low >= *high);
+    pub(crate) fn range(&self, range: &KeyRange) -> Rows<'_> {
+        match self {
+            Self::Words { width, entries } => match entries.range(range) {
+                Some(Span::Unique(rows)) => Rows::WordsUnique(rows),
+                Some(Span::Multi(entries)) => Rows::WordsMulti(entries, *width),
+                None => Rows::Empty,
+            },
+            Self::Bytes(entries) => match entries.range(range) {
+                Some(Span::Unique(rows)) => Rows::BytesUnique(rows),
+                Some(Span::Multi(entries)) => Rows::BytesMulti(entries),
+                None => Rows::Empty,
+            },
+        }
+    }
+}
+
+/// The entries of a range of an [`Entries`].
+enum Span<'a, K> {
+    Unique(btree_map::Range<'a, K, RowId>),
+    Multi(btree_set::Range<'a, K>),
+}
+
+/// The rows of a range of an index, in index order: see [`Index::range`].
+pub(crate) enum Rows<'a> {
+    /// Of a unique index of words.
+    WordsUnique(btree_map::Range<'a, u128, RowId>),
+    /// Of an index of words, `width` bytes wide, that is not unique.
+    WordsMulti(btree_set::Range<'a, u128>, usize),
+    /// Of a unique index of bytes.
+    BytesUnique(btree_map::Range<'a, Key, RowId>),
+    /// Of an index of bytes that is not unique.
+    BytesMulti(btree_set::Range<'a, Key>),
+    /// Of an empty range.
+    Empty,
+}
+
+impl Iterator for Rows<'_> {
+    type Item = RowId;
+
+    fn next(&mut self) -> Option<RowId> {
+        match self {
+            Self::WordsUnique(rows) => rows.next().map(|(_, &row)| row),
+            Self::WordsMulti(entries, width) => entries.next().map(|entry| entry.row(*width)),
+            Self::BytesUnique(rows) => rows.next().map(|(_, &row)| row),
+            Self::BytesMulti(entries) => entries.next().map(|entry| entry.row(0)),
+            Self::Empty => None,
+        }
+    }
+}
+
+impl<K: Stored> Entries<K> {
+    fn new(unique: bool) -> Self {
+        if unique {
+            Self::Unique(BTreeMap::new())
+        } else {
+            Self::Multi(BTreeSet::new())
+        }
+    }
+
+    fn insert(&mut self, mut key: Key, row: RowId) {
+        match self {
+            Self::Unique(map) => {
+                if let btree_map::Entry::Vacant(entry) = map.entry(K::store(key)) {
+                    entry.insert(row);
+                }
+            }
+            Self::Multi(set) => {
+                key.extend(&row.0.to_be_bytes());
+                set.insert(K::store(key));
+            }
+        }
+    }
+
+    fn remove(&mut self, mut key: Key, row: RowId) {
+        match self {
+            Self::Unique(map) => {
+                map.remove(&K::store(key));
+            }
+            Self::Multi(set) => {
+                key.extend(&row.0.to_be_bytes());
+                set.remove(&K::store(key));
+            }
+        }
+    }
+
+    /// The entries in `range`, in order; `None` if the range is empty.
+    fn range(&self, range: &KeyRange) -> Option<Span<'_, K>> {
+        let low = K::store(range.low.clone());
+        let high = range.high.clone().map(K::store);
+        if high.as_ref().is_some_and(|high| low >= *high) {
+            return None;
+        }
         let bounds = (
-            Bound::Included(&range.low),
-            range
-                .high
-                .as_ref()
-                .map_or(Bound::Unbounded, Bound::Excluded),
+            Bound::Included(&low),
+            high.as_ref().map_or(Bound::Unbounded, Bound::Excluded),
         );
-        let (unique, multi) = match self {
-            _ if empty => (None, None),
-            Self::Unique(map) => (Some(map.range(bounds)), None),
-            Self::Multi(set) => (None, Some(set.range(bounds))),
-        };
-        let unique = unique.into_iter().flatten().map(|(_, &row)| row);
-        let multi = multi.into_iter().flatten().map(row_of);
-        unique.chain(multi)
+        Some(match self {
+            Self::Unique(map) => Span::Unique(map.range(bounds)),
+            Self::Multi(set) => Span::Multi(set.range(bounds)),
+        })
     }
 }
 
 /// Where a new key goes in an index: see [`Index::vacancy`].
 pub(crate) enum Vacancy<'a> {
-    /// In a unique index.
-    Unique(btree_map::VacantEntry<'a, Key, RowId>),
+    /// In a unique index of words.
+    Word(btree_map::VacantEntry<'a, u128, RowId>),
+    /// In a unique index of bytes.
+    Bytes(btree_map::VacantEntry<'a, Key, RowId>),
     /// In an index that is not unique, where keys never clash: the key.
-    Multi(&'a mut BTreeSet<Key>, Key),
+    Multi(&'a mut Index, Key),
 }
 
 impl Vacancy<'_> {
     /// Adds `row` under the key.
     pub(crate) fn fill(self, row: RowId) {
         match self {
-            Self::Unique(entry) => {
+            Self::Word(entry) => {
                 entry.insert(row);
             }
-            Self::Multi(set, mut key) => {
-                key.extend(&row.0.to_be_bytes());
-                set.insert(key);
+            Self::Bytes(entry) => {
+                entry.insert(row);
             }
+            Self::Multi(index, key) => index.insert(key, row),
         }
     }
-}
-
-/// The row id at the end of an entry of an index that is not unique.
-fn row_of(entry: &Key) -> RowId {
-    let bytes = entry.as_bytes();
-    let mut id = [0; 8];
-    id.copy_from_slice(&bytes[bytes.len() - 8..]);
-    RowId(u64::from_be_bytes(id))
 }
 
 #[cfg(test)]
@@ -149,31 +293,55 @@ mod tests {
         }
     }
 
+    fn rows(index: &Index, low: &[u8], high: Option<&[u8]>) -> Vec<RowId> {
+        index.range(&range(low, high)).collect()
+    }
+
+    /// Indexes of two-byte keys, stored both ways.
+    fn both(unique: bool) -> [Index; 2] {
+        [Index::new(unique, Some(2)), Index::new(unique, None)]
+    }
+
     #[test]
     fn equal_keys_sort_by_row() {
-        let mut index = Index::new(false);
-        index.insert(key(&[3]), RowId(2));
-        index.insert(key(&[3]), RowId(1));
-        index.insert(key(&[4]), RowId(0));
-        let rows: Vec<_> = index.range(&range(&[3], Some(&[4]))).collect();
-        assert_eq!(rows, [RowId(1), RowId(2)]);
-        index.remove(key(&[3]), RowId(1));
-        let rows: Vec<_> = index.range(&range(&[3], None)).collect();
-        assert_eq!(rows, [RowId(2), RowId(0)]);
-        assert_eq!(index.get_unique(&key(&[3])), None);
-        assert_eq!(index.range(&range(&[5], Some(&[2]))).count(), 0);
-        assert_eq!(index.range(&range(&[3], Some(&[3]))).count(), 0);
+        for mut index in both(false) {
+            index.insert(key(&[3, 0]), RowId(2));
+            index.insert(key(&[3, 0]), RowId(1));
+            index.insert(key(&[4, 0]), RowId(0));
+            index.insert(key(&[3, 1]), RowId(3));
+            assert_eq!(rows(&index, &[3], Some(&[4])), [1, 2, 3].map(RowId));
+            assert_eq!(rows(&index, &[3, 0], Some(&[3, 1])), [1, 2].map(RowId));
+            index.remove(key(&[3, 0]), RowId(1));
+            assert_eq!(rows(&index, &[3], None), [2, 3, 0].map(RowId));
+            assert_eq!(index.get_unique(&key(&[3, 0])), None);
+            assert_eq!(rows(&index, &[5], Some(&[2])), []);
+            assert_eq!(rows(&index, &[3], Some(&[3])), []);
+        }
     }
 
     #[test]
     fn a_unique_index_maps_keys_to_rows() {
-        let mut index = Index::new(true);
-        index.insert(key(&[1, 2]), RowId(7));
-        index.insert(key(&[1]), RowId(8));
-        assert_eq!(index.get_unique(&key(&[1, 2])), Some(RowId(7)));
-        let rows: Vec<_> = index.range(&range(&[1], Some(&[2]))).collect();
-        assert_eq!(rows, [RowId(8), RowId(7)]);
-        index.remove(key(&[1, 2]), RowId(7));
-        assert_eq!(index.get_unique(&key(&[1, 2])), None);
+        for mut index in both(true) {
+            index.insert(key(&[1, 2]), RowId(7));
+            index.insert(key(&[1, 0]), RowId(8));
+            assert_eq!(index.get_unique(&key(&[1, 2])), Some(RowId(7)));
+            assert_eq!(index.vacancy(key(&[1, 2])).err(), Some(RowId(7)));
+            assert_eq!(rows(&index, &[1], Some(&[2])), [8, 7].map(RowId));
+            assert_eq!(rows(&index, &[1, 1], None), [7].map(RowId));
+            index.remove(key(&[1, 2]), RowId(7));
+            assert_eq!(index.get_unique(&key(&[1, 2])), None);
+            if let Ok(vacancy) = index.vacancy(key(&[1, 2])) {
+                vacancy.fill(RowId(9));
+            }
+            assert_eq!(index.get_unique(&key(&[1, 2])), Some(RowId(9)));
+        }
+    }
+
+    #[test]
+    fn wide_keys_are_stored_as_bytes() {
+        assert!(matches!(Index::new(true, Some(16)), Index::Words { .. }));
+        assert!(matches!(Index::new(true, Some(17)), Index::Bytes(_)));
+        assert!(matches!(Index::new(false, Some(8)), Index::Words { .. }));
+        assert!(matches!(Index::new(false, Some(9)), Index::Bytes(_)));
     }
 }

@@ -51,6 +51,8 @@ pub(crate) struct IndexSchema {
     pub(crate) name: String,
     /// The indexed columns, in key order.
     pub(crate) columns: Vec<usize>,
+    /// The width of every key, if the indexed columns all have a fixed width.
+    pub(crate) width: Option<usize>,
     pub(crate) unique: bool,
 }
 
@@ -91,10 +93,16 @@ impl TableSchema {
         let table = &def.name;
         let error = |message: String| SchemaError::new(format!("table `{table}`: {message}"));
         check_row_type(def, typespace).map_err(error)?;
+        let shapes: Vec<Shape> = def
+            .columns
+            .iter()
+            .map(|column| Shape::of(&column.ty, typespace))
+            .collect();
         let indexes: Vec<IndexSchema> = check_indexes(def)
             .map_err(error)?
             .into_iter()
             .map(|(name, columns, unique)| IndexSchema {
+                width: columns.iter().map(|&column| shapes[column].width()).sum(),
                 name,
                 columns,
                 unique,
@@ -104,11 +112,6 @@ impl TableSchema {
             .map_err(error)?
             .into_iter()
             .map(|(column, kind)| SequenceSchema { column, kind })
-            .collect();
-        let shapes: Vec<Shape> = def
-            .columns
-            .iter()
-            .map(|column| Shape::of(&column.ty, typespace))
             .collect();
         Ok(Self {
             def: def.clone(),

@@ -52,7 +52,7 @@ impl Table {
             indexes: schema
                 .indexes
                 .iter()
-                .map(|index| Index::new(index.unique))
+                .map(|index| Index::new(index.unique, index.width))
                 .collect(),
             sequences: vec![Sequence::new(); schema.sequences.len()],
             next_row_id: 0,
