@@ -137,6 +137,15 @@ struct TableLog {
 }
 
 impl TableLog {
+    /// The log of a table the transaction is about to change for the first time.
+    fn begin(state: &Table) -> Self {
+        Self {
+            start: RowId(state.next_row_id),
+            sequences: state.sequences.clone(),
+            deleted: Vec::new(),
+        }
+    }
+
     /// Remembers that the transaction removed row `id`, `row`, if it existed before.
     fn removed(&mut self, id: RowId, row: Row) {
         if id < self.start {
@@ -149,7 +158,9 @@ impl TableLog {
 /// ([`MutTx::commit`]) or rolled back ([`MutTx::rollback`], or dropping it).
 pub struct MutTx {
     guard: ArcRwLockWriteGuard<RawRwLock, Tables>,
-    logs: Vec<TableLog>,
+    /// The logs of the tables the transaction changed, by table id, made on first change: a
+    /// transaction costs nothing per table it does not touch.
+    logs: Vec<(usize, TableLog)>,
     open: bool,
 }
 
@@ -162,18 +173,9 @@ impl Deref for MutTx {
 
 impl MutTx {
     pub(crate) fn new(guard: ArcRwLockWriteGuard<RawRwLock, Tables>) -> Self {
-        let logs = guard
-            .tables
-            .iter()
-            .map(|table| TableLog {
-                start: RowId(table.next_row_id),
-                sequences: table.sequences.clone(),
-                deleted: Vec::new(),
-            })
-            .collect();
         Self {
             guard,
-            logs,
+            logs: Vec::new(),
             open: true,
         }
     }
@@ -268,12 +270,12 @@ impl MutTx {
     /// Makes the transaction's changes visible to everyone, and returns them.
     pub fn commit(mut self) -> TxData {
         self.open = false;
-        let logs = std::mem::take(&mut self.logs);
+        let mut logs = std::mem::take(&mut self.logs);
+        logs.sort_by_key(|(id, _)| *id);
         let tables = logs
             .into_iter()
-            .zip(&self.guard.tables)
-            .enumerate()
-            .filter_map(|(id, (log, state))| {
+            .filter_map(|(id, log)| {
+                let state = &self.guard.tables[id];
                 let mut inserted: Vec<Row> = state.rows_from(log.start).cloned().collect();
                 let mut deleted: Vec<Row> = log.deleted.into_iter().map(|(_, row)| row).collect();
                 if !inserted.is_empty() && !deleted.is_empty() {
@@ -302,22 +304,26 @@ impl MutTx {
     pub fn rollback(self) {}
 
     fn parts(&mut self, table: u32) -> Result<Parts<'_>, Error> {
-        let Tables { schema, tables } = &mut *self.guard;
+        let Self { guard, logs, .. } = self;
+        let Tables { schema, tables } = &mut **guard;
         let count = tables.len();
         let id = table as usize;
-        match (
-            schema.tables.get(id),
-            tables.get_mut(id),
-            self.logs.get_mut(id),
-        ) {
-            (Some(table_schema), Some(state), Some(log)) => Ok(Parts {
-                typespace: &schema.typespace,
-                schema: table_schema,
-                state,
-                log,
-            }),
-            _ => Err(no_such_table(table, count)),
-        }
+        let (Some(table_schema), Some(state)) = (schema.tables.get(id), tables.get_mut(id)) else {
+            return Err(no_such_table(table, count));
+        };
+        let position = match logs.iter().position(|(logged, _)| *logged == id) {
+            Some(position) => position,
+            None => {
+                logs.push((id, TableLog::begin(state)));
+                logs.len() - 1
+            }
+        };
+        Ok(Parts {
+            typespace: &schema.typespace,
+            schema: table_schema,
+            state,
+            log: &mut logs[position].1,
+        })
     }
 }
 
@@ -326,7 +332,8 @@ impl Drop for MutTx {
         if !self.open {
             return;
         }
-        for (log, state) in self.logs.drain(..).zip(&mut self.guard.tables) {
+        for (id, log) in self.logs.drain(..) {
+            let state = &mut self.guard.tables[id];
             state.truncate(log.start);
             state.restore(log.deleted);
             state.sequences = log.sequences;
