@@ -6,5 +6,10 @@
 //! preloading rows) is never measured; each measured iteration starts from the same state.
 
 pub mod data;
+pub mod dispatch;
+pub mod encoding;
+pub mod measure;
 pub mod module;
+pub mod results;
 pub mod sqlite;
+pub mod workloads;

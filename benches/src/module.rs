@@ -23,8 +23,44 @@ pub trait ModuleHost {
 /// Calls `reducer` with `args` (a tuple of its arguments) and panics unless it succeeds: for
 /// setup.
 pub fn call_ok(host: &mut dyn ModuleHost, reducer: &str, args: impl Encode) {
-    let outcome = host.call(reducer, &wasmod_abi::encoding::to_vec(&args));
+    call_encoded_ok(host, reducer, &wasmod_abi::encoding::to_vec(&args));
+}
+
+/// Calls `reducer` with the encoded `args` and panics unless it succeeds. The benchmarks check
+/// every measured call this way, so a reducer that fails fast cannot pass for a fast one.
+pub fn call_encoded_ok(host: &mut dyn ModuleHost, reducer: &str, args: &[u8]) {
+    let outcome = host.call(reducer, args);
     assert!(outcome.is_success(), "{reducer}: {outcome}");
+}
+
+/// The hosts every module workload runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Host {
+    /// The module built for wasm32 in release, in wasmtime: [`wasm`].
+    Wasm,
+    /// The same module compiled natively: [`native`].
+    Native,
+}
+
+impl Host {
+    /// Both hosts, in report order.
+    pub const ALL: [Host; 2] = [Host::Wasm, Host::Native];
+
+    /// The benchmark function's name: `host_wasm`, `host_native`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Host::Wasm => "host_wasm",
+            Host::Native => "host_native",
+        }
+    }
+
+    /// The benchmark module, freshly loaded in this host (empty tables).
+    pub fn load(self) -> Box<dyn ModuleHost> {
+        match self {
+            Host::Wasm => Box::new(wasm()),
+            Host::Native => Box::new(native()),
+        }
+    }
 }
 
 impl ModuleHost for NativeModule<Benchmarks> {
