@@ -111,6 +111,27 @@ fn new_depends_on_the_enclosing_checkout_by_a_relative_path() {
     let manifest = std::fs::read_to_string(temp.path().join("elsewhere/Cargo.toml")).expect("read");
     assert!(manifest.contains("wasmod = \"0.1\""), "{manifest}");
 
+    // A toolchain without the wasm32 target: the error says how to install it.
+    let rustc = temp.path().join("rustc-without-wasm32");
+    std::fs::write(&rustc, "#!/bin/sh\necho /nonexistent-sysroot\n").expect("written");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&rustc, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let build = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+            .args(["build", "elsewhere"])
+            .current_dir(temp.path())
+            .env("RUSTC", &rustc)
+            .output()
+            .expect("wasmod runs");
+        assert_eq!(build.status.code(), Some(2));
+        let stderr = text(&build.stderr);
+        assert!(
+            stderr.contains("rustup target add wasm32-unknown-unknown"),
+            "{stderr}"
+        );
+    }
+
     let bad = wasmod(&["new", "2fast"], temp.path());
     assert_eq!(bad.status.code(), Some(2));
     assert!(
