@@ -15,7 +15,11 @@
 //! [`Datastore::begin_read`] for readers of the committed state. See [`tx`] for how they work
 //! and why. Errors are [`Error`]s, each carrying the ABI [`Errno`](wasmod_abi::Errno) a module
 //! receives and a message for the host's logs. Nothing here panics on bad input.
+//!
+//! A datastore lives in memory; [`durability`] adds a commit log that makes commits survive a
+//! crash, and replays it into a new datastore on start.
 
+pub mod durability;
 mod error;
 mod index;
 mod key;

@@ -268,7 +268,49 @@ impl MutTx {
     }
 
     /// Makes the transaction's changes visible to everyone, and returns them.
-    pub fn commit(mut self) -> TxData {
+    pub fn commit(self) -> TxData {
+        self.commit_with(|_| ()).0
+    }
+
+    /// Commits like [`MutTx::commit`], running `log` on the changes before the tables are
+    /// released: what `log` does happens in commit order (a commit log appends the record
+    /// here, see [`crate::durability`]). Returns the changes and what `log` returned.
+    pub fn commit_with<R>(mut self, log: impl FnOnce(&TxData) -> R) -> (TxData, R) {
+        let changes = self.changes();
+        let logged = log(&changes);
+        (changes, logged)
+    }
+
+    /// Applies changes another transaction made (deletions, then insertions, per table), as
+    /// recovery replays a commit log. Rows keep their auto-increment values, and sequences move
+    /// past them. Errors: the changes do not fit these tables (a deleted row is missing, an
+    /// inserted row is malformed or clashes).
+    pub(crate) fn apply(&mut self, changes: &TxData) -> Result<(), Error> {
+        let mut scratch = Vec::new();
+        for table in &changes.tables {
+            let Parts {
+                schema, state, log, ..
+            } = self.parts(table.table)?;
+            for row in &table.deleted {
+                let found = state.find(row).is_some_and(|id| delete(state, log, id));
+                if !found {
+                    return Err(Error::new(
+                        Errno::NO_SUCH_ROW,
+                        format!("table `{}` has no row to delete", schema.def.name),
+                    ));
+                }
+            }
+            for row in &table.inserted {
+                scratch.clear();
+                scratch.extend_from_slice(row);
+                state.insert(&mut scratch)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the transaction's life as one that may roll back, and returns its net changes.
+    fn changes(&mut self) -> TxData {
         self.open = false;
         let mut logs = std::mem::take(&mut self.logs);
         logs.sort_by_key(|(id, _)| *id);

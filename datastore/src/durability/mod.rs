@@ -1,0 +1,337 @@
+//! Durability: a commit log of our own, so acknowledged transactions survive a crash.
+//!
+//! Why our own log rather than an embedded store: the datastore already keeps every table in
+//! memory, and a transaction's changes ([`TxData`]) are already encoded rows. Durability then
+//! needs only an ordered, checksummed record of those changes and a way to replay it: an
+//! append-only log of a few hundred lines, with no second copy of the data in another engine's
+//! format and no second transaction manager to keep in step (`docs/durability.md`).
+//!
+//! [`open`] recovers a directory's log into a fresh [`Datastore`] and returns it with the
+//! [`Durability`] handle to log later commits through. A commit goes:
+//!
+//! 1. [`MutTx::commit_with`](crate::MutTx::commit_with) with [`Durability::append`]: the record
+//!    is queued while the transaction still holds the tables, so the log order is the commit
+//!    order;
+//! 2. the tables are released, and [`Ticket::wait`] waits until the record is durable;
+//! 3. only then is the commit acknowledged.
+//!
+//! Readers may see a commit between 1 and 3; a crash then loses a commit nobody was told of.
+//!
+//! Files, one job each: `frame` (length and checksum around each record), `record`
+//! (a transaction as bytes), `segment` (the files, their header and names), `writer`
+//! (appending, group commit, the flusher), `recovery` (replay, torn tails).
+
+mod frame;
+mod record;
+mod recovery;
+mod segment;
+mod writer;
+
+pub use writer::Ticket;
+
+use crate::tx::TxData;
+use crate::{Datastore, SchemaError};
+use std::fmt;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmod_abi::ModuleDef;
+use writer::{SegmentFile, Writer};
+
+/// When a commit counts as durable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Each commit waits for a sync of its own record (commits that are waiting together
+    /// still share one).
+    Fsync,
+    /// A flusher thread syncs whatever has been appended since its last sync; each commit
+    /// waits for the sync that covers it. Same guarantee as [`Mode::Fsync`], fewer syncs.
+    #[default]
+    Group,
+    /// Records are written in the background and never synced, and commits do not wait: a
+    /// crash loses the last moments. For tests and benchmarks.
+    Off,
+}
+
+impl FromStr for Mode {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "fsync" => Ok(Self::Fsync),
+            "group" => Ok(Self::Group),
+            "off" => Ok(Self::Off),
+            _ => Err(format!(
+                "`{text}` is not a durability mode (fsync, group or off)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Fsync => "fsync",
+            Self::Group => "group",
+            Self::Off => "off",
+        })
+    }
+}
+
+/// How a log is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// When a commit is durable.
+    pub mode: Mode,
+    /// In [`Mode::Group`], how long the flusher lets commits gather before a sync. Zero (the
+    /// default) syncs at once: the commits that arrive during one sync share the next.
+    pub group_window: Duration,
+    /// The size past which the log starts a new segment file.
+    pub max_segment_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            mode: Mode::default(),
+            group_window: Duration::ZERO,
+            max_segment_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Why a log could not be opened, recovered or written.
+#[derive(Debug)]
+pub enum DurabilityError {
+    /// A file operation failed.
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What was being done.
+        what: &'static str,
+        /// The system's error.
+        source: io::Error,
+    },
+    /// The log is damaged where acknowledged transactions may follow: nothing was changed.
+    Corrupt {
+        /// The segment.
+        file: PathBuf,
+        /// The byte offset of the damage in it.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The log was written for different tables.
+    SchemaMismatch {
+        /// The segment whose header says so.
+        file: PathBuf,
+    },
+    /// Another process (or handle) has the directory open.
+    Locked {
+        /// The directory.
+        dir: PathBuf,
+    },
+    /// The module's tables are invalid.
+    Schema(SchemaError),
+    /// The log failed earlier; this commit is in memory only.
+    Failed(String),
+}
+
+impl DurabilityError {
+    fn io(path: &Path, what: &'static str, source: io::Error) -> Self {
+        Self::Io {
+            path: path.to_owned(),
+            what,
+            source,
+        }
+    }
+}
+
+impl fmt::Display for DurabilityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, what, source } => {
+                write!(f, "{what} ({}): {source}", path.display())
+            }
+            Self::Corrupt {
+                file,
+                offset,
+                reason,
+            } => write!(
+                f,
+                "the commit log is damaged in {} at byte {offset}: {reason}; nothing was \
+                 truncated (restore the file or move the data directory aside)",
+                file.display()
+            ),
+            Self::SchemaMismatch { file } => write!(
+                f,
+                "the commit log {} was written for different tables (another module, or an \
+                 incompatible change to this one's tables): refusing to replay it",
+                file.display()
+            ),
+            Self::Locked { dir } => write!(
+                f,
+                "the data directory {} is in use by another wasmod process",
+                dir.display()
+            ),
+            Self::Schema(error) => error.fmt(f),
+            Self::Failed(reason) => write!(
+                f,
+                "the commit log failed earlier ({reason}): commits are no longer durable; \
+                 restart to recover"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for DurabilityError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// What recovery found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// How many transactions were replayed; zero for a new (or empty) log.
+    pub transactions: u64,
+    /// How many segment files were read.
+    pub segments: usize,
+    /// The torn tail cut off the log, if there was one.
+    pub torn_tail: Option<TornTail>,
+    /// How long recovery took.
+    pub duration: Duration,
+}
+
+/// Records a crash left unfinished at the end of the log, removed on recovery.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TornTail {
+    /// The segment.
+    pub file: PathBuf,
+    /// Where the first bad record started (the file's new length).
+    pub offset: u64,
+    /// How many bytes were cut.
+    pub bytes: u64,
+    /// What was wrong with the first bad record.
+    pub reason: String,
+}
+
+impl fmt::Display for TornTail {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the commit log {} ends in {} bytes of unfinished records at byte {} ({})",
+            self.file.display(),
+            self.bytes,
+            self.offset,
+            self.reason
+        )
+    }
+}
+
+/// The handle commits are logged through. Clones share the log; when the last goes, what is
+/// buffered is written (and synced, unless the mode is off) and the flusher ends.
+#[derive(Clone)]
+pub struct Durability {
+    writer: Arc<Writer>,
+    /// Held for the directory lock's sake.
+    _lock: Arc<File>,
+}
+
+impl Durability {
+    /// Queues the record of a commit that made `changes`; call it from
+    /// [`MutTx::commit_with`](crate::MutTx::commit_with), and acknowledge the commit only once
+    /// the returned ticket's [`wait`](Ticket::wait) returns `Ok`.
+    pub fn append(&self, changes: &TxData) -> Ticket {
+        self.writer.append(changes)
+    }
+
+    /// How many times the log has been synced: commits divided by syncs is the group size.
+    pub fn syncs(&self) -> u64 {
+        self.writer.syncs()
+    }
+
+    /// How many transactions the log holds (recovered ones included).
+    pub fn transactions(&self) -> u64 {
+        self.writer.appended()
+    }
+}
+
+impl fmt::Debug for Durability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Durability")
+            .field("transactions", &self.transactions())
+            .field("syncs", &self.syncs())
+            .finish()
+    }
+}
+
+/// A datastore recovered from its log, and the handle to log further commits through.
+#[derive(Debug)]
+pub struct Recovered {
+    /// The tables, as the log left them.
+    pub datastore: Datastore,
+    /// The log.
+    pub durability: Durability,
+    /// What recovery found.
+    pub report: RecoveryReport,
+}
+
+/// Opens (creating it if needed) the log in `dir` for the module described by `def`,
+/// replays it into a new datastore, and returns both.
+///
+/// Fails without changing anything if the log is damaged anywhere but its tail, was written
+/// for different tables, or the directory is open elsewhere; a torn tail is truncated and
+/// reported in [`Recovered::report`].
+pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, DurabilityError> {
+    fs::create_dir_all(dir)
+        .map_err(|error| DurabilityError::io(dir, "creating the log directory", error))?;
+    let lock_path = dir.join("LOCK");
+    let lock = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|error| DurabilityError::io(&lock_path, "opening the lock file", error))?;
+    if lock.try_lock().is_err() {
+        return Err(DurabilityError::Locked {
+            dir: dir.to_owned(),
+        });
+    }
+    let datastore = Datastore::new(def).map_err(DurabilityError::Schema)?;
+    let schema = segment::schema_hash(def);
+    let replayed = recovery::replay(dir, schema, &datastore)?;
+    let file = match replayed.tail {
+        Some((path, len)) => {
+            let file = OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .map_err(|error| DurabilityError::io(&path, "opening the log", error))?;
+            SegmentFile { path, file, len }
+        }
+        None => {
+            let path = segment::path(dir, replayed.next);
+            let file = segment::create(dir, schema, replayed.next)
+                .map_err(|error| DurabilityError::io(&path, "creating the log", error))?;
+            SegmentFile {
+                path,
+                file,
+                len: segment::HEADER_LEN as u64,
+            }
+        }
+    };
+    let writer = Writer::start(dir.to_owned(), schema, options, file, replayed.next)?;
+    Ok(Recovered {
+        datastore,
+        durability: Durability {
+            writer: Arc::new(writer),
+            _lock: Arc::new(lock),
+        },
+        report: replayed.report,
+    })
+}

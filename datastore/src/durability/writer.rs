@@ -1,0 +1,291 @@
+//! The writer: records appended in commit order, written and synced in groups, and the
+//! tickets commits wait on.
+//!
+//! Appending only copies the framed record into a buffer under a short lock, so it can run
+//! while the datastore's write lock is held (which fixes the log order to the commit order)
+//! without holding that lock during I/O. Writing and syncing happen under a second lock, the
+//! file's, which appenders never take: commits keep arriving while a sync runs, and the next
+//! sync covers all of them. That is group commit, and it falls out of the two locks:
+//!
+//! - [`Mode::Fsync`]: the committing thread, in [`Ticket::wait`], writes whatever is buffered
+//!   and syncs. Concurrent committers still share syncs; a lone one syncs once per commit.
+//! - [`Mode::Group`]: a flusher thread writes and syncs whatever is buffered, in a loop (after
+//!   an optional window that lets more commits join); waiters sleep until their record is
+//!   covered.
+//! - [`Mode::Off`]: the flusher writes without syncing and tickets are ready at once.
+//!
+//! An I/O error poisons the log: every later commit fails, since what is in memory can no
+//! longer be made durable in order. The host is expected to stop and recover.
+
+use super::{segment, DurabilityError, Mode, Options};
+use crate::tx::TxData;
+use parking_lot::{Condvar, Mutex};
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// The state appenders and flushers share.
+struct State {
+    /// Framed records not yet handed to the file.
+    pending: Vec<u8>,
+    /// The offset the next record gets; records below it are appended.
+    next: u64,
+    /// Records below this offset are durable (written, and synced unless the mode is off).
+    durable: u64,
+    /// Why the log stopped, if it did.
+    failed: Option<String>,
+    /// Set when the last handle goes: the flusher writes what is left and ends.
+    closing: bool,
+}
+
+/// The file side: the open segment, touched only under its own lock.
+pub(crate) struct SegmentFile {
+    /// The segment's path, for errors.
+    pub(crate) path: PathBuf,
+    /// The segment, open for appending.
+    pub(crate) file: File,
+    /// The segment's size, to know when to start the next one.
+    pub(crate) len: u64,
+}
+
+/// What the writer's handles share.
+pub(crate) struct Shared {
+    dir: PathBuf,
+    schema: [u8; 32],
+    options: Options,
+    state: Mutex<State>,
+    /// Signalled when `durable` moves or the log fails.
+    advanced: Condvar,
+    /// Signalled when records are appended or the log closes (for the flusher).
+    appended: Condvar,
+    file: Mutex<SegmentFile>,
+    syncs: AtomicU64,
+}
+
+/// The log writer; ends its flusher (after a last flush) when dropped.
+pub(crate) struct Writer {
+    shared: Arc<Shared>,
+    flusher: Option<JoinHandle<()>>,
+}
+
+/// A commit's place in the log, to wait on until it is durable.
+#[must_use = "a commit is not durable until its ticket's wait returns Ok"]
+pub struct Ticket {
+    shared: Option<Arc<Shared>>,
+    /// The record is durable once `durable` exceeds this.
+    offset: u64,
+}
+
+impl Writer {
+    /// A writer appending to the open segment `file` from offset `next` on.
+    pub(crate) fn start(
+        dir: PathBuf,
+        schema: [u8; 32],
+        options: Options,
+        file: SegmentFile,
+        next: u64,
+    ) -> Result<Self, DurabilityError> {
+        let shared = Arc::new(Shared {
+            dir,
+            schema,
+            options,
+            state: Mutex::new(State {
+                pending: Vec::new(),
+                next,
+                durable: next,
+                failed: None,
+                closing: false,
+            }),
+            advanced: Condvar::new(),
+            appended: Condvar::new(),
+            file: Mutex::new(file),
+            syncs: AtomicU64::new(0),
+        });
+        let flusher = match options.mode {
+            Mode::Fsync => None,
+            Mode::Group | Mode::Off => {
+                let flushing = shared.clone();
+                let thread = std::thread::Builder::new()
+                    .name("wasmod-log-flusher".into())
+                    .spawn(move || flushing.flush_loop())
+                    .map_err(|error| {
+                        DurabilityError::io(&shared.dir, "starting the log flusher", error)
+                    })?;
+                Some(thread)
+            }
+        };
+        Ok(Self { shared, flusher })
+    }
+
+    /// Appends the record of `changes`; call it while the transaction still holds the
+    /// datastore, so the log order is the commit order. A transaction that changed nothing
+    /// is not logged and its ticket is ready.
+    pub(crate) fn append(&self, changes: &TxData) -> Ticket {
+        if changes.is_empty() {
+            return Ticket::ready();
+        }
+        let mut state = self.shared.state.lock();
+        let offset = state.next;
+        if state.failed.is_none() {
+            let mut payload = Vec::new();
+            super::record::encode(&mut payload, offset, changes);
+            super::frame::write(&mut state.pending, &payload);
+            state.next += 1;
+        }
+        drop(state);
+        self.shared.appended.notify_one();
+        Ticket {
+            shared: Some(self.shared.clone()),
+            offset,
+        }
+    }
+
+    /// How many syncs the log has made.
+    pub(crate) fn syncs(&self) -> u64 {
+        self.shared.syncs.load(Ordering::Relaxed)
+    }
+
+    /// How many transactions the log holds or has buffered.
+    pub(crate) fn appended(&self) -> u64 {
+        self.shared.state.lock().next
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        self.shared.state.lock().closing = true;
+        self.shared.appended.notify_all();
+        match self.flusher.take() {
+            Some(flusher) => {
+                if flusher.join().is_err() {
+                    tracing::error!(target: "wasmod::durability", "the log flusher panicked");
+                }
+            }
+            None => self.shared.flush(),
+        }
+    }
+}
+
+impl Shared {
+    /// The flusher thread: flush whenever records are waiting, until closed.
+    fn flush_loop(&self) {
+        loop {
+            let mut state = self.state.lock();
+            while state.pending.is_empty() && !state.closing {
+                self.appended.wait(&mut state);
+            }
+            let closing = state.closing;
+            drop(state);
+            if !closing && !self.options.group_window.is_zero() {
+                std::thread::sleep(self.options.group_window);
+            }
+            self.flush();
+            if closing {
+                return;
+            }
+        }
+    }
+
+    /// Writes every buffered record, syncs unless the mode is off, starts the next segment
+    /// if this one is full, and marks the records durable. On error, poisons the log.
+    fn flush(&self) {
+        let mut file = self.file.lock();
+        let (batch, upto) = {
+            let mut state = self.state.lock();
+            if state.failed.is_some() || state.pending.is_empty() {
+                return;
+            }
+            (std::mem::take(&mut state.pending), state.next)
+        };
+        let result = self.write(&mut file, &batch, upto);
+        let mut state = self.state.lock();
+        match result {
+            Ok(()) => state.durable = upto,
+            Err(error) => {
+                let message = error.to_string();
+                tracing::error!(target: "wasmod::durability", "the commit log failed: {message}");
+                state.failed = Some(message);
+            }
+        }
+        drop(state);
+        self.advanced.notify_all();
+    }
+
+    fn write(
+        &self,
+        file: &mut SegmentFile,
+        batch: &[u8],
+        upto: u64,
+    ) -> Result<(), DurabilityError> {
+        let current = file.path.clone();
+        let io = |what, error| DurabilityError::io(&current, what, error);
+        file.file
+            .write_all(batch)
+            .map_err(|error| io("appending to the log", error))?;
+        file.len += batch.len() as u64;
+        let rotate = file.len >= self.options.max_segment_bytes;
+        if self.options.mode != Mode::Off || rotate {
+            file.file
+                .sync_data()
+                .map_err(|error| io("syncing the log", error))?;
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        if rotate {
+            let next = segment::create(&self.dir, self.schema, upto)
+                .map_err(|error| io("starting a new log segment", error))?;
+            *file = SegmentFile {
+                path: segment::path(&self.dir, upto),
+                file: next,
+                len: segment::HEADER_LEN as u64,
+            };
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Ticket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ticket")
+            .field("offset", &self.shared.as_ref().map(|_| self.offset))
+            .finish()
+    }
+}
+
+impl Ticket {
+    /// A ticket for nothing to wait for.
+    pub(crate) fn ready() -> Self {
+        Self {
+            shared: None,
+            offset: 0,
+        }
+    }
+
+    /// Waits until the commit is durable as its log's mode promises; `Err` if the log failed
+    /// first (the commit is then in memory only, and so is every later one).
+    pub fn wait(self) -> Result<(), DurabilityError> {
+        let Some(shared) = self.shared else {
+            return Ok(());
+        };
+        if shared.options.mode == Mode::Fsync {
+            if shared.state.lock().durable <= self.offset {
+                shared.flush();
+            }
+        } else if shared.options.mode == Mode::Off {
+            let failed = shared.state.lock().failed.clone();
+            return failed.map_or(Ok(()), |reason| Err(DurabilityError::Failed(reason)));
+        }
+        let mut state = shared.state.lock();
+        loop {
+            if let Some(reason) = &state.failed {
+                return Err(DurabilityError::Failed(reason.clone()));
+            }
+            if state.durable > self.offset {
+                return Ok(());
+            }
+            shared.advanced.wait(&mut state);
+        }
+    }
+}

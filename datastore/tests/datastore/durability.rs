@@ -1,0 +1,267 @@
+//! The commit log: round trips, group commit, torn tails, damage, another schema.
+
+use crate::fixtures::{all, module, player, PLAYER};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Barrier};
+use wasmod_datastore::durability::{self, DurabilityError, Mode, Options, Recovered};
+
+fn options(mode: Mode) -> Options {
+    Options {
+        mode,
+        ..Options::default()
+    }
+}
+
+fn open(dir: &Path, mode: Mode) -> Recovered {
+    durability::open(dir, &module(), options(mode)).expect("the log opens")
+}
+
+/// Commits one transaction inserting player `id` and waits until it is durable.
+fn commit_player(recovered: &Recovered, id: u32) {
+    let mut tx = recovered.datastore.begin_mut();
+    tx.insert(PLAYER, &mut player(id, &format!("p{id}"), u64::from(id)))
+        .expect("the insert");
+    let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+    ticket.wait().expect("durable");
+}
+
+fn players(recovered: &Recovered) -> Vec<Vec<u8>> {
+    all(&recovered.datastore.begin_read(), PLAYER)
+}
+
+fn expected(ids: std::ops::RangeInclusive<u32>) -> Vec<Vec<u8>> {
+    ids.map(|id| player(id, &format!("p{id}"), u64::from(id)))
+        .collect()
+}
+
+/// The only segment of the log in `dir`.
+fn segment(dir: &Path) -> PathBuf {
+    let mut segments: Vec<PathBuf> = fs::read_dir(dir)
+        .expect("the directory")
+        .map(|entry| entry.expect("an entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wlog"))
+        .collect();
+    assert_eq!(segments.len(), 1, "{segments:?}");
+    segments.remove(0)
+}
+
+/// A log of `count` committed players, closed; the segment and each record's start.
+fn log_of(dir: &Path, count: u32) -> (PathBuf, Vec<u64>) {
+    let recovered = open(dir, Mode::Fsync);
+    let path = segment(dir);
+    let mut starts = Vec::new();
+    for id in 1..=count {
+        starts.push(fs::metadata(&path).expect("the segment").len());
+        commit_player(&recovered, id);
+    }
+    (path, starts)
+}
+
+#[test]
+fn commits_survive_a_reopen_in_every_mode() {
+    for mode in [Mode::Fsync, Mode::Group, Mode::Off] {
+        let dir = tempfile::tempdir().expect("a directory");
+        {
+            let recovered = open(dir.path(), mode);
+            assert_eq!(recovered.report.transactions, 0);
+            for id in 1..=20 {
+                commit_player(&recovered, id);
+            }
+            // An update and a delete replay too.
+            let mut tx = recovered.datastore.begin_mut();
+            tx.update_by_unique(PLAYER, 0, &player(3, "three", 33))
+                .expect("the update");
+            tx.delete_rows(PLAYER, &player(4, "p4", 4))
+                .expect("the delete");
+            let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+            ticket.wait().expect("durable");
+        }
+        let recovered = open(dir.path(), mode);
+        assert_eq!(recovered.report.transactions, 21, "{mode}");
+        assert_eq!(recovered.report.torn_tail, None);
+        let rows = players(&recovered);
+        assert_eq!(rows.len(), 19, "{mode}");
+        assert!(rows.contains(&player(3, "three", 33)));
+        assert!(!rows.contains(&player(4, "p4", 4)));
+        // The sequence moved past the replayed ids: a generated id is new.
+        let mut tx = recovered.datastore.begin_mut();
+        let mut row = player(0, "new", 1);
+        tx.insert(PLAYER, &mut row).expect("a generated id");
+        assert_eq!(row, player(21, "new", 1));
+    }
+}
+
+#[test]
+fn a_directory_is_opened_once() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let _first = open(dir.path(), Mode::Off);
+    let second = durability::open(dir.path(), &module(), options(Mode::Off));
+    assert!(matches!(second, Err(DurabilityError::Locked { .. })));
+}
+
+#[test]
+fn group_commit_acknowledges_after_a_shared_sync() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let recovered = Arc::new(open(dir.path(), Mode::Group));
+    let threads = 8;
+    let per_thread = 25;
+    let start = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads as u32)
+        .map(|thread| {
+            let recovered = recovered.clone();
+            let start = start.clone();
+            std::thread::spawn(move || {
+                start.wait();
+                for n in 0..per_thread {
+                    let before = recovered.durability.syncs();
+                    commit_player(&recovered, 1 + thread * 1000 + n);
+                    // Acknowledged only after a sync that began after the append.
+                    assert!(recovered.durability.syncs() > before);
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().expect("a committer");
+    }
+    let commits = threads as u64 * u64::from(per_thread);
+    let syncs = recovered.durability.syncs();
+    assert_eq!(recovered.durability.transactions(), commits);
+    assert!(syncs <= commits, "{syncs} syncs for {commits} commits");
+    drop(recovered);
+    let reopened = open(dir.path(), Mode::Group);
+    assert_eq!(reopened.report.transactions, commits);
+}
+
+#[test]
+fn a_torn_tail_is_cut_at_every_byte_and_earlier_commits_kept() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (path, starts) = log_of(dir.path(), 3);
+    let whole = fs::read(&path).expect("the segment");
+    let last = starts[2] as usize;
+    for cut in last..whole.len() {
+        fs::write(&path, &whole[..cut]).expect("the cut");
+        let recovered = open(dir.path(), Mode::Off);
+        assert_eq!(recovered.report.transactions, 2, "cut at {cut}");
+        assert_eq!(players(&recovered), expected(1..=2));
+        let torn = recovered.report.torn_tail.as_ref();
+        assert_eq!(torn.is_some(), cut > last, "cut at {cut}");
+        if let Some(torn) = torn {
+            assert_eq!(torn.offset, last as u64);
+            assert_eq!(torn.bytes, (cut - last) as u64);
+        }
+        drop(recovered);
+        assert_eq!(fs::metadata(&path).expect("the segment").len(), last as u64);
+    }
+}
+
+#[test]
+fn the_log_continues_after_a_torn_tail() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (path, _) = log_of(dir.path(), 2);
+    let len = fs::metadata(&path).expect("the segment").len();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|file| file.set_len(len - 3))
+        .expect("the cut");
+    {
+        let recovered = open(dir.path(), Mode::Fsync);
+        assert_eq!(recovered.report.transactions, 1);
+        commit_player(&recovered, 2);
+        commit_player(&recovered, 3);
+    }
+    let recovered = open(dir.path(), Mode::Fsync);
+    assert_eq!(recovered.report.torn_tail, None);
+    assert_eq!(players(&recovered), expected(1..=3));
+}
+
+#[test]
+fn a_flipped_byte_in_the_last_record_is_reported_and_cut() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (path, starts) = log_of(dir.path(), 3);
+    let whole = fs::read(&path).expect("the segment");
+    for at in starts[2] as usize..whole.len() {
+        let mut damaged = whole.clone();
+        damaged[at] ^= 0x10;
+        fs::write(&path, &damaged).expect("the damage");
+        let recovered = open(dir.path(), Mode::Off);
+        assert_eq!(recovered.report.transactions, 2, "flip at {at}");
+        let torn = recovered.report.torn_tail.clone().expect("a torn tail");
+        assert_eq!(torn.offset, starts[2]);
+        assert_eq!(players(&recovered), expected(1..=2));
+        drop(recovered);
+        fs::write(&path, &whole).expect("the repair");
+    }
+}
+
+#[test]
+fn damage_in_the_middle_refuses_the_start_and_keeps_the_file() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (path, starts) = log_of(dir.path(), 3);
+    let mut damaged = fs::read(&path).expect("the segment");
+    let at = starts[1] as usize + 10;
+    damaged[at] ^= 0x01;
+    fs::write(&path, &damaged).expect("the damage");
+    let error = durability::open(dir.path(), &module(), options(Mode::Off))
+        .expect_err("the start is refused");
+    let DurabilityError::Corrupt { file, offset, .. } = &error else {
+        panic!("not a corruption error: {error}");
+    };
+    assert_eq!((file, *offset), (&path, starts[1]));
+    let message = error.to_string();
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(
+        message.contains(&format!("byte {}", starts[1])),
+        "{message}"
+    );
+    assert_eq!(
+        fs::read(&path).expect("the segment"),
+        damaged,
+        "nothing truncated"
+    );
+}
+
+#[test]
+fn a_log_of_other_tables_is_refused() {
+    let dir = tempfile::tempdir().expect("a directory");
+    log_of(dir.path(), 1);
+    let mut other = module();
+    other.tables.pop();
+    let error = durability::open(dir.path(), &other, options(Mode::Off))
+        .expect_err("another schema is refused");
+    assert!(
+        matches!(error, DurabilityError::SchemaMismatch { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("different tables"), "{error}");
+}
+
+#[test]
+fn segments_roll_over_and_replay_in_order() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let small = Options {
+        mode: Mode::Fsync,
+        max_segment_bytes: 200,
+        ..Options::default()
+    };
+    {
+        let recovered = durability::open(dir.path(), &module(), small).expect("the log");
+        for id in 1..=30 {
+            commit_player(&recovered, id);
+        }
+    }
+    let segments = fs::read_dir(dir.path())
+        .expect("the directory")
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "wlog"))
+        })
+        .count();
+    assert!(segments > 3, "{segments} segments");
+    let recovered = durability::open(dir.path(), &module(), small).expect("the log");
+    assert_eq!(recovered.report.segments, segments);
+    assert_eq!(players(&recovered), expected(1..=30));
+}
