@@ -7,9 +7,9 @@
 //!
 //! This binary's global allocator counts calls and bytes. Before the timed runs, each
 //! operation runs once untimed to warm up and once counted; the counts are printed as a table
-//! and saved next to criterion's results for `RESULTS.md`. The count is exact and the same on
-//! every run: nothing else runs on the thread, and the benchmark's own buffers are made before
-//! counting starts.
+//! and, in a measuring run, saved next to criterion's results for `RESULTS.md`. The counts are
+//! exact and the same on every run: no other thread allocates while they are taken, and the
+//! inputs are made before counting starts.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -95,6 +95,13 @@ impl Case {
     }
 }
 
+/// Whether this is a measuring run (`cargo bench`), not criterion's test mode (`cargo test
+/// --benches`, `cargo bench -- --test`), whose counts would come from another profile.
+fn measuring() -> bool {
+    let mut args = std::env::args();
+    args.any(|arg| arg == "--bench") && !std::env::args().any(|arg| arg == "--test")
+}
+
 fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for op in Op::ALL {
@@ -134,9 +141,11 @@ fn encoding(c: &mut Criterion) {
             bytes,
         });
     }
-    match save_allocations(&counts) {
-        Ok(path) => println!("\nsaved to {}\n", path.display()),
-        Err(error) => println!("\nthe counts could not be saved: {error}\n"),
+    if measuring() {
+        match save_allocations(&counts) {
+            Ok(path) => println!("\nsaved to {}\n", path.display()),
+            Err(error) => println!("\nthe counts could not be saved: {error}\n"),
+        }
     }
 
     for op in Op::ALL {
