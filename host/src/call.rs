@@ -8,7 +8,7 @@
 //! then committing or rolling back according to the export's code, and turning all of it into
 //! an [`Outcome`].
 
-use crate::env::{CallKind, InstanceEnv, LogLevel, Tx};
+use crate::env::{CallKind, InstanceEnv, LogLevel, OpenError, Tx};
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
 use wasmod_abi::{ConnectionId, DecodeError, Errno, Identity, Lifecycle, ModuleDef, Timestamp};
-use wasmod_datastore::{Datastore, SchemaError, TxData};
+use wasmod_datastore::durability::DurabilityError;
+use wasmod_datastore::{SchemaError, TxData};
 
 /// A way to run a module's exports.
 pub trait Transport {
@@ -169,7 +170,9 @@ pub enum Outcome {
         /// What the module wrote to its error sink, or the host's explanation.
         message: String,
     },
-    /// The module trapped or panicked; any transaction was rolled back.
+    /// The module trapped or panicked, and any transaction was rolled back; or (with a
+    /// commit log) the reducer's commit could not be made durable, so it is not acknowledged
+    /// although its changes are visible in memory until the host restarts.
     Aborted {
         /// The trap or panic message.
         reason: String,
@@ -232,6 +235,9 @@ pub enum LoadError {
     Decode(DecodeError),
     /// The description's tables are invalid.
     Schema(SchemaError),
+    /// The commit log could not be opened or recovered (see
+    /// [`InstanceEnv::with_persistence`]).
+    Durability(DurabilityError),
     /// The description's entry points are invalid (duplicate names or routes, several
     /// lifecycle reducers of one kind).
     EntryPoints(String),
@@ -245,6 +251,7 @@ impl fmt::Display for LoadError {
             Self::Describe(message) => write!(f, "the module could not describe itself: {message}"),
             Self::Decode(error) => write!(f, "the module's description does not decode: {error}"),
             Self::Schema(error) => error.fmt(f),
+            Self::Durability(error) => write!(f, "the tables could not be recovered: {error}"),
             Self::EntryPoints(message) => write!(f, "invalid module description: {message}"),
             Self::Init(outcome) => {
                 write!(f, "the module's init reducer did not succeed: {outcome:?}")
@@ -255,15 +262,19 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
-/// Asks the module to describe itself, checks the description, creates its tables, and
-/// installs both in the transport's [`InstanceEnv`]. Does not run `init`: see [`init`].
+/// Asks the module to describe itself, checks the description, creates its tables (empty,
+/// or recovered from the commit log of the environment's
+/// [`Persistence`](crate::env::Persistence)), and installs both in the transport's
+/// [`InstanceEnv`]. Does not run `init`: see [`init`].
 pub fn load<T: Transport>(transport: &mut T) -> Result<Arc<ModuleDef>, LoadError> {
-    let module = describe(transport)?;
-    let datastore = Datastore::new(&module).map_err(LoadError::Schema)?;
-    let module = Arc::new(module);
+    let module = Arc::new(describe(transport)?);
     transport
         .env()
-        .set_module(module.clone(), Arc::new(datastore));
+        .open_tables(module.clone())
+        .map_err(|error| match error {
+            OpenError::Schema(error) => LoadError::Schema(error),
+            OpenError::Durability(error) => LoadError::Durability(error),
+        })?;
     Ok(module)
 }
 
@@ -295,8 +306,18 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
     Ok(module)
 }
 
-/// Runs the module's `Init` lifecycle reducer, if it has one, as the host.
+/// Runs the module's `Init` lifecycle reducer, if it has one, as the host; not when the
+/// tables were recovered from a commit log that holds transactions (init ran on the first
+/// start, and its effects are in the log).
 pub fn init<T: Transport>(transport: &mut T) -> Option<Outcome> {
+    let recovered = transport
+        .env()
+        .recovery()
+        .map_or(0, |report| report.transactions);
+    if recovered > 0 {
+        tracing::debug!(target: "wasmod::host", recovered, "init skipped: the tables were recovered");
+        return None;
+    }
     run_lifecycle(transport, Lifecycle::Init, Caller::HOST)
 }
 
@@ -565,13 +586,19 @@ fn run_reducer<T: Transport>(
         || format!("reducer `{name}`"),
         raw,
         |raw| {
-            let tx_data = match raw.tx {
-                Tx::Reducer(tx) => tx.commit(),
-                _ => TxData::default(),
+            let committed = match raw.tx {
+                Tx::Reducer(tx) => transport.env().commit(tx),
+                _ => Ok(TxData::default()),
             };
-            Outcome::Committed {
-                tx_data,
-                duration: raw.start.elapsed(),
+            match committed {
+                Ok(tx_data) => Outcome::Committed {
+                    tx_data,
+                    duration: raw.start.elapsed(),
+                },
+                // Not acknowledged: the changes are in memory but not in the log.
+                Err(error) => Outcome::Aborted {
+                    reason: format!("reducer `{name}` could not be made durable: {error}"),
+                },
             }
         },
     )

@@ -23,7 +23,9 @@ pub mod outbound;
 pub mod wasm;
 
 pub use call::{Caller, ExportCall, LoadError, Outcome, Transport, Trap};
-pub use env::{Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord};
+pub use env::{
+    Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord, Persistence,
+};
 pub use json::{args_from_json, value_from_json, value_to_json, JsonError};
 pub use native::{with_env, NativeModule, NativeTransport};
 pub use outbound::{AllowList, HostRule, OutboundHttp};

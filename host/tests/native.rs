@@ -8,7 +8,10 @@ use wasmod_abi::{
     Lifecycle, ModuleDef, ModuleExports, ParamDef, ProcedureDef, ReducerDef, TableDef, TypeDef,
     Typespace, ViewDef,
 };
-use wasmod_host::{with_env, LoadError, LogLevel, LogRecord, NativeModule, Outcome};
+use wasmod_host::datastore::durability;
+use wasmod_host::{
+    with_env, InstanceEnv, LoadError, LogLevel, LogRecord, NativeModule, Outcome, Persistence,
+};
 
 /// A module written against the raw exports: table `note (id: u64 auto_inc pk, text: String)`.
 struct Fake;
@@ -500,4 +503,34 @@ fn a_bad_description_is_a_load_error() {
         .expect("the module is refused");
     assert!(matches!(error, LoadError::Decode(_)), "{error}");
     assert!(error.to_string().contains("does not decode"), "{error}");
+}
+
+#[test]
+fn durable_tables_are_recovered_and_init_runs_on_the_first_start_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        let persistence = Persistence {
+            dir: dir.path().join("db"),
+            options: durability::Options {
+                mode: durability::Mode::Fsync,
+                ..durability::Options::default()
+            },
+        };
+        NativeModule::<Fake>::with_env(InstanceEnv::unloaded().with_persistence(persistence))
+            .expect("the fake module loads")
+    };
+    {
+        let mut module = open();
+        assert_eq!(module.env_mut().recovery().unwrap().transactions, 0);
+        assert!(call(&mut module, "add", &to_vec(&"kept".to_owned())).is_success());
+        assert!(!call(&mut module, "fail", &[]).is_success());
+        returned(module.call_procedure("commit_one", Identity::ZERO, ConnectionId::ZERO, &[]));
+    }
+    let mut module = open();
+    assert_eq!(module.env_mut().recovery().unwrap().transactions, 3);
+    let expected =
+        [(1, "init"), (2, "kept"), (3, "procedure")].map(|(id, text)| (id, text.to_owned()));
+    assert_eq!(notes(&module), expected);
+    assert!(call(&mut module, "add", &to_vec(&"next".to_owned())).is_success());
+    assert_eq!(notes(&module).last(), Some(&(4, "next".to_owned())));
 }

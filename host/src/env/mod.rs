@@ -26,9 +26,21 @@ use bytes::{ByteSink, ByteSource};
 use handles::Handles;
 use log::LogBuffer;
 use rows::RowIter;
+use std::path::PathBuf;
 use std::sync::Arc;
 use wasmod_abi::{Errno, ModuleDef};
+use wasmod_datastore::durability::{self, Durability, DurabilityError, RecoveryReport};
 use wasmod_datastore::{Datastore, MutTx, ReadTx, Tables, TxData};
+
+/// Where and how a host keeps its module's tables durable: the commit log's directory and
+/// its [`Options`](durability::Options). Without it the tables live in memory only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Persistence {
+    /// The directory of the commit log (created if missing; one process at a time).
+    pub dir: PathBuf,
+    /// How commits are made durable.
+    pub options: durability::Options,
+}
 
 /// Caps on what a module may make the host hold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +105,9 @@ pub struct InstanceEnv {
     sinks: Handles<ByteSink>,
     logs: LogBuffer,
     procedure_commits: Vec<TxData>,
+    persistence: Option<Persistence>,
+    durability: Option<Durability>,
+    recovery: Option<RecoveryReport>,
 }
 
 impl InstanceEnv {
@@ -112,6 +127,9 @@ impl InstanceEnv {
             sinks: Handles::default(),
             logs: LogBuffer::new(limits.max_log_records),
             procedure_commits: Vec::new(),
+            persistence: None,
+            durability: None,
+            recovery: None,
         }
     }
 
@@ -141,6 +159,58 @@ impl InstanceEnv {
     pub fn with_http_client(mut self, client: Arc<dyn HttpClient>) -> Self {
         self.http = client;
         self
+    }
+
+    /// This state keeping the module's tables durable as `persistence` says: loading the
+    /// module ([`crate::call::load`]) recovers them from the log there, and every commit is
+    /// acknowledged only once the log has it.
+    pub fn with_persistence(mut self, persistence: Persistence) -> Self {
+        self.persistence = Some(persistence);
+        self
+    }
+
+    /// Opens the log of the [`Persistence`] this state was given (if any) for `module`, and
+    /// installs the recovered tables; without one, installs empty in-memory tables.
+    pub(crate) fn open_tables(&mut self, module: Arc<ModuleDef>) -> Result<(), OpenError> {
+        let datastore = match &self.persistence {
+            None => Datastore::new(&module).map_err(OpenError::Schema)?,
+            Some(persistence) => {
+                let recovered = durability::open(&persistence.dir, &module, persistence.options)
+                    .map_err(OpenError::Durability)?;
+                tracing::info!(
+                    target: "wasmod::host",
+                    dir = %persistence.dir.display(),
+                    transactions = recovered.report.transactions,
+                    took = ?recovered.report.duration,
+                    "recovered the tables from the commit log"
+                );
+                self.durability = Some(recovered.durability);
+                self.recovery = Some(recovered.report);
+                recovered.datastore
+            }
+        };
+        self.set_module(module, Arc::new(datastore));
+        Ok(())
+    }
+
+    /// What recovery found when the tables were opened from a commit log; `None` for
+    /// in-memory tables.
+    pub fn recovery(&self) -> Option<&RecoveryReport> {
+        self.recovery.as_ref()
+    }
+
+    /// Commits `tx` and, with a commit log, waits until the log has it: a caller may
+    /// acknowledge the commit once this returns `Ok`. On `Err` the changes are visible in
+    /// memory but not durable, and the log refuses every later commit.
+    pub(crate) fn commit(&self, tx: MutTx) -> Result<TxData, DurabilityError> {
+        match &self.durability {
+            None => Ok(tx.commit()),
+            Some(log) => {
+                let (changes, ticket) = tx.commit_with(|changes| log.append(changes));
+                ticket.wait()?;
+                Ok(changes)
+            }
+        }
     }
 
     /// The module's description.
@@ -219,6 +289,15 @@ impl std::fmt::Debug for InstanceEnv {
             .field("call", &self.call)
             .finish_non_exhaustive()
     }
+}
+
+/// Why an instance's tables could not be opened.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    /// The description's tables are invalid.
+    Schema(wasmod_datastore::SchemaError),
+    /// The commit log could not be opened or recovered.
+    Durability(DurabilityError),
 }
 
 /// Turns a datastore error into the module's error code, keeping the explanation for the

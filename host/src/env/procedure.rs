@@ -43,15 +43,25 @@ impl InstanceEnv {
         Ok(Timestamp::now())
     }
 
-    /// `procedure_commit_tx`: commits the procedure's transaction. Errors: `NOT_ALLOWED`,
-    /// `NO_TX`.
+    /// `procedure_commit_tx`: commits the procedure's transaction and, with a commit log,
+    /// waits until it is durable. Errors: `NOT_ALLOWED` (also when the commit log failed: the
+    /// reason is logged), `NO_TX`.
     pub fn procedure_commit_tx(&mut self) -> Result<(), Errno> {
         let tx = self.take_procedure_tx()?;
-        let changes = tx.commit();
-        if !changes.is_empty() {
-            self.procedure_commits.push(changes);
+        match self.commit(tx) {
+            Ok(changes) => {
+                if !changes.is_empty() {
+                    self.procedure_commits.push(changes);
+                }
+                Ok(())
+            }
+            Err(error) => {
+                // The ABI has no code for "committed in memory, not durable": the procedure
+                // is told the commit was not allowed, and the log refuses every later one.
+                self.host_log(LogLevel::Error, error.to_string());
+                Err(Errno::NOT_ALLOWED)
+            }
         }
-        Ok(())
     }
 
     /// `procedure_abort_tx`: rolls the procedure's transaction back. Errors: `NOT_ALLOWED`,
