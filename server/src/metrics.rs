@@ -10,12 +10,13 @@
 //!   at its handler to its answer (queueing included);
 //! - `wasmod_calls_in_flight`: requests being handled now.
 //!
-//! A request is counted through an [`InFlight`] guard, so a request dropped halfway is
-//! counted too.
+//! A request is counted through an [`InFlight`] guard ([`Metrics::measure`]), so a request
+//! dropped halfway is counted too.
 
 use crate::error::ApiError;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::future::Future;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
@@ -66,6 +67,17 @@ impl Metrics {
             start: Instant::now(),
             finished: false,
         }
+    }
+
+    /// Runs `work`, a request of `kind`, counting it (as `abandoned` if it is dropped before
+    /// it completes).
+    pub async fn measure<T>(
+        self: &Arc<Self>,
+        kind: &'static str,
+        work: impl Future<Output = Result<T, ApiError>>,
+    ) -> Result<T, ApiError> {
+        let in_flight = self.start(kind);
+        in_flight.finish(work.await)
     }
 
     /// The counters in the Prometheus text exposition format.

@@ -15,55 +15,54 @@ use super::Shared;
 use crate::entry::{self, Kind};
 use crate::error::ApiError;
 use axum::extract::rejection::PathRejection;
-use axum::extract::Path;
+use axum::extract::{Path, State};
 use axum::Json;
 use serde_json::Value;
 use wasmod_abi::Identity;
 
-/// `POST /v1/reducers/{name}`.
-pub(crate) async fn reducer(
-    state: Shared,
-    path: Result<Path<String>, PathRejection>,
-    caller: Result<Caller, ApiError>,
-    args: Result<JsonBody, ApiError>,
-) -> Result<Json<Value>, ApiError> {
-    call(state, &[Kind::Reducer], "reducer", path, caller, args).await
+/// The entry points one route calls.
+pub(crate) trait Family {
+    /// The kinds of entry point the route finds names among.
+    const KINDS: &'static [Kind];
+    /// The `kind` label of the route's metrics.
+    const METRIC: &'static str;
 }
+
+/// `POST /v1/reducers/{name}`.
+pub(crate) enum Reducers {}
 
 /// `POST /v1/procedures/{name}`.
-pub(crate) async fn procedure(
-    state: Shared,
-    path: Result<Path<String>, PathRejection>,
-    caller: Result<Caller, ApiError>,
-    args: Result<JsonBody, ApiError>,
-) -> Result<Json<Value>, ApiError> {
-    call(state, &[Kind::Procedure], "procedure", path, caller, args).await
-}
+pub(crate) enum Procedures {}
 
 /// `POST /v1/views/{name}`: per-caller and anonymous views alike.
-pub(crate) async fn view(
-    state: Shared,
-    path: Result<Path<String>, PathRejection>,
-    caller: Result<Caller, ApiError>,
-    args: Result<JsonBody, ApiError>,
-) -> Result<Json<Value>, ApiError> {
-    let kinds = [Kind::View, Kind::AnonymousView];
-    call(state, &kinds, "view", path, caller, args).await
+pub(crate) enum Views {}
+
+impl Family for Reducers {
+    const KINDS: &'static [Kind] = &[Kind::Reducer];
+    const METRIC: &'static str = "reducer";
 }
 
-async fn call(
-    axum::extract::State(state): Shared,
-    kinds: &[Kind],
-    metric: &'static str,
+impl Family for Procedures {
+    const KINDS: &'static [Kind] = &[Kind::Procedure];
+    const METRIC: &'static str = "procedure";
+}
+
+impl Family for Views {
+    const KINDS: &'static [Kind] = &[Kind::View, Kind::AnonymousView];
+    const METRIC: &'static str = "view";
+}
+
+/// Calls the entry point `{name}` of family `F` with the body's JSON arguments.
+pub(crate) async fn call<F: Family>(
+    State(state): Shared,
     path: Result<Path<String>, PathRejection>,
     caller: Result<Caller, ApiError>,
     args: Result<JsonBody, ApiError>,
 ) -> Result<Json<Value>, ApiError> {
-    let in_flight = state.metrics.start(metric);
-    let result = async {
+    let work = async {
         let name = name(path)?;
         let caller = caller?;
-        let entry = entry::find(&state.module, &name, kinds)?;
+        let entry = entry::find(&state.module, &name, F::KINDS)?;
         let identity = if entry.kind.needs_identity() {
             Some(caller.required(&format!("{} `{name}`", entry.kind.as_str()))?)
         } else {
@@ -84,7 +83,6 @@ async fn call(
             })
             .await?;
         entry.answer(outcome).map(|result| Json(result.to_json()))
-    }
-    .await;
-    in_flight.finish(result)
+    };
+    state.metrics.measure(F::METRIC, work).await
 }

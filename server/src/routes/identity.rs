@@ -17,8 +17,7 @@ use serde_json::{json, Value};
 
 /// `POST /v1/identity`: `{"identity": hex, "token": .., "expires_at": unix seconds}`.
 pub(crate) async fn issue(State(state): Shared) -> Result<Json<Value>, ApiError> {
-    let in_flight = state.metrics.start("identity");
-    let result = async {
+    let work = async {
         let identity = auth::new_identity().map_err(|error| {
             ApiError::new(
                 ErrorCode::Internal,
@@ -36,7 +35,6 @@ pub(crate) async fn issue(State(state): Shared) -> Result<Json<Value>, ApiError>
             "token": issued.token,
             "expires_at": issued.expires_at,
         })))
-    }
-    .await;
-    in_flight.finish(result)
+    };
+    state.metrics.measure("identity", work).await
 }

@@ -65,9 +65,12 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/metrics", get(ops::metrics))
         .route("/v1/module", get(ops::describe))
         .route("/v1/identity", post(identity::issue))
-        .route("/v1/reducers/{name}", post(calls::reducer))
-        .route("/v1/procedures/{name}", post(calls::procedure))
-        .route("/v1/views/{name}", post(calls::view))
+        .route("/v1/reducers/{name}", post(calls::call::<calls::Reducers>))
+        .route(
+            "/v1/procedures/{name}",
+            post(calls::call::<calls::Procedures>),
+        )
+        .route("/v1/views/{name}", post(calls::call::<calls::Views>))
         .route("/v1/tables/{name}", get(tables::read))
         .route("/v1/http", any(module_http::forward))
         .route("/v1/http/", any(module_http::forward))

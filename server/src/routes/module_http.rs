@@ -47,8 +47,7 @@ pub(crate) async fn forward(
     caller: Result<Caller, ApiError>,
     body: Result<Body, ApiError>,
 ) -> Result<Response, ApiError> {
-    let in_flight = state.metrics.start("http");
-    let result = async {
+    let work = async {
         caller?;
         let Body(body) = body?;
         let request = request(&method, &uri, &headers, body.to_vec())?;
@@ -72,9 +71,8 @@ pub(crate) async fn forward(
             .run(move |module| module.call_http(&request))
             .await?;
         response(outcome)
-    }
-    .await;
-    in_flight.finish(result)
+    };
+    state.metrics.measure("http", work).await
 }
 
 /// The request as the module receives it.

@@ -20,8 +20,7 @@ pub(crate) async fn read(
     path: Result<Path<String>, PathRejection>,
     caller: Result<Caller, ApiError>,
 ) -> Result<Json<Value>, ApiError> {
-    let in_flight = state.metrics.start("table");
-    let result = async {
+    let work = async {
         let name = name(path)?;
         caller?;
         let (id, table) = state
@@ -64,7 +63,6 @@ pub(crate) async fn read(
             ApiError::new(ErrorCode::Internal, format!("the read failed: {error}"))
         })??;
         Ok(Json(json!({ "rows": rows })))
-    }
-    .await;
-    in_flight.finish(result)
+    };
+    state.metrics.measure("table", work).await
 }

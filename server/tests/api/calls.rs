@@ -1,4 +1,5 @@
 //! The API's calls, errors, tokens, module handlers, description and metrics.
+
 use crate::support::{get, identity, post, router, send, SECRET};
 use axum::body::Body;
 use axum::http::{Method, StatusCode};
