@@ -23,7 +23,7 @@ pub enum Tables {
 /// category with their ids, and the named types.
 pub fn describe(module: &ModuleDef, tables: Tables) -> Value {
     let typespace = &module.typespace;
-    let tables: Vec<Value> = module
+    let table_list: Vec<Value> = module
         .tables
         .iter()
         .enumerate()
@@ -71,13 +71,16 @@ pub fn describe(module: &ModuleDef, tables: Tables) -> Value {
             json!({ "id": id, "name": def.name, "method": def.method.as_str(), "path": def.path })
         })
         .collect();
+    let shown = shown_types(module, tables);
     let types: Vec<Value> = typespace
         .types
         .iter()
-        .map(|def| type_def_json(&def.name, &def.ty, typespace))
+        .zip(shown)
+        .filter(|(_, shown)| *shown)
+        .map(|(def, _)| type_def_json(&def.name, &def.ty, typespace))
         .collect();
     json!({
-        "tables": tables,
+        "tables": table_list,
         "reducers": reducers,
         "procedures": procedures,
         "views": views(&module.views),
@@ -85,6 +88,56 @@ pub fn describe(module: &ModuleDef, tables: Tables) -> Value {
         "http_handlers": http_handlers,
         "types": types,
     })
+}
+
+/// Which named types [`describe`] lists: with [`Tables::All`], every one; with
+/// [`Tables::PublicOnly`], those a client can meet (in public tables and entry points'
+/// signatures, and the types they use), so that a private table's row type stays private.
+fn shown_types(module: &ModuleDef, tables: Tables) -> Vec<bool> {
+    let count = module.typespace.types.len();
+    if tables == Tables::All {
+        return vec![true; count];
+    }
+    let mut roots: Vec<&AlgebraicType> = module
+        .tables
+        .iter()
+        .filter(|table| table.public)
+        .map(|table| &table.row_type)
+        .collect();
+    let params = module
+        .reducers
+        .iter()
+        .flat_map(|def| &def.params)
+        .chain(module.procedures.iter().flat_map(|def| &def.params))
+        .chain(module.views.iter().flat_map(|def| &def.params))
+        .chain(module.anonymous_views.iter().flat_map(|def| &def.params));
+    roots.extend(params.map(|param| &param.ty));
+    roots.extend(module.procedures.iter().map(|def| &def.returns));
+    roots.extend(module.views.iter().map(|def| &def.returns));
+    roots.extend(module.anonymous_views.iter().map(|def| &def.returns));
+    let mut shown = vec![false; count];
+    while let Some(ty) = roots.pop() {
+        match ty {
+            AlgebraicType::Array(item)
+            | AlgebraicType::FixedArray(item, _)
+            | AlgebraicType::Option(item) => roots.push(item),
+            AlgebraicType::Result(ok, err) => roots.extend([&**ok, &**err]),
+            AlgebraicType::Product(fields) | AlgebraicType::Sum(fields) => {
+                roots.extend(fields.iter().map(|field| &field.ty));
+            }
+            AlgebraicType::Ref(index) => {
+                let index = *index as usize;
+                if let (Some(false), Some(def)) =
+                    (shown.get(index), module.typespace.types.get(index))
+                {
+                    shown[index] = true;
+                    roots.push(&def.ty);
+                }
+            }
+            _ => {}
+        }
+    }
+    shown
 }
 
 /// The name of a lifecycle role, as the JSON writes it.
@@ -328,6 +381,44 @@ mod tests {
         for (ty, expected) in cases {
             assert_eq!(type_name(&ty, &ts), expected);
         }
+    }
+
+    #[test]
+    fn clients_are_not_shown_the_types_only_private_tables_use() {
+        use wasmod_abi::{ColumnDef, TableDef};
+        let mut typespace = typespace();
+        typespace.types.push(TypeDef {
+            name: "Secret".into(),
+            ty: AlgebraicType::Product(vec![Field::named("key", AlgebraicType::String)]),
+        });
+        let table = |name: &str, row: u32, public: bool| TableDef {
+            name: name.into(),
+            row_type: AlgebraicType::Ref(row),
+            columns: vec![ColumnDef {
+                name: "key".into(),
+                ty: AlgebraicType::String,
+            }],
+            primary_key: None,
+            indexes: vec![],
+            auto_inc: vec![],
+            public,
+        };
+        let module = ModuleDef {
+            typespace,
+            tables: vec![table("shapes", 1, true), table("secrets", 2, false)],
+            ..ModuleDef::default()
+        };
+        let names = |tables| {
+            let json = describe(&module, tables);
+            let types = json["types"].as_array().cloned().unwrap_or_default();
+            types
+                .iter()
+                .map(|ty| ty["name"].to_string())
+                .collect::<Vec<_>>()
+        };
+        // `Shape` refers to `geo::Point`, so both are shown; `Secret` is not.
+        assert_eq!(names(Tables::PublicOnly), ["\"geo::Point\"", "\"Shape\""]);
+        assert_eq!(names(Tables::All).len(), 3);
     }
 
     #[test]

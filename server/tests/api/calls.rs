@@ -339,6 +339,17 @@ async fn the_description_and_metrics_are_served() {
         ["message", "user"],
         "private tables are not described"
     );
+    let types: Vec<&str> = module["types"]
+        .as_array()
+        .expect("types")
+        .iter()
+        .filter_map(|ty| ty["name"].as_str())
+        .collect();
+    assert_eq!(
+        types,
+        ["quickstart::chat::Message", "quickstart::chat::User"],
+        "nor their row types"
+    );
     assert_eq!(
         module["reducers"][4],
         json!({"id": 4, "name": "send", "params": [{"name": "text", "type": "String"}], "lifecycle": null})
