@@ -1,5 +1,6 @@
 //! The limits under load: calls per identity (429), the queue bound (503), the request timeout
-//! (504). A procedure that fetches from a slow loopback server holds the module's thread.
+//! (504), and a graceful shutdown with a call in progress. A procedure that fetches from a slow
+//! loopback server holds the module's thread.
 
 use crate::support::{get, identity, post, server, Answer};
 use axum::http::StatusCode;
@@ -138,4 +139,50 @@ async fn a_request_over_the_timeout_is_answered_504_and_the_call_completes() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_the_call_in_progress_finish() {
+    let (url, accepted) = slow_server(1, Duration::from_millis(800));
+    let server = server(ServerConfig::default(), allow(&url));
+    let (_, token) = {
+        let router = server.router();
+        identity(&router).await
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let address = listener.local_addr().expect("an address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.serve(listener, async {
+        let _ = stopped.await;
+    }));
+
+    let call = tokio::task::spawn_blocking(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let mut response = agent
+            .post(format!("http://{address}/v1/procedures/fetch_motd"))
+            .header("authorization", format!("Bearer {token}"))
+            .send(json!([url]).to_string())
+            .expect("an answer");
+        let body = response.body_mut().read_to_string().expect("a body");
+        (response.status().as_u16(), body)
+    });
+    tokio::task::spawn_blocking(move || accepted.recv_timeout(Duration::from_secs(10)))
+        .await
+        .expect("joined")
+        .expect("the procedure reached the slow server");
+    stop.send(()).expect("the server is running");
+
+    let (status, body) = call.await.expect("joined");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("motd"), "{body}");
+    tokio::time::timeout(Duration::from_secs(10), serving)
+        .await
+        .expect("the server stopped")
+        .expect("joined")
+        .expect("served");
 }
