@@ -1,10 +1,12 @@
 //! `wasmod serve <module> [--listen ADDR] [--data DIR] [limits…]`: serves a module over HTTP.
 //!
 //! The module (a crate directory is built first) is compiled, checked against the ABI and
-//! loaded into an in-memory host (durability is not there yet: the tables start empty on each
-//! start). The data directory (`--data`, by default `.wasmod` in the module's crate directory,
+//! loaded. The data directory (`--data`, by default `.wasmod` in the module's crate directory,
 //! or beside the `.wasm` file) holds the identity-signing secret, created on first start (see
-//! [`wasmod_server::secret`]); keep it to keep the tokens already issued valid.
+//! [`wasmod_server::secret`]; keep it to keep the tokens already issued valid), and the
+//! commit log of the module's tables in `db/`: the tables are recovered from it on start
+//! (`init` runs only on the first start), and a reducer's success is answered only once its
+//! commit is durable as `--durability` says (`group` by default; see `docs/durability.md`).
 //!
 //! Once the socket is bound, one line goes to stdout: `listening on http://<address>` (with the
 //! actual port when `--listen` asks for port 0), for people and for scripts. SIGINT or SIGTERM
@@ -20,7 +22,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmod_host::{AllowList, InstanceEnv, OutboundHttp, WasmConfig};
+use wasmod_host::datastore::durability::{self, Mode};
+use wasmod_host::{AllowList, InstanceEnv, OutboundHttp, Persistence, WasmConfig};
 use wasmod_server::{Secret, Server, ServerConfig};
 
 /// `wasmod serve`'s arguments.
@@ -31,10 +34,14 @@ pub struct Args {
     /// The address to listen on; port 0 picks a free port (the line printed says which).
     #[arg(long, default_value = "127.0.0.1:3000")]
     listen: SocketAddr,
-    /// The data directory (holds the identity-signing secret) [default: `.wasmod` in the
-    /// crate's directory, or beside the .wasm file].
+    /// The data directory (holds the identity-signing secret and the tables' commit log)
+    /// [default: `.wasmod` in the crate's directory, or beside the .wasm file].
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
+    /// When a commit is durable: `fsync` (each commit syncs the log), `group` (commits share
+    /// syncs; same guarantee), `off` (no syncs, no waiting: a crash loses recent commits).
+    #[arg(long, default_value_t = Mode::Group, value_name = "MODE")]
+    durability: Mode,
     /// How long issued tokens are valid: 30d, 12h, …
     #[arg(long, default_value = "30d", value_parser = units::duration)]
     token_ttl: Duration,
@@ -69,7 +76,16 @@ pub fn run(args: Args) -> Result {
     let secret = Secret::load_or_create(&data).map_err(Failure::usage)?;
     let allow = AllowList::from_rules(&args.allow_http)
         .map_err(|error| Failure::usage(format!("--allow-http: {error}")))?;
-    let env = InstanceEnv::unloaded().with_http_client(Arc::new(OutboundHttp::new(allow)));
+    let persistence = Persistence {
+        dir: data.join("db"),
+        options: durability::Options {
+            mode: args.durability,
+            ..durability::Options::default()
+        },
+    };
+    let env = InstanceEnv::unloaded()
+        .with_http_client(Arc::new(OutboundHttp::new(allow)))
+        .with_persistence(persistence);
     let config = WasmConfig {
         deadline: args.deadline,
         ..WasmConfig::default()
@@ -78,6 +94,7 @@ pub fn run(args: Args) -> Result {
     tracing::info!(
         module = %module.path.display(),
         data = %data.display(),
+        durability = %args.durability,
         "loaded the module"
     );
     let server = Server::new(
