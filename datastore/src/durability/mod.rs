@@ -17,16 +17,22 @@
 //!
 //! Readers may see a commit between 1 and 3; a crash then loses a commit nobody was told of.
 //!
+//! [`Durability::snapshot`] writes the whole committed state to one file and removes the log
+//! it covers, so recovery loads the snapshot and replays only what came after.
+//!
 //! Files, one job each: `frame` (length and checksum around each record), `record`
 //! (a transaction as bytes), `segment` (the files, their header and names), `writer`
-//! (appending, group commit, the flusher), `recovery` (replay, torn tails).
+//! (appending, group commit, the flusher), `recovery` (replay, torn tails), `snapshot`
+//! (taking and loading snapshots).
 
 mod frame;
 mod record;
 mod recovery;
 mod segment;
+mod snapshot;
 mod writer;
 
+pub use snapshot::SnapshotInfo;
 pub use writer::Ticket;
 
 use crate::tx::TxData;
@@ -259,6 +265,13 @@ impl Durability {
     /// How many transactions the log holds (recovered ones included).
     pub fn transactions(&self) -> u64 {
         self.writer.appended()
+    }
+
+    /// Snapshots `datastore` (the one this log was opened with) and removes the log files
+    /// and older snapshots it covers. Commits wait while the rows are gathered (not while
+    /// they are written). Safe to call from a background thread.
+    pub fn snapshot(&self, datastore: &Datastore) -> Result<SnapshotInfo, DurabilityError> {
+        snapshot::take(&self.writer, datastore)
     }
 }
 

@@ -1,6 +1,8 @@
-//! Recovery: replaying the log into a fresh datastore on start.
+//! Recovery: loading the newest snapshot and replaying the log after it into a fresh
+//! datastore on start.
 //!
-//! Segments are read in order, each whole (they are bounded in size), and every record is
+//! Segments are read in order (those a snapshot covers are skipped, as are records before
+//! its offset), each whole (they are bounded in size), and every record is
 //! checked (frame checksum, payload, consecutive offsets) before it is applied. The records
 //! are applied in one transaction, deletions before insertions per record, exactly as the
 //! original commits left the tables; rows carry their auto-increment values, and inserting an
@@ -44,12 +46,28 @@ pub(crate) fn replay(
     let started = Instant::now();
     let segments = segment::list(dir)?;
     let mut tx = datastore.begin_mut();
-    let mut next = 0;
+    let snapshot = super::snapshot::latest(dir, schema)?;
+    let base = snapshot.as_ref().map_or(0, |(offset, _)| *offset);
+    if let Some((_, state)) = &snapshot {
+        tx.apply(state).map_err(|error| DurabilityError::Corrupt {
+            file: dir.to_owned(),
+            offset: 0,
+            reason: format!("the snapshot does not apply: {}", error.message()),
+        })?;
+    }
+    let mut next = base;
     let mut torn_tail = None;
     let mut tail = None;
     let count = segments.len();
     for (index, (_, path)) in segments.iter().enumerate() {
         let last = index + 1 == count;
+        // Left behind by a crash after a snapshot that covers it: all its records are older.
+        if segments
+            .get(index + 1)
+            .is_some_and(|(start, _)| *start <= base)
+        {
+            continue;
+        }
         let bytes =
             fs::read(path).map_err(|error| DurabilityError::io(path, "reading the log", error))?;
         if last && bytes.len() < HEADER_LEN {
@@ -68,7 +86,7 @@ pub(crate) fn replay(
         if header.schema != schema {
             return Err(DurabilityError::SchemaMismatch { file: path.clone() });
         }
-        if header.start != next {
+        if header.start > next {
             return Err(corrupt(
                 path,
                 0,
@@ -85,6 +103,11 @@ pub(crate) fn replay(
                 Frame::Record { payload, end } => {
                     let (offset, changes) = super::record::decode(payload)
                         .map_err(|reason| corrupt(path, at, reason.into()))?;
+                    if offset < base {
+                        // In the snapshot already.
+                        at = end;
+                        continue;
+                    }
                     if offset != next {
                         return Err(corrupt(
                             path,

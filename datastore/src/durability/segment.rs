@@ -45,7 +45,8 @@ pub(crate) struct Header {
 }
 
 impl Header {
-    fn encode(&self) -> [u8; HEADER_LEN] {
+    /// The header's bytes.
+    pub(crate) fn encode(&self) -> [u8; HEADER_LEN] {
         let mut out = [0; HEADER_LEN];
         out[..8].copy_from_slice(MAGIC);
         out[8..12].copy_from_slice(&VERSION.to_le_bytes());

@@ -152,6 +152,34 @@ impl Writer {
     pub(crate) fn appended(&self) -> u64 {
         self.shared.state.lock().next
     }
+
+    /// Writes what is buffered and starts a new segment at the next offset (unless the open
+    /// one is still empty), so that every earlier segment holds only earlier transactions;
+    /// returns that offset. The caller must keep commits out meanwhile (hold the datastore).
+    pub(crate) fn seal(&self) -> Result<u64, DurabilityError> {
+        self.shared.flush();
+        let mut file = self.shared.file.lock();
+        let state = self.shared.state.lock();
+        if let Some(reason) = &state.failed {
+            return Err(DurabilityError::Failed(reason.clone()));
+        }
+        let next = state.next;
+        drop(state);
+        if file.len > segment::HEADER_LEN as u64 {
+            self.shared.rotate(&mut file, next)?;
+        }
+        Ok(next)
+    }
+
+    /// The log's directory.
+    pub(crate) fn dir(&self) -> &std::path::Path {
+        &self.shared.dir
+    }
+
+    /// The hash of the tables the log is for.
+    pub(crate) fn schema(&self) -> [u8; 32] {
+        self.shared.schema
+    }
 }
 
 impl Drop for Writer {
@@ -234,14 +262,21 @@ impl Shared {
             self.syncs.fetch_add(1, Ordering::Relaxed);
         }
         if rotate {
-            let next = segment::create(&self.dir, self.schema, upto)
-                .map_err(|error| io("starting a new log segment", error))?;
-            *file = SegmentFile {
-                path: segment::path(&self.dir, upto),
-                file: next,
-                len: segment::HEADER_LEN as u64,
-            };
+            self.rotate(file, upto)?;
         }
+        Ok(())
+    }
+
+    /// Replaces the open segment by a new one starting at offset `start`.
+    fn rotate(&self, file: &mut SegmentFile, start: u64) -> Result<(), DurabilityError> {
+        let path = segment::path(&self.dir, start);
+        let next = segment::create(&self.dir, self.schema, start)
+            .map_err(|error| DurabilityError::io(&path, "starting a new log segment", error))?;
+        *file = SegmentFile {
+            path,
+            file: next,
+            len: segment::HEADER_LEN as u64,
+        };
         Ok(())
     }
 }

@@ -265,3 +265,104 @@ fn segments_roll_over_and_replay_in_order() {
     assert_eq!(recovered.report.segments, segments);
     assert_eq!(players(&recovered), expected(1..=30));
 }
+
+fn files(dir: &Path, extension: &str) -> usize {
+    fs::read_dir(dir)
+        .expect("the directory")
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == extension))
+        })
+        .count()
+}
+
+#[test]
+fn a_snapshot_replaces_the_log_it_covers() {
+    for mode in [Mode::Fsync, Mode::Group, Mode::Off] {
+        let dir = tempfile::tempdir().expect("a directory");
+        {
+            let recovered = open(dir.path(), mode);
+            for id in 1..=10 {
+                commit_player(&recovered, id);
+            }
+            let info = recovered
+                .durability
+                .snapshot(&recovered.datastore)
+                .expect("a snapshot");
+            assert_eq!((info.offset, info.rows), (10, 10));
+            for id in 11..=15 {
+                commit_player(&recovered, id);
+            }
+            let info = recovered
+                .durability
+                .snapshot(&recovered.datastore)
+                .expect("a second snapshot");
+            assert_eq!((info.offset, info.rows), (15, 15));
+            commit_player(&recovered, 16);
+        }
+        assert_eq!(
+            files(dir.path(), "wsnap"),
+            1,
+            "{mode}: older snapshots removed"
+        );
+        assert_eq!(
+            files(dir.path(), "wlog"),
+            1,
+            "{mode}: covered segments removed"
+        );
+        let recovered = open(dir.path(), mode);
+        assert_eq!(recovered.report.transactions, 16, "{mode}");
+        assert_eq!(players(&recovered), expected(1..=16), "{mode}");
+        // Sequences continue past the snapshot's rows.
+        let mut tx = recovered.datastore.begin_mut();
+        let mut row = player(0, "new", 1);
+        tx.insert(PLAYER, &mut row).expect("a generated id");
+        assert_eq!(row, player(17, "new", 1));
+    }
+}
+
+#[test]
+fn segments_a_crash_left_behind_a_snapshot_are_skipped() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (path, _) = log_of(dir.path(), 5);
+    let old = fs::read(&path).expect("the segment");
+    {
+        let recovered = open(dir.path(), Mode::Fsync);
+        recovered
+            .durability
+            .snapshot(&recovered.datastore)
+            .expect("a snapshot");
+        commit_player(&recovered, 6);
+    }
+    // As if the crash came between the snapshot's rename and the removal of the old log.
+    fs::write(&path, &old).expect("the old segment back");
+    let recovered = open(dir.path(), Mode::Fsync);
+    assert_eq!(recovered.report.transactions, 6);
+    assert_eq!(players(&recovered), expected(1..=6));
+}
+
+#[test]
+fn a_damaged_snapshot_refuses_the_start() {
+    let dir = tempfile::tempdir().expect("a directory");
+    {
+        let recovered = open(dir.path(), Mode::Fsync);
+        commit_player(&recovered, 1);
+        recovered
+            .durability
+            .snapshot(&recovered.datastore)
+            .expect("a snapshot");
+    }
+    let snapshot = fs::read_dir(dir.path())
+        .expect("the directory")
+        .map(|entry| entry.expect("an entry").path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "wsnap"))
+        .expect("the snapshot");
+    let mut bytes = fs::read(&snapshot).expect("the snapshot");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    fs::write(&snapshot, &bytes).expect("the damage");
+    let error = durability::open(dir.path(), &module(), options(Mode::Off))
+        .expect_err("the start is refused");
+    assert!(error.to_string().contains("snapshot is damaged"), "{error}");
+}
