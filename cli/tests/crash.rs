@@ -1,7 +1,8 @@
 //! Crash safety: the real `wasmod serve` on the quickstart takes a stream of `send` calls and
 //! is killed with SIGKILL at random points, several times, on the same data directory. After
 //! each restart every acknowledged message is there, exactly once, and every message there is
-//! whole and one the client sent. Rounds alternate `--durability group` and `fsync`. (With
+//! whole and one the client sent. Snapshots are taken every 40 transactions, so recovery
+//! goes through snapshot + log, and kills also land during snapshots. Rounds alternate `--durability group` and `fsync`. (With
 //! `off` this test fails: acknowledged messages are lost.)
 
 use serde_json::Value;
@@ -27,6 +28,8 @@ impl Served {
             .arg("serve")
             .arg(wasm)
             .args(["--listen", "127.0.0.1:0", "--durability", durability])
+            // Snapshots during the rounds, so kills land before, during and after them.
+            .args(["--snapshot-every", "40"])
             .args(["--log", "warn"])
             .arg("--data")
             .arg(data)
@@ -183,6 +186,16 @@ fn acknowledged_calls_survive_sigkill() {
         }
         served = Some(restarted);
     }
+    let snapshots = std::fs::read_dir(data.path().join("db"))
+        .expect("the log directory")
+        .filter(|entry| {
+            entry
+                .as_ref()
+                .is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "wsnap"))
+        })
+        .count();
+    // Two if a kill came between a snapshot's rename and the removal of the older one.
+    assert!(snapshots >= 1, "recovery went through a snapshot");
     assert!(
         started.elapsed() < Duration::from_secs(240),
         "the crash test took {:?}",

@@ -42,6 +42,10 @@ pub struct Args {
     /// syncs; same guarantee), `off` (no syncs, no waiting: a crash loses recent commits).
     #[arg(long, default_value_t = Mode::Group, value_name = "MODE")]
     durability: Mode,
+    /// Snapshot the tables in the background after this many logged transactions (recovery
+    /// then replays only the log after the snapshot); 0 for never.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    snapshot_every: u64,
     /// How long issued tokens are valid: 30d, 12h, …
     #[arg(long, default_value = "30d", value_parser = units::duration)]
     token_ttl: Duration,
@@ -80,6 +84,7 @@ pub fn run(args: Args) -> Result {
         dir: data.join("db"),
         options: durability::Options {
             mode: args.durability,
+            snapshot_every: (args.snapshot_every > 0).then_some(args.snapshot_every),
             ..durability::Options::default()
         },
     };

@@ -42,6 +42,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use wasmod_abi::ModuleDef;
@@ -96,6 +97,9 @@ pub struct Options {
     pub group_window: Duration,
     /// The size past which the log starts a new segment file.
     pub max_segment_bytes: u64,
+    /// Take a snapshot in the background once this many transactions were logged since the
+    /// last one (see [`Durability::snapshot_if_due`]); `None` for never.
+    pub snapshot_every: Option<u64>,
 }
 
 impl Default for Options {
@@ -104,6 +108,7 @@ impl Default for Options {
             mode: Mode::default(),
             group_window: Duration::ZERO,
             max_segment_bytes: 64 << 20,
+            snapshot_every: Some(100_000),
         }
     }
 }
@@ -245,6 +250,7 @@ impl fmt::Display for TornTail {
 #[derive(Clone)]
 pub struct Durability {
     writer: Arc<Writer>,
+    schedule: Arc<Schedule>,
     /// Held for the directory lock's sake.
     _lock: Arc<File>,
 }
@@ -271,7 +277,45 @@ impl Durability {
     /// and older snapshots it covers. Commits wait while the rows are gathered (not while
     /// they are written). Safe to call from a background thread.
     pub fn snapshot(&self, datastore: &Datastore) -> Result<SnapshotInfo, DurabilityError> {
-        snapshot::take(&self.writer, datastore)
+        let info = snapshot::take(&self.writer, datastore)?;
+        self.schedule.last.store(info.offset, Ordering::Relaxed);
+        Ok(info)
+    }
+
+    /// Starts [`Durability::snapshot`] on a background thread if
+    /// [`Options::snapshot_every`] transactions were logged since the last snapshot and none
+    /// is running. Call it after a commit, outside the transaction. A failed snapshot is
+    /// logged and changes nothing: the log still holds everything. The thread holds the log
+    /// (and its directory lock) until the snapshot is written.
+    pub fn snapshot_if_due(&self, datastore: &Arc<Datastore>) {
+        let Some(every) = self.schedule.every else {
+            return;
+        };
+        let due = self.transactions() >= self.schedule.last.load(Ordering::Relaxed) + every;
+        if !due || self.schedule.running.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (log, datastore) = (self.clone(), datastore.clone());
+        let spawned = std::thread::Builder::new()
+            .name("wasmod-snapshot".into())
+            .spawn(move || {
+                match log.snapshot(&datastore) {
+                    Ok(info) => tracing::info!(
+                        target: "wasmod::durability",
+                        offset = info.offset,
+                        rows = info.rows,
+                        "snapshot taken"
+                    ),
+                    Err(error) => {
+                        tracing::warn!(target: "wasmod::durability", "snapshot failed: {error}")
+                    }
+                }
+                log.schedule.running.store(false, Ordering::Release);
+            });
+        if let Err(error) = spawned {
+            tracing::warn!(target: "wasmod::durability", "cannot start a snapshot: {error}");
+            self.schedule.running.store(false, Ordering::Release);
+        }
     }
 }
 
@@ -282,6 +326,16 @@ impl fmt::Debug for Durability {
             .field("syncs", &self.syncs())
             .finish()
     }
+}
+
+/// When the next background snapshot is due.
+struct Schedule {
+    /// [`Options::snapshot_every`].
+    every: Option<u64>,
+    /// The offset of the last snapshot.
+    last: AtomicU64,
+    /// Whether a snapshot is being taken.
+    running: AtomicBool,
 }
 
 /// A datastore recovered from its log, and the handle to log further commits through.
@@ -339,10 +393,16 @@ pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, 
         }
     };
     let writer = Writer::start(dir.to_owned(), schema, options, file, replayed.next)?;
+    let schedule = Schedule {
+        every: options.snapshot_every,
+        last: AtomicU64::new(replayed.snapshot),
+        running: AtomicBool::new(false),
+    };
     Ok(Recovered {
         datastore,
         durability: Durability {
             writer: Arc::new(writer),
+            schedule: Arc::new(schedule),
             _lock: Arc::new(lock),
         },
         report: replayed.report,

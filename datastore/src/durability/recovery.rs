@@ -35,6 +35,8 @@ pub(crate) struct Replayed {
     pub(crate) tail: Option<(PathBuf, u64)>,
     /// The offset of the next transaction.
     pub(crate) next: u64,
+    /// The offset of the snapshot loaded (0 for none).
+    pub(crate) snapshot: u64,
 }
 
 /// Replays the segments of `dir`, written for tables hashing to `schema`, into `datastore`.
@@ -152,6 +154,7 @@ pub(crate) fn replay(
         },
         tail,
         next,
+        snapshot: base,
     })
 }
 

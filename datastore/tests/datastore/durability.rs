@@ -366,3 +366,42 @@ fn a_damaged_snapshot_refuses_the_start() {
         .expect_err("the start is refused");
     assert!(error.to_string().contains("snapshot is damaged"), "{error}");
 }
+
+#[test]
+fn snapshots_are_taken_in_the_background_when_due() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let every = Options {
+        mode: Mode::Group,
+        snapshot_every: Some(4),
+        ..Options::default()
+    };
+    {
+        let recovered = durability::open(dir.path(), &module(), every).expect("the log");
+        let datastore = Arc::new(recovered.datastore);
+        for id in 1..=9 {
+            let mut tx = datastore.begin_mut();
+            tx.insert(PLAYER, &mut player(id, &format!("p{id}"), u64::from(id)))
+                .expect("the insert");
+            let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+            ticket.wait().expect("durable");
+            recovered.durability.snapshot_if_due(&datastore);
+        }
+        let waited = std::time::Instant::now();
+        while files(dir.path(), "wsnap") == 0 {
+            assert!(waited.elapsed().as_secs() < 10, "no snapshot was taken");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    // The snapshot's thread holds the log until it has finished.
+    let waited = std::time::Instant::now();
+    let recovered = loop {
+        match durability::open(dir.path(), &module(), every) {
+            Err(DurabilityError::Locked { .. }) if waited.elapsed().as_secs() < 10 => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            opened => break opened.expect("the log"),
+        }
+    };
+    assert_eq!(recovered.report.transactions, 9);
+    assert_eq!(players(&recovered), expected(1..=9));
+}

@@ -208,6 +208,7 @@ impl InstanceEnv {
             Some(log) => {
                 let (changes, ticket) = tx.commit_with(|changes| log.append(changes));
                 ticket.wait()?;
+                log.snapshot_if_due(&self.datastore);
                 Ok(changes)
             }
         }
