@@ -135,29 +135,38 @@ fn concurrent(log: &Arc<durability::Recovered>, threads: u64, iters: u64) -> Dur
 fn recovery(c: &mut Criterion) {
     let rows_per_tx = 1_000;
     let transactions = 1_000;
-    let dir = tempfile::tempdir().expect("a directory");
-    {
+    let logged = tempfile::tempdir().expect("a directory");
+    let snapshotted = tempfile::tempdir().expect("a directory");
+    for dir in [&logged, &snapshotted] {
         let log = open(dir.path(), Mode::Off);
         for _ in 0..transactions {
             commit(&log.datastore, Some(&log.durability), rows_per_tx);
+        }
+        if dir.path() == snapshotted.path() {
+            log.durability.snapshot(&log.datastore).expect("a snapshot");
         }
     }
     let mut group = c.benchmark_group("durability/recovery");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(20));
-    group.bench_function("1M rows in 1000 transactions", |b| {
-        // Each recovery must let the directory go before the next, outside the timing.
-        b.iter_custom(|iters| {
-            let mut took = Duration::ZERO;
-            for _ in 0..iters {
-                let began = Instant::now();
-                let log = open(dir.path(), Mode::Off);
-                took += began.elapsed();
-                assert_eq!(log.report.transactions, transactions);
-            }
-            took
-        })
-    });
+    for (name, dir) in [
+        ("1M rows, log of 1000 transactions", &logged),
+        ("1M rows, snapshot", &snapshotted),
+    ] {
+        group.bench_function(name, |b| {
+            // Each recovery must let the directory go before the next, outside the timing.
+            b.iter_custom(|iters| {
+                let mut took = Duration::ZERO;
+                for _ in 0..iters {
+                    let began = Instant::now();
+                    let log = open(dir.path(), Mode::Off);
+                    took += began.elapsed();
+                    assert_eq!(log.report.transactions, transactions);
+                }
+                took
+            })
+        });
+    }
     group.finish();
 }
 
