@@ -8,7 +8,7 @@
 //!
 //! Time is criterion's. Allocations are counted by a counting global allocator in the bench
 //! binary (`benches/encoding.rs`), one operation at a time, and saved next to criterion's
-//! results ([`save_allocations`]) so that `src/bin/results.rs` can put them in the table.
+//! results ([`save_allocations`]) so that `benches/results.rs` can put them in the table.
 
 use crate::data::{Rows, Shape};
 use benchmarks::synthetic::{UniqueU32U64Str, UniqueU32U64U64};

@@ -1,6 +1,6 @@
 //! The tables of `RESULTS.md`, from criterion's saved estimates of the last run.
 //!
-//! `cargo run -p wasmod-benches --bin results` after `cargo bench -p wasmod-benches` prints
+//! `cargo bench -p wasmod-benches --bench results` after `cargo bench -p wasmod-benches` prints
 //! them. Each time is criterion's median of the benchmark (`<group>/<function>/new/
 //! estimates.json` under criterion's directory); the ratios are computed from those medians, so
 //! they compare measurements of one run.

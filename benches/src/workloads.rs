@@ -2,7 +2,7 @@
 //! measured call), what SQLite does for the same work where it can, and the reference figures
 //! the results are compared with.
 //!
-//! `benches/workloads.rs` measures every entry on every backend; `src/bin/results.rs` turns the
+//! `benches/workloads.rs` measures every entry on every backend; `benches/results.rs` turns the
 //! measurements into the table of `RESULTS.md`. Both walk [`standard`], so the names in the
 //! table are the names of the benchmarks.
 
