@@ -23,13 +23,14 @@
 //! Files, one job each: `frame` (length and checksum around each record), `record`
 //! (a transaction as bytes), `segment` (the files, their header and names), `writer`
 //! (appending, group commit, the flusher), `recovery` (replay, torn tails), `snapshot`
-//! (taking and loading snapshots).
+//! (taking and loading snapshots), `upgrade` (a new module build over older data).
 
 mod frame;
 mod record;
 mod recovery;
 mod segment;
 mod snapshot;
+mod upgrade;
 mod writer;
 
 pub use snapshot::SnapshotInfo;
@@ -139,6 +140,11 @@ pub enum DurabilityError {
         /// The segment whose header says so.
         file: PathBuf,
     },
+    /// The module's tables cannot take the data of the ones the log was written for.
+    Incompatible {
+        /// Which table, and what changed.
+        reason: String,
+    },
     /// Another process (or handle) has the directory open.
     Locked {
         /// The directory.
@@ -181,6 +187,11 @@ impl fmt::Display for DurabilityError {
                 "the commit log {} was written for different tables (another module, or an \
                  incompatible change to this one's tables): refusing to replay it",
                 file.display()
+            ),
+            Self::Incompatible { reason } => write!(
+                f,
+                "the module's tables are incompatible with the stored data: {reason} (keep \
+                 the old tables and columns, or move the data directory aside)"
             ),
             Self::Locked { dir } => write!(
                 f,
@@ -353,8 +364,9 @@ pub struct Recovered {
 /// replays it into a new datastore, and returns both.
 ///
 /// Fails without changing anything if the log is damaged anywhere but its tail, was written
-/// for different tables, or the directory is open elsewhere; a torn tail is truncated and
-/// reported in [`Recovered::report`].
+/// for tables that `def`'s cannot take (see `upgrade`: new tables and indexes are fine), or the
+/// directory is open elsewhere; a torn tail is truncated and reported in
+/// [`Recovered::report`].
 pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, DurabilityError> {
     fs::create_dir_all(dir)
         .map_err(|error| DurabilityError::io(dir, "creating the log directory", error))?;
@@ -372,6 +384,7 @@ pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, 
     }
     let datastore = Datastore::new(def).map_err(DurabilityError::Schema)?;
     let schema = segment::schema_hash(def);
+    upgrade::prepare(dir, def, schema)?;
     let replayed = recovery::replay(dir, schema, &datastore)?;
     let file = match replayed.tail {
         Some((path, len)) => {

@@ -17,7 +17,7 @@ use super::segment::{self, Header, HEADER_LEN};
 use super::writer::Writer;
 use super::DurabilityError;
 use crate::tx::{TableChanges, TxData};
-use crate::Datastore;
+use crate::{Datastore, Tables};
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,38 +44,60 @@ pub(crate) fn take(
     let (offset, state) = {
         let read = datastore.begin_read();
         let offset = writer.seal()?;
-        let tables = (0..datastore.table_count() as u32)
-            .filter_map(|table| {
-                let rows = read.scan(table).ok()?;
-                (!rows.is_empty()).then_some(TableChanges {
-                    table,
-                    inserted: rows,
-                    deleted: Vec::new(),
-                })
-            })
-            .collect();
-        (offset, TxData { tables })
+        (offset, contents(&read, datastore.table_count()))
     };
+    let info = write(writer.dir(), writer.schema(), offset, &state)?;
+    remove_covered(writer.dir(), offset)?;
+    Ok(info)
+}
+
+/// Every row of the `count` tables of `read`, as one transaction inserting them.
+pub(crate) fn contents(read: &Tables, count: usize) -> TxData {
+    let tables = (0..count as u32)
+        .filter_map(|table| {
+            let rows = read.scan(table).ok()?;
+            (!rows.is_empty()).then_some(TableChanges {
+                table,
+                inserted: rows,
+                deleted: Vec::new(),
+            })
+        })
+        .collect();
+    TxData { tables }
+}
+
+/// Writes the snapshot of `state`, covering `offset` transactions of tables hashing to
+/// `schema`, into `dir`, atomically.
+pub(crate) fn write(
+    dir: &Path,
+    schema: [u8; 32],
+    offset: u64,
+    state: &TxData,
+) -> Result<SnapshotInfo, DurabilityError> {
     let rows = state.tables.iter().map(|t| t.inserted.len() as u64).sum();
-    let dir = writer.dir();
     let file = path(dir, offset);
     let mut bytes = Header {
-        schema: writer.schema(),
+        schema,
         start: offset,
     }
     .encode()
     .to_vec();
     let mut payload = Vec::new();
-    super::record::encode(&mut payload, offset, &state);
+    super::record::encode(&mut payload, offset, state);
     frame::write(&mut bytes, &payload);
     write_atomically(dir, &file, &bytes)?;
-    remove_covered(dir, offset)?;
     Ok(SnapshotInfo { file, offset, rows })
 }
 
 /// Writes `bytes` to `file` through a synced temporary file and a rename.
-fn write_atomically(dir: &Path, file: &Path, bytes: &[u8]) -> Result<(), DurabilityError> {
-    let temporary = file.with_extension(format!("{EXTENSION}.tmp"));
+pub(crate) fn write_atomically(
+    dir: &Path,
+    file: &Path,
+    bytes: &[u8],
+) -> Result<(), DurabilityError> {
+    let mut temporary = file.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
     let io = |what, error| DurabilityError::io(&temporary, what, error);
     let mut out = File::create(&temporary).map_err(|error| io("creating a snapshot", error))?;
     out.write_all(bytes)
@@ -154,4 +176,14 @@ pub(crate) fn latest(
         return Err(corrupt("its record and header disagree on the offset"));
     }
     Ok(Some((offset, state)))
+}
+
+/// The schema hash in the header of the newest snapshot in `dir`, if there is one.
+pub(crate) fn latest_schema(dir: &Path) -> Result<Option<[u8; 32]>, DurabilityError> {
+    let Some((_, file)) = list(dir)?.pop() else {
+        return Ok(None);
+    };
+    let bytes =
+        fs::read(&file).map_err(|error| DurabilityError::io(&file, "reading a snapshot", error))?;
+    Ok(Some(Header::parse(&file, &bytes)?.schema))
 }

@@ -1,9 +1,10 @@
 //! The commit log: round trips, group commit, torn tails, damage, another schema.
 
-use crate::fixtures::{all, module, player, PLAYER};
+use crate::fixtures::{all, module, player, point, PLAYER, POINT};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Barrier};
+use wasmod_abi::AlgebraicType;
 use wasmod_datastore::durability::{self, DurabilityError, Mode, Options, Recovered};
 
 fn options(mode: Mode) -> Options {
@@ -232,38 +233,143 @@ fn a_log_of_other_tables_is_refused() {
     let error = durability::open(dir.path(), &other, options(Mode::Off))
         .expect_err("another schema is refused");
     assert!(
+        matches!(error, DurabilityError::Incompatible { .. }),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("table `counter` was removed"),
+        "{error}"
+    );
+    // Nothing changed: the old module still opens its data.
+    assert_eq!(open(dir.path(), Mode::Off).report.transactions, 1);
+}
+
+#[test]
+fn a_segment_of_other_tables_is_refused() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let (path, _) = log_of(dir.path(), 1);
+    let other = tempfile::tempdir().expect("a directory");
+    let mut def = module();
+    def.tables.pop();
+    drop(durability::open(other.path(), &def, options(Mode::Off)).expect("a log"));
+    // A segment of the other module's log, copied beside this one's.
+    fs::copy(
+        other.path().join("00000000000000000000.wlog"),
+        dir.path().join("00000000000000000001.wlog"),
+    )
+    .expect("the copy");
+    let error = durability::open(dir.path(), &module(), options(Mode::Off))
+        .expect_err("another schema is refused");
+    assert!(
         matches!(error, DurabilityError::SchemaMismatch { .. }),
         "{error}"
     );
     assert!(error.to_string().contains("different tables"), "{error}");
+    assert!(path.exists());
+}
+
+/// The fixture module with one more table, `extra (k: u32 pk)`, first, so every old table
+/// moves to a new id.
+fn with_extra_table() -> wasmod_abi::ModuleDef {
+    let mut def = module();
+    let extra = crate::fixtures::table(
+        &mut def.typespace,
+        "extra",
+        &[("k", AlgebraicType::U32)],
+        Some(0),
+        &[("extra_k", &[0], true)],
+        &[],
+    );
+    def.tables.insert(0, extra);
+    def
 }
 
 #[test]
-fn segments_roll_over_and_replay_in_order() {
+fn a_compatible_upgrade_keeps_the_data() {
     let dir = tempfile::tempdir().expect("a directory");
-    let small = Options {
-        mode: Mode::Fsync,
-        max_segment_bytes: 200,
-        ..Options::default()
-    };
+    log_of(dir.path(), 3);
+    let upgraded = with_extra_table();
+    let player_now = PLAYER + 1;
     {
-        let recovered = durability::open(dir.path(), &module(), small).expect("the log");
-        for id in 1..=30 {
-            commit_player(&recovered, id);
-        }
+        let recovered =
+            durability::open(dir.path(), &upgraded, options(Mode::Fsync)).expect("the upgrade");
+        assert_eq!(recovered.report.transactions, 3);
+        let read = recovered.datastore.begin_read();
+        assert_eq!(all(&read, player_now), expected(1..=3));
+        drop(read);
+        let mut tx = recovered.datastore.begin_mut();
+        tx.insert(player_now, &mut player(0, "p4", 4))
+            .expect("an insert");
+        tx.insert(0, &mut wasmod_abi::encoding::to_vec(&7u32))
+            .expect("an insert into the new table");
+        let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+        ticket.wait().expect("durable");
     }
-    let segments = fs::read_dir(dir.path())
-        .expect("the directory")
-        .filter(|entry| {
-            entry
-                .as_ref()
-                .is_ok_and(|entry| entry.path().extension().is_some_and(|ext| ext == "wlog"))
-        })
-        .count();
-    assert!(segments > 3, "{segments} segments");
-    let recovered = durability::open(dir.path(), &module(), small).expect("the log");
-    assert_eq!(recovered.report.segments, segments);
-    assert_eq!(players(&recovered), expected(1..=30));
+    let recovered =
+        durability::open(dir.path(), &upgraded, options(Mode::Fsync)).expect("a reopen");
+    assert_eq!(recovered.report.transactions, 4);
+    let read = recovered.datastore.begin_read();
+    assert_eq!(all(&read, player_now), expected(1..=4));
+    assert_eq!(read.row_count(0).expect("the new table"), 1);
+    drop(read);
+    drop(recovered);
+    // Going back would drop a table: refused.
+    let error = durability::open(dir.path(), &module(), options(Mode::Off))
+        .expect_err("a downgrade is refused");
+    assert!(
+        error.to_string().contains("table `extra` was removed"),
+        "{error}"
+    );
+}
+
+#[test]
+fn incompatible_upgrades_are_refused_and_change_nothing() {
+    let dir = tempfile::tempdir().expect("a directory");
+    {
+        let recovered = open(dir.path(), Mode::Fsync);
+        commit_player(&recovered, 1);
+        let mut tx = recovered.datastore.begin_mut();
+        tx.insert(POINT, &mut point(1, 1, "same")).expect("a point");
+        tx.insert(POINT, &mut point(2, 2, "same")).expect("a point");
+        let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+        ticket.wait().expect("durable");
+    }
+    // Changes a player column in the table and its row type alike.
+    let player_column = |column: usize, change: &dyn Fn(&mut String, &mut AlgebraicType)| {
+        let mut def = module();
+        let columns = &mut def.tables[PLAYER as usize].columns[column];
+        change(&mut columns.name, &mut columns.ty);
+        let AlgebraicType::Product(fields) = &mut def.typespace.types[PLAYER as usize].ty else {
+            panic!("a product")
+        };
+        let mut name = fields[column].name.clone().unwrap_or_default();
+        change(&mut name, &mut fields[column].ty);
+        fields[column].name = Some(name);
+        def
+    };
+    let retyped = player_column(2, &|_, ty| *ty = AlgebraicType::U32);
+    let renamed = player_column(1, &|name, _| *name = "nick".into());
+    let mut unique_label = module();
+    unique_label.tables[POINT as usize].indexes[1].unique = true;
+    for (def, expected) in [
+        (retyped, "table `player`: column `age` changed type"),
+        (
+            renamed,
+            "table `player`: column 1 was `name` and is now `nick`",
+        ),
+        (unique_label, "table `point`: the existing rows do not fit"),
+    ] {
+        let error = durability::open(dir.path(), &def, options(Mode::Off))
+            .expect_err("the upgrade is refused");
+        assert!(
+            matches!(error, DurabilityError::Incompatible { .. }),
+            "{error}"
+        );
+        assert!(error.to_string().contains(expected), "{error}");
+    }
+    let recovered = open(dir.path(), Mode::Off);
+    assert_eq!(recovered.report.transactions, 2, "nothing changed");
+    assert_eq!(players(&recovered), expected(1..=1));
 }
 
 fn files(dir: &Path, extension: &str) -> usize {
