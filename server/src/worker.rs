@@ -14,6 +14,10 @@
 //!   ends; [`WorkerThread::join`] waits for it. This is how shutdown finishes in-flight calls.
 //! - A call runs inside the `tracing` span of the request that queued it, so the module's log
 //!   lines (target `wasmod::module`) show which request they belong to.
+//! - With a commit log and deferred durability (as `wasmod serve` sets up), a call's commits
+//!   are synced after the thread has moved on: the answer carries the durability wait, and
+//!   [`Worker::run`] returns only once the log has the commits. The thread never waits for a
+//!   disk, and the commits of calls that overlap share one sync.
 
 use crate::error::{ApiError, ErrorCode};
 use std::io;
@@ -71,7 +75,8 @@ impl Worker {
                 return;
             }
             // The requester may go while the call runs; the call's effects stand regardless.
-            let _ = answer.send(call(module));
+            let result = call(module);
+            let _ = answer.send((result, module.env_mut().take_durability()));
         });
         self.jobs.try_send(job).map_err(|error| match error {
             mpsc::error::TrySendError::Full(_) => ApiError::new(
@@ -80,12 +85,28 @@ impl Worker {
             ),
             mpsc::error::TrySendError::Closed(_) => shutting_down(),
         })?;
-        answered.await.map_err(|_| {
+        let (result, durability) = answered.await.map_err(|_| {
             ApiError::new(
                 ErrorCode::Internal,
                 "the module's thread dropped the call without answering",
             )
-        })
+        })?;
+        // Nobody hears of a commit before the log has it.
+        if let Some(ticket) = durability {
+            let waited = tokio::task::spawn_blocking(move || ticket.wait()).await;
+            let not_durable = |reason: String| {
+                ApiError::new(
+                    ErrorCode::Internal,
+                    format!("the call committed in memory but could not be made durable: {reason}"),
+                )
+            };
+            match waited {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => return Err(not_durable(error.to_string())),
+                Err(error) => return Err(not_durable(error.to_string())),
+            }
+        }
+        Ok(result)
     }
 
     /// How many more calls the queue has room for now.

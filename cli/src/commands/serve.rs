@@ -88,9 +88,11 @@ pub fn run(args: Args) -> Result {
             ..durability::Options::default()
         },
     };
+    // The server waits for durability off the module's thread (see `wasmod_server::worker`).
     let env = InstanceEnv::unloaded()
         .with_http_client(Arc::new(OutboundHttp::new(allow)))
-        .with_persistence(persistence);
+        .with_persistence(persistence)
+        .with_deferred_durability();
     let config = WasmConfig {
         deadline: args.deadline,
         ..WasmConfig::default()

@@ -71,7 +71,8 @@ pub(crate) struct Writer {
     flusher: Option<JoinHandle<()>>,
 }
 
-/// A commit's place in the log, to wait on until it is durable.
+/// A commit's place in the log, to wait on until it is durable. Records become durable in
+/// order, so once a ticket's wait returns `Ok`, every earlier commit is durable too.
 #[must_use = "a commit is not durable until its ticket's wait returns Ok"]
 pub struct Ticket {
     shared: Option<Arc<Shared>>,

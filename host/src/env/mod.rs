@@ -29,7 +29,7 @@ use rows::RowIter;
 use std::path::PathBuf;
 use std::sync::Arc;
 use wasmod_abi::{Errno, ModuleDef};
-use wasmod_datastore::durability::{self, Durability, DurabilityError, RecoveryReport};
+use wasmod_datastore::durability::{self, Durability, DurabilityError, RecoveryReport, Ticket};
 use wasmod_datastore::{Datastore, MutTx, ReadTx, Tables, TxData};
 
 /// Where and how a host keeps its module's tables durable: the commit log's directory and
@@ -108,6 +108,10 @@ pub struct InstanceEnv {
     persistence: Option<Persistence>,
     durability: Option<Durability>,
     recovery: Option<RecoveryReport>,
+    /// Whether commits leave their durability wait to the caller ([`Self::take_durability`]).
+    defer_durability: bool,
+    /// The wait of the last commit, when deferred.
+    pending: Option<Ticket>,
 }
 
 impl InstanceEnv {
@@ -130,6 +134,8 @@ impl InstanceEnv {
             persistence: None,
             durability: None,
             recovery: None,
+            defer_durability: false,
+            pending: None,
         }
     }
 
@@ -169,6 +175,22 @@ impl InstanceEnv {
         self
     }
 
+    /// This state leaving the wait for durability to its host: a commit returns (and a
+    /// reducer's [`Outcome::Committed`](crate::Outcome::Committed) comes back) as soon as its
+    /// record is queued, and the host **must** wait on [`Self::take_durability`] after each
+    /// call before it tells anyone the call committed. A single-threaded host then runs the
+    /// next call while the last one's record is being synced, so commits share syncs.
+    pub fn with_deferred_durability(mut self) -> Self {
+        self.defer_durability = true;
+        self
+    }
+
+    /// With deferred durability, the wait that covers every commit so far (each record is
+    /// durable once a later one is); `None` when there is nothing to wait for.
+    pub fn take_durability(&mut self) -> Option<Ticket> {
+        self.pending.take()
+    }
+
     /// Opens the log of the [`Persistence`] this state was given (if any) for `module`, and
     /// installs the recovered tables; without one, installs empty in-memory tables.
     pub(crate) fn open_tables(&mut self, module: Arc<ModuleDef>) -> Result<(), OpenError> {
@@ -199,19 +221,25 @@ impl InstanceEnv {
         self.recovery.as_ref()
     }
 
-    /// Commits `tx` and, with a commit log, waits until the log has it: a caller may
-    /// acknowledge the commit once this returns `Ok`. On `Err` the changes are visible in
-    /// memory but not durable, and the log refuses every later commit.
-    pub(crate) fn commit(&self, tx: MutTx) -> Result<TxData, DurabilityError> {
-        match &self.durability {
-            None => Ok(tx.commit()),
-            Some(log) => {
-                let (changes, ticket) = tx.commit_with(|changes| log.append(changes));
-                ticket.wait()?;
-                log.snapshot_if_due(&self.datastore);
-                Ok(changes)
-            }
+    /// Commits `tx` and, with a commit log, waits until the log has it (or, with deferred
+    /// durability, leaves the wait in [`Self::take_durability`]): a caller may acknowledge
+    /// the commit once this returns `Ok`. On `Err` the changes are visible in memory but not
+    /// durable, and the log refuses every later commit.
+    pub(crate) fn commit(&mut self, tx: MutTx) -> Result<TxData, DurabilityError> {
+        let Some(log) = &self.durability else {
+            return Ok(tx.commit());
+        };
+        let (changes, ticket) = tx.commit_with(|changes| log.append(changes));
+        if changes.is_empty() {
+            return Ok(changes);
         }
+        if self.defer_durability {
+            self.pending = Some(ticket);
+        } else {
+            ticket.wait()?;
+        }
+        log.snapshot_if_due(&self.datastore);
+        Ok(changes)
     }
 
     /// The module's description.
