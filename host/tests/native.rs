@@ -534,3 +534,26 @@ fn durable_tables_are_recovered_and_init_runs_on_the_first_start_only() {
     assert!(call(&mut module, "add", &to_vec(&"next".to_owned())).is_success());
     assert_eq!(notes(&module).last(), Some(&(4, "next".to_owned())));
 }
+
+#[test]
+fn deferred_durability_leaves_the_wait_to_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let persistence = Persistence {
+        dir: dir.path().join("db"),
+        options: durability::Options::default(),
+    };
+    let env = InstanceEnv::unloaded()
+        .with_persistence(persistence)
+        .with_deferred_durability();
+    let mut module = NativeModule::<Fake>::with_env(env).expect("the fake module loads");
+    // `init` committed: its wait is pending until the host takes it.
+    assert!(module.env_mut().take_durability().is_some());
+    assert!(call(&mut module, "add", &to_vec(&"one".to_owned())).is_success());
+    assert!(call(&mut module, "add", &to_vec(&"two".to_owned())).is_success());
+    let wait = module.env_mut().take_durability().expect("a wait");
+    assert!(module.env_mut().take_durability().is_none());
+    wait.wait().expect("durable");
+    // A call that commits nothing leaves nothing to wait for.
+    assert!(!call(&mut module, "fail", &[]).is_success());
+    assert!(module.env_mut().take_durability().is_none());
+}
