@@ -24,6 +24,15 @@ pub trait Transport {
     /// The instance's host-side state.
     fn env(&mut self) -> &mut InstanceEnv;
 
+    /// The instance's host-side state, between calls.
+    fn env_ref(&self) -> &InstanceEnv;
+
+    /// Makes the instance ready for the next call (a transport whose instance can be left
+    /// unusable, by a wasm trap, replaces it here). `Err` says why it cannot be.
+    fn prepare(&mut self) -> Result<(), Trap> {
+        Ok(())
+    }
+
     /// Invokes one export and returns its code, or the reason the module trapped (a wasm
     /// trap, a native panic). During the call the module reaches [`Transport::env`] through
     /// its imports.

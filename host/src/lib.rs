@@ -17,6 +17,7 @@
 pub mod call;
 pub mod env;
 pub mod json;
+pub mod module;
 pub mod native;
 pub mod outbound;
 #[cfg(feature = "wasmtime")]
@@ -27,6 +28,7 @@ pub use env::{
     Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord, Persistence,
 };
 pub use json::{args_from_json, value_from_json, value_to_json, JsonError};
+pub use module::LoadedModule;
 pub use native::{with_env, NativeModule, NativeTransport};
 pub use outbound::{AllowList, HostRule, OutboundHttp};
 #[cfg(feature = "wasmtime")]

@@ -5,19 +5,18 @@
 //! [`InstanceEnv`] of the call in progress, which the runtime's native import layer reaches
 //! through [`with_env`]. The environment is moved into a thread-local for the duration of one
 //! export call and moved back afterwards, panic or not; a panic in module code unwinds to
-//! here, is caught, and becomes [`Outcome::Aborted`] with its message, the transaction rolled
+//! here, is caught, and becomes [`Outcome::Aborted`](crate::Outcome::Aborted) with its message, the transaction rolled
 //! back, exactly as a trap would in wasm.
 
-use crate::call::{self, Caller, ExportCall, LoadError, Outcome, Transport, Trap};
-use crate::env::{CallKind, InstanceEnv, LogRecord, Tx};
+use crate::call::{ExportCall, LoadError, Transport, Trap};
+use crate::env::{CallKind, InstanceEnv, Tx};
+use crate::module::LoadedModule;
 use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::Arc;
-use wasmod_abi::http::Request;
-use wasmod_abi::{ConnectionId, Identity, ModuleDef, ModuleExports};
-use wasmod_datastore::{Datastore, Tables, TxData};
+use wasmod_abi::ModuleExports;
+use wasmod_datastore::TxData;
 
 thread_local! {
     /// The environment of the export call running on this thread, if any.
@@ -83,6 +82,13 @@ impl<M: ModuleExports> NativeTransport<M> {
 }
 
 impl<M: ModuleExports> Transport for NativeTransport<M> {
+    fn env_ref(&self) -> &InstanceEnv {
+        // Only `call_export` lends the environment out, and it takes it back before returning.
+        self.env
+            .as_ref()
+            .expect("the instance's environment is back after every export call")
+    }
+
     fn env(&mut self) -> &mut InstanceEnv {
         // Only `call_export` lends the environment out, and it takes it back before returning.
         self.env
@@ -156,107 +162,18 @@ fn panic_message(payload: &(dyn Any + Send)) -> String {
 
 /// A module compiled natively, loaded into an in-memory host: what `cargo test` of a module
 /// runs against.
-pub struct NativeModule<M> {
-    transport: NativeTransport<M>,
-    module: Arc<ModuleDef>,
-}
+pub type NativeModule<M> = LoadedModule<NativeTransport<M>>;
 
-impl<M: ModuleExports> NativeModule<M> {
+impl<M: ModuleExports> LoadedModule<NativeTransport<M>> {
     /// Describes the module, creates its tables, and runs its `init` reducer.
     pub fn new() -> Result<Self, LoadError> {
         Self::with_env(InstanceEnv::unloaded())
     }
 
     /// Like [`NativeModule::new`], over `env` (an [`InstanceEnv::unloaded`] configured with
-    /// limits or an HTTP client).
+    /// limits, an HTTP client or persistence).
     pub fn with_env(env: InstanceEnv) -> Result<Self, LoadError> {
-        let mut transport = NativeTransport::new(env);
-        let module = call::load(&mut transport)?;
-        match call::init(&mut transport) {
-            Some(outcome) if !outcome.is_success() => Err(LoadError::Init(outcome)),
-            _ => Ok(Self { transport, module }),
-        }
-    }
-
-    /// Calls reducer `name` as `sender` over `connection`; `args` is the encoded product of
-    /// its parameters.
-    pub fn call_reducer(
-        &mut self,
-        name: &str,
-        sender: Identity,
-        connection: ConnectionId,
-        args: &[u8],
-    ) -> Outcome {
-        call::call_reducer(
-            &mut self.transport,
-            name,
-            Caller::new(sender, connection),
-            args,
-        )
-    }
-
-    /// Calls view `name` (per-caller or anonymous) as `sender`.
-    pub fn call_view(&mut self, name: &str, sender: Identity, args: &[u8]) -> Outcome {
-        call::call_view(
-            &mut self.transport,
-            name,
-            Caller::new(sender, ConnectionId::ZERO),
-            args,
-        )
-    }
-
-    /// Calls procedure `name` as `sender` over `connection`.
-    pub fn call_procedure(
-        &mut self,
-        name: &str,
-        sender: Identity,
-        connection: ConnectionId,
-        args: &[u8],
-    ) -> Outcome {
-        call::call_procedure(
-            &mut self.transport,
-            name,
-            Caller::new(sender, connection),
-            args,
-        )
-    }
-
-    /// Sends `request` to the HTTP handler of its method and path.
-    pub fn call_http(&mut self, request: &Request) -> Outcome {
-        call::call_http(&mut self.transport, request)
-    }
-
-    /// Runs the `ClientConnected` lifecycle reducer, if the module has one.
-    pub fn client_connected(
-        &mut self,
-        sender: Identity,
-        connection: ConnectionId,
-    ) -> Option<Outcome> {
-        call::client_connected(&mut self.transport, Caller::new(sender, connection))
-    }
-
-    /// Runs the `ClientDisconnected` lifecycle reducer, if the module has one.
-    pub fn client_disconnected(
-        &mut self,
-        sender: Identity,
-        connection: ConnectionId,
-    ) -> Option<Outcome> {
-        call::client_disconnected(&mut self.transport, Caller::new(sender, connection))
-    }
-
-    /// The module's description.
-    pub fn module(&self) -> &ModuleDef {
-        &self.module
-    }
-
-    /// The module's tables.
-    pub fn datastore(&self) -> &Arc<Datastore> {
-        self.env().datastore()
-    }
-
-    /// Runs `f` on the committed state of the tables.
-    pub fn read<R>(&self, f: impl FnOnce(&Tables) -> R) -> R {
-        f(&self.datastore().begin_read())
+        Self::start(NativeTransport::new(env))
     }
 
     /// Runs `f` as module code inside a read-only transaction, as a view runs: the runtime's
@@ -295,22 +212,5 @@ impl<M: ModuleExports> NativeModule<M> {
             Ok(Err(payload)) => resume_unwind(payload),
             Err(trap) => panic!("{}", trap.message),
         }
-    }
-
-    /// The lines the last call logged, oldest first.
-    pub fn logs(&self) -> Vec<LogRecord> {
-        self.env().logs().cloned().collect()
-    }
-
-    /// The instance's environment, between calls.
-    pub fn env_mut(&mut self) -> &mut InstanceEnv {
-        self.transport.env()
-    }
-
-    fn env(&self) -> &InstanceEnv {
-        self.transport
-            .env
-            .as_ref()
-            .expect("the instance's environment is back after every export call")
     }
 }

@@ -498,9 +498,7 @@ impl ModuleExports for Garbled {
 
 #[test]
 fn a_bad_description_is_a_load_error() {
-    let error = NativeModule::<Garbled>::new()
-        .err()
-        .expect("the module is refused");
+    let error = NativeModule::<Garbled>::new().expect_err("the module is refused");
     assert!(matches!(error, LoadError::Decode(_)), "{error}");
     assert!(error.to_string().contains("does not decode"), "{error}");
 }

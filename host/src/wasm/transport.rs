@@ -41,7 +41,7 @@ struct Exports {
 }
 
 /// A module instance in a wasmtime store, replaced after a trap (see the module docs).
-pub(crate) struct WasmTransport {
+pub struct WasmTransport {
     engine: WasmEngine,
     pre: InstancePre<StoreData>,
     config: WasmConfig,
@@ -77,14 +77,10 @@ impl WasmTransport {
     }
 
     /// The instance's environment, between calls.
-    pub(crate) fn env_ref(&self) -> &InstanceEnv {
-        &self.store.data().env
-    }
-
     /// Makes sure the instance is usable: after a trap, replaces it with a new one that
     /// described itself as the same module. `Err` says why no instance could be made; the next
     /// call tries again.
-    pub(crate) fn recover(&mut self) -> Result<(), Trap> {
+    fn recover(&mut self) -> Result<(), Trap> {
         if !self.trapped {
             return Ok(());
         }
@@ -197,6 +193,14 @@ impl WasmTransport {
 impl Transport for WasmTransport {
     fn env(&mut self) -> &mut InstanceEnv {
         &mut self.store.data_mut().env
+    }
+
+    fn env_ref(&self) -> &InstanceEnv {
+        &self.store.data().env
+    }
+
+    fn prepare(&mut self) -> Result<(), Trap> {
+        self.recover()
     }
 
     fn call_export(&mut self, call: ExportCall) -> Result<i16, Trap> {

@@ -1,0 +1,139 @@
+//! A module loaded into a host: the one API every transport serves.
+//!
+//! [`NativeModule`](crate::NativeModule) and [`WasmModule`](crate::WasmModule) are this type
+//! over their transports: loading (describe, create the tables, run `init`), calling entry
+//! points by name, and looking at the tables and logs are written once, here, on top of the
+//! orchestrator in [`call`](mod@crate::call). Each transport adds only its own constructors and
+//! what is particular to it.
+
+use crate::call::{self, Caller, LoadError, Outcome, Transport};
+use crate::env::{InstanceEnv, LogRecord};
+use std::sync::Arc;
+use wasmod_abi::http::Request;
+use wasmod_abi::{ConnectionId, Identity, ModuleDef};
+use wasmod_datastore::{Datastore, Tables};
+
+/// A module loaded into a host over the transport `T`.
+pub struct LoadedModule<T> {
+    pub(crate) transport: T,
+    module: Arc<ModuleDef>,
+}
+
+impl<T: Transport> LoadedModule<T> {
+    /// Describes the module through `transport`, creates its tables, and runs its `init`
+    /// reducer.
+    pub(crate) fn start(mut transport: T) -> Result<Self, LoadError> {
+        let module = call::load(&mut transport)?;
+        match call::init(&mut transport) {
+            Some(outcome) if !outcome.is_success() => Err(LoadError::Init(outcome)),
+            _ => Ok(Self { transport, module }),
+        }
+    }
+
+    /// Calls reducer `name` as `sender` over `connection`; `args` is the encoded product of
+    /// its parameters.
+    pub fn call_reducer(
+        &mut self,
+        name: &str,
+        sender: Identity,
+        connection: ConnectionId,
+        args: &[u8],
+    ) -> Outcome {
+        self.call(|transport| {
+            call::call_reducer(transport, name, Caller::new(sender, connection), args)
+        })
+    }
+
+    /// Calls view `name` (per-caller or anonymous) as `sender`.
+    pub fn call_view(&mut self, name: &str, sender: Identity, args: &[u8]) -> Outcome {
+        self.call(|transport| {
+            call::call_view(
+                transport,
+                name,
+                Caller::new(sender, ConnectionId::ZERO),
+                args,
+            )
+        })
+    }
+
+    /// Calls procedure `name` as `sender` over `connection`.
+    pub fn call_procedure(
+        &mut self,
+        name: &str,
+        sender: Identity,
+        connection: ConnectionId,
+        args: &[u8],
+    ) -> Outcome {
+        self.call(|transport| {
+            call::call_procedure(transport, name, Caller::new(sender, connection), args)
+        })
+    }
+
+    /// Sends `request` to the HTTP handler of its method and path.
+    pub fn call_http(&mut self, request: &Request) -> Outcome {
+        self.call(|transport| call::call_http(transport, request))
+    }
+
+    /// Runs the `ClientConnected` lifecycle reducer, if the module has one.
+    pub fn client_connected(
+        &mut self,
+        sender: Identity,
+        connection: ConnectionId,
+    ) -> Option<Outcome> {
+        self.call(|transport| call::client_connected(transport, Caller::new(sender, connection)))
+    }
+
+    /// Runs the `ClientDisconnected` lifecycle reducer, if the module has one.
+    pub fn client_disconnected(
+        &mut self,
+        sender: Identity,
+        connection: ConnectionId,
+    ) -> Option<Outcome> {
+        self.call(|transport| call::client_disconnected(transport, Caller::new(sender, connection)))
+    }
+
+    /// The module's description.
+    pub fn module(&self) -> &ModuleDef {
+        &self.module
+    }
+
+    /// The module's tables.
+    pub fn datastore(&self) -> &Arc<Datastore> {
+        self.transport.env_ref().datastore()
+    }
+
+    /// Runs `f` on the committed state of the tables.
+    pub fn read<R>(&self, f: impl FnOnce(&Tables) -> R) -> R {
+        f(&self.datastore().begin_read())
+    }
+
+    /// The lines the last call logged, oldest first.
+    pub fn logs(&self) -> Vec<LogRecord> {
+        self.transport.env_ref().logs().cloned().collect()
+    }
+
+    /// The instance's environment, between calls.
+    pub fn env_mut(&mut self) -> &mut InstanceEnv {
+        self.transport.env()
+    }
+
+    /// Runs `call` once the transport is ready for it ([`Transport::prepare`]); if it cannot
+    /// be, the call is aborted with the reason.
+    fn call<R: From<Outcome>>(&mut self, call: impl FnOnce(&mut T) -> R) -> R {
+        match self.transport.prepare() {
+            Ok(()) => call(&mut self.transport),
+            Err(trap) => Outcome::Aborted {
+                reason: trap.message,
+            }
+            .into(),
+        }
+    }
+}
+
+impl<T: Transport> std::fmt::Debug for LoadedModule<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedModule")
+            .field("env", self.transport.env_ref())
+            .finish_non_exhaustive()
+    }
+}
