@@ -12,12 +12,19 @@
 mod support;
 
 use std::process::Command;
+use std::sync::OnceLock;
 use support::{inspect, Build};
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_host::WasmModule;
 
-/// The quickstart, optimised by `wasm-opt -O3` with its boundary kept.
-fn optimised_quickstart() -> Vec<u8> {
+/// The quickstart, optimised by `wasm-opt -O3` with its boundary kept: once per test run,
+/// shared by the tests (which run in parallel).
+fn optimised_quickstart() -> &'static [u8] {
+    static OPTIMISED: OnceLock<Vec<u8>> = OnceLock::new();
+    OPTIMISED.get_or_init(run_wasm_opt)
+}
+
+fn run_wasm_opt() -> Vec<u8> {
     let input = wasmod_wasm_tests::built(Build::Release).library_path("quickstart");
     let output = std::env::temp_dir().join(format!("wasmod-wasm-opt-{}.wasm", std::process::id()));
     let run = Command::new("wasm-opt")
@@ -39,8 +46,7 @@ fn optimised_quickstart() -> Vec<u8> {
 
 #[test]
 fn the_optimised_quickstart_keeps_the_dispatch_property() {
-    let wasm = optimised_quickstart();
-    let report = inspect(&wasm);
+    let report = inspect(optimised_quickstart());
     assert!(report.is_clean(), "{report}");
     let reducers = report
         .export("__call_reducer__")
@@ -63,7 +69,7 @@ fn the_optimised_quickstart_keeps_the_dispatch_property() {
 
 #[test]
 fn the_optimised_quickstart_still_runs_in_the_host() {
-    let mut module = WasmModule::new(&optimised_quickstart()).expect("the optimised module loads");
+    let mut module = WasmModule::new(optimised_quickstart()).expect("the optimised module loads");
     let alice = Identity::from_bytes([1; 32]);
     let connected = module
         .client_connected(alice, ConnectionId::ZERO)
