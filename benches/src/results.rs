@@ -67,7 +67,7 @@ struct Row<'a> {
 fn workloads(out: &mut String) {
     let standard = standard();
     let empty = Row {
-        title: "empty reducer (`bare_wasmtime_export`: the floor, below)",
+        title: "empty reducer",
         group: "empty_reducer",
         reference: Reference {
             csharp_us: None,

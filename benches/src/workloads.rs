@@ -265,7 +265,7 @@ fn print_many(lines: u32) -> Workload {
     };
     module_only(
         &format!("print_many_{lines}"),
-        &format!("log {lines} lines"),
+        &format!("log {lines} line{}", if lines == 1 { "" } else { "s" }),
         vec![],
         Call::new("print_many", args(&(lines,))),
         false,
