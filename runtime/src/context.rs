@@ -9,6 +9,11 @@
 use crate::db::{Db, ReadOnly, ReadWrite};
 use crate::{sys, ConnectionId, Identity, Timestamp};
 
+/// The caller's connection as the dispatch exports pass it: all zero means none.
+fn connection(connection_id: ConnectionId) -> Option<ConnectionId> {
+    (connection_id != ConnectionId::ZERO).then_some(connection_id)
+}
+
 /// What a reducer gets: the caller, the time, and read-write access to the database.
 ///
 /// Everything a reducer does through `db` happens in one transaction: it commits if the
@@ -25,7 +30,7 @@ pub struct ReducerContext {
 impl ReducerContext {
     #[doc(hidden)]
     pub fn __new(sender: Identity, connection_id: ConnectionId, timestamp: Timestamp) -> Self {
-        let connection_id = (connection_id != ConnectionId::ZERO).then_some(connection_id);
+        let connection_id = connection(connection_id);
         Self {
             db: Db::new(),
             sender,
@@ -220,7 +225,7 @@ pub struct ProcedureContext {
 impl ProcedureContext {
     #[doc(hidden)]
     pub fn __new(sender: Identity, connection_id: ConnectionId, timestamp: Timestamp) -> Self {
-        let connection_id = (connection_id != ConnectionId::ZERO).then_some(connection_id);
+        let connection_id = connection(connection_id);
         Self {
             sender,
             connection_id,
