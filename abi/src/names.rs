@@ -40,3 +40,10 @@ pub const DISPATCH_EXPORTS: [&str; 5] = [
 
 /// The value a row-iterator advance or a byte-source read returns when nothing is left.
 pub const EXHAUSTED: i16 = -1;
+
+/// The byte source that holds nothing. The host passes it for an entry point's arguments when
+/// there are none, so that a call without arguments creates no source and the module need not
+/// read one: it knows there is nothing to read. Reading it, or asking what remains of it,
+/// answers as an empty source does (nothing, exhausted), so a module that reads it anyway
+/// works too.
+pub const EMPTY_SOURCE: u32 = 0;

@@ -8,7 +8,7 @@
 //! then committing or rolling back according to the export's code, and turning all of it into
 //! an [`Outcome`].
 
-use crate::env::{CallKind, InstanceEnv, LogLevel, OpenError, Tx};
+use crate::env::{CallKind, Entry, InstanceEnv, LogLevel, OpenError, Tx};
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
@@ -348,17 +348,20 @@ pub fn call_reducer<T: Transport>(
     caller: Caller,
     args: &[u8],
 ) -> Outcome {
-    let module = transport.env().module().clone();
-    let Some(id) = module.reducers.iter().position(|def| def.name == name) else {
-        return unknown(&module, "reducer", name);
-    };
-    if let Some(lifecycle) = module.reducers[id].lifecycle {
-        return Outcome::refused(
+    match transport.env().entries().get(name) {
+        Some(Entry::Reducer {
+            id,
+            lifecycle: None,
+        }) => run_reducer(transport, id, name, caller, args),
+        Some(Entry::Reducer {
+            lifecycle: Some(lifecycle),
+            ..
+        }) => Outcome::refused(
             Errno::NOT_ALLOWED,
             format!("reducer `{name}` is the module's {lifecycle:?} lifecycle reducer: only the host calls it"),
-        );
+        ),
+        other => unknown("reducer", name, other),
     }
-    run_reducer(transport, id, name, caller, args)
 }
 
 /// Calls the view `name` (per-caller or anonymous) in a read-only transaction. An anonymous
@@ -369,31 +372,26 @@ pub fn call_view<T: Transport>(
     caller: Caller,
     args: &[u8],
 ) -> Outcome {
-    let module = transport.env().module().clone();
     let timestamp = Timestamp::now().to_micros_since_unix_epoch();
-    if let Some(id) = module.views.iter().position(|def| def.name == name) {
-        return run_view(transport, name, args, |args, result| ExportCall::View {
-            id: id as u32,
+    match transport.env().entries().get(name) {
+        Some(Entry::View(id)) => run_view(transport, name, args, |args, result| ExportCall::View {
+            id,
             sender: caller.identity.to_words(),
             connection_id: caller.connection_id.to_words(),
             timestamp,
             args,
             result,
-        });
+        }),
+        Some(Entry::AnonymousView(id)) => {
+            run_view(transport, name, args, |args, result| ExportCall::ViewAnon {
+                id,
+                timestamp,
+                args,
+                result,
+            })
+        }
+        other => unknown("view", name, other),
     }
-    if let Some(id) = module
-        .anonymous_views
-        .iter()
-        .position(|def| def.name == name)
-    {
-        return run_view(transport, name, args, |args, result| ExportCall::ViewAnon {
-            id: id as u32,
-            timestamp,
-            args,
-            result,
-        });
-    }
-    unknown(&module, "view", name)
 }
 
 /// Calls the procedure `name`. It runs outside any transaction; one it leaves open is rolled
@@ -405,9 +403,9 @@ pub fn call_procedure<T: Transport>(
     caller: Caller,
     args: &[u8],
 ) -> Outcome {
-    let module = transport.env().module().clone();
-    let Some(id) = module.procedures.iter().position(|def| def.name == name) else {
-        return unknown(&module, "procedure", name);
+    let id = match transport.env().entries().get(name) {
+        Some(Entry::Procedure(id)) => id,
+        other => return unknown("procedure", name, other),
     };
     let timestamp = Timestamp::now().to_micros_since_unix_epoch();
     let what = format!("procedure `{name}`");
@@ -417,7 +415,7 @@ pub fn call_procedure<T: Transport>(
         Tx::None,
         args.to_vec(),
         |args, result| ExportCall::Procedure {
-            id: id as u32,
+            id,
             sender: caller.identity.to_words(),
             connection_id: caller.connection_id.to_words(),
             timestamp,
@@ -440,12 +438,8 @@ pub fn call_procedure<T: Transport>(
 /// procedure. The returned bytes are an encoded [`Response`]; one that does not decode fails
 /// with `BAD_ENCODING`.
 pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome {
-    let module = transport.env().module().clone();
-    let route = module
-        .http_handlers
-        .iter()
-        .position(|def| def.method == request.method && def.path == request.uri);
-    let Some(id) = route else {
+    let env = transport.env();
+    let Some(id) = env.entries().route(request.method, &request.uri) else {
         return Outcome::refused(
             Errno::NO_SUCH_ENTRY,
             format!(
@@ -456,14 +450,17 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
         );
     };
     let timestamp = Timestamp::now().to_micros_since_unix_epoch();
-    let what = format!("http handler `{}`", module.http_handlers[id].name);
+    let what = format!(
+        "http handler `{}`",
+        env.module().http_handlers[id as usize].name
+    );
     let raw = run(
         transport,
         CallKind::Procedure,
         Tx::None,
         to_vec(request),
         |request, response| ExportCall::HttpHandler {
-            id: id as u32,
+            id,
             timestamp,
             request,
             response,
@@ -570,7 +567,7 @@ fn run_view<T: Transport>(
 
 fn run_reducer<T: Transport>(
     transport: &mut T,
-    id: usize,
+    id: u32,
     name: &str,
     caller: Caller,
     args: &[u8],
@@ -583,7 +580,7 @@ fn run_reducer<T: Transport>(
         tx,
         args.to_vec(),
         |args, error| ExportCall::Reducer {
-            id: id as u32,
+            id,
             sender: caller.identity.to_words(),
             connection_id: caller.connection_id.to_words(),
             timestamp,
@@ -625,7 +622,7 @@ fn run_lifecycle<T: Transport>(
         .position(|def| def.lifecycle == Some(lifecycle))?;
     Some(run_reducer(
         transport,
-        id,
+        id as u32,
         &module.reducers[id].name,
         caller,
         &[],
@@ -654,12 +651,14 @@ fn failure_message(what: &str, code: i16, output: Vec<u8>) -> String {
     message
 }
 
-/// The refusal for a name that is not an entry point of the expected kind.
-fn unknown(module: &ModuleDef, kind: &str, name: &str) -> Outcome {
-    let message = match module.entry_point_names().find(|(_, other)| *other == name) {
-        Some((actual, _)) => {
-            format!("`{name}` is not a {kind}: it is one of the module's {actual}s")
-        }
+/// The refusal for `name`, which is not an entry point of the expected kind: `found` is what
+/// the name is, if anything.
+fn unknown(kind: &str, name: &str, found: Option<Entry>) -> Outcome {
+    let message = match found {
+        Some(entry) => format!(
+            "`{name}` is not a {kind}: it is one of the module's {}s",
+            entry.kind()
+        ),
         None => format!("the module has no {kind} named `{name}`"),
     };
     Outcome::refused(Errno::NO_SUCH_ENTRY, message)

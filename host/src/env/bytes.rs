@@ -2,6 +2,7 @@
 //! to host: results, error messages, the description).
 
 use super::InstanceEnv;
+use wasmod_abi::names::EMPTY_SOURCE;
 use wasmod_abi::Errno;
 
 /// Bytes the module reads, front to back.
@@ -19,8 +20,12 @@ pub(crate) struct ByteSink {
 
 impl InstanceEnv {
     /// Host side: a byte source holding `bytes`, valid until the call ends or the module
-    /// reads it to the end.
+    /// reads it to the end. No bytes make no source: the handle is then
+    /// [`EMPTY_SOURCE`], which reads as empty.
     pub fn create_source(&mut self, bytes: Vec<u8>) -> u32 {
+        if bytes.is_empty() {
+            return EMPTY_SOURCE;
+        }
         self.sources.insert(ByteSource { bytes, read: 0 })
     }
 
@@ -36,6 +41,9 @@ impl InstanceEnv {
 
     /// `bytes_source_remaining`: how many bytes are left to read. Errors: `NO_SUCH_SOURCE`.
     pub fn bytes_source_remaining(&mut self, source: u32) -> Result<u32, Errno> {
+        if source == EMPTY_SOURCE {
+            return Ok(0);
+        }
         let source = self.sources.get_mut(source).ok_or(Errno::NO_SUCH_SOURCE)?;
         Ok(u32::try_from(source.bytes.len() - source.read).unwrap_or(u32::MAX))
     }
@@ -47,6 +55,9 @@ impl InstanceEnv {
         source: u32,
         buf: &mut [u8],
     ) -> Result<(usize, bool), Errno> {
+        if source == EMPTY_SOURCE {
+            return Ok((0, true));
+        }
         let handle = source;
         let source = self.sources.get_mut(handle).ok_or(Errno::NO_SUCH_SOURCE)?;
         let rest = &source.bytes[source.read..];

@@ -1,26 +1,27 @@
 //! Handle tables: the opaque `u32`s a module holds for host-side objects.
 //!
-//! Handles are non-zero (`0` is never valid, so a zeroed out-parameter is never mistaken for
-//! one) and are not reused while the counter has fresh values left, so a stale handle is
-//! reported as unknown rather than silently reaching a newer object.
+//! Handles are non-zero (`0` is never a live object's, so a zeroed out-parameter is never
+//! mistaken for one) and are not reused while the counter has fresh values left, so a stale
+//! handle is reported as unknown rather than silently reaching a newer object.
 //!
-//! A call holds a handful of handles, usually two (its argument source and its result sink), so
-//! they live in a `BTreeMap`: no hashing on the path of every call, and still logarithmic for a
-//! module that opens many iterators.
-
-use std::collections::BTreeMap;
+//! A call holds a handful of handles, usually two (its argument source and its result sink),
+//! and every call of an instance starts from an empty table, so the objects live in a vector
+//! sorted by handle: fresh handles grow, so an insert is a push; a lookup is a binary search;
+//! and clearing keeps the vector's capacity, so a call allocates nothing here once the first
+//! calls have sized it. A module that opens many iterators still gets logarithmic lookups.
 
 /// Objects of one kind, by handle.
 #[derive(Debug)]
 pub(crate) struct Handles<T> {
-    live: BTreeMap<u32, T>,
+    /// The live objects, by increasing handle.
+    live: Vec<(u32, T)>,
     next: u32,
 }
 
 impl<T> Default for Handles<T> {
     fn default() -> Self {
         Self {
-            live: BTreeMap::new(),
+            live: Vec::new(),
             next: 1,
         }
     }
@@ -29,28 +30,45 @@ impl<T> Default for Handles<T> {
 impl<T> Handles<T> {
     /// Stores `value` under a fresh handle.
     pub(crate) fn insert(&mut self, value: T) -> u32 {
-        while self.next == 0 || self.live.contains_key(&self.next) {
+        loop {
+            let handle = self.next;
             self.next = self.next.wrapping_add(1);
+            if handle == 0 {
+                continue;
+            }
+            // After the counter wraps, a fresh handle may sort before live ones, or be one.
+            if let Err(position) = self.position(handle) {
+                self.live.insert(position, (handle, value));
+                return handle;
+            }
         }
-        let handle = self.next;
-        self.next = self.next.wrapping_add(1);
-        self.live.insert(handle, value);
-        handle
     }
 
     /// The object under `handle`.
     pub(crate) fn get_mut(&mut self, handle: u32) -> Option<&mut T> {
-        self.live.get_mut(&handle)
+        let position = self.position(handle).ok()?;
+        Some(&mut self.live[position].1)
     }
 
     /// Removes and returns the object under `handle`.
     pub(crate) fn remove(&mut self, handle: u32) -> Option<T> {
-        self.live.remove(&handle)
+        let position = self.position(handle).ok()?;
+        Some(self.live.remove(position).1)
     }
 
     /// Drops every object (the counter keeps going, so old handles stay invalid).
     pub(crate) fn clear(&mut self) {
         self.live.clear();
+    }
+
+    /// Where `handle` is in `live`, or where it would go.
+    fn position(&self, handle: u32) -> Result<usize, usize> {
+        match self.live.last() {
+            // The common case: a fresh handle, past every live one.
+            Some(&(last, _)) if last < handle => Err(self.live.len()),
+            None => Err(0),
+            Some(_) => self.live.binary_search_by_key(&handle, |&(live, _)| live),
+        }
     }
 }
 
@@ -68,14 +86,17 @@ mod tests {
         assert_eq!(handles.remove(a), None);
         let c = handles.insert("c");
         assert_ne!(c, a);
+        assert_eq!(handles.get_mut(b), Some(&mut "b"));
+        assert_eq!(handles.get_mut(c), Some(&mut "c"));
         handles.clear();
         assert!(handles.get_mut(b).is_none());
+        assert!(handles.get_mut(0).is_none());
     }
 
     #[test]
     fn the_counter_skips_zero_and_live_handles() {
         let mut handles = Handles {
-            live: Default::default(),
+            live: Vec::new(),
             next: u32::MAX,
         };
         let last = handles.insert(1);
@@ -88,5 +109,24 @@ mod tests {
             2,
             "live handles u32::MAX and 1 are skipped, and 0"
         );
+        assert_eq!(handles.get_mut(1), Some(&mut 2));
+        assert_eq!(handles.get_mut(2), Some(&mut 3));
+        assert_eq!(handles.get_mut(u32::MAX), Some(&mut 1));
+        assert_eq!(handles.remove(2), Some(3));
+        assert_eq!(handles.remove(u32::MAX), Some(1));
+        assert_eq!(handles.remove(1), Some(2));
+        assert!(handles.live.is_empty());
+    }
+
+    #[test]
+    fn many_handles_stay_reachable_in_any_removal_order() {
+        let mut handles = Handles::default();
+        let ids: Vec<u32> = (0..1000).map(|value| handles.insert(value)).collect();
+        for (value, id) in ids.iter().enumerate().rev().step_by(2) {
+            assert_eq!(handles.remove(*id), Some(value));
+        }
+        for (mut value, id) in ids.iter().enumerate().step_by(2) {
+            assert_eq!(handles.get_mut(*id), Some(&mut value));
+        }
     }
 }

@@ -13,6 +13,7 @@
 //! between calls.
 
 mod bytes;
+mod entries;
 mod handles;
 mod log;
 mod procedure;
@@ -21,6 +22,8 @@ mod rows;
 pub use log::{LogLevel, LogRecord};
 pub use procedure::{DenyAllHttp, HttpClient};
 pub use rows::Advance;
+
+pub(crate) use entries::{Entries, Entry};
 
 use bytes::{ByteSink, ByteSource};
 use handles::Handles;
@@ -95,6 +98,7 @@ pub(crate) enum Tx {
 /// The host-side state of one module instance.
 pub struct InstanceEnv {
     module: Arc<ModuleDef>,
+    entries: Entries,
     datastore: Arc<Datastore>,
     limits: Limits,
     http: Arc<dyn HttpClient>,
@@ -120,6 +124,7 @@ impl InstanceEnv {
     pub fn new(module: Arc<ModuleDef>, datastore: Arc<Datastore>) -> Self {
         let limits = Limits::default();
         Self {
+            entries: Entries::new(&module),
             module,
             datastore,
             limits,
@@ -150,6 +155,7 @@ impl InstanceEnv {
 
     /// Replaces the module and its tables, once the description is known.
     pub fn set_module(&mut self, module: Arc<ModuleDef>, datastore: Arc<Datastore>) {
+        self.entries = Entries::new(&module);
         self.module = module;
         self.datastore = datastore;
     }
@@ -245,6 +251,11 @@ impl InstanceEnv {
     /// The module's description.
     pub fn module(&self) -> &Arc<ModuleDef> {
         &self.module
+    }
+
+    /// The module's entry points by name and route.
+    pub(crate) fn entries(&self) -> &Entries {
+        &self.entries
     }
 
     /// The module's tables.

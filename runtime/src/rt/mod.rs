@@ -54,8 +54,11 @@ pub fn encode<T: Encode + ?Sized>(value: &T) -> Vec<u8> {
     wasmod_abi::encoding::to_vec(value)
 }
 
-/// Reads a whole byte source.
+/// Reads a whole byte source; the empty source without asking the host.
 pub fn read_source(source: u32) -> Result<Vec<u8>, Errno> {
+    if source == wasmod_abi::names::EMPTY_SOURCE {
+        return Ok(Vec::new());
+    }
     let mut bytes = vec![0; sys::bytes_source_remaining(source)? as usize];
     let mut filled = 0;
     loop {
