@@ -8,14 +8,15 @@
 //! then committing or rolling back according to the export's code, and turning all of it into
 //! an [`Outcome`].
 
+use crate::clock::CallTimer;
 use crate::env::{CallKind, Entry, InstanceEnv, LogLevel, OpenError, Tx};
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
-use wasmod_abi::{ConnectionId, DecodeError, Errno, Identity, Lifecycle, ModuleDef, Timestamp};
+use wasmod_abi::{ConnectionId, DecodeError, Errno, Identity, Lifecycle, ModuleDef};
 use wasmod_datastore::durability::DurabilityError;
 use wasmod_datastore::{SchemaError, TxData};
 
@@ -297,7 +298,7 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
         CallKind::Describe,
         Tx::None,
         Vec::new(),
-        |_, sink| ExportCall::Describe { sink },
+        |_, sink, _| ExportCall::Describe { sink },
     );
     let bytes = match raw.result {
         Ok(0) => raw.output,
@@ -372,22 +373,25 @@ pub fn call_view<T: Transport>(
     caller: Caller,
     args: &[u8],
 ) -> Outcome {
-    let timestamp = Timestamp::now().to_micros_since_unix_epoch();
     match transport.env().entries().get(name) {
-        Some(Entry::View(id)) => run_view(transport, name, args, |args, result| ExportCall::View {
-            id,
-            sender: caller.identity.to_words(),
-            connection_id: caller.connection_id.to_words(),
-            timestamp,
-            args,
-            result,
-        }),
-        Some(Entry::AnonymousView(id)) => {
-            run_view(transport, name, args, |args, result| ExportCall::ViewAnon {
+        Some(Entry::View(id)) => run_view(transport, name, args, |args, result, timestamp| {
+            ExportCall::View {
                 id,
+                sender: caller.identity.to_words(),
+                connection_id: caller.connection_id.to_words(),
                 timestamp,
                 args,
                 result,
+            }
+        }),
+        Some(Entry::AnonymousView(id)) => {
+            run_view(transport, name, args, |args, result, timestamp| {
+                ExportCall::ViewAnon {
+                    id,
+                    timestamp,
+                    args,
+                    result,
+                }
             })
         }
         other => unknown("view", name, other),
@@ -407,14 +411,13 @@ pub fn call_procedure<T: Transport>(
         Some(Entry::Procedure(id)) => id,
         other => return unknown("procedure", name, other),
     };
-    let timestamp = Timestamp::now().to_micros_since_unix_epoch();
     let what = format!("procedure `{name}`");
     let raw = run(
         transport,
         CallKind::Procedure,
         Tx::None,
         args.to_vec(),
-        |args, result| ExportCall::Procedure {
+        |args, result, timestamp| ExportCall::Procedure {
             id,
             sender: caller.identity.to_words(),
             connection_id: caller.connection_id.to_words(),
@@ -429,7 +432,7 @@ pub fn call_procedure<T: Transport>(
         raw,
         |raw| Outcome::Returned {
             bytes: raw.output,
-            duration: raw.start.elapsed(),
+            duration: raw.timer.elapsed(),
         },
     )
 }
@@ -449,7 +452,6 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
             ),
         );
     };
-    let timestamp = Timestamp::now().to_micros_since_unix_epoch();
     let what = format!(
         "http handler `{}`",
         env.module().http_handlers[id as usize].name
@@ -459,7 +461,7 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
         CallKind::Procedure,
         Tx::None,
         to_vec(request),
-        |request, response| ExportCall::HttpHandler {
+        |request, response, timestamp| ExportCall::HttpHandler {
             id,
             timestamp,
             request,
@@ -473,7 +475,7 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
         |raw| match from_slice::<Response>(&raw.output) {
             Ok(_) => Outcome::Returned {
                 bytes: raw.output,
-                duration: raw.start.elapsed(),
+                duration: raw.timer.elapsed(),
             },
             Err(error) => Outcome::refused(
                 Errno::BAD_ENCODING,
@@ -488,24 +490,26 @@ struct Raw {
     result: Result<i16, Trap>,
     output: Vec<u8>,
     tx: Tx,
-    start: Instant,
+    timer: CallTimer,
 }
 
 /// Invokes one export with `input` in a fresh byte source and a fresh output sink, inside
-/// `tx`, and collects what it left.
+/// `tx`, and collects what it left. `export` makes the call from the source's and the sink's
+/// handles and the call's timestamp (microseconds since the Unix epoch).
 fn run<T: Transport>(
     transport: &mut T,
     kind: CallKind,
     tx: Tx,
     input: Vec<u8>,
-    export: impl FnOnce(u32, u32) -> ExportCall,
+    export: impl FnOnce(u32, u32, i64) -> ExportCall,
 ) -> Raw {
     let env = transport.env();
     env.begin_call(kind, tx);
     let source = env.create_source(input);
     let sink = env.create_sink();
-    let start = Instant::now();
-    let result = transport.call_export(export(source, sink));
+    let (timer, timestamp) = env.clock().start();
+    let call = export(source, sink, timestamp.to_micros_since_unix_epoch());
+    let result = transport.call_export(call);
     let env = transport.env();
     let output = env.take_sink(sink).unwrap_or_default();
     let tx = env.end_call();
@@ -513,7 +517,7 @@ fn run<T: Transport>(
         result,
         output,
         tx,
-        start,
+        timer,
     }
 }
 
@@ -551,7 +555,7 @@ fn run_view<T: Transport>(
     transport: &mut T,
     name: &str,
     args: &[u8],
-    export: impl FnOnce(u32, u32) -> ExportCall,
+    export: impl FnOnce(u32, u32, i64) -> ExportCall,
 ) -> Outcome {
     let tx = Tx::Read(transport.env().datastore().begin_read());
     let raw = run(transport, CallKind::View, tx, args.to_vec(), export);
@@ -560,7 +564,7 @@ fn run_view<T: Transport>(
         raw,
         |raw| Outcome::Returned {
             bytes: raw.output,
-            duration: raw.start.elapsed(),
+            duration: raw.timer.elapsed(),
         },
     )
 }
@@ -572,14 +576,13 @@ fn run_reducer<T: Transport>(
     caller: Caller,
     args: &[u8],
 ) -> Outcome {
-    let timestamp = Timestamp::now().to_micros_since_unix_epoch();
     let tx = Tx::Reducer(transport.env().datastore().begin_mut());
     let raw = run(
         transport,
         CallKind::Reducer,
         tx,
         args.to_vec(),
-        |args, error| ExportCall::Reducer {
+        |args, error, timestamp| ExportCall::Reducer {
             id,
             sender: caller.identity.to_words(),
             connection_id: caller.connection_id.to_words(),
@@ -599,7 +602,7 @@ fn run_reducer<T: Transport>(
             match committed {
                 Ok(tx_data) => Outcome::Committed {
                     tx_data,
-                    duration: raw.start.elapsed(),
+                    duration: raw.timer.elapsed(),
                 },
                 // Not acknowledged: the changes are in memory but not in the log.
                 Err(error) => Outcome::Aborted {

@@ -15,6 +15,7 @@
 //!   wasm, run by wasmtime under a deadline and memory caps ([`WasmModule`]).
 
 pub mod call;
+mod clock;
 pub mod env;
 pub mod json;
 pub mod module;

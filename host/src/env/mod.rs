@@ -25,6 +25,7 @@ pub use rows::Advance;
 
 pub(crate) use entries::{Entries, Entry};
 
+use crate::clock::CallClock;
 use bytes::{ByteSink, ByteSource};
 use handles::Handles;
 use log::LogBuffer;
@@ -103,6 +104,7 @@ pub struct InstanceEnv {
     limits: Limits,
     http: Arc<dyn HttpClient>,
     call: Option<CallKind>,
+    clock: CallClock,
     tx: Tx,
     iters: Handles<RowIter>,
     sources: Handles<ByteSource>,
@@ -130,6 +132,7 @@ impl InstanceEnv {
             limits,
             http: Arc::new(DenyAllHttp),
             call: None,
+            clock: CallClock::new(),
             tx: Tx::None,
             iters: Handles::default(),
             sources: Handles::default(),
@@ -251,6 +254,11 @@ impl InstanceEnv {
     /// The module's description.
     pub fn module(&self) -> &Arc<ModuleDef> {
         &self.module
+    }
+
+    /// The clock this instance's calls are timed with.
+    pub(crate) fn clock(&mut self) -> &mut CallClock {
+        &mut self.clock
     }
 
     /// The module's entry points by name and route.
