@@ -432,7 +432,7 @@ pub fn call_procedure<T: Transport>(
         raw,
         |raw| Outcome::Returned {
             bytes: raw.output,
-            duration: raw.timer.elapsed(),
+            duration: transport.env().clock().elapsed(raw.timer),
         },
     )
 }
@@ -475,7 +475,7 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
         |raw| match from_slice::<Response>(&raw.output) {
             Ok(_) => Outcome::Returned {
                 bytes: raw.output,
-                duration: raw.timer.elapsed(),
+                duration: transport.env().clock().elapsed(raw.timer),
             },
             Err(error) => Outcome::refused(
                 Errno::BAD_ENCODING,
@@ -564,7 +564,7 @@ fn run_view<T: Transport>(
         raw,
         |raw| Outcome::Returned {
             bytes: raw.output,
-            duration: raw.timer.elapsed(),
+            duration: transport.env().clock().elapsed(raw.timer),
         },
     )
 }
@@ -602,7 +602,7 @@ fn run_reducer<T: Transport>(
             match committed {
                 Ok(tx_data) => Outcome::Committed {
                     tx_data,
-                    duration: raw.timer.elapsed(),
+                    duration: transport.env().clock().elapsed(raw.timer),
                 },
                 // Not acknowledged: the changes are in memory but not in the log.
                 Err(error) => Outcome::Aborted {

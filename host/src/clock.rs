@@ -33,7 +33,8 @@ impl CallClock {
 
     /// Starts timing a call: the timer for its duration, and its timestamp.
     pub(crate) fn start(&mut self) -> (CallTimer, Timestamp) {
-        let now = self.clock.now();
+        let ticks = self.clock.raw();
+        let now = self.clock.scaled(ticks);
         let (at, wall) = self.anchor;
         let since = now.saturating_duration_since(at);
         let timestamp = if since < REANCHOR_AFTER {
@@ -44,27 +45,18 @@ impl CallClock {
             self.anchor = (now, wall);
             wall
         };
-        let timer = CallTimer {
-            clock: self.clock.clone(),
-            start: now,
-        };
-        (timer, timestamp)
+        (CallTimer(ticks), timestamp)
+    }
+
+    /// The time since `timer` started.
+    pub(crate) fn elapsed(&self, timer: CallTimer) -> Duration {
+        self.clock.delta(timer.0, self.clock.raw())
     }
 }
 
-/// The start of one call, which tells how long ago it was.
-#[derive(Debug)]
-pub(crate) struct CallTimer {
-    clock: quanta::Clock,
-    start: quanta::Instant,
-}
-
-impl CallTimer {
-    /// The time since the call started.
-    pub(crate) fn elapsed(&self) -> Duration {
-        self.clock.now().saturating_duration_since(self.start)
-    }
-}
+/// When one call started, in the clock's raw ticks: [`CallClock::elapsed`] tells how long ago.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CallTimer(u64);
 
 #[cfg(test)]
 mod tests {
@@ -78,7 +70,7 @@ mod tests {
         let before = Timestamp::now().to_micros_since_unix_epoch();
         let (timer, timestamp) = clock.start();
         std::thread::sleep(Duration::from_millis(20));
-        let elapsed = timer.elapsed();
+        let elapsed = clock.elapsed(timer);
         let after = Timestamp::now().to_micros_since_unix_epoch();
         let timestamp = timestamp.to_micros_since_unix_epoch();
         // The anchor was taken just before `before`; allow for the conversion's rounding.
