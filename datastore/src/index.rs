@@ -137,6 +137,15 @@ impl Index {
         }
     }
 
+    /// Moves the entry of row `from` under `key` to row `to`: in a unique index, the entry
+    /// stays where it is.
+    pub(crate) fn relink(&mut self, key: Key, from: RowId, to: RowId) {
+        match self {
+            Self::Words { entries, .. } => entries.relink(key, from, to),
+            Self::Bytes(entries) => entries.relink(key, from, to),
+        }
+    }
+
     /// The row under exactly `key`, in a unique index; `None` in an index that is not unique.
     pub(crate) fn get_unique(&self, key: &Key) -> Option<RowId> {
         match self {
@@ -235,6 +244,20 @@ impl<K: Stored> Entries<K> {
         }
     }
 
+    fn relink(&mut self, key: Key, from: RowId, to: RowId) {
+        match self {
+            Self::Unique(map) => {
+                if let Some(row) = map.get_mut(&K::store(key)).filter(|row| **row == from) {
+                    *row = to;
+                }
+            }
+            Self::Multi(_) => {
+                self.remove(key.clone(), from);
+                self.insert(key, to);
+            }
+        }
+    }
+
     /// The entries in `range`, in order; `None` if the range is empty.
     fn range(&self, range: &KeyRange) -> Option<Span<'_, K>> {
         let low = K::store(range.low.clone());
@@ -313,6 +336,8 @@ mod tests {
             assert_eq!(rows(&index, &[3, 0], Some(&[3, 1])), [1, 2].map(RowId));
             index.remove(key(&[3, 0]), RowId(1));
             assert_eq!(rows(&index, &[3], None), [2, 3, 0].map(RowId));
+            index.relink(key(&[3, 0]), RowId(2), RowId(5));
+            assert_eq!(rows(&index, &[3], None), [5, 3, 0].map(RowId));
             assert_eq!(index.get_unique(&key(&[3, 0])), None);
             assert_eq!(rows(&index, &[5], Some(&[2])), []);
             assert_eq!(rows(&index, &[3], Some(&[3])), []);
@@ -328,7 +353,9 @@ mod tests {
             assert_eq!(index.vacancy(key(&[1, 2])).err(), Some(RowId(7)));
             assert_eq!(rows(&index, &[1], Some(&[2])), [8, 7].map(RowId));
             assert_eq!(rows(&index, &[1, 1], None), [7].map(RowId));
-            index.remove(key(&[1, 2]), RowId(7));
+            index.relink(key(&[1, 2]), RowId(7), RowId(10));
+            assert_eq!(index.get_unique(&key(&[1, 2])), Some(RowId(10)));
+            index.remove(key(&[1, 2]), RowId(10));
             assert_eq!(index.get_unique(&key(&[1, 2])), None);
             if let Ok(vacancy) = index.vacancy(key(&[1, 2])) {
                 vacancy.fill(RowId(9));

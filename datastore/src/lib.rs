@@ -24,6 +24,7 @@ mod error;
 mod index;
 mod key;
 mod row;
+mod rows;
 mod scan;
 mod schema;
 mod sequence;

@@ -1,6 +1,6 @@
 //! One table's rows and indexes, and the changes to them.
 //!
-//! Rows are kept in a `BTreeMap` by [`RowId`], ids growing with each insert, so a full scan
+//! Rows are kept by [`RowId`] (see [`Rows`]), ids growing with each insert, so a full scan
 //! returns rows oldest first, and the rows a transaction inserted are exactly those from the
 //! id it started at. A table is a set of rows: to find a row equal to given bytes (to refuse an
 //! exact duplicate, or to delete by value), a table with a unique index looks the row's key up
@@ -8,17 +8,20 @@
 //! bytes to id.
 //!
 //! Keys are not stored with the rows: removing a row computes its keys again from its bytes,
-//! which for most tables is cheaper than keeping them. The checks (encoding, sequences, unique
+//! which for most tables is cheaper than keeping them. An update through a unique index keeps
+//! that index's entry, which only changes its row, and computes the old row's keys only if
+//! the table has other indexes. The checks (encoding, sequences, unique
 //! constraints) all happen before anything changes, so a failed operation changes nothing.
 
 use crate::error::Error;
 use crate::index::{Index, KeyRange};
 use crate::key::Key;
 use crate::row::{check_row, describe_key, index_key, Row};
+use crate::rows::Rows;
 use crate::schema::TableSchema;
 use crate::sequence::{write_back, Sequence};
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 use wasmod_abi::{Errno, Typespace};
@@ -32,7 +35,7 @@ pub(crate) struct RowId(pub(crate) u64);
 pub(crate) struct Table {
     schema: Arc<TableSchema>,
     typespace: Arc<Typespace>,
-    rows: BTreeMap<RowId, Row>,
+    rows: Rows,
     /// The id of each row by its bytes, only in a table without a unique index.
     by_bytes: Option<HashMap<Row, RowId>>,
     indexes: Vec<Index>,
@@ -42,6 +45,8 @@ pub(crate) struct Table {
     spans: Vec<Range<usize>>,
     /// Scratch space for the keys of the row being inserted, by index.
     keys: Vec<Key>,
+    /// Scratch space for the keys of the row being removed, by index.
+    old_keys: Vec<Key>,
 }
 
 impl Table {
@@ -56,9 +61,10 @@ impl Table {
                 .collect(),
             sequences: vec![Sequence::new(); schema.sequences.len()],
             next_row_id: 0,
-            rows: BTreeMap::new(),
+            rows: Rows::default(),
             spans: Vec::with_capacity(schema.shapes.len()),
             keys: Vec::with_capacity(schema.indexes.len()),
+            old_keys: Vec::with_capacity(schema.indexes.len()),
             schema: schema.clone(),
             typespace: typespace.clone(),
         }
@@ -71,17 +77,17 @@ impl Table {
 
     /// Every row id, oldest first.
     pub(crate) fn ids(&self) -> impl Iterator<Item = RowId> + '_ {
-        self.rows.keys().copied()
+        self.rows.iter().map(|(id, _)| id)
     }
 
     /// Every row, oldest first.
     pub(crate) fn rows(&self) -> impl Iterator<Item = &Row> + '_ {
-        self.rows.values()
+        self.rows.iter().map(|(_, row)| row)
     }
 
     /// The rows whose id is `start` or later, oldest first.
     pub(crate) fn rows_from(&self, start: RowId) -> impl Iterator<Item = &Row> + '_ {
-        self.rows.range(start..).map(|(_, row)| row)
+        self.rows.since(start)
     }
 
     /// The ids of the rows whose keys in index `index` lie in `range`, in index order.
@@ -99,8 +105,7 @@ impl Table {
         index: usize,
         range: &KeyRange,
     ) -> impl Iterator<Item = &'a Row> + 'a {
-        self.ids_in(index, range)
-            .filter_map(|id| self.rows.get(&id))
+        self.ids_in(index, range).filter_map(|id| self.rows.get(id))
     }
 
     /// The id of the row whose bytes are `bytes`, a checked row of this table.
@@ -114,7 +119,7 @@ impl Table {
         let key = index_key(schema, &self.typespace, &schema.indexes[set], bytes, spans);
         let id = self.indexes[set].get_unique(&key)?;
         self.rows
-            .get(&id)
+            .get(id)
             .is_some_and(|row| **row == *bytes)
             .then_some(id)
     }
@@ -148,7 +153,7 @@ impl Table {
                 let key = std::mem::take(&mut self.keys[set]);
                 match (self.indexes[set].vacancy(key), clash) {
                     (Err(existing), _) => {
-                        if self.rows.get(&existing).is_some_and(|row| **row == *bytes) {
+                        if self.rows.get(existing).is_some_and(|row| **row == *bytes) {
                             None
                         } else {
                             return Err(unique_violation(schema, typespace, set, bytes, spans));
@@ -189,7 +194,7 @@ impl Table {
             {
                 index.insert(key, id);
             }
-            self.rows.insert(id, stored);
+            self.rows.push(id, stored);
         }
         if let Some(patched) = patched {
             row.copy_from_slice(&patched);
@@ -230,7 +235,7 @@ impl Table {
                 ),
             ));
         };
-        if self.rows.get(&old).is_some_and(|stored| **stored == *row) {
+        if self.rows.get(old).is_some_and(|stored| **stored == *row) {
             return Ok(None);
         }
         if let Some((clash, _)) = unique_clash(schema, &self.indexes, &self.keys, Some(old), 0) {
@@ -242,46 +247,45 @@ impl Table {
                 &row[spans[sequence_schema.column].clone()],
             );
         }
-        let keys = std::mem::take(&mut self.keys);
-        let removed = self.remove(old);
         let id = RowId(self.next_row_id);
         self.next_row_id += 1;
-        let row = Row::from(row);
-        self.link(id, &row, keys);
-        self.rows.insert(id, row);
+        let removed = self.rows.remove(old);
+        self.relink(index, old, removed.as_deref().unwrap_or_default(), id);
+        self.rows.push(id, Row::from(row));
         Ok(removed.map(|removed| (old, removed)))
     }
 
     /// Puts removed rows back under the ids they had.
     pub(crate) fn restore(&mut self, rows: Vec<(RowId, Row)>) {
-        for (id, row) in rows {
-            let keys = self.keys_of(&row);
-            self.link(id, &row, keys);
-            self.rows.insert(id, row);
+        for (id, row) in &rows {
+            let mut keys = std::mem::take(&mut self.keys);
+            self.keys_into(row, &mut keys);
+            self.keys = keys;
+            self.link(*id, row);
         }
+        self.rows.restore(rows);
     }
 
     /// Removes the row with id `id`, and returns it.
     pub(crate) fn remove(&mut self, id: RowId) -> Option<Row> {
-        let row = self.rows.remove(&id)?;
+        let row = self.rows.remove(id)?;
         self.unlink(id, &row);
         Some(row)
     }
 
     /// Removes every row whose id is `start` or later.
     pub(crate) fn truncate(&mut self, start: RowId) {
-        for (id, row) in self.rows.split_off(&start) {
+        for (id, row) in self.rows.split_off(start) {
             self.unlink(id, &row);
         }
     }
 
-    /// Adds `row`'s entries, under `id` and with its keys `keys` (by index), to the indexes
-    /// and the byte map; `keys` is kept as scratch space.
-    fn link(&mut self, id: RowId, row: &Row, mut keys: Vec<Key>) {
-        for (index, key) in self.indexes.iter_mut().zip(keys.drain(..)) {
+    /// Adds the entries of `row`, under `id` and with the keys in the scratch `keys` (by
+    /// index), to the indexes and the byte map.
+    fn link(&mut self, id: RowId, row: &Row) {
+        for (index, key) in self.indexes.iter_mut().zip(self.keys.drain(..)) {
             index.insert(key, id);
         }
-        self.keys = keys;
         if let Some(by_bytes) = &mut self.by_bytes {
             by_bytes.insert(row.clone(), id);
         }
@@ -289,19 +293,45 @@ impl Table {
 
     /// Removes `row`'s entries from the indexes and the byte map.
     fn unlink(&mut self, id: RowId, row: &Row) {
-        let mut keys = self.keys_of(row);
+        let mut keys = std::mem::take(&mut self.old_keys);
+        self.keys_into(row, &mut keys);
         for (index, key) in self.indexes.iter_mut().zip(keys.drain(..)) {
             index.remove(key, id);
         }
-        self.keys = keys;
+        self.old_keys = keys;
         if let Some(by_bytes) = &mut self.by_bytes {
             by_bytes.remove(row);
         }
     }
 
-    /// The keys of the stored row `row`, by index, in the scratch vector (taken: give it back).
-    fn keys_of(&mut self, row: &[u8]) -> Vec<Key> {
-        let mut keys = std::mem::take(&mut self.keys);
+    /// Moves the index entries of row `old`, whose bytes are `old_row`, to row `id`, whose
+    /// keys are in the scratch `keys` (by index) and equal the old row's in index `same`.
+    ///
+    /// An entry whose key stays the same is moved in place; the old row's keys are computed
+    /// only for a table with other indexes than `same`. (The table has a unique index, so no
+    /// byte map.)
+    fn relink(&mut self, same: usize, old: RowId, old_row: &[u8], id: RowId) {
+        let mut old_keys = std::mem::take(&mut self.old_keys);
+        old_keys.clear();
+        if self.indexes.len() > 1 {
+            self.keys_into(old_row, &mut old_keys);
+        }
+        let entries = self.indexes.iter_mut().zip(self.keys.drain(..)).enumerate();
+        for (position, (index, key)) in entries {
+            match old_keys.get_mut(position) {
+                Some(old_key) if position != same && *old_key != key => {
+                    index.remove(std::mem::take(old_key), old);
+                    index.insert(key, id);
+                }
+                // The key stays: index `same`, or another whose columns did not change.
+                _ => index.relink(key, old, id),
+            }
+        }
+        self.old_keys = old_keys;
+    }
+
+    /// Writes the keys of the stored row `row`, by index, into `keys`.
+    fn keys_into(&mut self, row: &[u8], keys: &mut Vec<Key>) {
         keys.clear();
         let schema = &*self.schema;
         // A stored row was checked on the way in, so it checks again.
@@ -313,7 +343,6 @@ impl Table {
                     .map(|index| index_key(schema, &self.typespace, index, row, spans)),
             );
         }
-        keys
     }
 }
 

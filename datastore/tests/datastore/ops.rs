@@ -193,10 +193,33 @@ fn update_by_unique_replaces_the_row_with_the_key() {
     // The same row again: nothing to do.
     tx.update_by_unique(PLAYER, PLAYER_ID, &player(1, "ada", 31))
         .unwrap();
-    // Renaming through the primary key.
+    // Renaming through the primary key: the name index follows, the old name is free.
     tx.update_by_unique(PLAYER, PLAYER_ID, &player(1, "ann", 31))
         .unwrap();
     assert_eq!(tx.row_count(PLAYER).unwrap(), 2);
+    let by_name = |name: &str| {
+        bytes(
+            tx.index_scan(PLAYER, PLAYER_NAME, &point_scan(&[name]))
+                .unwrap(),
+        )
+    };
+    assert_eq!(by_name("ann"), [player(1, "ann", 31)]);
+    assert!(by_name("ada").is_empty());
+    let by_id = bytes(
+        tx.index_scan(PLAYER, PLAYER_ID, &point_scan(&[1u32]))
+            .unwrap(),
+    );
+    assert_eq!(by_id, [player(1, "ann", 31)]);
+    tx.insert(PLAYER, &mut player(3, "ada", 30)).unwrap();
+    // Updated rows are the newest.
+    assert_eq!(
+        all(&tx, PLAYER),
+        [
+            player(2, "bob", 41),
+            player(1, "ann", 31),
+            player(3, "ada", 30)
+        ]
+    );
 }
 
 #[test]

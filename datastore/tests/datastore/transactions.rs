@@ -4,23 +4,29 @@ use crate::fixtures::*;
 use std::sync::Arc;
 use wasmod_datastore::{Datastore, Tables, TxData};
 
-/// Everything observable about the tables: rows, index scans, and the next sequence values.
+/// Everything observable about the tables: rows, the players in each index's order, and the
+/// next sequence values.
 #[derive(Debug, PartialEq)]
 struct Observed {
     rows: Vec<Vec<Vec<u8>>>,
-    by_age: Vec<Vec<u8>>,
+    by_index: Vec<Vec<Vec<u8>>>,
     next_player: Vec<u8>,
 }
 
 fn observe(store: &Datastore) -> Observed {
-    let (rows, by_age) = {
+    let (rows, by_index) = {
         let tx = store.begin_read();
         let rows = (0..3).map(|table| all(&tx, table)).collect();
-        let by_age = bytes(
-            tx.index_scan(PLAYER, PLAYER_AGE, &point_scan::<u64>(&[]))
-                .unwrap(),
-        );
-        (rows, by_age)
+        let by_index = [PLAYER_ID, PLAYER_NAME, PLAYER_AGE]
+            .iter()
+            .map(|&index| {
+                bytes(
+                    tx.index_scan(PLAYER, index, &point_scan::<u64>(&[]))
+                        .unwrap(),
+                )
+            })
+            .collect();
+        (rows, by_index)
     };
     let mut tx = store.begin_mut();
     let mut next_player = player(0, "probe", 0);
@@ -28,7 +34,7 @@ fn observe(store: &Datastore) -> Observed {
     tx.rollback();
     Observed {
         rows,
-        by_age,
+        by_index,
         next_player,
     }
 }
@@ -70,6 +76,32 @@ fn rollback_restores_exactly_the_state_before() {
         before.rows[0],
         "the transaction sees its own writes"
     );
+    tx.rollback();
+    assert_eq!(observe(&store), before);
+}
+
+#[test]
+fn rollback_after_deleting_most_rows_restores_them_all() {
+    let store = datastore();
+    let mut tx = store.begin_mut();
+    for age in 0..200 {
+        tx.insert(PLAYER, &mut player(0, &format!("p{age}"), age))
+            .unwrap();
+    }
+    tx.commit();
+    let before = observe(&store);
+    let mut tx = store.begin_mut();
+    // Enough deletions that the table reclaims the room of some of them, then more rows.
+    tx.delete_by_index_scan(
+        PLAYER,
+        PLAYER_AGE,
+        &scan_bytes::<u64, u64>(&[], None, Some((1, 150))),
+    )
+    .unwrap();
+    tx.update_by_unique(PLAYER, PLAYER_ID, &player(180, "renamed", 7))
+        .unwrap();
+    tx.insert(PLAYER, &mut player(0, "new", 1)).unwrap();
+    assert_eq!(tx.row_count(PLAYER).unwrap(), 50);
     tx.rollback();
     assert_eq!(observe(&store), before);
 }
