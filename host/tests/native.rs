@@ -9,9 +9,7 @@ use wasmod_abi::{
     Typespace, ViewDef,
 };
 use wasmod_host::datastore::durability;
-use wasmod_host::{
-    with_env, InstanceEnv, LoadError, LogLevel, LogRecord, NativeModule, Outcome, Persistence,
-};
+use wasmod_host::{with_env, InstanceEnv, LoadError, LogLevel, NativeModule, Outcome, Persistence};
 
 /// A module written against the raw exports: table `note (id: u64 auto_inc pk, text: String)`.
 struct Fake;
@@ -236,15 +234,7 @@ impl ModuleExports for Fake {
 }
 
 fn log(message: &str) {
-    with_env(|env| {
-        env.console_log(LogRecord {
-            level: LogLevel::Info,
-            target: "fake".into(),
-            file: "fake.rs".into(),
-            line: 42,
-            message: message.into(),
-        })
-    });
+    with_env(|env| env.console_log(LogLevel::Info, b"fake", b"fake.rs", 42, message.as_bytes()));
 }
 
 fn module() -> NativeModule<Fake> {
@@ -395,7 +385,7 @@ fn logs_of_the_last_call_are_kept() {
     let logs = module.logs();
     assert_eq!(logs.len(), 1);
     assert_eq!(
-        (logs[0].target.as_str(), logs[0].file.as_str(), logs[0].line),
+        (&*logs[0].target, &*logs[0].file, logs[0].line),
         ("fake", "fake.rs", 42)
     );
     call(&mut module, "add", &to_vec(&"quiet".to_owned()));

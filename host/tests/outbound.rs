@@ -599,7 +599,7 @@ fn procedures_fetch_through_the_client_and_refusals_reach_the_module_log() {
     let logs = module.logs();
     let refusal = logs.last().expect("the refusal was logged");
     assert_eq!(refusal.level, LogLevel::Warn);
-    assert_eq!(refusal.target, "wasmod::host");
+    assert_eq!(&*refusal.target, "wasmod::host");
     assert_eq!(
         refusal.message,
         "outbound HTTP GET http://127.0.0.2/ refused: 127.0.0.2:80 is not on this host's allow list for outbound HTTP"

@@ -107,7 +107,7 @@ fn the_init_log_line_keeps_its_level_target_file_and_line() {
         .find(|record| record.message == "chat initialised")
         .expect("init logged");
     assert_eq!(line.level, LogLevel::Info);
-    assert_eq!(line.target, "quickstart::chat");
+    assert_eq!(&*line.target, "quickstart::chat");
     assert!(line.file.ends_with("src/lib.rs"), "{}", line.file);
     assert!(line.line > 0);
 }

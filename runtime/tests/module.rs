@@ -337,7 +337,7 @@ fn btree_scans_points_prefixes_and_ranges() {
     assert_eq!(logs.len(), 1);
     assert_eq!(logs[0].level, LogLevel::Info);
     assert_eq!(logs[0].message, "removed 2 items below 40");
-    assert_eq!(logs[0].target, "module::shop");
+    assert_eq!(&*logs[0].target, "module::shop");
     assert!(
         logs[0].file.ends_with("module.rs") && logs[0].line > 0,
         "{:?}",

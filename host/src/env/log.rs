@@ -4,33 +4,94 @@
 //! module's own target, file and line as fields), so it reaches whatever subscriber the host
 //! runs. The lines of the current call are also kept, up to a cap, so that a test (or a CLI)
 //! can show what one call logged.
+//!
+//! A module logs from a handful of places, so the same targets and file names come again and
+//! again: they are checked (as UTF-8) and allocated once, and shared by every line that names
+//! them ([`Names`]). Only the message is new with each line.
 
 use super::InstanceEnv;
-use std::collections::VecDeque;
+use foldhash::fast::FixedState;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 pub use wasmod_abi::imports::LogLevel;
 
 impl InstanceEnv {
-    /// `console_log`: emits `record` through `tracing` and keeps it with the call's logs. Its
-    /// message, target and file are cut to [`Limits::max_log_line_bytes`](super::Limits).
-    pub fn console_log(&mut self, mut record: LogRecord) {
+    /// `console_log`: emits the line through `tracing` and keeps it with the call's logs.
+    /// Texts that are not UTF-8 have their bad bytes replaced (`U+FFFD`); message, target and
+    /// file are cut to [`Limits::max_log_line_bytes`](super::Limits).
+    pub fn console_log(
+        &mut self,
+        level: LogLevel,
+        target: &[u8],
+        file: &[u8],
+        line: u32,
+        message: &[u8],
+    ) {
         let cap = self.limits.max_log_line_bytes;
-        for text in [&mut record.message, &mut record.target, &mut record.file] {
-            cut(text, cap);
-        }
-        record.emit();
-        self.logs.push(record);
+        let record = LogRecord {
+            level,
+            target: self.log_names.get(target, cap),
+            file: self.log_names.get(file, cap),
+            line,
+            message: text(message, cap),
+        };
+        self.keep_log(record);
     }
 
     /// Logs a line on the host's behalf into the call's logs (target `wasmod::host`), for
     /// refusals a module author should see next to their own lines.
     pub(crate) fn host_log(&mut self, level: LogLevel, message: String) {
-        self.console_log(LogRecord {
+        self.keep_log(LogRecord {
             level,
             target: "wasmod::host".into(),
-            file: String::new(),
+            file: "".into(),
             line: 0,
             message,
         });
+    }
+
+    fn keep_log(&mut self, record: LogRecord) {
+        record.emit();
+        self.logs.push(record);
+    }
+}
+
+/// `bytes` as text, bad UTF-8 replaced, cut to `cap` bytes.
+fn text(bytes: &[u8], cap: usize) -> String {
+    // A character cut in half at `cap` is replaced, then cut off by `cut`.
+    let end = bytes.len().min(cap.saturating_add(4));
+    let mut text = String::from_utf8_lossy(&bytes[..end]).into_owned();
+    cut(&mut text, cap);
+    text
+}
+
+/// The targets and file names a module has logged from, as shared text.
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    by_bytes: HashMap<Box<[u8]>, Arc<str>, FixedState>,
+}
+
+impl Names {
+    /// The most names kept: past it, the cache starts again, so a module that logs from ever
+    /// new targets cannot make it grow without end.
+    const MAX_NAMES: usize = 256;
+    /// Longer names are not kept (they are cut to `cap` and allocated each time).
+    const MAX_NAME_BYTES: usize = 1024;
+
+    /// `bytes` as shared text, cut to `cap` bytes: the one made before for the same bytes, if
+    /// any.
+    fn get(&mut self, bytes: &[u8], cap: usize) -> Arc<str> {
+        if let Some(name) = self.by_bytes.get(bytes) {
+            return name.clone();
+        }
+        let name: Arc<str> = text(bytes, cap).into();
+        if bytes.len() <= Self::MAX_NAME_BYTES {
+            if self.by_bytes.len() == Self::MAX_NAMES {
+                self.by_bytes.clear();
+            }
+            self.by_bytes.insert(bytes.into(), name.clone());
+        }
+        name
     }
 }
 
@@ -53,9 +114,9 @@ pub struct LogRecord {
     /// Its level.
     pub level: LogLevel,
     /// The module path or target the line came from.
-    pub target: String,
+    pub target: Arc<str>,
     /// The source file.
-    pub file: String,
+    pub file: Arc<str>,
     /// The line in the source file.
     pub line: u32,
     /// The message.
@@ -76,8 +137,8 @@ impl LogRecord {
             ($macro:ident $(, $extra:ident = $value:expr)?) => {
                 tracing::$macro!(
                     target: "wasmod::module",
-                    module_target = %target,
-                    file = %file,
+                    module_target = &**target,
+                    file = &**file,
                     line = *line,
                     $($extra = $value,)?
                     "{message}"
@@ -163,6 +224,33 @@ mod tests {
         assert_eq!(buffer.dropped(), 1);
         buffer.clear();
         assert_eq!(buffer.iter().len(), 0);
+    }
+
+    #[test]
+    fn names_are_shared_and_the_cache_is_bounded() {
+        let mut names = Names::default();
+        let first = names.get(b"app::chat", 64);
+        let again = names.get(b"app::chat", 64);
+        assert!(Arc::ptr_eq(&first, &again));
+        assert_eq!(&*names.get(b"bad \xff", 64), "bad \u{fffd}");
+        assert_eq!(&*names.get(b"abcdef", 3), "abc…");
+        for n in 0..1000 {
+            names.get(format!("target {n}").as_bytes(), 64);
+            assert!(names.by_bytes.len() <= Names::MAX_NAMES);
+        }
+        let long = vec![b'x'; Names::MAX_NAME_BYTES + 1];
+        let kept = names.by_bytes.len();
+        assert_eq!(names.get(&long, usize::MAX).len(), long.len());
+        assert_eq!(names.by_bytes.len(), kept, "long names are not kept");
+    }
+
+    #[test]
+    fn texts_are_cut_and_repaired() {
+        assert_eq!(text(b"hello", 64), "hello");
+        assert_eq!(text("aé".as_bytes(), 2), "a…");
+        assert_eq!(text(b"a\xffb", 64), "a\u{fffd}b");
+        let huge = vec![b'y'; 1 << 20];
+        assert_eq!(text(&huge, 10).len(), 10 + '…'.len_utf8());
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub(crate) use entries::{Entries, Entry};
 use crate::clock::CallClock;
 use bytes::{ByteSink, ByteSource};
 use handles::Handles;
-use log::LogBuffer;
+use log::{LogBuffer, Names};
 use rows::RowIter;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -110,6 +110,7 @@ pub struct InstanceEnv {
     sources: Handles<ByteSource>,
     sinks: Handles<ByteSink>,
     logs: LogBuffer,
+    log_names: Names,
     procedure_commits: Vec<TxData>,
     persistence: Option<Persistence>,
     durability: Option<Durability>,
@@ -138,6 +139,7 @@ impl InstanceEnv {
             sources: Handles::default(),
             sinks: Handles::default(),
             logs: LogBuffer::new(limits.max_log_records),
+            log_names: Names::default(),
             procedure_commits: Vec::new(),
             persistence: None,
             durability: None,

@@ -400,13 +400,14 @@ fn logs_are_kept_per_call_and_capped() {
     });
     env.begin_call(CallKind::Reducer, Tx::None);
     for line in 1..=3 {
-        env.console_log(LogRecord {
-            level: LogLevel::Info,
-            target: "module".into(),
-            file: "lib.rs".into(),
+        let message = format!("line {line}");
+        env.console_log(
+            LogLevel::Info,
+            b"module",
+            b"lib.rs",
             line,
-            message: format!("line {line}"),
-        });
+            message.as_bytes(),
+        );
     }
     let lines: Vec<u32> = env.logs().map(|record| record.line).collect();
     assert_eq!(lines, [2, 3]);

@@ -12,7 +12,7 @@
 
 use super::memory::GuestMemory;
 use super::store::StoreData;
-use crate::env::{Advance, InstanceEnv, LogLevel, LogRecord};
+use crate::env::{Advance, InstanceEnv, LogLevel};
 use wasmod_abi::names::{EXHAUSTED, IMPORT_MODULE};
 use wasmod_abi::Errno;
 use wasmtime::{Engine, Extern, Linker};
@@ -202,17 +202,11 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
          message: u32,
          message_len: u32| {
             let code = with_memory(&mut caller, |memory, env| {
-                // The environment cuts longer texts; copying more than it keeps (plus a
-                // character cut in half) would only cost.
-                let cap = env.limits().max_log_line_bytes.saturating_add(4);
-                let record = LogRecord {
-                    level: LogLevel::from_code(level).ok_or(Errno::BAD_ENCODING)?,
-                    target: memory.text(target, target_len, cap)?,
-                    file: memory.text(file, file_len, cap)?,
-                    line,
-                    message: memory.text(message, message_len, cap)?,
-                };
-                env.console_log(record);
+                let level = LogLevel::from_code(level).ok_or(Errno::BAD_ENCODING)?;
+                let target = memory.slice(target, target_len)?;
+                let file = memory.slice(file, file_len)?;
+                let message = memory.slice(message, message_len)?;
+                env.console_log(level, target, file, line, message);
                 Ok(0)
             });
             if code != 0 {

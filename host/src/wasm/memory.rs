@@ -67,13 +67,6 @@ impl<'a> GuestMemory<'a> {
         bytes.copy_from_slice(&self.bytes[out.at..out.at + 4]);
         u32::from_le_bytes(bytes)
     }
-
-    /// The `len` bytes at `pointer` as text (invalid UTF-8 replaced), for log lines: the
-    /// whole range is checked, but at most `cap` bytes are copied.
-    pub(crate) fn text(&self, pointer: u32, len: u32, cap: usize) -> Result<String, Errno> {
-        let bytes = self.slice(pointer, len)?;
-        Ok(String::from_utf8_lossy(&bytes[..bytes.len().min(cap)]).into_owned())
-    }
 }
 
 #[cfg(test)]

@@ -160,7 +160,7 @@ impl WasmTransport {
             .logs()
             .filter(|record| record.level == LogLevel::Panic)
             .last()
-            .map(|record| match record.file.as_str() {
+            .map(|record| match &*record.file {
                 "" => format!("the module panicked: {}", record.message),
                 file => format!(
                     "the module panicked at {file}:{}: {}",

@@ -7,7 +7,7 @@
 
 use super::{Advance, LogLevel};
 use wasmod_abi::Errno;
-use wasmod_host::{with_env, LogRecord};
+use wasmod_host::with_env;
 
 /// Bytes left in a byte source.
 pub fn bytes_source_remaining(source: u32) -> Result<u32, Errno> {
@@ -76,14 +76,15 @@ pub fn clear_table(table: u32) -> Result<u64, Errno> {
 
 /// Logs one line.
 pub fn console_log(level: LogLevel, target: &str, file: &str, line: u32, message: &str) {
-    let record = LogRecord {
-        level,
-        target: target.to_owned(),
-        file: file.to_owned(),
-        line,
-        message: message.to_owned(),
-    };
-    with_env(|env| env.console_log(record));
+    with_env(|env| {
+        env.console_log(
+            level,
+            target.as_bytes(),
+            file.as_bytes(),
+            line,
+            message.as_bytes(),
+        )
+    });
 }
 
 /// Opens a transaction from a procedure; returns its timestamp.
