@@ -16,6 +16,14 @@ use wasmod_abi::{AlgebraicType, Decode, DecodeError, Errno, Reader, Typespace, V
 /// A stored row's encoded bytes, shared between the table and whoever scanned it.
 pub type Row = Arc<[u8]>;
 
+/// How rows are hashed, where rows are hash keys (a table without a unique index finds its rows
+/// by their bytes; a commit matches the rows it deleted with those it inserted).
+///
+/// Much faster than the standard library's SipHash on short rows. Rows come from modules, so
+/// the seed is random (per process and per map), which keeps keys that all collide hard to
+/// build.
+pub(crate) type RowHasher = foldhash::fast::RandomState;
+
 /// Checks one value of type `ty` (of shape `shape`) at the front of `reader`, and returns its
 /// bytes. Accepts exactly what [`Value::decode`] accepts.
 pub(crate) fn read_value<'a>(

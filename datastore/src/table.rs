@@ -16,7 +16,7 @@
 use crate::error::Error;
 use crate::index::{Index, KeyRange};
 use crate::key::Key;
-use crate::row::{check_row, describe_key, index_key, Row};
+use crate::row::{check_row, describe_key, index_key, Row, RowHasher};
 use crate::rows::Rows;
 use crate::schema::TableSchema;
 use crate::sequence::{write_back, Sequence};
@@ -37,7 +37,7 @@ pub(crate) struct Table {
     typespace: Arc<Typespace>,
     rows: Rows,
     /// The id of each row by its bytes, only in a table without a unique index.
-    by_bytes: Option<HashMap<Row, RowId>>,
+    by_bytes: Option<HashMap<Row, RowId, RowHasher>>,
     indexes: Vec<Index>,
     pub(crate) sequences: Vec<Sequence>,
     pub(crate) next_row_id: u64,
@@ -53,7 +53,7 @@ impl Table {
     /// An empty table.
     pub(crate) fn new(schema: &Arc<TableSchema>, typespace: &Arc<Typespace>) -> Self {
         Self {
-            by_bytes: schema.set_index.is_none().then(HashMap::new),
+            by_bytes: schema.set_index.is_none().then(HashMap::default),
             indexes: schema
                 .indexes
                 .iter()
@@ -149,7 +149,8 @@ impl Table {
         let id = RowId(self.next_row_id);
         let stored = match (schema.set_index, &mut self.by_bytes) {
             (Some(set), _) => {
-                let clash = unique_clash(schema, &self.indexes, &self.keys, None, set + 1);
+                let clash =
+                    unique_clash(schema, &self.indexes, &self.keys, None, |other| other > set);
                 let key = std::mem::take(&mut self.keys[set]);
                 match (self.indexes[set].vacancy(key), clash) {
                     (Err(existing), _) => {
@@ -159,7 +160,7 @@ impl Table {
                             return Err(unique_violation(schema, typespace, set, bytes, spans));
                         }
                     }
-                    (Ok(_), Some((index, _))) => {
+                    (Ok(_), Some(index)) => {
                         return Err(unique_violation(schema, typespace, index, bytes, spans));
                     }
                     (Ok(vacancy), None) => {
@@ -238,7 +239,11 @@ impl Table {
         if self.rows.get(old).is_some_and(|stored| **stored == *row) {
             return Ok(None);
         }
-        if let Some((clash, _)) = unique_clash(schema, &self.indexes, &self.keys, Some(old), 0) {
+        // Index `index` has the key under `old`: only the others can clash.
+        let clash = unique_clash(schema, &self.indexes, &self.keys, Some(old), |other| {
+            other != index
+        });
+        if let Some(clash) = clash {
             return Err(unique_violation(schema, typespace, clash, row, spans));
         }
         for (sequence_schema, sequence) in schema.sequences.iter().zip(&mut self.sequences) {
@@ -377,22 +382,21 @@ fn fill_sequences(
     Ok(patched)
 }
 
-/// The first unique index from position `from` on (and the row in it) where a row other than
-/// `except` has the key given in `keys` (by index).
+/// The first unique index among those whose positions `checked` accepts where a row other
+/// than `except` has the key given in `keys` (by index).
 fn unique_clash(
     schema: &TableSchema,
     indexes: &[Index],
     keys: &[Key],
     except: Option<RowId>,
-    from: usize,
-) -> Option<(usize, RowId)> {
+    checked: impl Fn(usize) -> bool,
+) -> Option<usize> {
     let unique = schema.indexes.iter().zip(indexes).zip(keys).enumerate();
     unique
-        .skip(from)
-        .filter(|(_, ((index_schema, _), _))| index_schema.unique)
+        .filter(|(position, ((index_schema, _), _))| index_schema.unique && checked(*position))
         .find_map(|(position, ((_, index), key))| {
             let existing = index.get_unique(key)?;
-            (Some(existing) != except).then_some((position, existing))
+            (Some(existing) != except).then_some(position)
         })
 }
 

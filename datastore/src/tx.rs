@@ -15,7 +15,7 @@
 //! the [`TxData`] of a commit. Dropping a [`MutTx`] without committing rolls it back.
 
 use crate::error::Error;
-use crate::row::{split_rows, Row};
+use crate::row::{split_rows, Row, RowHasher};
 use crate::scan::parse_scan;
 use crate::schema::{IndexSchema, Schema, TableSchema};
 use crate::sequence::Sequence;
@@ -322,14 +322,17 @@ impl MutTx {
                 let mut deleted: Vec<Row> = log.deleted.into_iter().map(|(_, row)| row).collect();
                 if !inserted.is_empty() && !deleted.is_empty() {
                     // A table is a set, so each list holds a given row at most once.
-                    let gone: HashSet<Row> = deleted.iter().cloned().collect();
-                    let back: HashSet<Row> = inserted
+                    let gone: HashSet<&[u8], RowHasher> =
+                        deleted.iter().map(|row| &**row).collect();
+                    let back: HashSet<Row, RowHasher> = inserted
                         .iter()
-                        .filter(|row| gone.contains(*row))
+                        .filter(|row| gone.contains(&***row))
                         .cloned()
                         .collect();
-                    inserted.retain(|row| !back.contains(row));
-                    deleted.retain(|row| !back.contains(row));
+                    if !back.is_empty() {
+                        inserted.retain(|row| !back.contains(row));
+                        deleted.retain(|row| !back.contains(row));
+                    }
                 }
                 let changed = !inserted.is_empty() || !deleted.is_empty();
                 changed.then_some(TableChanges {
