@@ -54,18 +54,22 @@ pub fn encode<T: Encode + ?Sized>(value: &T) -> Vec<u8> {
     wasmod_abi::encoding::to_vec(value)
 }
 
-/// Reads a whole byte source; the empty source without asking the host.
+/// Reads a whole byte source; the empty source without asking the host. The bytes are read
+/// straight into the vector's spare capacity: nothing is zeroed first.
 pub fn read_source(source: u32) -> Result<Vec<u8>, Errno> {
     if source == wasmod_abi::names::EMPTY_SOURCE {
         return Ok(Vec::new());
     }
-    let mut bytes = vec![0; sys::bytes_source_remaining(source)? as usize];
-    let mut filled = 0;
+    let remaining = sys::bytes_source_remaining(source)? as usize;
+    let mut bytes = Vec::with_capacity(remaining);
     loop {
-        let (read, exhausted) = sys::bytes_source_read(source, &mut bytes[filled..])?;
-        filled += read;
-        if exhausted || filled == bytes.len() {
-            bytes.truncate(filled);
+        let spare = bytes.spare_capacity_mut();
+        let room = spare.len();
+        let (read, exhausted) = sys::bytes_source_read(source, spare)?;
+        // SAFETY: the host initialised the first `read` bytes of the spare capacity (never
+        // more than it was given).
+        unsafe { bytes.set_len(bytes.len() + read.min(room)) };
+        if exhausted || bytes.len() == remaining {
             return Ok(bytes);
         }
     }

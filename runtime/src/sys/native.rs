@@ -6,6 +6,7 @@
 //! serves a wasm module's imports, minus the memory bounds checks a native slice does not need.
 
 use super::{Advance, LogLevel};
+use core::mem::MaybeUninit;
 use wasmod_abi::Errno;
 use wasmod_host::with_env;
 
@@ -14,8 +15,17 @@ pub fn bytes_source_remaining(source: u32) -> Result<u32, Errno> {
     with_env(|env| env.bytes_source_remaining(source))
 }
 
-/// Reads up to `buf.len()` bytes; returns the count and whether the source is now empty.
-pub fn bytes_source_read(source: u32, buf: &mut [u8]) -> Result<(usize, bool), Errno> {
+/// Reads up to `buf.len()` bytes into the front of `buf`; returns the count (bytes that are
+/// now initialised) and whether the source is now empty.
+pub fn bytes_source_read(source: u32, buf: &mut [MaybeUninit<u8>]) -> Result<(usize, bool), Errno> {
+    // The host's side takes initialised bytes: zero them first (the wasm transport does not
+    // need to, its host writes into the module's memory).
+    for byte in buf.iter_mut() {
+        byte.write(0);
+    }
+    // SAFETY: every byte of `buf` was just initialised, and `MaybeUninit<u8>` has the layout of
+    // `u8`.
+    let buf = unsafe { &mut *(buf as *mut [MaybeUninit<u8>] as *mut [u8]) };
     with_env(|env| env.bytes_source_read(source, buf))
 }
 

@@ -4,6 +4,7 @@
 //! `Result`. The host checks every pointer and length; nothing here needs to be trusted by it.
 
 use super::{Advance, LogLevel};
+use core::mem::MaybeUninit;
 use wasmod_abi::errno::Errno;
 use wasmod_abi::names::EXHAUSTED;
 
@@ -79,11 +80,13 @@ pub fn bytes_source_remaining(source: u32) -> Result<u32, Errno> {
     Ok(out)
 }
 
-/// Reads up to `buf.len()` bytes; returns the count and whether the source is now empty.
-pub fn bytes_source_read(source: u32, buf: &mut [u8]) -> Result<(usize, bool), Errno> {
+/// Reads up to `buf.len()` bytes into the front of `buf`; returns the count (bytes that are
+/// now initialised) and whether the source is now empty.
+pub fn bytes_source_read(source: u32, buf: &mut [MaybeUninit<u8>]) -> Result<(usize, bool), Errno> {
     let mut len = len32(buf.len());
-    // SAFETY: `buf` is valid for `len` bytes of writes; `len` is a valid in-out pointer.
-    let code = unsafe { raw::bytes_source_read(source, buf.as_mut_ptr(), &mut len) };
+    // SAFETY: `buf` is valid for `len` bytes of writes (the host only writes them, so they
+    // need not be initialised); `len` is a valid in-out pointer.
+    let code = unsafe { raw::bytes_source_read(source, buf.as_mut_ptr().cast(), &mut len) };
     match code {
         0 => Ok((len as usize, false)),
         EXHAUSTED => Ok((len as usize, true)),
