@@ -4,8 +4,8 @@
 //! `cargo bench -p wasmod-benches --bench dispatch`. One group, `dispatch_64_reducers_round_robin`,
 //! one function per way in (`match`, `fn_pointer_table`, `export_per_reducer`, and
 //! `empty_export_floor` for scale); an iteration is 64 calls, one per reducer, so criterion's
-//! throughput is calls per second and the time per call is the iteration's over 64. The module,
-//! the fairness argument and the import stubs are described in `wasmod_benches::dispatch`.
+//! throughput is calls per second and the time per call is the iteration's over 64. The module and
+//! the fairness argument are described in `wasmod_benches::dispatch`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use wasmod_benches::dispatch::{Dispatch, Dispatch64, GROUP, REDUCERS};

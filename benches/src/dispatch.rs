@@ -22,20 +22,18 @@
 //! The instance runs in a bare wasmtime store rather than in the host's `WasmModule`, whose
 //! store is private: the host's path (name lookup, transaction, outcome) would only add the
 //! same constant to all three. The engine has the host's settings (epoch interruption on,
-//! Cranelift optimising for speed), so the compiled code has the same checks. The linker
-//! serves the only imports a call reaches: `bytes_source_remaining` says the argument source
-//! is empty, `bytes_source_read` says it is exhausted, and `bytes_sink_write` accepts anything
-//! (nothing is written on success). Every other import traps, and none is reached. Memory is
-//! found once, after instantiation, and kept in the store's data, as the host does.
+//! Cranelift optimising for speed), so the compiled code has the same checks. The reducers take
+//! no arguments, so the call passes the empty source (`EMPTY_SOURCE`), as the host does, and
+//! the thunk reads nothing: a call reaches no import, and every import traps.
 //!
 //! Each measured iteration calls the 64 reducers once each, in id order (round robin), so the
 //! branch predictors see every target; the time per call is the iteration's time over 64.
 
-use wasmod_abi::names::{CALL_REDUCER, EXHAUSTED, IMPORT_MODULE};
+use wasmod_abi::names::{CALL_REDUCER, EMPTY_SOURCE};
 use wasmod_abi::Errno;
 use wasmod_wasm_tests::Profile;
 use wasmparser::{Operator, Parser, Payload};
-use wasmtime::{Caller, Config, Engine, Linker, Memory, Module, Store, TypedFunc};
+use wasmtime::{Config, Engine, Linker, Module, Store, TypedFunc};
 
 /// The criterion group of the dispatch benchmark.
 pub const GROUP: &str = "dispatch_64_reducers_round_robin";
@@ -91,13 +89,15 @@ type ById = (u32, u64, u64, u64, u64, u64, u64, i64, u32, u32);
 /// The same without the id.
 type Direct = (u64, u64, u64, u64, u64, u64, i64, u32, u32);
 
-/// The argument source and error sink handles passed (the imports ignore them).
-const ARGS: u32 = 1;
-const ERROR: u32 = 2;
+/// The argument source passed: the empty one, as the host passes for reducers without
+/// arguments.
+const ARGS: u32 = EMPTY_SOURCE;
+/// The error sink passed (nothing is written to it on success).
+const ERROR: u32 = 1;
 
 /// The `dispatch64` module, instantiated, with its exports looked up.
 pub struct Dispatch64 {
-    store: Store<Option<Memory>>,
+    store: Store<()>,
     by_id: [TypedFunc<ById, i32>; 3],
     per_entry: Vec<TypedFunc<Direct, i32>>,
 }
@@ -114,16 +114,11 @@ impl Dispatch64 {
             .cranelift_opt_level(wasmtime::OptLevel::Speed);
         let engine = Engine::new(&config).expect("the engine starts");
         let module = Module::new(&engine, &wasm).expect("the module compiles");
-        let mut store = Store::new(&engine, None);
+        let mut store = Store::new(&engine, ());
         store.set_epoch_deadline(u64::MAX / 2);
         let instance = linker(&engine, &module)
             .instantiate(&mut store, &module)
             .expect("the module instantiates");
-        *store.data_mut() = Some(
-            instance
-                .get_memory(&mut store, "memory")
-                .expect("the module exports its memory"),
-        );
         let mut by_id = |name: &str| {
             instance
                 .get_typed_func::<ById, i32>(&mut store, name)
@@ -191,48 +186,11 @@ impl Default for Dispatch64 {
     }
 }
 
-/// The imports a call reaches (see the module docs); the others trap.
-fn linker(engine: &Engine, module: &Module) -> Linker<Option<Memory>> {
-    fn write_u32(caller: &mut Caller<'_, Option<Memory>>, at: u32, value: u32) -> i32 {
-        let memory = caller.data().expect("the memory is known");
-        let at = at as usize;
-        match memory.data_mut(caller).get_mut(at..at + 4) {
-            Some(bytes) => {
-                bytes.copy_from_slice(&value.to_le_bytes());
-                0
-            }
-            None => i32::from(Errno::OUT_OF_BOUNDS.code()),
-        }
-    }
+/// A linker whose every import traps: a call reaches none (see the module docs).
+fn linker(engine: &Engine, module: &Module) -> Linker<()> {
     let mut linker = Linker::new(engine);
     linker
-        .func_wrap(
-            IMPORT_MODULE,
-            "bytes_source_remaining",
-            |mut caller: Caller<'_, Option<Memory>>, _source: u32, out: u32| {
-                write_u32(&mut caller, out, 0)
-            },
-        )
-        .and_then(|linker| {
-            linker.func_wrap(
-                IMPORT_MODULE,
-                "bytes_source_read",
-                |mut caller: Caller<'_, Option<Memory>>, _source: u32, _buf: u32, len: u32| {
-                    match write_u32(&mut caller, len, 0) {
-                        0 => i32::from(EXHAUSTED),
-                        error => error,
-                    }
-                },
-            )
-        })
-        .and_then(|linker| {
-            linker.func_wrap(
-                IMPORT_MODULE,
-                "bytes_sink_write",
-                |_sink: u32, _buf: u32, _len: u32| 0i32,
-            )
-        })
-        .and_then(|linker| linker.define_unknown_imports_as_traps(module))
+        .define_unknown_imports_as_traps(module)
         .expect("the imports are defined");
     linker
 }
