@@ -10,7 +10,8 @@ use benchmarks::Benchmarks;
 use std::sync::OnceLock;
 use wasmod_abi::{ConnectionId, Encode, Identity};
 use wasmod_host::{
-    CompiledModule, InstanceEnv, NativeModule, Outcome, WasmConfig, WasmEngine, WasmModule,
+    CompiledModule, EngineConfig, InstanceEnv, NativeModule, Outcome, WasmConfig, WasmEngine,
+    WasmModule,
 };
 use wasmod_wasm_tests::Profile;
 
@@ -85,11 +86,17 @@ pub fn wasm_bytes() -> Vec<u8> {
     wasmod_wasm_tests::built(Profile::Release).library("benchmarks")
 }
 
-/// The benchmark module compiled by the host's engine, once per process.
+/// The benchmark module compiled by an engine with the host's default settings, once per
+/// process. With `WASMOD_PERF_MAP=1` in the environment the engine writes a perf map, so that
+/// `perf report` names the module's functions (see benches/RESULTS.md).
 pub fn compiled() -> &'static CompiledModule {
     static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
     COMPILED.get_or_init(|| {
-        let engine = WasmEngine::shared().expect("the host's engine starts");
+        let config = EngineConfig {
+            perf_map: std::env::var_os("WASMOD_PERF_MAP").is_some_and(|value| value == "1"),
+            ..EngineConfig::default()
+        };
+        let engine = WasmEngine::new(config).expect("the host's engine starts");
         engine
             .compile(&wasm_bytes())
             .expect("the benchmark module compiles")

@@ -21,6 +21,10 @@ pub struct EngineConfig {
     /// How often the engine's epoch advances: the resolution of every deadline. A call is
     /// interrupted no earlier than its deadline and at most about one tick after it.
     pub epoch_tick: Duration,
+    /// Whether the engine writes `/tmp/perf-<pid>.map`, so that `perf report` names the
+    /// module's compiled functions instead of showing bare addresses. Off by default: the map
+    /// grows with every module compiled.
+    pub perf_map: bool,
 }
 
 impl Default for EngineConfig {
@@ -29,6 +33,7 @@ impl Default for EngineConfig {
             opt_level: OptLevel::Speed,
             max_wasm_stack: 512 << 10,
             epoch_tick: Duration::from_millis(10),
+            perf_map: false,
         }
     }
 }

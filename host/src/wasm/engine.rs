@@ -51,6 +51,9 @@ impl WasmEngine {
             // The ABI has one 32-bit memory, `memory`.
             .wasm_multi_memory(false)
             .wasm_memory64(false);
+        if config.perf_map {
+            wasmtime.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine =
             Engine::new(&wasmtime).map_err(|error| WasmError::Engine(error.to_string()))?;
         let linker = linker(&engine).map_err(|error| WasmError::Engine(error.to_string()))?;
