@@ -1,123 +1,67 @@
-//! One table's rows by id: a vector in id order, with holes where rows were removed.
+//! One table's rows by id: chunks of slots in id order, with holes where rows were removed.
 //!
 //! Row ids grow with each insert and are never reused, so a new row always goes after every
-//! other: inserting is a push, where a B-tree would walk down its right edge (and split nodes)
-//! for every row. Removing a row leaves a hole in its slot, so the other rows keep their
-//! places; once holes are the majority, they are squeezed out in one pass, which costs no more
-//! than the removals that made them.
+//! other: inserting is a push onto the last chunk, where a B-tree would walk down its right
+//! edge (and split nodes) for every row. Chunks hold at most [`CHUNK`] slots, so that a
+//! growing table never copies all its slots into a vector twice as large: on a large table
+//! that copy, and the page faults of the fresh memory it fills, cost more than the inserts
+//! around it.
 //!
-//! A slot's position is at most its id minus the first slot's id (ids are distinct and
-//! increasing), and exactly that while no hole before it has been squeezed out, which is
-//! most of the time: a row is found with one probe there, else by a binary search below it.
+//! Removing a row leaves a hole in its slot, so the other rows keep their places. Once holes
+//! are the majority of a chunk they are squeezed out of it in one pass, which costs no more
+//! than the removals that made them; a chunk left without rows goes.
+//!
+//! Ids are distinct and increasing, so a slot's position in its chunk is at most its id minus
+//! the chunk's first id, and exactly that while no hole before it has been squeezed out: a row
+//! is found with one probe there (and its chunk with one probe while the chunks before it are
+//! full), else by binary search.
 
 use crate::row::Row;
 use crate::table::RowId;
 
-/// Squeezing holes out is not worth a pass below this many.
+/// The most slots a chunk holds.
+const CHUNK: usize = 512;
+
+/// Squeezing the holes out of a chunk is not worth a pass below this many.
 const MIN_SQUEEZE: usize = 32;
+
+/// A row's id, and the row (`None` once removed).
+type Slot = (RowId, Option<Row>);
 
 /// A table's rows, oldest first.
 #[derive(Debug, Default)]
 pub(crate) struct Rows {
-    /// The slots by increasing id; `None` where the row was removed.
-    slots: Vec<(RowId, Option<Row>)>,
+    /// The chunks, by increasing ids; none is empty.
+    chunks: Vec<Chunk>,
+    /// How many rows there are.
+    live: usize,
+}
+
+/// Consecutive slots, by increasing id.
+#[derive(Debug)]
+struct Chunk {
+    /// At least one, at most [`CHUNK`].
+    slots: Vec<Slot>,
     /// How many slots hold a row.
     live: usize,
 }
 
-impl Rows {
-    /// How many rows there are.
-    pub(crate) fn len(&self) -> usize {
-        self.live
+impl Chunk {
+    /// The id of the first slot.
+    fn first(&self) -> RowId {
+        // A chunk is never empty.
+        self.slots[0].0
     }
 
-    /// The row with id `id`.
-    pub(crate) fn get(&self, id: RowId) -> Option<&Row> {
-        let position = self.position(id).ok()?;
-        self.slots[position].1.as_ref()
+    /// The id of the last slot.
+    fn last(&self) -> RowId {
+        self.slots[self.slots.len() - 1].0
     }
 
-    /// Every row with its id, oldest first.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (RowId, &Row)> + '_ {
-        self.iter_from(0)
-    }
-
-    /// The rows whose id is `start` or later, oldest first.
-    pub(crate) fn since(&self, start: RowId) -> impl Iterator<Item = &Row> + '_ {
-        let first = self.slots.partition_point(|(id, _)| *id < start);
-        self.iter_from(first).map(|(_, row)| row)
-    }
-
-    /// Adds `row` under `id`, which must be greater than every id here.
-    pub(crate) fn push(&mut self, id: RowId, row: Row) {
-        debug_assert!(self.slots.last().is_none_or(|(last, _)| *last < id));
-        self.slots.push((id, Some(row)));
-        self.live += 1;
-    }
-
-    /// Removes the row with id `id`, and returns it.
-    pub(crate) fn remove(&mut self, id: RowId) -> Option<Row> {
-        let position = self.position(id).ok()?;
-        let row = self.slots[position].1.take()?;
-        self.live -= 1;
-        let holes = self.slots.len() - self.live;
-        if holes >= MIN_SQUEEZE && holes > self.live {
-            self.slots.retain(|(_, row)| row.is_some());
-        }
-        Some(row)
-    }
-
-    /// Removes every row whose id is `start` or later, and returns them with their ids.
-    pub(crate) fn split_off(&mut self, start: RowId) -> Vec<(RowId, Row)> {
-        let first = self.slots.partition_point(|(id, _)| *id < start);
-        let removed: Vec<(RowId, Row)> = self
-            .slots
-            .drain(first..)
-            .filter_map(|(id, row)| Some((id, row?)))
-            .collect();
-        self.live -= removed.len();
-        removed
-    }
-
-    /// Puts back rows removed earlier, under their ids, which none of the rows here has.
-    pub(crate) fn restore(&mut self, rows: Vec<(RowId, Row)>) {
-        self.live += rows.len();
-        let mut squeezed = Vec::new();
-        for (id, row) in rows {
-            match self.position(id) {
-                Ok(position) => self.slots[position].1 = Some(row),
-                Err(_) => squeezed.push((id, Some(row))),
-            }
-        }
-        if squeezed.is_empty() {
-            return;
-        }
-        // Their holes were squeezed out: merge them back in, in one pass.
-        squeezed.sort_unstable_by_key(|(id, _)| *id);
-        let mut merged = Vec::with_capacity(self.slots.len() + squeezed.len());
-        let mut back = squeezed.into_iter().peekable();
-        for slot in self.slots.drain(..) {
-            while let Some(earlier) = back.next_if(|(id, _)| *id < slot.0) {
-                merged.push(earlier);
-            }
-            merged.push(slot);
-        }
-        merged.extend(back);
-        self.slots = merged;
-    }
-
-    /// The rows with their ids from slot `first` on, oldest first.
-    fn iter_from(&self, first: usize) -> impl Iterator<Item = (RowId, &Row)> + '_ {
-        self.slots[first..]
-            .iter()
-            .filter_map(|(id, row)| Some((*id, row.as_ref()?)))
-    }
-
-    /// The slot of id `id`: `Ok(position)` if there is one (holding a row or not), else
-    /// `Err(position)` where it would go.
+    /// The position of the slot of `id`: `Ok` if there is one (holding a row or not), else
+    /// `Err` with where it would go.
     fn position(&self, id: RowId) -> Result<usize, usize> {
-        let first = self.slots.first().map_or(0, |(first, _)| first.0);
-        let Some(guess) = id.0.checked_sub(first) else {
+        let Some(guess) = id.0.checked_sub(self.first().0) else {
             return Err(0);
         };
         let guess = usize::try_from(guess).unwrap_or(usize::MAX);
@@ -131,12 +75,184 @@ impl Rows {
     }
 }
 
+impl Rows {
+    /// How many rows there are.
+    pub(crate) fn len(&self) -> usize {
+        self.live
+    }
+
+    /// The row with id `id`.
+    pub(crate) fn get(&self, id: RowId) -> Option<&Row> {
+        let (chunk, position) = self.slot(id)?;
+        self.chunks[chunk].slots[position].1.as_ref()
+    }
+
+    /// Every row with its id, oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (RowId, &Row)> + '_ {
+        self.iter_from(0, 0)
+    }
+
+    /// The rows whose id is `start` or later, oldest first.
+    pub(crate) fn since(&self, start: RowId) -> impl Iterator<Item = &Row> + '_ {
+        let (chunk, position) = self.first_from(start);
+        self.iter_from(chunk, position).map(|(_, row)| row)
+    }
+
+    /// Adds `row` under `id`, which must be greater than every id here.
+    pub(crate) fn push(&mut self, id: RowId, row: Row) {
+        debug_assert!(self.chunks.last().is_none_or(|chunk| chunk.last() < id));
+        if self
+            .chunks
+            .last()
+            .is_none_or(|chunk| chunk.slots.len() >= CHUNK)
+        {
+            // The first chunk grows as the table does (many tables stay small); later ones
+            // get their full size at once.
+            let capacity = if self.chunks.is_empty() { 0 } else { CHUNK };
+            self.chunks.push(Chunk {
+                slots: Vec::with_capacity(capacity),
+                live: 0,
+            });
+        }
+        if let Some(chunk) = self.chunks.last_mut() {
+            chunk.slots.push((id, Some(row)));
+            chunk.live += 1;
+            self.live += 1;
+        }
+    }
+
+    /// Removes the row with id `id`, and returns it.
+    pub(crate) fn remove(&mut self, id: RowId) -> Option<Row> {
+        let (index, position) = self.slot(id)?;
+        let chunk = &mut self.chunks[index];
+        let row = chunk.slots[position].1.take()?;
+        chunk.live -= 1;
+        self.live -= 1;
+        let holes = chunk.slots.len() - chunk.live;
+        if chunk.live == 0 {
+            self.chunks.remove(index);
+        } else if holes >= MIN_SQUEEZE && holes > chunk.live {
+            chunk.slots.retain(|(_, row)| row.is_some());
+        }
+        Some(row)
+    }
+
+    /// Removes every row whose id is `start` or later, and returns them with their ids.
+    pub(crate) fn split_off(&mut self, start: RowId) -> Vec<(RowId, Row)> {
+        let (index, position) = self.first_from(start);
+        let mut removed = Vec::new();
+        // The chunks from `gone` on go whole.
+        let mut gone = index;
+        if let Some(chunk) = self.chunks.get_mut(index).filter(|_| position > 0) {
+            removed.extend(take_rows(chunk.slots.drain(position..)));
+            chunk.live -= removed.len();
+            if chunk.live > 0 {
+                gone += 1;
+            }
+        }
+        for chunk in self.chunks.drain(gone..) {
+            removed.extend(take_rows(chunk.slots));
+        }
+        self.live -= removed.len();
+        removed
+    }
+
+    /// Puts back rows removed earlier, under their ids, which none of the rows here has.
+    pub(crate) fn restore(&mut self, rows: Vec<(RowId, Row)>) {
+        let mut squeezed = Vec::new();
+        for (id, row) in rows {
+            match self.slot(id) {
+                Some((index, position)) => {
+                    let chunk = &mut self.chunks[index];
+                    debug_assert!(chunk.slots[position].1.is_none());
+                    chunk.slots[position].1 = Some(row);
+                    chunk.live += 1;
+                    self.live += 1;
+                }
+                None => squeezed.push((id, row)),
+            }
+        }
+        if squeezed.is_empty() {
+            return;
+        }
+        // Their holes were squeezed out (or their chunks dropped): merge them back in, in
+        // one pass that rebuilds the chunks.
+        squeezed.sort_unstable_by_key(|(id, _)| *id);
+        let mut back = squeezed.into_iter().peekable();
+        let kept = std::mem::take(self);
+        for (id, row) in kept
+            .chunks
+            .into_iter()
+            .flat_map(|chunk| take_rows(chunk.slots))
+        {
+            while let Some((earlier, row)) = back.next_if(|(earlier, _)| *earlier < id) {
+                self.push(earlier, row);
+            }
+            self.push(id, row);
+        }
+        for (id, row) in back {
+            self.push(id, row);
+        }
+    }
+
+    /// The chunk and position of the slot of `id`, if there is one.
+    fn slot(&self, id: RowId) -> Option<(usize, usize)> {
+        let index = self.chunk_of(id)?;
+        let position = self.chunks[index].position(id).ok()?;
+        Some((index, position))
+    }
+
+    /// The chunk whose ids `id` falls among: the last one whose first id is at most `id`.
+    fn chunk_of(&self, id: RowId) -> Option<usize> {
+        let first = self.chunks.first()?.first();
+        let guess = id.0.checked_sub(first.0)? / CHUNK as u64;
+        let guess = usize::try_from(guess).unwrap_or(usize::MAX);
+        let fits = |index: usize| {
+            self.chunks[index].first() <= id
+                && self
+                    .chunks
+                    .get(index + 1)
+                    .is_none_or(|next| id < next.first())
+        };
+        if guess < self.chunks.len() && fits(guess) {
+            return Some(guess);
+        }
+        let after = self.chunks.partition_point(|chunk| chunk.first() <= id);
+        after.checked_sub(1)
+    }
+
+    /// The chunk and position of the first slot whose id is `start` or later (one past the
+    /// end if there is none).
+    fn first_from(&self, start: RowId) -> (usize, usize) {
+        let index = self.chunks.partition_point(|chunk| chunk.last() < start);
+        let position = self.chunks.get(index).map_or(0, |chunk| {
+            chunk.slots.partition_point(|(id, _)| *id < start)
+        });
+        (index, position)
+    }
+
+    /// The rows with their ids from slot `position` of chunk `index` on, oldest first.
+    fn iter_from(&self, index: usize, position: usize) -> impl Iterator<Item = (RowId, &Row)> + '_ {
+        let chunks = self.chunks.get(index..).unwrap_or_default();
+        chunks
+            .iter()
+            .enumerate()
+            .flat_map(move |(nth, chunk)| &chunk.slots[if nth == 0 { position } else { 0 }..])
+            .filter_map(|(id, row)| Some((*id, row.as_ref()?)))
+    }
+}
+
+/// The rows of `slots`, without the holes.
+fn take_rows(slots: impl IntoIterator<Item = Slot>) -> impl Iterator<Item = (RowId, Row)> {
+    slots.into_iter().filter_map(|(id, row)| Some((id, row?)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn row(byte: u8) -> Row {
-        Row::from(&[byte][..])
+    fn row(id: u64) -> Row {
+        Row::from(&id.to_le_bytes()[..])
     }
 
     /// The ids of the rows, oldest first.
@@ -144,13 +260,28 @@ mod tests {
         rows.iter().map(|(id, _)| id.0).collect()
     }
 
-    /// Rows with ids `0..count`, each row's byte its id.
-    fn counted(count: u8) -> Rows {
+    /// Rows with ids `0..count`, each row its id's bytes.
+    fn counted(count: u64) -> Rows {
         let mut rows = Rows::default();
         for id in 0..count {
-            rows.push(RowId(id.into()), row(id));
+            rows.push(RowId(id), row(id));
         }
         rows
+    }
+
+    /// Checks that `rows` holds exactly the rows with the ids `expected`, each found by id,
+    /// and none of the ids below `end` that are not expected.
+    fn check(rows: &Rows, expected: &[u64], end: u64) {
+        assert_eq!(ids(rows), expected);
+        assert_eq!(rows.len(), expected.len());
+        assert!(rows.iter().all(|(id, found)| *found == row(id.0)));
+        for id in 0..end {
+            let present = expected.contains(&id).then(|| row(id));
+            assert_eq!(rows.get(RowId(id)), present.as_ref(), "row {id}");
+        }
+        assert!(rows.chunks.iter().all(|chunk| chunk.live > 0
+            && chunk.slots.len() <= CHUNK
+            && chunk.live == chunk.slots.iter().filter(|(_, row)| row.is_some()).count()));
     }
 
     #[test]
@@ -158,62 +289,102 @@ mod tests {
         let mut rows = counted(10);
         assert_eq!(rows.remove(RowId(3)), Some(row(3)));
         assert_eq!(rows.remove(RowId(3)), None);
-        assert_eq!(rows.get(RowId(3)), None);
-        assert_eq!(rows.get(RowId(4)), Some(&row(4)));
-        assert_eq!(rows.get(RowId(10)), None);
-        assert_eq!(rows.len(), 9);
-        assert_eq!(ids(&rows), [0, 1, 2, 4, 5, 6, 7, 8, 9]);
+        assert_eq!(rows.remove(RowId(10)), None);
+        check(&rows, &[0, 1, 2, 4, 5, 6, 7, 8, 9], 12);
         assert_eq!(
             rows.since(RowId(3)).cloned().collect::<Vec<_>>(),
             (4..10).map(row).collect::<Vec<_>>()
         );
+        assert_eq!(rows.since(RowId(10)).count(), 0);
+    }
+
+    #[test]
+    fn rows_span_chunks() {
+        let count = 3 * CHUNK as u64 + 10;
+        let mut rows = counted(count);
+        assert_eq!(rows.chunks.len(), 4);
+        // Half of the second chunk (not enough to squeeze it), all of the third.
+        let second = CHUNK as u64..2 * CHUNK as u64;
+        let third = 2 * CHUNK as u64..3 * CHUNK as u64;
+        for id in second.clone().step_by(2).chain(third.clone()) {
+            assert_eq!(rows.remove(RowId(id)), Some(row(id)));
+        }
+        assert_eq!(rows.chunks.len(), 3);
+        let expected: Vec<u64> = (0..count)
+            .filter(|id| !third.contains(id) && !(second.contains(id) && id % 2 == 0))
+            .collect();
+        check(&rows, &expected, count + 5);
+        let since = CHUNK as u64 + 100;
+        assert_eq!(
+            rows.since(RowId(since)).cloned().collect::<Vec<_>>(),
+            expected
+                .iter()
+                .filter(|&&id| id >= since)
+                .map(|&id| row(id))
+                .collect::<Vec<_>>()
+        );
+        rows.push(RowId(count + 1), row(count + 1));
+        assert_eq!(rows.get(RowId(count + 1)), Some(&row(count + 1)));
     }
 
     #[test]
     fn squeezed_holes_keep_ids_and_order() {
-        let mut rows = counted(100);
+        let count = 2 * CHUNK as u64;
+        let mut rows = counted(count);
         // Enough removals to squeeze: the rows left are no longer at `id - first`.
-        for id in (0..100).filter(|id| id % 3 != 0) {
+        for id in (0..count).filter(|id| id % 3 != 0) {
             assert!(rows.remove(RowId(id)).is_some());
         }
-        assert!(rows.slots.len() < 100);
-        assert_eq!(ids(&rows), (0..100).step_by(3).collect::<Vec<_>>());
-        for id in 0..100u8 {
-            let expected = (id % 3 == 0).then(|| row(id));
-            assert_eq!(rows.get(RowId(id.into())), expected.as_ref());
-        }
-        rows.push(RowId(200), row(200));
-        assert_eq!(rows.get(RowId(200)), Some(&row(200)));
-        assert_eq!(rows.since(RowId(100)).count(), 1);
+        assert!(rows.chunks[0].slots.len() < CHUNK);
+        let expected: Vec<u64> = (0..count).step_by(3).collect();
+        check(&rows, &expected, count);
+        rows.push(RowId(count + 100), row(count + 100));
+        assert_eq!(rows.get(RowId(count + 100)), Some(&row(count + 100)));
+        assert_eq!(rows.since(RowId(count)).count(), 1);
     }
 
     #[test]
     fn restored_rows_go_back_in_order() {
-        let mut rows = counted(100);
-        let removed: Vec<(RowId, Row)> = (0..80)
+        let count = 3 * CHUNK as u64;
+        let mut rows = counted(count);
+        // A whole chunk, most of another (squeezed), a few of the last (holes).
+        let removed: Vec<(RowId, Row)> = (0..CHUNK as u64 + 400)
+            .chain((2 * CHUNK as u64..count).step_by(7))
             .map(|id| (RowId(id), rows.remove(RowId(id)).expect("the row is there")))
             .collect();
-        assert_eq!(rows.len(), 20);
-        // Some holes were squeezed out, some are still there.
-        assert!(rows.slots.len() > 20 && rows.slots.len() < 100);
         rows.restore(removed.into_iter().rev().collect());
-        assert_eq!(rows.len(), 100);
-        assert_eq!(ids(&rows), (0..100).collect::<Vec<_>>());
-        assert!((0..100).all(|id| rows.get(RowId(id)) == Some(&row(id as u8))));
+        check(&rows, &(0..count).collect::<Vec<_>>(), count);
+
+        // Holes only: filled in place.
+        let removed: Vec<(RowId, Row)> = [5, 700, 1200]
+            .map(|id| (RowId(id), rows.remove(RowId(id)).expect("the row is there")))
+            .into();
+        rows.restore(removed);
+        check(&rows, &(0..count).collect::<Vec<_>>(), count);
     }
 
     #[test]
     fn split_off_takes_the_newest_rows_and_their_holes() {
-        let mut rows = counted(10);
-        rows.remove(RowId(7));
-        let taken = rows.split_off(RowId(5));
+        let count = 2 * CHUNK as u64 + 3;
+        let mut rows = counted(count);
+        rows.remove(RowId(CHUNK as u64 + 7));
+        let start = CHUNK as u64 + 5;
+        let taken = rows.split_off(RowId(start));
+        let expected: Vec<u64> = (start..count).filter(|&id| id != start + 2).collect();
         assert_eq!(
             taken.iter().map(|(id, _)| id.0).collect::<Vec<_>>(),
-            [5, 6, 8, 9]
+            expected
         );
-        assert_eq!(rows.len(), 5);
-        assert_eq!(ids(&rows), [0, 1, 2, 3, 4]);
-        rows.push(RowId(5), row(5));
-        assert_eq!(rows.get(RowId(5)), Some(&row(5)));
+        check(&rows, &(0..start).collect::<Vec<_>>(), count);
+        rows.push(RowId(start), row(start));
+        assert_eq!(rows.get(RowId(start)), Some(&row(start)));
+
+        // From the start of a chunk: the chunk goes.
+        let taken = rows.split_off(RowId(CHUNK as u64));
+        assert_eq!(taken.len(), 6);
+        assert_eq!(rows.chunks.len(), 1);
+        check(&rows, &(0..CHUNK as u64).collect::<Vec<_>>(), count);
+        assert!(rows.split_off(RowId(0)).len() == CHUNK && rows.chunks.is_empty());
+        check(&rows, &[], count);
     }
 }

@@ -47,19 +47,29 @@ impl<'a> Reader<'a> {
     }
 
     /// Takes the next `len` bytes.
+    #[inline]
     pub fn take(&mut self, len: usize) -> Result<&'a [u8], DecodeError> {
         if len > self.bytes.len() {
-            return Err(DecodeError::UnexpectedEnd {
-                needed: len - self.bytes.len(),
-                remaining: self.bytes.len(),
-            });
+            return Err(self.unexpected_end(len));
         }
         let (head, tail) = self.bytes.split_at(len);
         self.bytes = tail;
         Ok(head)
     }
 
+    /// The error of a read of `len` bytes past the end: out of line, so that the reads that
+    /// succeed stay small enough to inline into every decoder.
+    #[cold]
+    #[inline(never)]
+    fn unexpected_end(&self, len: usize) -> DecodeError {
+        DecodeError::UnexpectedEnd {
+            needed: len - self.bytes.len(),
+            remaining: self.bytes.len(),
+        }
+    }
+
     /// Takes the next `N` bytes as an array.
+    #[inline]
     pub fn take_array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let mut array = [0; N];
         array.copy_from_slice(self.take(N)?);
@@ -67,17 +77,20 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a `u32` length prefix.
+    #[inline]
     pub fn read_len(&mut self) -> Result<usize, DecodeError> {
         Ok(u32::from_le_bytes(self.take_array()?) as usize)
     }
 
     /// Reads a length prefix, then that many bytes.
+    #[inline]
     pub fn read_len_prefixed(&mut self) -> Result<&'a [u8], DecodeError> {
         let len = self.read_len()?;
         self.take(len)
     }
 
     /// Checks that nothing is left.
+    #[inline]
     pub fn finish(self) -> Result<(), DecodeError> {
         match self.bytes.len() {
             0 => Ok(()),
