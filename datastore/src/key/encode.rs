@@ -110,6 +110,40 @@ fn push_fixed(shape: Shape, bytes: &[u8], key: &mut Key) {
     key.extend(out);
 }
 
+/// The key bytes of a value of a fixed-width `shape` from its `bytes` (exactly its width of
+/// them, at most 16), as a big-endian integer: what [`push_encoded`] appends, computed with
+/// integer operations.
+///
+/// An index whose keys fit in 16 bytes stores them as integers (see `crate::index`); building
+/// the bytes first and reading them back costs more than the rest of a key's way into it.
+pub(crate) fn fixed_word(shape: Shape, bytes: &[u8]) -> u128 {
+    let Some(value) = little_endian(bytes) else {
+        return 0;
+    };
+    let bits = 8 * bytes.len() as u32;
+    let sign = 1u128 << (bits - 1);
+    match shape {
+        Shape::Signed(_) => value ^ sign,
+        Shape::Float(_) if value & sign != 0 => !value & (u128::MAX >> (128 - bits)),
+        Shape::Float(_) => value ^ sign,
+        Shape::Raw(_) => value.swap_bytes() >> (128 - bits),
+        Shape::Bool | Shape::Unsigned(_) | Shape::String | Shape::Compound => value,
+    }
+}
+
+/// The little-endian integer of `bytes`, if they are 1, 2, 4, 8 or 16 (the fixed widths up
+/// to 16), read with one load.
+fn little_endian(bytes: &[u8]) -> Option<u128> {
+    Some(match bytes.len() {
+        1 => bytes[0].into(),
+        2 => u16::from_le_bytes(bytes.try_into().ok()?).into(),
+        4 => u32::from_le_bytes(bytes.try_into().ok()?).into(),
+        8 => u64::from_le_bytes(bytes.try_into().ok()?).into(),
+        16 => u128::from_le_bytes(bytes.try_into().ok()?),
+        _ => return None,
+    })
+}
+
 /// Appends a string's key bytes: `00` escaped as `00 FF`, then the terminator `00 00`.
 fn push_str(text: &[u8], key: &mut Key) {
     for (position, part) in text.split(|&byte| byte == 0).enumerate() {
