@@ -311,7 +311,7 @@ mod tests {
         }
         assert_eq!(rows.chunks.len(), 3);
         let expected: Vec<u64> = (0..count)
-            .filter(|id| !third.contains(id) && !(second.contains(id) && id % 2 == 0))
+            .filter(|id| !(third.contains(id) || second.contains(id) && id % 2 == 0))
             .collect();
         check(&rows, &expected, count + 5);
         let since = CHUNK as u64 + 100;
