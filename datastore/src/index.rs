@@ -9,16 +9,21 @@
 //! When every key of an index has the same width and fits in 16 bytes with what is appended
 //! to it (the usual case: a key of one or two numbers), the B-tree holds the bytes as one
 //! big-endian `u128`, zero-padded: padding bytes of equal width does not change their order,
-//! and an integer compares faster and takes less room than a [`Key`].
+//! and an integer compares faster and takes less room than a [`Key`]. A row's key in such an
+//! index is computed as that integer directly from the row's columns ([`IndexKey::Word`]),
+//! never as bytes.
 //!
 //! A scan is a [`KeyRange`]: from a key (included) up to another (excluded) or to the end, so
 //! every scan is one `range` of the underlying B-tree. Bounds are never longer than a key, so
 //! padding them too keeps their place among the keys.
 
 use crate::key::Key;
+use crate::row::{index_key, index_word};
+use crate::schema::{IndexSchema, TableSchema};
 use crate::table::RowId;
 use std::collections::{btree_map, btree_set, BTreeMap, BTreeSet};
-use std::ops::Bound;
+use std::ops::{Bound, Range};
+use wasmod_abi::Typespace;
 
 /// The keys from `low` (included) up to `high` (excluded; `None`: up to the end). Empty when
 /// `low >= high`.
@@ -40,6 +45,23 @@ pub(crate) enum Index {
     Bytes(Entries<Key>),
 }
 
+/// A row's key in one index, in the form that index stores it in (see [`Index::key`]); any
+/// key can be given to any index, which converts it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum IndexKey {
+    /// For an index of words: the key's `width` bytes, zero-padded to 16, as a big-endian
+    /// integer.
+    Word { word: u128, width: usize },
+    /// The key's bytes.
+    Bytes(Key),
+}
+
+impl Default for IndexKey {
+    fn default() -> Self {
+        Self::Bytes(Key::new())
+    }
+}
+
 /// The B-tree of an index, over keys stored as `K`.
 #[derive(Debug)]
 pub(crate) enum Entries<K> {
@@ -52,15 +74,26 @@ pub(crate) enum Entries<K> {
 /// How the B-tree stores a key (with the row id appended in an index that is not unique).
 pub(crate) trait Stored: Ord + Sized {
     /// The stored form of `key`.
-    fn store(key: Key) -> Self;
+    fn store(key: IndexKey) -> Self;
+    /// The entry of `row` under this key, in an index that is not unique whose keys are
+    /// `width` bytes wide.
+    fn with_row(self, row: RowId, width: usize) -> Self;
     /// The id at the end of an entry of an index that is not unique whose keys are `width`
     /// bytes wide.
     fn row(&self, width: usize) -> RowId;
 }
 
 impl Stored for Key {
-    fn store(key: Key) -> Self {
-        key
+    fn store(key: IndexKey) -> Self {
+        match key {
+            IndexKey::Bytes(key) => key,
+            IndexKey::Word { word, width } => Key::from_slice(&word.to_be_bytes()[..width.min(16)]),
+        }
+    }
+
+    fn with_row(mut self, row: RowId, _: usize) -> Self {
+        self.extend(&row.0.to_be_bytes());
+        self
     }
 
     fn row(&self, _: usize) -> RowId {
@@ -72,13 +105,22 @@ impl Stored for Key {
 }
 
 impl Stored for u128 {
-    fn store(key: Key) -> Self {
+    fn store(key: IndexKey) -> Self {
+        let key = match key {
+            IndexKey::Word { word, .. } => return word,
+            IndexKey::Bytes(key) => key,
+        };
         // Keys and bounds of an index of words are never longer than 16 bytes.
         let bytes = key.as_bytes();
         let len = bytes.len().min(16);
         let mut padded = [0; 16];
         padded[..len].copy_from_slice(&bytes[..len]);
         u128::from_be_bytes(padded)
+    }
+
+    fn with_row(self, row: RowId, width: usize) -> Self {
+        // The id's 8 bytes follow the key's `width` (at most 8), then zeros.
+        self | (u128::from(row.0) << (8 * (8 - width)))
     }
 
     fn row(&self, width: usize) -> RowId {
@@ -101,9 +143,28 @@ impl Index {
         }
     }
 
+    /// The key in this index of the checked row `bytes` of `table`, whose spans are `spans`;
+    /// `schema` is this index's.
+    pub(crate) fn key(
+        &self,
+        table: &TableSchema,
+        typespace: &Typespace,
+        schema: &IndexSchema,
+        bytes: &[u8],
+        spans: &[Range<usize>],
+    ) -> IndexKey {
+        match self {
+            Self::Words { width, .. } => IndexKey::Word {
+                word: index_word(table, schema, bytes, spans),
+                width: *width,
+            },
+            Self::Bytes(_) => IndexKey::Bytes(index_key(table, typespace, schema, bytes, spans)),
+        }
+    }
+
     /// Finds where `key` goes: `Err(row)` if this is a unique index where `row` has that key
     /// already. Nothing changes until the vacancy is filled.
-    pub(crate) fn vacancy(&mut self, key: Key) -> Result<Vacancy<'_>, RowId> {
+    pub(crate) fn vacancy(&mut self, key: IndexKey) -> Result<Vacancy<'_>, RowId> {
         match self {
             Self::Words {
                 entries: Entries::Unique(map),
@@ -112,7 +173,7 @@ impl Index {
                 btree_map::Entry::Occupied(entry) => Err(*entry.get()),
                 btree_map::Entry::Vacant(entry) => Ok(Vacancy::Word(entry)),
             },
-            Self::Bytes(Entries::Unique(map)) => match map.entry(key) {
+            Self::Bytes(Entries::Unique(map)) => match map.entry(Key::store(key)) {
                 btree_map::Entry::Occupied(entry) => Err(*entry.get()),
                 btree_map::Entry::Vacant(entry) => Ok(Vacancy::Bytes(entry)),
             },
@@ -122,40 +183,45 @@ impl Index {
 
     /// Adds `row` under `key`; in a unique index where another row has `key`, changes nothing
     /// (callers check first).
-    pub(crate) fn insert(&mut self, key: Key, row: RowId) {
+    pub(crate) fn insert(&mut self, key: IndexKey, row: RowId) {
         match self {
-            Self::Words { entries, .. } => entries.insert(key, row),
-            Self::Bytes(entries) => entries.insert(key, row),
+            Self::Words { width, entries } => entries.insert(u128::store(key), row, *width),
+            Self::Bytes(entries) => entries.insert(Key::store(key), row, 0),
         }
     }
 
     /// Removes `row` from under `key`.
-    pub(crate) fn remove(&mut self, key: Key, row: RowId) {
+    pub(crate) fn remove(&mut self, key: IndexKey, row: RowId) {
         match self {
-            Self::Words { entries, .. } => entries.remove(key, row),
-            Self::Bytes(entries) => entries.remove(key, row),
+            Self::Words { width, entries } => entries.remove(u128::store(key), row, *width),
+            Self::Bytes(entries) => entries.remove(Key::store(key), row, 0),
         }
     }
 
     /// Moves the entry of row `from` under `key` to row `to`: in a unique index, the entry
     /// stays where it is.
-    pub(crate) fn relink(&mut self, key: Key, from: RowId, to: RowId) {
+    pub(crate) fn relink(&mut self, key: IndexKey, from: RowId, to: RowId) {
         match self {
-            Self::Words { entries, .. } => entries.relink(key, from, to),
-            Self::Bytes(entries) => entries.relink(key, from, to),
+            Self::Words { width, entries } => entries.relink(u128::store(key), from, to, *width),
+            Self::Bytes(entries) => entries.relink(Key::store(key), from, to, 0),
         }
     }
 
     /// The row under exactly `key`, in a unique index; `None` in an index that is not unique.
-    pub(crate) fn get_unique(&self, key: &Key) -> Option<RowId> {
-        match self {
-            Self::Words {
-                entries: Entries::Unique(map),
-                ..
-            } => map.get(&u128::store(key.clone())).copied(),
-            Self::Bytes(Entries::Unique(map)) => map.get(key).copied(),
+    pub(crate) fn get_unique(&self, key: &IndexKey) -> Option<RowId> {
+        match (self, key) {
+            (
+                Self::Words {
+                    entries: Entries::Unique(map),
+                    ..
+                },
+                key,
+            ) => map.get(&u128::store(key.clone())),
+            (Self::Bytes(Entries::Unique(map)), IndexKey::Bytes(key)) => map.get(key),
+            (Self::Bytes(Entries::Unique(map)), word) => map.get(&Key::store(word.clone())),
             _ => None,
         }
+        .copied()
     }
 
     /// The rows whose keys lie in `range`, in index order.
@@ -218,50 +284,58 @@ impl<K: Stored> Entries<K> {
         }
     }
 
-    fn insert(&mut self, mut key: Key, row: RowId) {
+    /// Adds `row` under `key` (keys `width` bytes wide, if that matters).
+    fn insert(&mut self, key: K, row: RowId, width: usize) {
         match self {
             Self::Unique(map) => {
-                if let btree_map::Entry::Vacant(entry) = map.entry(K::store(key)) {
+                if let btree_map::Entry::Vacant(entry) = map.entry(key) {
                     entry.insert(row);
                 }
             }
             Self::Multi(set) => {
-                key.extend(&row.0.to_be_bytes());
-                set.insert(K::store(key));
+                set.insert(key.with_row(row, width));
             }
         }
     }
 
-    fn remove(&mut self, mut key: Key, row: RowId) {
+    /// Removes `row` from under `key` (keys `width` bytes wide, if that matters).
+    fn remove(&mut self, key: K, row: RowId, width: usize) {
         match self {
             Self::Unique(map) => {
-                map.remove(&K::store(key));
+                map.remove(&key);
             }
             Self::Multi(set) => {
-                key.extend(&row.0.to_be_bytes());
-                set.remove(&K::store(key));
+                set.remove(&key.with_row(row, width));
             }
         }
     }
 
-    fn relink(&mut self, key: Key, from: RowId, to: RowId) {
+    /// Moves the entry of `from` under `key` to `to` (keys `width` bytes wide, if that
+    /// matters).
+    fn relink(&mut self, key: K, from: RowId, to: RowId, width: usize)
+    where
+        K: Clone,
+    {
         match self {
             Self::Unique(map) => {
-                if let Some(row) = map.get_mut(&K::store(key)).filter(|row| **row == from) {
+                if let Some(row) = map.get_mut(&key).filter(|row| **row == from) {
                     *row = to;
                 }
             }
-            Self::Multi(_) => {
-                self.remove(key.clone(), from);
-                self.insert(key, to);
+            Self::Multi(set) => {
+                set.remove(&key.clone().with_row(from, width));
+                set.insert(key.with_row(to, width));
             }
         }
     }
 
     /// The entries in `range`, in order; `None` if the range is empty.
     fn range(&self, range: &KeyRange) -> Option<Span<'_, K>> {
-        let low = K::store(range.low.clone());
-        let high = range.high.clone().map(K::store);
+        let low = K::store(IndexKey::Bytes(range.low.clone()));
+        let high = range
+            .high
+            .clone()
+            .map(|high| K::store(IndexKey::Bytes(high)));
         if high.as_ref().is_some_and(|high| low >= *high) {
             return None;
         }
@@ -283,7 +357,7 @@ pub(crate) enum Vacancy<'a> {
     /// In a unique index of bytes.
     Bytes(btree_map::VacantEntry<'a, Key, RowId>),
     /// In an index that is not unique, where keys never clash: the key.
-    Multi(&'a mut Index, Key),
+    Multi(&'a mut Index, IndexKey),
 }
 
 impl Vacancy<'_> {
@@ -305,14 +379,14 @@ impl Vacancy<'_> {
 mod tests {
     use super::*;
 
-    fn key(bytes: &[u8]) -> Key {
-        Key::from_slice(bytes)
+    fn key(bytes: &[u8]) -> IndexKey {
+        IndexKey::Bytes(Key::from_slice(bytes))
     }
 
     fn range(low: &[u8], high: Option<&[u8]>) -> KeyRange {
         KeyRange {
-            low: key(low),
-            high: high.map(key),
+            low: Key::from_slice(low),
+            high: high.map(Key::from_slice),
         }
     }
 

@@ -7,7 +7,7 @@
 //! so checking one of its rows is a length check (and a check of its `bool` bytes).
 
 use crate::error::Error;
-use crate::key::{push_encoded, Key, Shape};
+use crate::key::{fixed_word, push_encoded, Key, Shape};
 use crate::schema::{IndexSchema, TableSchema};
 use std::ops::Range;
 use std::sync::Arc;
@@ -154,6 +154,29 @@ pub(crate) fn index_key(
     key
 }
 
+/// The key of the checked row `bytes`, whose spans are `spans`, in index `index`, whose
+/// columns all have a fixed width and take at most 16 bytes together: the key bytes,
+/// zero-padded to 16, as a big-endian integer (as an index of words stores them).
+pub(crate) fn index_word(
+    table: &TableSchema,
+    index: &IndexSchema,
+    bytes: &[u8],
+    spans: &[Range<usize>],
+) -> u128 {
+    let mut word = 0u128;
+    let mut width = 0;
+    for &column in &index.columns {
+        let span = spans[column].clone();
+        let bits = 8 * span.len() as u32;
+        word = word.checked_shl(bits).unwrap_or(0) | fixed_word(table.shapes[column], &bytes[span]);
+        width += bits;
+    }
+    128u32
+        .checked_sub(width)
+        .and_then(|padding| word.checked_shl(padding))
+        .unwrap_or(0)
+}
+
 /// The values of the key of the checked row `bytes` in index `index`, for messages.
 pub(crate) fn describe_key(
     table: &TableSchema,
@@ -171,4 +194,104 @@ pub(crate) fn describe_key(
         })
         .collect();
     format!("{values:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::{IndexKey, Stored};
+    use crate::schema::Schema;
+    use wasmod_abi::encoding::to_vec;
+    use wasmod_abi::{AlgebraicType as T, ColumnDef, ConnectionId, IndexDef, ModuleDef};
+    use wasmod_abi::{Field, TableDef, TypeDef};
+
+    /// One table of fixed-width columns, with indexes of words over several mixes of them.
+    fn module() -> ModuleDef {
+        let columns = [
+            ("a", T::U8),
+            ("b", T::I16),
+            ("c", T::F32),
+            ("d", T::Bool),
+            ("e", T::U64),
+            ("f", T::I64),
+            ("g", T::ConnectionId),
+        ];
+        let indexes: [&[u16]; 5] = [&[0, 1, 2, 3], &[4, 5], &[6], &[1], &[5, 0]];
+        let mut def = ModuleDef::default();
+        def.typespace.types.push(TypeDef {
+            name: "Row".into(),
+            ty: T::Product(
+                columns
+                    .iter()
+                    .map(|(name, ty)| Field::named(name, ty.clone()))
+                    .collect(),
+            ),
+        });
+        def.tables.push(TableDef {
+            name: "row".into(),
+            row_type: T::Ref(0),
+            columns: columns
+                .iter()
+                .map(|(name, ty)| ColumnDef {
+                    name: (*name).into(),
+                    ty: ty.clone(),
+                })
+                .collect(),
+            primary_key: None,
+            indexes: indexes
+                .iter()
+                .enumerate()
+                .map(|(n, columns)| IndexDef {
+                    name: format!("index_{n}"),
+                    columns: columns.to_vec(),
+                    unique: n % 2 == 0,
+                })
+                .collect(),
+            auto_inc: Vec::new(),
+            public: true,
+        });
+        def
+    }
+
+    #[test]
+    fn index_words_are_the_padded_key_bytes() {
+        let schema = Schema::new(&module()).expect("the module is valid");
+        let table = &schema.tables[0];
+        let mut spans = Vec::new();
+        let values = [
+            0u64,
+            1,
+            0x7f,
+            0x80,
+            0xff,
+            0x8000,
+            u64::MAX,
+            u64::MAX >> 1,
+            1 << 63,
+        ];
+        for (n, &x) in values.iter().enumerate() {
+            let y = values[(n * 5 + 3) % values.len()];
+            let float = [0.0f32, -0.0, 1.5, -2.25, f32::INFINITY, f32::NAN][n % 6];
+            let mut row = Vec::new();
+            row.extend(to_vec(&(x as u8)));
+            row.extend(to_vec(&(y as i16)));
+            row.extend(to_vec(&float));
+            row.extend(to_vec(&(x % 2 == 0)));
+            row.extend(to_vec(&x));
+            row.extend(to_vec(&(y as i64)));
+            row.extend(to_vec(&ConnectionId::from_bytes(
+                (u128::from(x) << 64 | u128::from(y)).to_le_bytes(),
+            )));
+            let spans = check_row(table, &schema.typespace, &row, &mut spans).expect("a row");
+            for index in &table.indexes {
+                let key = index_key(table, &schema.typespace, index, &row, spans);
+                assert_eq!(
+                    index_word(table, index, &row, spans),
+                    u128::store(IndexKey::Bytes(key)),
+                    "index {} of row {row:?}",
+                    index.name
+                );
+            }
+        }
+    }
 }

@@ -14,9 +14,8 @@
 //! constraints) all happen before anything changes, so a failed operation changes nothing.
 
 use crate::error::Error;
-use crate::index::{Index, KeyRange};
-use crate::key::Key;
-use crate::row::{check_row, describe_key, index_key, Row, RowHasher};
+use crate::index::{Index, IndexKey, KeyRange};
+use crate::row::{check_row, describe_key, Row, RowHasher};
 use crate::rows::Rows;
 use crate::schema::TableSchema;
 use crate::sequence::{write_back, Sequence};
@@ -44,9 +43,9 @@ pub(crate) struct Table {
     /// Scratch space for the spans of the row at hand.
     spans: Vec<Range<usize>>,
     /// Scratch space for the keys of the row being inserted, by index.
-    keys: Vec<Key>,
+    keys: Vec<IndexKey>,
     /// Scratch space for the keys of the row being removed, by index.
-    old_keys: Vec<Key>,
+    old_keys: Vec<IndexKey>,
 }
 
 impl Table {
@@ -116,8 +115,9 @@ impl Table {
         let schema = &*self.schema;
         let set = schema.set_index?;
         let spans = check_row(schema, &self.typespace, bytes, &mut self.spans).ok()?;
-        let key = index_key(schema, &self.typespace, &schema.indexes[set], bytes, spans);
-        let id = self.indexes[set].get_unique(&key)?;
+        let index = &self.indexes[set];
+        let key = index.key(schema, &self.typespace, &schema.indexes[set], bytes, spans);
+        let id = index.get_unique(&key)?;
         self.rows
             .get(id)
             .is_some_and(|row| **row == *bytes)
@@ -135,12 +135,13 @@ impl Table {
         let spans = check_row(schema, typespace, row, &mut self.spans)?;
         let patched = fill_sequences(schema, &self.sequences, row, spans)?;
         let bytes = patched.as_deref().unwrap_or(row);
-        self.keys.clear();
-        self.keys.extend(
-            schema
-                .indexes
-                .iter()
-                .map(|index| index_key(schema, typespace, index, bytes, spans)),
+        row_keys(
+            schema,
+            typespace,
+            &self.indexes,
+            bytes,
+            spans,
+            &mut self.keys,
         );
 
         // Find where the row goes in the first unique index (or the byte map) with one search,
@@ -217,13 +218,7 @@ impl Table {
         let schema = &*self.schema;
         let typespace = &*self.typespace;
         let spans = check_row(schema, typespace, row, &mut self.spans)?;
-        self.keys.clear();
-        self.keys.extend(
-            schema
-                .indexes
-                .iter()
-                .map(|index| index_key(schema, typespace, index, row, spans)),
-        );
+        row_keys(schema, typespace, &self.indexes, row, spans, &mut self.keys);
         let index_schema = &schema.indexes[index];
         let Some(old) = self.indexes[index].get_unique(&self.keys[index]) else {
             return Err(Error::new(
@@ -336,19 +331,31 @@ impl Table {
     }
 
     /// Writes the keys of the stored row `row`, by index, into `keys`.
-    fn keys_into(&mut self, row: &[u8], keys: &mut Vec<Key>) {
+    fn keys_into(&mut self, row: &[u8], keys: &mut Vec<IndexKey>) {
         keys.clear();
         let schema = &*self.schema;
         // A stored row was checked on the way in, so it checks again.
         if let Ok(spans) = check_row(schema, &self.typespace, row, &mut self.spans) {
-            keys.extend(
-                schema
-                    .indexes
-                    .iter()
-                    .map(|index| index_key(schema, &self.typespace, index, row, spans)),
-            );
+            row_keys(schema, &self.typespace, &self.indexes, row, spans, keys);
         }
     }
+}
+
+/// Writes the keys of the checked row `bytes` of `schema`, whose spans are `spans`, in each of
+/// its indexes `indexes` into `keys`, by index.
+fn row_keys(
+    schema: &TableSchema,
+    typespace: &Typespace,
+    indexes: &[Index],
+    bytes: &[u8],
+    spans: &[Range<usize>],
+    keys: &mut Vec<IndexKey>,
+) {
+    keys.clear();
+    let each = indexes.iter().zip(&schema.indexes);
+    keys.extend(
+        each.map(|(index, index_schema)| index.key(schema, typespace, index_schema, bytes, spans)),
+    );
 }
 
 /// The row `row` with its auto-increment columns filled in, if any must be (`0`), as a copy:
@@ -387,7 +394,7 @@ fn fill_sequences(
 fn unique_clash(
     schema: &TableSchema,
     indexes: &[Index],
-    keys: &[Key],
+    keys: &[IndexKey],
     except: Option<RowId>,
     checked: impl Fn(usize) -> bool,
 ) -> Option<usize> {

@@ -36,7 +36,7 @@ mod encode;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use encode::{push_encoded, Shape};
+pub(crate) use encode::{fixed_word, push_encoded, Shape};
 
 use std::cmp::Ordering;
 

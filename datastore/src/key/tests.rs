@@ -300,3 +300,28 @@ fn the_successor_follows_every_extension() {
         Some(Key::from_slice(&[2]))
     );
 }
+
+#[test]
+fn fixed_words_are_the_key_bytes() {
+    let mut rng = Rng(0x5eed);
+    let typespace = Typespace::default();
+    let fixed = types().into_iter().filter(|ty| {
+        Shape::of(ty, &typespace)
+            .width()
+            .is_some_and(|width| width <= 16)
+    });
+    for ty in fixed {
+        let shape = Shape::of(&ty, &typespace);
+        for _ in 0..200 {
+            let value = rng.value(&ty);
+            let key = key(&ty, &value);
+            let mut expected = [0; 16];
+            expected[16 - key.as_bytes().len()..].copy_from_slice(key.as_bytes());
+            assert_eq!(
+                fixed_word(shape, &value.to_bytes()),
+                u128::from_be_bytes(expected),
+                "{ty:?} {value:?}"
+            );
+        }
+    }
+}
