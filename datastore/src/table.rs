@@ -10,8 +10,8 @@
 //! Keys are not stored with the rows: removing a row computes its keys again from its bytes,
 //! which for most tables is cheaper than keeping them. An update through a unique index keeps
 //! that index's entry, which only changes its row, and computes the old row's keys only if
-//! the table has other indexes. The checks (encoding, sequences, unique
-//! constraints) all happen before anything changes, so a failed operation changes nothing.
+//! the table has other indexes. The checks (encoding, sequences, unique constraints) all
+//! happen before anything changes, so a failed operation changes nothing.
 
 use crate::error::Error;
 use crate::index::{Index, IndexKey, KeyRange};
