@@ -139,10 +139,12 @@ fn describe(table: &Table) -> TokenStream {
             }
         }
     });
+    let has_auto_inc = !table.auto_inc.is_empty();
     let auto_inc = table.auto_inc.iter().map(|&column| column as u16);
     quote! {
         impl ::wasmod::rt::TableRow for #row {
             const TABLE_NAME: &'static str = #name;
+            const HAS_AUTO_INC: bool = #has_auto_inc;
 
             fn describe(typespace: &mut ::wasmod::rt::Typespace) -> ::wasmod::rt::TableDef {
                 ::wasmod::rt::TableDef {

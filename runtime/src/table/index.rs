@@ -1,6 +1,7 @@
 //! Index handles: lookups through unique columns and btree indexes.
 
 use super::scan::encode_key_scan;
+use super::scratch::with_scratch;
 use super::{host_failed, IndexScan, InsertError, KeyArg, RowIter, TableRow};
 use crate::db::{Access, ReadWrite};
 use crate::sys;
@@ -27,16 +28,12 @@ impl<T: TableRow, K, A: Access> UniqueColumn<T, K, A> {
         }
     }
 
-    fn point_scan(key: &impl KeyArg<K>) -> Vec<u8> {
-        let mut scan = Vec::with_capacity(16);
-        encode_key_scan(key, &mut scan);
-        scan
-    }
-
     /// The row whose column equals `key`, if any.
     pub fn find(&self, key: impl KeyArg<K>) -> Option<T> {
-        let scan = Self::point_scan(&key);
-        let handle = sys::index_scan(T::table_id(), self.index, &scan);
+        let handle = with_scratch(|scan| {
+            encode_key_scan(&key, scan);
+            sys::index_scan(T::table_id(), self.index, scan)
+        });
         RowIter::<T>::open(T::TABLE_NAME, handle).next()
     }
 }
@@ -44,10 +41,11 @@ impl<T: TableRow, K, A: Access> UniqueColumn<T, K, A> {
 impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
     /// Deletes the row whose column equals `key`; returns whether there was one.
     pub fn delete(&self, key: impl KeyArg<K>) -> bool {
-        let scan = Self::point_scan(&key);
-        sys::delete_by_index_scan(T::table_id(), self.index, &scan)
-            .unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
-            > 0
+        let deleted = with_scratch(|scan| {
+            encode_key_scan(&key, scan);
+            sys::delete_by_index_scan(T::table_id(), self.index, scan)
+        });
+        deleted.unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno)) > 0
     }
 
     /// Replaces the row that has the same value in this column as `row`, and returns `row`.
@@ -63,8 +61,11 @@ impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
 
     /// Replaces the row that has the same value in this column as `row`, and returns `row`.
     pub fn try_update(&self, row: T) -> Result<T, InsertError> {
-        let bytes = wasmod_abi::encoding::to_vec(&row);
-        match sys::update_by_unique(T::table_id(), self.index, &bytes) {
+        let updated = with_scratch(|bytes| {
+            row.encode(bytes);
+            sys::update_by_unique(T::table_id(), self.index, bytes)
+        });
+        match updated {
             Ok(()) => Ok(row),
             Err(errno) => Err(InsertError::new(T::TABLE_NAME, errno)),
         }
@@ -91,21 +92,21 @@ impl<T: TableRow, Cols, A: Access> BTreeIndex<T, Cols, A> {
 
     /// The rows the scan selects, in index order: see [`IndexScan`] for what it can be.
     pub fn filter(&self, scan: impl IndexScan<Cols>) -> RowIter<T> {
-        let mut bytes = Vec::with_capacity(32);
-        scan.encode_scan(&mut bytes);
-        RowIter::open(
-            T::TABLE_NAME,
-            sys::index_scan(T::table_id(), self.index, &bytes),
-        )
+        let handle = with_scratch(|bytes| {
+            scan.encode_scan(bytes);
+            sys::index_scan(T::table_id(), self.index, bytes)
+        });
+        RowIter::open(T::TABLE_NAME, handle)
     }
 }
 
 impl<T: TableRow, Cols> BTreeIndex<T, Cols, ReadWrite> {
     /// Deletes the rows the scan selects; returns how many.
     pub fn delete(&self, scan: impl IndexScan<Cols>) -> u32 {
-        let mut bytes = Vec::with_capacity(32);
-        scan.encode_scan(&mut bytes);
-        sys::delete_by_index_scan(T::table_id(), self.index, &bytes)
-            .unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
+        let deleted = with_scratch(|bytes| {
+            scan.encode_scan(bytes);
+            sys::delete_by_index_scan(T::table_id(), self.index, bytes)
+        });
+        deleted.unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
     }
 }

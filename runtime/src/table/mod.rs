@@ -7,6 +7,7 @@
 mod index;
 mod iter;
 mod scan;
+mod scratch;
 
 pub use index::{BTreeIndex, UniqueColumn};
 pub use iter::RowIter;
@@ -16,12 +17,18 @@ use crate::db::{Access, ReadWrite};
 use crate::rt::Registered;
 use crate::{sys, Errno, SchemaType};
 use core::marker::PhantomData;
+use scratch::with_scratch;
 use wasmod_abi::{TableDef, Typespace};
 
 /// A row type of a table. Implemented by `#[table]`.
 pub trait TableRow: SchemaType + Registered + Sized + 'static {
     /// The table's name.
     const TABLE_NAME: &'static str;
+
+    /// Whether the table has auto-increment columns, whose values the host writes into an
+    /// inserted row: without them, an inserted row is stored exactly as given.
+    #[doc(hidden)]
+    const HAS_AUTO_INC: bool;
 
     /// The table's description.
     fn describe(typespace: &mut Typespace) -> TableDef;
@@ -75,19 +82,23 @@ impl<T: TableRow> Table<T, ReadWrite> {
 
     /// Inserts `row` and returns it as stored, with auto-increment columns filled in.
     pub fn try_insert(&self, row: T) -> Result<T, InsertError> {
-        let mut bytes = wasmod_abi::encoding::to_vec(&row);
-        match sys::insert(T::table_id(), &mut bytes) {
-            Ok(()) => Ok(crate::rt::decode_row(T::TABLE_NAME, &bytes)),
-            Err(errno) => Err(InsertError::new(T::TABLE_NAME, errno)),
-        }
+        with_scratch(|bytes| {
+            row.encode(bytes);
+            match sys::insert(T::table_id(), bytes) {
+                Ok(()) if !T::HAS_AUTO_INC => Ok(row),
+                Ok(()) => Ok(crate::rt::decode_row(T::TABLE_NAME, bytes)),
+                Err(errno) => Err(InsertError::new(T::TABLE_NAME, errno)),
+            }
+        })
     }
 
     /// Deletes the rows equal to `row`; returns whether one was deleted.
     pub fn delete(&self, row: &T) -> bool {
-        let bytes = wasmod_abi::encoding::to_vec(row);
-        let deleted = sys::delete_rows(T::table_id(), &bytes)
-            .unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno));
-        deleted > 0
+        let deleted = with_scratch(|bytes| {
+            row.encode(bytes);
+            sys::delete_rows(T::table_id(), bytes)
+        });
+        deleted.unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno)) > 0
     }
 
     /// Deletes every row; returns how many there were.
