@@ -52,17 +52,34 @@ impl Tables {
 
     /// Every row of table `table`, oldest first. Errors: `NO_SUCH_TABLE`.
     pub fn scan(&self, table: u32) -> Result<Vec<Row>, Error> {
-        let (_, state) = self.table(table)?;
-        Ok(state.rows().cloned().collect())
+        Ok(self.rows(table)?.cloned().collect())
     }
 
     /// The rows of table `table` that the encoded index scan `scan` selects in index `index`,
     /// in index order. Errors: `NO_SUCH_TABLE`, `NO_SUCH_INDEX`, `BAD_ENCODING`.
     pub fn index_scan(&self, table: u32, index: u32, scan: &[u8]) -> Result<Vec<Row>, Error> {
+        Ok(self.index_rows(table, index, scan)?.cloned().collect())
+    }
+
+    /// Every row of table `table`, oldest first, borrowed: [`Tables::scan`] without a handle
+    /// per row, for a caller that copies the bytes anyway. Errors: `NO_SUCH_TABLE`.
+    pub fn rows(&self, table: u32) -> Result<impl Iterator<Item = &Row> + '_, Error> {
+        let (_, state) = self.table(table)?;
+        Ok(state.rows())
+    }
+
+    /// The rows [`Tables::index_scan`] selects, borrowed. Errors: `NO_SUCH_TABLE`,
+    /// `NO_SUCH_INDEX`, `BAD_ENCODING`.
+    pub fn index_rows(
+        &self,
+        table: u32,
+        index: u32,
+        scan: &[u8],
+    ) -> Result<impl Iterator<Item = &Row> + '_, Error> {
         let (schema, state) = self.table(table)?;
         let (index, index_schema) = index_of(schema, index)?;
         let range = parse_scan(schema, index_schema, &self.schema.typespace, scan)?;
-        Ok(state.rows_in(index, &range).cloned().collect())
+        Ok(state.rows_in(index, &range))
     }
 
     fn table(&self, table: u32) -> Result<(&TableSchema, &Table), Error> {

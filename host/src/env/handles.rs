@@ -61,6 +61,12 @@ impl<T> Handles<T> {
         self.live.clear();
     }
 
+    /// Removes every object and returns them (the counter keeps going, as for
+    /// [`Handles::clear`]).
+    pub(crate) fn drain(&mut self) -> impl Iterator<Item = T> + '_ {
+        self.live.drain(..).map(|(_, value)| value)
+    }
+
     /// Where `handle` is in `live`, or where it would go.
     fn position(&self, handle: u32) -> Result<usize, usize> {
         match self.live.last() {
@@ -88,9 +94,16 @@ mod tests {
         assert_ne!(c, a);
         assert_eq!(handles.get_mut(b), Some(&mut "b"));
         assert_eq!(handles.get_mut(c), Some(&mut "c"));
-        handles.clear();
+        assert_eq!(handles.drain().collect::<Vec<_>>(), ["b", "c"]);
         assert!(handles.get_mut(b).is_none());
         assert!(handles.get_mut(0).is_none());
+        assert_ne!(
+            handles.insert("d"),
+            c,
+            "draining does not reset the counter"
+        );
+        handles.clear();
+        assert!(handles.get_mut(c + 1).is_none());
     }
 
     #[test]

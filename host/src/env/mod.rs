@@ -107,6 +107,8 @@ pub struct InstanceEnv {
     clock: CallClock,
     tx: Tx,
     iters: Handles<RowIter>,
+    /// Buffers of finished iterators, for the next scans.
+    spare_iters: Vec<RowIter>,
     sources: Handles<ByteSource>,
     sinks: Handles<ByteSink>,
     logs: LogBuffer,
@@ -136,6 +138,7 @@ impl InstanceEnv {
             clock: CallClock::new(),
             tx: Tx::None,
             iters: Handles::default(),
+            spare_iters: Vec::new(),
             sources: Handles::default(),
             sinks: Handles::default(),
             logs: LogBuffer::new(limits.max_log_records),
@@ -306,7 +309,9 @@ impl InstanceEnv {
     /// open is handed back to the caller to commit or roll back.
     pub(crate) fn end_call(&mut self) -> Tx {
         self.call = None;
-        self.iters.clear();
+        for iter in self.iters.drain() {
+            rows::keep(&mut self.spare_iters, iter);
+        }
         self.sources.clear();
         self.sinks.clear();
         std::mem::replace(&mut self.tx, Tx::None)

@@ -1,20 +1,55 @@
 //! Tables, scans and row iterators.
 //!
-//! A scan runs when it is asked for and its rows are held by the iterator as shared handles
-//! (`Arc<[u8]>`), so an iterator is unaffected by later writes of the same call, and
-//! [`InstanceEnv::row_iter_advance`] can hand the module as many whole rows per call as its
-//! buffer holds: a host call costs more than decoding a small row.
+//! A scan runs when it is asked for and copies the bytes of the rows it selects, end to end,
+//! into the iterator's buffer, so an iterator is unaffected by later writes of the same call.
+//! [`InstanceEnv::row_iter_advance`] then hands the module as many whole rows per call as its
+//! buffer holds, in one copy: a host call costs more than decoding a small row. The buffers of
+//! finished iterators are kept for the next scans of the instance, so a scan allocates only
+//! when it selects more than any before it.
 
 use super::{report, InstanceEnv};
 pub use wasmod_abi::imports::Advance;
 use wasmod_abi::Errno;
 use wasmod_datastore::Row;
 
+/// How many finished iterators' buffers an instance keeps.
+const SPARE_ITERS: usize = 8;
+
 /// The rows of a scan, and how many the module has taken.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct RowIter {
-    rows: Vec<Row>,
+    /// The rows' bytes, end to end.
+    bytes: Vec<u8>,
+    /// Where each row ends in `bytes`.
+    ends: Vec<usize>,
+    /// How many rows the module has taken.
     next: usize,
+}
+
+impl RowIter {
+    /// Copies `rows` into this (empty) iterator.
+    fn fill<'a>(&mut self, rows: impl Iterator<Item = &'a Row>) {
+        for row in rows {
+            self.bytes.extend_from_slice(row);
+            self.ends.push(self.bytes.len());
+        }
+    }
+
+    /// Empties the iterator, keeping its buffers.
+    fn reset(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+        self.next = 0;
+    }
+}
+
+/// Keeps the buffers of a finished iterator in `spare` for a later scan, up to
+/// [`SPARE_ITERS`].
+pub(crate) fn keep(spare: &mut Vec<RowIter>, mut iter: RowIter) {
+    if spare.len() < SPARE_ITERS {
+        iter.reset();
+        spare.push(iter);
+    }
 }
 
 impl InstanceEnv {
@@ -25,46 +60,55 @@ impl InstanceEnv {
 
     /// `table_scan`: an iterator over every row. Errors: `NO_TX`, `NO_SUCH_TABLE`.
     pub fn table_scan(&mut self, table: u32) -> Result<u32, Errno> {
-        let rows = self.reading()?.scan(table).map_err(report)?;
-        Ok(self.iters.insert(RowIter { rows, next: 0 }))
+        let mut iter = self.spare_iters.pop().unwrap_or_default();
+        iter.fill(self.reading()?.rows(table).map_err(report)?);
+        Ok(self.iters.insert(iter))
     }
 
     /// `index_scan`: an iterator over the rows the encoded scan selects, in index order.
     /// Errors: `NO_TX`, `NO_SUCH_TABLE`, `NO_SUCH_INDEX`, `BAD_ENCODING`.
     pub fn index_scan(&mut self, table: u32, index: u32, scan: &[u8]) -> Result<u32, Errno> {
-        let rows = self
-            .reading()?
-            .index_scan(table, index, scan)
-            .map_err(report)?;
-        Ok(self.iters.insert(RowIter { rows, next: 0 }))
+        let mut iter = self.spare_iters.pop().unwrap_or_default();
+        let rows = self.reading()?.index_rows(table, index, scan);
+        iter.fill(rows.map_err(report)?);
+        Ok(self.iters.insert(iter))
     }
 
     /// `row_iter_advance`: writes as many whole rows as fit in `buf`. Errors: `NO_SUCH_ITER`.
     pub fn row_iter_advance(&mut self, iter: u32, buf: &mut [u8]) -> Result<Advance, Errno> {
         let handle = iter;
         let iter = self.iters.get_mut(handle).ok_or(Errno::NO_SUCH_ITER)?;
-        let mut written = 0;
-        while let Some(row) = iter.rows.get(iter.next) {
-            let Some(space) = buf.get_mut(written..written + row.len()) else {
-                break;
-            };
-            space.copy_from_slice(row);
-            written += row.len();
-            iter.next += 1;
-        }
-        match iter.rows.get(iter.next) {
+        let start = match iter.next {
+            0 => 0,
+            next => iter.ends[next - 1],
+        };
+        let fitting = iter.ends[iter.next..].partition_point(|&end| end - start <= buf.len());
+        iter.next += fitting;
+        let end = match iter.next {
+            0 => 0,
+            next => iter.ends[next - 1],
+        };
+        let written = end - start;
+        buf[..written].copy_from_slice(&iter.bytes[start..end]);
+        match iter.ends.get(iter.next) {
             None => {
-                self.iters.remove(handle);
+                if let Some(iter) = self.iters.remove(handle) {
+                    keep(&mut self.spare_iters, iter);
+                }
                 Ok(Advance::Exhausted { written })
             }
-            Some(row) if written == 0 => Ok(Advance::BufferTooSmall { needed: row.len() }),
+            Some(&next_end) if written == 0 => Ok(Advance::BufferTooSmall {
+                needed: next_end - start,
+            }),
             Some(_) => Ok(Advance::More { written }),
         }
     }
 
     /// `row_iter_close`: drops an iterator early. Errors: `NO_SUCH_ITER`.
     pub fn row_iter_close(&mut self, iter: u32) -> Result<(), Errno> {
-        self.iters.remove(iter).map(drop).ok_or(Errno::NO_SUCH_ITER)
+        let iter = self.iters.remove(iter).ok_or(Errno::NO_SUCH_ITER)?;
+        keep(&mut self.spare_iters, iter);
+        Ok(())
     }
 
     /// `insert`: inserts the encoded row; generated auto-increment values are written back

@@ -241,6 +241,42 @@ fn row_iterators_fill_the_buffer_with_whole_rows() {
 }
 
 #[test]
+fn iterators_left_open_die_with_the_call_and_their_buffers_serve_again() {
+    let mut env = env();
+    seed(&mut env, &[(1, "a"), (2, "bb")]);
+    reducer(&mut env);
+    let open = env.table_scan(0).unwrap();
+    let mut buf = [0; 64];
+    let first = item(1, "a").len();
+    assert_eq!(
+        env.row_iter_advance(open, &mut buf[..first]),
+        Ok(Advance::More { written: first })
+    );
+    drop(env.end_call());
+
+    reducer(&mut env);
+    assert_eq!(
+        env.row_iter_advance(open, &mut buf),
+        Err(Errno::NO_SUCH_ITER)
+    );
+    let point = env.index_scan(0, 0, &{
+        let mut scan = 1u32.to_le_bytes().to_vec();
+        scan.extend(2u32.to_le_bytes());
+        scan.extend([0, 0]);
+        scan
+    });
+    let only = item(2, "bb");
+    assert_eq!(
+        env.row_iter_advance(point.unwrap(), &mut buf),
+        Ok(Advance::Exhausted {
+            written: only.len()
+        }),
+        "a recycled buffer holds this scan's rows only"
+    );
+    assert_eq!(buf[..only.len()], only);
+}
+
+#[test]
 fn an_iterator_is_a_snapshot_of_its_scan() {
     let mut env = env();
     seed(&mut env, &[(1, "a")]);
