@@ -2,12 +2,14 @@
 //!
 //! - [`compile`]: the host compiles it and checks its imports and exports against the ABI;
 //! - [`load`]: the host instantiates it, reads its description and runs its `init`;
+//! - [`compile_and_describe`]: the host reads and checks its description only;
 //! - [`inspect`]: the dispatch exports reach every entry point without indirect calls.
 //!
 //! Each failure is the module's ([`Failure::module`], exit status 1) with the host's or the
 //! inspection's explanation.
 
 use crate::failure::{Failure, Result};
+use wasmod_abi::ModuleDef;
 use wasmod_host::{CompiledModule, InstanceEnv, WasmConfig, WasmEngine, WasmModule};
 use wasmod_inspect::Report;
 
@@ -29,6 +31,14 @@ pub fn compile_and_load(wasm: &[u8]) -> Result<WasmModule> {
         WasmConfig::default(),
         InstanceEnv::unloaded(),
     )
+}
+
+/// Compiles `wasm` and reads its checked description, without loading it (no tables, no
+/// `init`).
+pub fn compile_and_describe(wasm: &[u8]) -> Result<ModuleDef> {
+    compile(wasm)?
+        .describe(WasmConfig::default())
+        .map_err(Failure::module)
 }
 
 /// Inspects the dispatch of `wasm`.

@@ -18,7 +18,7 @@ use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
 use wasmod_abi::{ConnectionId, DecodeError, Errno, Identity, Lifecycle, ModuleDef};
 use wasmod_datastore::durability::DurabilityError;
-use wasmod_datastore::{SchemaError, TxData};
+use wasmod_datastore::{Datastore, SchemaError, TxData};
 
 /// A way to run a module's exports.
 pub trait Transport {
@@ -313,6 +313,15 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
     };
     let module: ModuleDef = from_slice(&bytes).map_err(LoadError::Decode)?;
     check_entry_points(&module).map_err(LoadError::EntryPoints)?;
+    Ok(module)
+}
+
+/// Reads the module's description and checks all of it, entry points and tables, without
+/// creating anything or running `init`: what a tool that only shows a module needs. [`load`]
+/// goes on to create the tables (or recover them) instead.
+pub fn describe_only<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError> {
+    let module = describe(transport)?;
+    Datastore::new(&module).map_err(LoadError::Schema)?;
     Ok(module)
 }
 

@@ -331,6 +331,22 @@ fn load_error(name: &str) -> WasmError {
 }
 
 #[test]
+fn describing_without_loading_refuses_the_same_descriptions() {
+    let engine = WasmEngine::shared().unwrap();
+    for name in ["describe_garbage", "describe_bad_index", "describe_bad_ref"] {
+        let binary = engine.compile(&binaries().example(name)).unwrap();
+        let described = binary.describe(config());
+        let loaded = load_error(name);
+        match (&described, &loaded) {
+            (Err(WasmError::Load(LoadError::Decode(_))), WasmError::Load(LoadError::Decode(_)))
+            | (Err(WasmError::Load(LoadError::Schema(_))), WasmError::Load(LoadError::Schema(_))) =>
+                {}
+            _ => panic!("{name}: described {described:?}, loaded {loaded}"),
+        }
+    }
+}
+
+#[test]
 fn a_description_that_does_not_decode_is_refused() {
     let error = load_error("describe_garbage");
     assert!(

@@ -27,6 +27,18 @@ fn chat() -> WasmModule {
     .expect("the quickstart loads")
 }
 
+#[test]
+fn describing_without_loading_gives_the_loaded_description() {
+    let described = compiled("quickstart")
+        .describe(WasmConfig::default())
+        .expect("the quickstart describes itself");
+    assert_eq!(&described, chat().module());
+    assert!(described
+        .reducers
+        .iter()
+        .any(|reducer| reducer.name == "send"));
+}
+
 fn chat_with_alice_and_bob() -> WasmModule {
     let mut module = chat();
     for who in [ALICE, BOB] {

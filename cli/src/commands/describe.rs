@@ -1,9 +1,9 @@
 //! `wasmod describe <module> [--json]`: tables (columns, types, keys, indexes, visibility),
 //! entry points with their ids per category, and named types.
 //!
-//! The module is loaded into a fresh in-memory host to read its description (its `init`
-//! runs there, and its logs show). `--json` prints the same JSON as the server's
-//! `GET /v1/module`, private tables included.
+//! The module describes itself in a throwaway instance, and the host checks the description
+//! as loading would (entry points and tables); nothing is created and its `init` does not run.
+//! `--json` prints the same JSON as the server's `GET /v1/module`, private tables included.
 
 use crate::check;
 use crate::failure::Result;
@@ -25,8 +25,8 @@ pub struct Args {
 /// Runs `wasmod describe`.
 pub fn run(args: Args) -> Result {
     let module = Module::open(&args.module)?;
-    let loaded = check::compile_and_load(&module.wasm)?;
-    let description = describe(loaded.module(), Tables::All);
+    let definition = check::compile_and_describe(&module.wasm)?;
+    let description = describe(&definition, Tables::All);
     if args.json {
         println!("{description:#}");
     } else {

@@ -43,9 +43,11 @@ pub use config::{EngineConfig, OptLevel, WasmConfig};
 pub use engine::{CompiledModule, WasmEngine};
 pub use error::WasmError;
 
+use crate::call;
 use crate::env::InstanceEnv;
 use crate::module::LoadedModule;
 pub use transport::WasmTransport;
+use wasmod_abi::ModuleDef;
 
 /// A module compiled to wasm, loaded into an in-memory host.
 ///
@@ -78,5 +80,15 @@ impl LoadedModule<WasmTransport> {
         env: InstanceEnv,
     ) -> Result<Self, WasmError> {
         Ok(Self::start(WasmTransport::new(module, config, env)?)?)
+    }
+}
+
+impl CompiledModule {
+    /// Reads the module's description in a throwaway instance with the budgets of `config`,
+    /// and checks it as loading would (entry points and tables), without creating tables or
+    /// running `init`: for tools that only show a module.
+    pub fn describe(&self, config: WasmConfig) -> Result<ModuleDef, WasmError> {
+        let mut transport = WasmTransport::new(self, config, InstanceEnv::unloaded())?;
+        Ok(call::describe_only(&mut transport)?)
     }
 }
