@@ -48,6 +48,12 @@ impl Identity {
     pub fn to_hex(self) -> String {
         hex(&self.0)
     }
+
+    /// The identity whose bytes are the 64 hexadecimal digits `text` (either case), if it is
+    /// exactly that.
+    pub fn from_hex(text: &str) -> Option<Self> {
+        from_hex(text).map(Self)
+    }
 }
 
 impl core::fmt::Debug for Identity {
@@ -93,11 +99,22 @@ impl ConnectionId {
         let value = u128::from_le_bytes(self.0);
         [value as u64, (value >> 64) as u64]
     }
+
+    /// A lower-case hexadecimal rendering of the 16 bytes.
+    pub fn to_hex(self) -> String {
+        hex(&self.0)
+    }
+
+    /// The connection id whose bytes are the 32 hexadecimal digits `text` (either case), if
+    /// it is exactly that.
+    pub fn from_hex(text: &str) -> Option<Self> {
+        from_hex(text).map(Self)
+    }
 }
 
 impl core::fmt::Debug for ConnectionId {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "ConnectionId({})", hex(&self.0))
+        write!(f, "ConnectionId({})", self.to_hex())
     }
 }
 
@@ -148,6 +165,21 @@ impl Timestamp {
     }
 }
 
+/// `N` bytes from exactly `2 * N` hexadecimal digits.
+fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
+    let digits = text.as_bytes();
+    if digits.len() != 2 * N {
+        return None;
+    }
+    let mut bytes = [0; N];
+    for (byte, pair) in bytes.iter_mut().zip(digits.chunks_exact(2)) {
+        let high = char::from(pair[0]).to_digit(16)?;
+        let low = char::from(pair[1]).to_digit(16)?;
+        *byte = (high * 16 + low) as u8;
+    }
+    Some(bytes)
+}
+
 fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
@@ -195,5 +227,32 @@ impl Decode for Timestamp {
     #[inline]
     fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
         i64::decode(reader).map(Self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ConnectionId, Identity};
+
+    #[test]
+    fn hex_round_trips_and_refuses_what_is_not_exactly_the_digits() {
+        let mut bytes = [0; 32];
+        for (byte, value) in bytes.iter_mut().zip(0u8..) {
+            *byte = value.wrapping_mul(37);
+        }
+        let identity = Identity::from_bytes(bytes);
+        let text = identity.to_hex();
+        assert_eq!(text.len(), 64);
+        assert_eq!(Identity::from_hex(&text), Some(identity));
+        assert_eq!(Identity::from_hex(&text.to_uppercase()), Some(identity));
+        assert_eq!(Identity::from_hex(&text[..62]), None, "too short");
+        assert_eq!(Identity::from_hex(&format!("{text}00")), None, "too long");
+        assert_eq!(Identity::from_hex(&text.replacen('0', "g", 1)), None);
+        assert_eq!(Identity::from_hex(&"é".repeat(32)), None, "not ASCII");
+
+        let id = ConnectionId::from_bytes([0xab; 16]);
+        assert_eq!(id.to_hex(), "ab".repeat(16));
+        assert_eq!(ConnectionId::from_hex(&id.to_hex()), Some(id));
+        assert_eq!(ConnectionId::from_hex(&text), None, "an identity's length");
     }
 }

@@ -367,10 +367,16 @@ impl FromJson<'_> {
                 .as_str()
                 .map(Value::from)
                 .ok_or_else(|| mismatch("a string", json)),
-            T::Identity => hex::<32>("an identity (64 hex digits)", json)
-                .map(|bytes| Value::Identity(Identity::from_bytes(bytes))),
-            T::ConnectionId => hex::<16>("a connection id (32 hex digits)", json)
-                .map(|bytes| Value::ConnectionId(ConnectionId::from_bytes(bytes))),
+            T::Identity => json
+                .as_str()
+                .and_then(Identity::from_hex)
+                .map(Value::Identity)
+                .ok_or_else(|| mismatch("an identity (64 hex digits)", json)),
+            T::ConnectionId => json
+                .as_str()
+                .and_then(ConnectionId::from_hex)
+                .map(Value::ConnectionId)
+                .ok_or_else(|| mismatch("a connection id (32 hex digits)", json)),
             T::Timestamp => timestamp(json).map(Value::Timestamp),
             T::Array(element) => {
                 let items = json.as_array().ok_or_else(|| mismatch("an array", json))?;
@@ -729,31 +735,6 @@ fn f32_from_json(json: &Json) -> Result<f32, JsonError> {
     Ok(narrow)
 }
 
-/// `N` bytes from `2 * N` hex digits.
-fn hex<const N: usize>(expected: &str, json: &Json) -> Result<[u8; N], JsonError> {
-    let parse = |text: &str| -> Option<[u8; N]> {
-        let digits = text.as_bytes();
-        if digits.len() != 2 * N {
-            return None;
-        }
-        let mut bytes = [0; N];
-        for (byte, pair) in bytes.iter_mut().zip(digits.chunks_exact(2)) {
-            let high = char::from(pair[0]).to_digit(16)?;
-            let low = char::from(pair[1]).to_digit(16)?;
-            *byte = (high * 16 + low) as u8;
-        }
-        Some(bytes)
-    };
-    json.as_str()
-        .and_then(parse)
-        .ok_or_else(|| mismatch(expected, json))
-}
-
-/// Lower-case hex digits of `bytes`.
-fn to_hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 fn timestamp(json: &Json) -> Result<Timestamp, JsonError> {
     let micros = match json {
         Json::String(text) => parse_rfc3339(text),
@@ -887,8 +868,8 @@ impl ToJson<'_> {
             }
             (_, Value::F64(value)) => float_to_json(*value),
             (_, Value::String(text)) => Json::String(text.clone()),
-            (_, Value::Identity(identity)) => Json::String(to_hex(&identity.to_bytes())),
-            (_, Value::ConnectionId(id)) => Json::String(to_hex(&id.to_bytes())),
+            (_, Value::Identity(identity)) => Json::String(identity.to_hex()),
+            (_, Value::ConnectionId(id)) => Json::String(id.to_hex()),
             (_, Value::Timestamp(time)) => wide_signed(time.to_micros_since_unix_epoch().into()),
             (T::Array(element), Value::Array(items))
             | (T::FixedArray(element, _), Value::Product(items)) => Json::Array(

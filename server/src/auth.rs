@@ -92,9 +92,8 @@ impl Tokens {
         self.mac(claims)
             .verify_slice(&signature_bytes)
             .map_err(|_| invalid("was not issued by this server"))?;
-        let mut identity_bytes = [0; 32];
-        hex::decode_to_slice(identity, &mut identity_bytes)
-            .map_err(|_| invalid("is not a wasmod token"))?;
+        let identity =
+            Identity::from_hex(identity).ok_or_else(|| invalid("is not a wasmod token"))?;
         let expires_at: u64 = expires_at
             .parse()
             .map_err(|_| invalid("is not a wasmod token"))?;
@@ -104,7 +103,7 @@ impl Tokens {
                 "the token has expired: obtain a new identity with POST /v1/identity",
             ));
         }
-        Ok(Identity::from_bytes(identity_bytes))
+        Ok(identity)
     }
 
     fn mac(&self, claims: &str) -> Hmac<Sha256> {

@@ -155,11 +155,9 @@ fn is_url(target: &str) -> bool {
 }
 
 fn parse_identity(text: &str) -> Result<Identity> {
-    let mut bytes = [0; 32];
-    hex::decode_to_slice(text.trim(), &mut bytes).map_err(|_| {
+    Identity::from_hex(text.trim()).ok_or_else(|| {
         Failure::usage(format!(
             "--identity {text:?} is not an identity: write its 64 hex digits"
         ))
-    })?;
-    Ok(Identity::from_bytes(bytes))
+    })
 }
