@@ -10,7 +10,7 @@
 //! position in its table's [`TableDef::indexes`]. The description and the dispatch `match` of
 //! a module are generated from one list in one macro expansion, so they cannot disagree.
 
-use crate::schema::{AlgebraicType, Typespace};
+use crate::schema::{AlgebraicType, Field, TypeDef, Typespace};
 
 /// Everything a module declares.
 #[derive(Clone, Debug, Default, PartialEq, Eq, crate::SchemaType)]
@@ -51,6 +51,43 @@ pub struct TableDef {
     pub auto_inc: Vec<u16>,
     /// Whether clients may read the table; private tables are only for the module.
     pub public: bool,
+}
+
+impl TableDef {
+    /// The table `name` whose rows are the product of `columns` (names and types, in row
+    /// order), which is added to `typespace` as the named type `type_name`: no primary key, no
+    /// indexes, no auto-increment, public. Set those fields on the result. For hosts and tools
+    /// that write a description by hand; a module's comes from `#[table]`.
+    pub fn of_columns(
+        typespace: &mut Typespace,
+        type_name: &str,
+        name: &str,
+        columns: &[(&str, AlgebraicType)],
+    ) -> Self {
+        let fields = columns
+            .iter()
+            .map(|(name, ty)| Field::named(name, ty.clone()))
+            .collect();
+        typespace.types.push(TypeDef {
+            name: type_name.to_owned(),
+            ty: AlgebraicType::Product(fields),
+        });
+        Self {
+            name: name.to_owned(),
+            row_type: AlgebraicType::Ref(typespace.types.len() as u32 - 1),
+            columns: columns
+                .iter()
+                .map(|(name, ty)| ColumnDef {
+                    name: (*name).to_owned(),
+                    ty: ty.clone(),
+                })
+                .collect(),
+            primary_key: None,
+            indexes: Vec::new(),
+            auto_inc: Vec::new(),
+            public: true,
+        }
+    }
 }
 
 /// A column of a table.

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 use wasmod_abi::encoding::to_vec;
-use wasmod_abi::{AlgebraicType, ColumnDef, Field, IndexDef, ModuleDef, TableDef, TypeDef};
+use wasmod_abi::{AlgebraicType, IndexDef, ModuleDef, TableDef};
 use wasmod_datastore::durability::{self, Durability, Mode, Options};
 use wasmod_datastore::Datastore;
 
@@ -23,25 +23,8 @@ fn module() -> ModuleDef {
         ("score", AlgebraicType::U64),
     ];
     let mut def = ModuleDef::default();
-    def.typespace.types.push(TypeDef {
-        name: "Row".into(),
-        ty: AlgebraicType::Product(
-            columns
-                .iter()
-                .map(|(name, ty)| Field::named(name, ty.clone()))
-                .collect(),
-        ),
-    });
+    let table = TableDef::of_columns(&mut def.typespace, "Row", "row", &columns);
     def.tables.push(TableDef {
-        name: "row".into(),
-        row_type: AlgebraicType::Ref(0),
-        columns: columns
-            .iter()
-            .map(|(name, ty)| ColumnDef {
-                name: (*name).into(),
-                ty: ty.clone(),
-            })
-            .collect(),
         primary_key: Some(0),
         indexes: vec![IndexDef {
             name: "row_id".into(),
@@ -49,7 +32,7 @@ fn module() -> ModuleDef {
             unique: true,
         }],
         auto_inc: vec![0],
-        public: true,
+        ..table
     });
     def
 }

@@ -10,7 +10,7 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use wasmod_abi::encoding::to_vec;
-use wasmod_abi::{AlgebraicType, ColumnDef, Field, IndexDef, ModuleDef, TableDef, TypeDef};
+use wasmod_abi::{AlgebraicType, IndexDef, ModuleDef, TableDef};
 use wasmod_datastore::Datastore;
 
 /// Rows in the table before the measured transaction.
@@ -57,25 +57,8 @@ fn module(shape: Shape, unique: bool) -> ModuleDef {
         ("y", third),
     ];
     let mut def = ModuleDef::default();
-    def.typespace.types.push(TypeDef {
-        name: "Row".into(),
-        ty: AlgebraicType::Product(
-            columns
-                .iter()
-                .map(|(name, ty)| Field::named(name, ty.clone()))
-                .collect(),
-        ),
-    });
+    let table = TableDef::of_columns(&mut def.typespace, "Row", "row", &columns);
     def.tables.push(TableDef {
-        name: "row".into(),
-        row_type: AlgebraicType::Ref(0),
-        columns: columns
-            .iter()
-            .map(|(name, ty)| ColumnDef {
-                name: (*name).into(),
-                ty: ty.clone(),
-            })
-            .collect(),
         primary_key: unique.then_some(0),
         indexes: if unique {
             vec![IndexDef {
@@ -86,8 +69,7 @@ fn module(shape: Shape, unique: bool) -> ModuleDef {
         } else {
             Vec::new()
         },
-        auto_inc: Vec::new(),
-        public: true,
+        ..table
     });
     def
 }

@@ -202,8 +202,7 @@ mod tests {
     use crate::index::{IndexKey, Stored};
     use crate::schema::Schema;
     use wasmod_abi::encoding::to_vec;
-    use wasmod_abi::{AlgebraicType as T, ColumnDef, ConnectionId, IndexDef, ModuleDef};
-    use wasmod_abi::{Field, TableDef, TypeDef};
+    use wasmod_abi::{AlgebraicType as T, ConnectionId, IndexDef, ModuleDef, TableDef};
 
     /// One table of fixed-width columns, with indexes of words over several mixes of them.
     fn module() -> ModuleDef {
@@ -218,26 +217,8 @@ mod tests {
         ];
         let indexes: [&[u16]; 5] = [&[0, 1, 2, 3], &[4, 5], &[6], &[1], &[5, 0]];
         let mut def = ModuleDef::default();
-        def.typespace.types.push(TypeDef {
-            name: "Row".into(),
-            ty: T::Product(
-                columns
-                    .iter()
-                    .map(|(name, ty)| Field::named(name, ty.clone()))
-                    .collect(),
-            ),
-        });
+        let table = TableDef::of_columns(&mut def.typespace, "Row", "row", &columns);
         def.tables.push(TableDef {
-            name: "row".into(),
-            row_type: T::Ref(0),
-            columns: columns
-                .iter()
-                .map(|(name, ty)| ColumnDef {
-                    name: (*name).into(),
-                    ty: ty.clone(),
-                })
-                .collect(),
-            primary_key: None,
             indexes: indexes
                 .iter()
                 .enumerate()
@@ -247,8 +228,7 @@ mod tests {
                     unique: n % 2 == 0,
                 })
                 .collect(),
-            auto_inc: Vec::new(),
-            public: true,
+            ..table
         });
         def
     }

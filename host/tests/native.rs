@@ -4,9 +4,8 @@ use std::panic::catch_unwind;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Method, Request, Response};
 use wasmod_abi::{
-    AlgebraicType, ColumnDef, ConnectionId, Errno, Field, HttpHandlerDef, Identity, IndexDef,
-    Lifecycle, ModuleDef, ModuleExports, ParamDef, ProcedureDef, ReducerDef, TableDef, TypeDef,
-    Typespace, ViewDef,
+    AlgebraicType, ConnectionId, Errno, HttpHandlerDef, Identity, IndexDef, Lifecycle, ModuleDef,
+    ModuleExports, ParamDef, ProcedureDef, ReducerDef, TableDef, Typespace, ViewDef,
 };
 use wasmod_host::datastore::durability;
 use wasmod_host::{with_env, InstanceEnv, LoadError, LogLevel, NativeModule, Outcome, Persistence};
@@ -18,10 +17,8 @@ const NOTE: u32 = 0;
 
 fn description() -> ModuleDef {
     let columns = [("id", AlgebraicType::U64), ("text", AlgebraicType::String)];
-    let fields = columns
-        .iter()
-        .map(|(name, ty)| Field::named(name, ty.clone()))
-        .collect();
+    let mut typespace = Typespace::default();
+    let note = TableDef::of_columns(&mut typespace, "Note", "note", &columns);
     let reducer = |name: &str, lifecycle| ReducerDef {
         name: name.into(),
         params: if name == "add" {
@@ -50,22 +47,8 @@ fn description() -> ModuleDef {
         path: path.into(),
     };
     ModuleDef {
-        typespace: Typespace {
-            types: vec![TypeDef {
-                name: "Note".into(),
-                ty: AlgebraicType::Product(fields),
-            }],
-        },
+        typespace,
         tables: vec![TableDef {
-            name: "note".into(),
-            row_type: AlgebraicType::Ref(0),
-            columns: columns
-                .iter()
-                .map(|(name, ty)| ColumnDef {
-                    name: (*name).into(),
-                    ty: ty.clone(),
-                })
-                .collect(),
             primary_key: Some(0),
             indexes: vec![IndexDef {
                 name: "note_id".into(),
@@ -73,7 +56,7 @@ fn description() -> ModuleDef {
                 unique: true,
             }],
             auto_inc: vec![0],
-            public: true,
+            ..note
         }],
         reducers: vec![
             reducer("add", None),

@@ -1,10 +1,7 @@
 //! Hand-written module descriptions and helpers shared by the tests.
 
 use wasmod_abi::encoding::to_vec;
-use wasmod_abi::{
-    AlgebraicType, ColumnDef, Encode, Errno, Field, IndexDef, ModuleDef, TableDef, TypeDef,
-    Typespace,
-};
+use wasmod_abi::{AlgebraicType, Encode, Errno, IndexDef, ModuleDef, TableDef, Typespace};
 use wasmod_datastore::{Datastore, Error, Row, Tables};
 
 /// Table 0 `player (id: u32 auto_inc pk, name: String unique, age: u64 btree)`;
@@ -28,24 +25,7 @@ pub fn table(
     indexes: &[(&str, &[u16], bool)],
     auto_inc: &[u16],
 ) -> TableDef {
-    let fields = columns
-        .iter()
-        .map(|(name, ty)| Field::named(name, ty.clone()))
-        .collect();
-    typespace.types.push(TypeDef {
-        name: name.to_owned(),
-        ty: AlgebraicType::Product(fields),
-    });
     TableDef {
-        name: name.to_owned(),
-        row_type: AlgebraicType::Ref(typespace.types.len() as u32 - 1),
-        columns: columns
-            .iter()
-            .map(|(name, ty)| ColumnDef {
-                name: (*name).to_owned(),
-                ty: ty.clone(),
-            })
-            .collect(),
         primary_key,
         indexes: indexes
             .iter()
@@ -56,7 +36,7 @@ pub fn table(
             })
             .collect(),
         auto_inc: auto_inc.to_vec(),
-        public: true,
+        ..TableDef::of_columns(typespace, name, name, columns)
     }
 }
 

@@ -4,39 +4,20 @@ use super::*;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Method, Request, Response};
 use wasmod_abi::names::EMPTY_SOURCE;
-use wasmod_abi::{AlgebraicType, ColumnDef, Field, IndexDef, TableDef, TypeDef, Typespace};
+use wasmod_abi::{AlgebraicType, IndexDef, TableDef, Typespace};
 
 /// One table, `item (id: u32 primary key, name: String)`.
 fn module() -> ModuleDef {
     let columns = [("id", AlgebraicType::U32), ("name", AlgebraicType::String)];
-    let fields = columns
-        .iter()
-        .map(|(name, ty)| Field::named(name, ty.clone()))
-        .collect();
-    let typespace = Typespace {
-        types: vec![TypeDef {
-            name: "Item".into(),
-            ty: AlgebraicType::Product(fields),
-        }],
-    };
+    let mut typespace = Typespace::default();
     let table = TableDef {
-        name: "item".into(),
-        row_type: AlgebraicType::Ref(0),
-        columns: columns
-            .iter()
-            .map(|(name, ty)| ColumnDef {
-                name: (*name).into(),
-                ty: ty.clone(),
-            })
-            .collect(),
         primary_key: Some(0),
         indexes: vec![IndexDef {
             name: "item_id".into(),
             columns: vec![0],
             unique: true,
         }],
-        auto_inc: vec![],
-        public: true,
+        ..TableDef::of_columns(&mut typespace, "Item", "item", &columns)
     };
     ModuleDef {
         typespace,
