@@ -48,39 +48,12 @@ pub enum ExportCall {
         /// The sink for the encoded description.
         sink: u32,
     },
-    /// `__call_reducer__`.
-    Reducer {
-        /// The reducer's id.
-        id: u32,
-        /// The caller's identity, as words.
-        sender: [u64; 4],
-        /// The caller's connection id, as words.
-        connection_id: [u64; 2],
-        /// Microseconds since the Unix epoch.
-        timestamp: i64,
-        /// The arguments' byte source.
-        args: u32,
-        /// The error message's byte sink.
-        error: u32,
-    },
-    /// `__call_procedure__`.
-    Procedure {
-        /// The procedure's id.
-        id: u32,
-        /// The caller's identity, as words.
-        sender: [u64; 4],
-        /// The caller's connection id, as words.
-        connection_id: [u64; 2],
-        /// Microseconds since the Unix epoch.
-        timestamp: i64,
-        /// The arguments' byte source.
-        args: u32,
-        /// The result's byte sink.
-        result: u32,
-    },
+    /// An entry point that sees its caller: `__call_reducer__`, `__call_procedure__` or
     /// `__call_view__`.
-    View {
-        /// The view's id.
+    WithCaller {
+        /// Which of the three.
+        export: CallerExport,
+        /// The entry point's id.
         id: u32,
         /// The caller's identity, as words.
         sender: [u64; 4],
@@ -89,32 +62,44 @@ pub enum ExportCall {
         /// Microseconds since the Unix epoch.
         timestamp: i64,
         /// The arguments' byte source.
-        args: u32,
-        /// The result's byte sink.
-        result: u32,
+        input: u32,
+        /// The byte sink of the result (procedures, views) or of the error message (reducers).
+        output: u32,
     },
-    /// `__call_view_anon__`.
-    ViewAnon {
-        /// The view's id.
-        id: u32,
-        /// Microseconds since the Unix epoch.
-        timestamp: i64,
-        /// The arguments' byte source.
-        args: u32,
-        /// The result's byte sink.
-        result: u32,
-    },
+    /// An entry point that does not see its caller: `__call_view_anon__` or
     /// `__call_http_handler__`.
-    HttpHandler {
-        /// The handler's id.
+    Anonymous {
+        /// Which of the two.
+        export: AnonymousExport,
+        /// The entry point's id.
         id: u32,
         /// Microseconds since the Unix epoch.
         timestamp: i64,
-        /// The encoded request's byte source.
-        request: u32,
-        /// The encoded response's byte sink.
-        response: u32,
+        /// The byte source of the arguments (views) or of the encoded request (HTTP handlers).
+        input: u32,
+        /// The byte sink of the result (views) or of the encoded response (HTTP handlers).
+        output: u32,
     },
+}
+
+/// The dispatch exports that take the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallerExport {
+    /// `__call_reducer__`.
+    Reducer,
+    /// `__call_procedure__`.
+    Procedure,
+    /// `__call_view__`.
+    View,
+}
+
+/// The dispatch exports that do not take the caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnonymousExport {
+    /// `__call_view_anon__`.
+    View,
+    /// `__call_http_handler__`.
+    HttpHandler,
 }
 
 /// Why a module's export did not return: a wasm trap or a native panic.
@@ -151,6 +136,26 @@ impl Caller {
         Self {
             identity,
             connection_id,
+        }
+    }
+
+    /// The call of `export`'s entry point `id` by this caller.
+    fn export_call(
+        self,
+        export: CallerExport,
+        id: u32,
+        timestamp: i64,
+        input: u32,
+        output: u32,
+    ) -> ExportCall {
+        ExportCall::WithCaller {
+            export,
+            id,
+            sender: self.identity.to_words(),
+            connection_id: self.connection_id.to_words(),
+            timestamp,
+            input,
+            output,
         }
     }
 }
@@ -384,22 +389,16 @@ pub fn call_view<T: Transport>(
 ) -> Outcome {
     match transport.env().entries().get(name) {
         Some(Entry::View(id)) => run_view(transport, name, args, |args, result, timestamp| {
-            ExportCall::View {
-                id,
-                sender: caller.identity.to_words(),
-                connection_id: caller.connection_id.to_words(),
-                timestamp,
-                args,
-                result,
-            }
+            caller.export_call(CallerExport::View, id, timestamp, args, result)
         }),
         Some(Entry::AnonymousView(id)) => {
-            run_view(transport, name, args, |args, result, timestamp| {
-                ExportCall::ViewAnon {
+            run_view(transport, name, args, |input, output, timestamp| {
+                ExportCall::Anonymous {
+                    export: AnonymousExport::View,
                     id,
                     timestamp,
-                    args,
-                    result,
+                    input,
+                    output,
                 }
             })
         }
@@ -426,13 +425,8 @@ pub fn call_procedure<T: Transport>(
         CallKind::Procedure,
         Tx::None,
         args.to_vec(),
-        |args, result, timestamp| ExportCall::Procedure {
-            id,
-            sender: caller.identity.to_words(),
-            connection_id: caller.connection_id.to_words(),
-            timestamp,
-            args,
-            result,
+        |args, result, timestamp| {
+            caller.export_call(CallerExport::Procedure, id, timestamp, args, result)
         },
     );
     let raw = close_procedure_tx(transport, &what, raw);
@@ -470,11 +464,12 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
         CallKind::Procedure,
         Tx::None,
         to_vec(request),
-        |request, response, timestamp| ExportCall::HttpHandler {
+        |input, output, timestamp| ExportCall::Anonymous {
+            export: AnonymousExport::HttpHandler,
             id,
             timestamp,
-            request,
-            response,
+            input,
+            output,
         },
     );
     let raw = close_procedure_tx(transport, &what, raw);
@@ -591,13 +586,8 @@ fn run_reducer<T: Transport>(
         CallKind::Reducer,
         tx,
         args.to_vec(),
-        |args, error, timestamp| ExportCall::Reducer {
-            id,
-            sender: caller.identity.to_words(),
-            connection_id: caller.connection_id.to_words(),
-            timestamp,
-            args,
-            error,
+        |args, error, timestamp| {
+            caller.export_call(CallerExport::Reducer, id, timestamp, args, error)
         },
     );
     finish(

@@ -24,7 +24,9 @@ pub mod outbound;
 #[cfg(feature = "wasmtime")]
 pub mod wasm;
 
-pub use call::{Caller, ExportCall, LoadError, Outcome, Transport, Trap};
+pub use call::{
+    AnonymousExport, Caller, CallerExport, ExportCall, LoadError, Outcome, Transport, Trap,
+};
 pub use env::{
     Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord, Persistence,
 };

@@ -8,7 +8,7 @@
 //! here, is caught, and becomes [`Outcome::Aborted`](crate::Outcome::Aborted) with its message, the transaction rolled
 //! back, exactly as a trap would in wasm.
 
-use crate::call::{ExportCall, LoadError, Transport, Trap};
+use crate::call::{AnonymousExport, CallerExport, ExportCall, LoadError, Transport, Trap};
 use crate::env::{CallKind, InstanceEnv, Tx};
 use crate::module::LoadedModule;
 use std::any::Any;
@@ -110,42 +110,35 @@ impl<M: ModuleExports> Transport for NativeTransport<M> {
 fn dispatch<M: ModuleExports>(call: ExportCall) -> i16 {
     match call {
         ExportCall::Describe { sink } => M::describe_module(sink),
-        ExportCall::Reducer {
+        ExportCall::WithCaller {
+            export,
             id,
             sender,
             connection_id,
             timestamp,
-            args,
-            error,
-        } => M::call_reducer(id, sender, connection_id, timestamp, args, error),
-        ExportCall::Procedure {
-            id,
-            sender,
-            connection_id,
-            timestamp,
-            args,
-            result,
-        } => M::call_procedure(id, sender, connection_id, timestamp, args, result),
-        ExportCall::View {
-            id,
-            sender,
-            connection_id,
-            timestamp,
-            args,
-            result,
-        } => M::call_view(id, sender, connection_id, timestamp, args, result),
-        ExportCall::ViewAnon {
+            input,
+            output,
+        } => {
+            let call = match export {
+                CallerExport::Reducer => M::call_reducer,
+                CallerExport::Procedure => M::call_procedure,
+                CallerExport::View => M::call_view,
+            };
+            call(id, sender, connection_id, timestamp, input, output)
+        }
+        ExportCall::Anonymous {
+            export,
             id,
             timestamp,
-            args,
-            result,
-        } => M::call_view_anon(id, timestamp, args, result),
-        ExportCall::HttpHandler {
-            id,
-            timestamp,
-            request,
-            response,
-        } => M::call_http_handler(id, timestamp, request, response),
+            input,
+            output,
+        } => {
+            let call = match export {
+                AnonymousExport::View => M::call_view_anon,
+                AnonymousExport::HttpHandler => M::call_http_handler,
+            };
+            call(id, timestamp, input, output)
+        }
     }
 }
 

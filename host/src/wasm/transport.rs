@@ -18,7 +18,7 @@ use super::engine::{CompiledModule, WasmEngine};
 use super::error::WasmError;
 use super::store::StoreData;
 use super::validate::MEMORY;
-use crate::call::{self, ExportCall, Transport, Trap};
+use crate::call::{self, AnonymousExport, CallerExport, ExportCall, Transport, Trap};
 use crate::env::{InstanceEnv, LogLevel};
 use wasmod_abi::names::{
     CALL_HTTP_HANDLER, CALL_PROCEDURE, CALL_REDUCER, CALL_VIEW, CALL_VIEW_ANON, DESCRIBE_MODULE,
@@ -214,55 +214,36 @@ impl Transport for WasmTransport {
         store.data_mut().limiter.take_refusal();
         let result = match call {
             ExportCall::Describe { sink } => exports.describe.call(&mut *store, sink),
-            ExportCall::Reducer {
+            ExportCall::WithCaller {
+                export,
                 id,
                 sender: [s0, s1, s2, s3],
                 connection_id: [c0, c1],
                 timestamp,
-                args,
-                error,
-            } => exports.reducer.call(
-                &mut *store,
-                (id, s0, s1, s2, s3, c0, c1, timestamp, args, error),
-            ),
-            ExportCall::Procedure {
-                id,
-                sender: [s0, s1, s2, s3],
-                connection_id: [c0, c1],
-                timestamp,
-                args,
-                result,
-            } => exports.procedure.call(
-                &mut *store,
-                (id, s0, s1, s2, s3, c0, c1, timestamp, args, result),
-            ),
-            ExportCall::View {
-                id,
-                sender: [s0, s1, s2, s3],
-                connection_id: [c0, c1],
-                timestamp,
-                args,
-                result,
-            } => exports.view.call(
-                &mut *store,
-                (id, s0, s1, s2, s3, c0, c1, timestamp, args, result),
-            ),
-            ExportCall::ViewAnon {
+                input,
+                output,
+            } => {
+                let func = match export {
+                    CallerExport::Reducer => &exports.reducer,
+                    CallerExport::Procedure => &exports.procedure,
+                    CallerExport::View => &exports.view,
+                };
+                let params = (id, s0, s1, s2, s3, c0, c1, timestamp, input, output);
+                func.call(&mut *store, params)
+            }
+            ExportCall::Anonymous {
+                export,
                 id,
                 timestamp,
-                args,
-                result,
-            } => exports
-                .view_anon
-                .call(&mut *store, (id, timestamp, args, result)),
-            ExportCall::HttpHandler {
-                id,
-                timestamp,
-                request,
-                response,
-            } => exports
-                .http_handler
-                .call(&mut *store, (id, timestamp, request, response)),
+                input,
+                output,
+            } => {
+                let func = match export {
+                    AnonymousExport::View => &exports.view_anon,
+                    AnonymousExport::HttpHandler => &exports.http_handler,
+                };
+                func.call(&mut *store, (id, timestamp, input, output))
+            }
         };
         let failure = match result {
             Ok(code) => match i16::try_from(code) {
