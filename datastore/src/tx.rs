@@ -211,10 +211,11 @@ impl MutTx {
     /// Replaces the row of table `table` whose key in unique index `index` equals that of the
     /// encoded row `row`, by `row`.
     ///
-    /// The row is taken as given: auto-increment columns are not filled in. Errors, with
-    /// nothing changed: `NO_SUCH_TABLE`, `NO_SUCH_INDEX` (no such index, or the index is not
-    /// unique), `BAD_ENCODING`, `NO_SUCH_ROW` (no row has the key), `UNIQUE_VIOLATION` (the new
-    /// row clashes with another row in another unique index).
+    /// The row is taken as given: auto-increment columns are not filled in. The new row is the
+    /// newest of the table: a full scan, oldest first, finds it last. Errors, with nothing
+    /// changed: `NO_SUCH_TABLE`, `NO_SUCH_INDEX` (no such index, or the index is not unique),
+    /// `BAD_ENCODING`, `NO_SUCH_ROW` (no row has the key), `UNIQUE_VIOLATION` (the new row
+    /// clashes with another row in another unique index).
     pub fn update_by_unique(&mut self, table: u32, index: u32, row: &[u8]) -> Result<(), Error> {
         let Parts {
             schema, state, log, ..

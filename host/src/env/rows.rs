@@ -15,6 +15,10 @@ use wasmod_datastore::Row;
 /// How many finished iterators' buffers an instance keeps.
 const SPARE_ITERS: usize = 8;
 
+/// Buffers of iterators that held more than this many bytes of rows are dropped rather than
+/// kept, so that one large scan does not pin its memory for the instance's life.
+const MAX_SPARE_BYTES: usize = 1 << 20;
+
 /// The rows of a scan, and how many the module has taken.
 #[derive(Debug, Default)]
 pub(crate) struct RowIter {
@@ -44,9 +48,9 @@ impl RowIter {
 }
 
 /// Keeps the buffers of a finished iterator in `spare` for a later scan, up to
-/// [`SPARE_ITERS`].
+/// [`SPARE_ITERS`] of them and [`MAX_SPARE_BYTES`] each.
 pub(crate) fn keep(spare: &mut Vec<RowIter>, mut iter: RowIter) {
-    if spare.len() < SPARE_ITERS {
+    if spare.len() < SPARE_ITERS && iter.bytes.capacity() <= MAX_SPARE_BYTES {
         iter.reset();
         spare.push(iter);
     }
@@ -150,5 +154,34 @@ impl InstanceEnv {
     /// `NO_SUCH_TABLE`.
     pub fn clear_table(&mut self, table: u32) -> Result<u64, Errno> {
         self.writing()?.clear(table).map_err(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{keep, RowIter, MAX_SPARE_BYTES, SPARE_ITERS};
+
+    #[test]
+    fn spare_buffers_are_kept_emptied_and_bounded() {
+        let mut spare = Vec::new();
+        for _ in 0..SPARE_ITERS + 2 {
+            let mut iter = RowIter::default();
+            iter.bytes.extend_from_slice(b"row");
+            iter.ends.push(3);
+            iter.next = 1;
+            keep(&mut spare, iter);
+        }
+        assert_eq!(spare.len(), SPARE_ITERS);
+        assert!(spare
+            .iter()
+            .all(|iter| iter.bytes.is_empty() && iter.ends.is_empty() && iter.next == 0));
+
+        spare.clear();
+        let huge = RowIter {
+            bytes: Vec::with_capacity(MAX_SPARE_BYTES + 1),
+            ..RowIter::default()
+        };
+        keep(&mut spare, huge);
+        assert!(spare.is_empty(), "a huge buffer is not kept");
     }
 }
