@@ -197,6 +197,11 @@ macro_rules! impl_byte_newtype {
             fn encode(&self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.0);
             }
+
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                self.0.len()
+            }
         }
 
         impl Decode for $ty {
@@ -217,6 +222,11 @@ impl Encode for Timestamp {
     #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         self.0.encode(out);
+    }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        self.0.encoded_len()
     }
 }
 

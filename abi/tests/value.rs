@@ -50,6 +50,7 @@ fn round_trip<T: SchemaType>(value: T) -> Value {
     let mut typespace = Typespace::default();
     let ty = T::schema(&mut typespace);
     let bytes = to_vec(&value);
+    assert_eq!(value.encoded_len(), bytes.len(), "the size is known ahead");
     let dynamic = decode(&ty, &typespace, &bytes).expect("the static encoding decodes");
     assert_eq!(
         dynamic.to_bytes(),

@@ -12,6 +12,16 @@ macro_rules! impl_numbers {
             }
 
             #[inline]
+            fn encoded_len(&self) -> usize {
+                core::mem::size_of::<Self>()
+            }
+
+            #[inline]
+            fn encoded_len_slice(items: &[Self]) -> usize {
+                core::mem::size_of_val(items)
+            }
+
+            #[inline]
             fn encode_slice(items: &[Self], out: &mut Vec<u8>) {
                 if cfg!(target_endian = "little") {
                     encode_plain_slice(items, out);
@@ -50,6 +60,11 @@ impl Encode for bool {
     fn encode(&self, out: &mut Vec<u8>) {
         out.push(*self as u8);
     }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        1
+    }
 }
 
 impl Decode for bool {
@@ -72,11 +87,19 @@ fn encode_len(len: usize, out: &mut Vec<u8>) {
     out.extend_from_slice(&len.to_le_bytes());
 }
 
+/// The bytes of a `u32` count.
+const LEN_BYTES: usize = 4;
+
 impl Encode for str {
     #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         encode_len(self.len(), out);
         out.extend_from_slice(self.as_bytes());
+    }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        LEN_BYTES + self.len()
     }
 }
 
@@ -84,6 +107,11 @@ impl Encode for String {
     #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         self.as_str().encode(out);
+    }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        self.as_str().encoded_len()
     }
 }
 
@@ -111,12 +139,22 @@ impl<T: Encode> Encode for [T] {
         encode_len(self.len(), out);
         T::encode_slice(self, out);
     }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        LEN_BYTES + T::encoded_len_slice(self)
+    }
 }
 
 impl<T: Encode> Encode for Vec<T> {
     #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         self.as_slice().encode(out);
+    }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        self.as_slice().encoded_len()
     }
 }
 
@@ -143,6 +181,11 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
     fn encode(&self, out: &mut Vec<u8>) {
         T::encode_slice(self, out);
     }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        T::encoded_len_slice(self)
+    }
 }
 
 impl<T: Decode, const N: usize> Decode for [T; N] {
@@ -165,12 +208,22 @@ impl<T: Encode + ?Sized> Encode for &T {
     fn encode(&self, out: &mut Vec<u8>) {
         (**self).encode(out);
     }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        (**self).encoded_len()
+    }
 }
 
 impl<T: Encode + ?Sized> Encode for Box<T> {
     #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         (**self).encode(out);
+    }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        (**self).encoded_len()
     }
 }
 
@@ -191,6 +244,11 @@ impl<T: Encode> Encode for Option<T> {
                 value.encode(out);
             }
         }
+    }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        1 + self.as_ref().map_or(0, T::encoded_len)
     }
 }
 
@@ -220,6 +278,14 @@ impl<T: Encode, E: Encode> Encode for Result<T, E> {
                 out.push(1);
                 error.encode(out);
             }
+        }
+    }
+
+    #[inline]
+    fn encoded_len(&self) -> usize {
+        1 + match self {
+            Ok(value) => value.encoded_len(),
+            Err(error) => error.encoded_len(),
         }
     }
 }
@@ -270,6 +336,13 @@ macro_rules! impl_tuples {
             fn encode(&self, out: &mut Vec<u8>) {
                 let ($($name,)*) = self;
                 $($name.encode(out);)*
+            }
+
+            #[inline]
+            #[allow(non_snake_case, unused_variables)]
+            fn encoded_len(&self) -> usize {
+                let ($($name,)*) = self;
+                0 $(+ $name.encoded_len())*
             }
         }
 

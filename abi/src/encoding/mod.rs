@@ -38,6 +38,21 @@ pub trait Encode {
     /// Appends the encoding of `self` to `out`.
     fn encode(&self, out: &mut Vec<u8>);
 
+    /// How many bytes [`Encode::encode`] appends for `self`, so that a buffer can be sized
+    /// before encoding and grow once. Every type of this crate, and every derived type, answers
+    /// exactly; the default, `0`, only costs the buffer's growth.
+    fn encoded_len(&self) -> usize {
+        0
+    }
+
+    /// How many bytes [`Encode::encode_slice`] appends for `items`.
+    fn encoded_len_slice(items: &[Self]) -> usize
+    where
+        Self: Sized,
+    {
+        items.iter().map(Self::encoded_len).sum()
+    }
+
     /// Appends the encodings of every item of `items`, in order, without a count.
     ///
     /// The default walks the slice; plain types override it with one copy of bytes.
@@ -125,9 +140,9 @@ impl Layout {
     }
 }
 
-/// Encodes `value` into a new vector.
+/// Encodes `value` into a new vector, allocated once at its [`Encode::encoded_len`].
 pub fn to_vec<T: Encode + ?Sized>(value: &T) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(value.encoded_len());
     value.encode(&mut out);
     out
 }

@@ -6,6 +6,11 @@ use crate::{ConnectionId, Identity, SchemaType, Timestamp};
 fn round_trip<T: Encode + Decode + PartialEq + core::fmt::Debug>(value: T) {
     let bytes = to_vec(&value);
     assert_eq!(
+        value.encoded_len(),
+        bytes.len(),
+        "the size known ahead: {value:?}"
+    );
+    assert_eq!(
         from_slice::<T>(&bytes).as_ref(),
         Ok(&value),
         "bytes: {bytes:?}"

@@ -91,6 +91,35 @@ fn encode_impl(decl: &TypeDecl) -> TokenStream {
             }
         }
     };
+    let len = match &decl.shape {
+        Shape::Struct(fields) => {
+            let lens = fields.fields.iter().map(|field| {
+                let member = &field.member;
+                let value = if decl.repr.packed {
+                    quote!(&{ self.#member })
+                } else {
+                    quote!(&self.#member)
+                };
+                quote_spanned! { field.ty.span()=> + #p::Encode::encoded_len(#value) }
+            });
+            quote!(0 #(#lens)*)
+        }
+        Shape::Enum(variants) => {
+            let arms = variants.iter().map(|variant| {
+                let ident = &variant.ident;
+                let bindings = bindings(&variant.fields);
+                let pattern = pattern(quote!(Self::#ident), &variant.fields, &bindings);
+                quote! {
+                    #pattern => 1 #(+ #p::Encode::encoded_len(#bindings))*,
+                }
+            });
+            quote! {
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+    };
     let slice = match &decl.shape {
         Shape::Struct(fields) if may_be_plain(decl, fields) => quote! {
             #[inline]
@@ -112,6 +141,11 @@ fn encode_impl(decl: &TypeDecl) -> TokenStream {
             #[inline]
             fn encode(&self, out: &mut ::std::vec::Vec<u8>) {
                 #body
+            }
+
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                #len
             }
             #slice
         }
