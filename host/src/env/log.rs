@@ -79,18 +79,20 @@ impl Names {
     const MAX_NAME_BYTES: usize = 1024;
 
     /// `bytes` as shared text, cut to `cap` bytes: the one made before for the same bytes, if
-    /// any.
+    /// any. A name longer than [`Names::MAX_NAME_BYTES`] is neither looked up nor kept, so a
+    /// module cannot make the host hash more than that of its memory per name.
     fn get(&mut self, bytes: &[u8], cap: usize) -> Arc<str> {
+        if bytes.len() > Self::MAX_NAME_BYTES {
+            return text(bytes, cap).into();
+        }
         if let Some(name) = self.by_bytes.get(bytes) {
             return name.clone();
         }
         let name: Arc<str> = text(bytes, cap).into();
-        if bytes.len() <= Self::MAX_NAME_BYTES {
-            if self.by_bytes.len() == Self::MAX_NAMES {
-                self.by_bytes.clear();
-            }
-            self.by_bytes.insert(bytes.into(), name.clone());
+        if self.by_bytes.len() == Self::MAX_NAMES {
+            self.by_bytes.clear();
         }
+        self.by_bytes.insert(bytes.into(), name.clone());
         name
     }
 }

@@ -39,6 +39,14 @@ impl RowIter {
         }
     }
 
+    /// Where row `row` ends in `bytes`; `0` before the first.
+    fn end(&self, row: usize) -> usize {
+        match row {
+            0 => 0,
+            row => self.ends[row - 1],
+        }
+    }
+
     /// Empties the iterator, keeping its buffers.
     fn reset(&mut self) {
         self.bytes.clear();
@@ -48,9 +56,11 @@ impl RowIter {
 }
 
 /// Keeps the buffers of a finished iterator in `spare` for a later scan, up to
-/// [`SPARE_ITERS`] of them and [`MAX_SPARE_BYTES`] each.
+/// [`SPARE_ITERS`] of them and [`MAX_SPARE_BYTES`] each for its rows and for their ends.
 pub(crate) fn keep(spare: &mut Vec<RowIter>, mut iter: RowIter) {
-    if spare.len() < SPARE_ITERS && iter.bytes.capacity() <= MAX_SPARE_BYTES {
+    let ends_bytes = iter.ends.capacity() * std::mem::size_of::<usize>();
+    let small = iter.bytes.capacity() <= MAX_SPARE_BYTES && ends_bytes <= MAX_SPARE_BYTES;
+    if spare.len() < SPARE_ITERS && small {
         iter.reset();
         spare.push(iter);
     }
@@ -82,16 +92,10 @@ impl InstanceEnv {
     pub fn row_iter_advance(&mut self, iter: u32, buf: &mut [u8]) -> Result<Advance, Errno> {
         let handle = iter;
         let iter = self.iters.get_mut(handle).ok_or(Errno::NO_SUCH_ITER)?;
-        let start = match iter.next {
-            0 => 0,
-            next => iter.ends[next - 1],
-        };
+        let start = iter.end(iter.next);
         let fitting = iter.ends[iter.next..].partition_point(|&end| end - start <= buf.len());
         iter.next += fitting;
-        let end = match iter.next {
-            0 => 0,
-            next => iter.ends[next - 1],
-        };
+        let end = iter.end(iter.next);
         let written = end - start;
         buf[..written].copy_from_slice(&iter.bytes[start..end]);
         match iter.ends.get(iter.next) {
@@ -183,5 +187,11 @@ mod tests {
         };
         keep(&mut spare, huge);
         assert!(spare.is_empty(), "a huge buffer is not kept");
+        let many_ends = RowIter {
+            ends: Vec::with_capacity(MAX_SPARE_BYTES / std::mem::size_of::<usize>() + 1),
+            ..RowIter::default()
+        };
+        keep(&mut spare, many_ends);
+        assert!(spare.is_empty(), "a huge list of row ends is not kept");
     }
 }
