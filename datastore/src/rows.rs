@@ -158,40 +158,41 @@ impl Rows {
     }
 
     /// Puts back rows removed earlier, under their ids, which none of the rows here has.
+    ///
+    /// A row whose slot is still there (a hole) goes back into it. One whose slot was squeezed
+    /// out, or whose chunk went, is inserted in id order into the chunk its id falls in (or
+    /// the first), which is split in two if that takes it past [`CHUNK`] slots: putting back
+    /// `n` rows costs `O(n × CHUNK)` at most, whatever the table's size.
     pub(crate) fn restore(&mut self, rows: Vec<(RowId, Row)>) {
-        let mut squeezed = Vec::new();
         for (id, row) in rows {
-            match self.slot(id) {
-                Some((index, position)) => {
-                    let chunk = &mut self.chunks[index];
+            self.live += 1;
+            let index = match self.chunk_of(id) {
+                Some(index) => index,
+                None if self.chunks.is_empty() => {
+                    self.chunks.push(Chunk {
+                        slots: vec![(id, Some(row))],
+                        live: 1,
+                    });
+                    continue;
+                }
+                // Before the first chunk's first id.
+                None => 0,
+            };
+            let chunk = &mut self.chunks[index];
+            match chunk.position(id) {
+                Ok(position) => {
                     debug_assert!(chunk.slots[position].1.is_none());
                     chunk.slots[position].1 = Some(row);
-                    chunk.live += 1;
-                    self.live += 1;
                 }
-                None => squeezed.push((id, row)),
+                Err(position) => chunk.slots.insert(position, (id, Some(row))),
             }
-        }
-        if squeezed.is_empty() {
-            return;
-        }
-        // Their holes were squeezed out (or their chunks dropped): merge them back in, in
-        // one pass that rebuilds the chunks.
-        squeezed.sort_unstable_by_key(|(id, _)| *id);
-        let mut back = squeezed.into_iter().peekable();
-        let kept = std::mem::take(self);
-        for (id, row) in kept
-            .chunks
-            .into_iter()
-            .flat_map(|chunk| take_rows(chunk.slots))
-        {
-            while let Some((earlier, row)) = back.next_if(|(earlier, _)| *earlier < id) {
-                self.push(earlier, row);
+            chunk.live += 1;
+            if chunk.slots.len() > CHUNK {
+                let upper = chunk.slots.split_off(CHUNK / 2);
+                let live = upper.iter().filter(|(_, row)| row.is_some()).count();
+                chunk.live -= live;
+                self.chunks.insert(index + 1, Chunk { slots: upper, live });
             }
-            self.push(id, row);
-        }
-        for (id, row) in back {
-            self.push(id, row);
         }
     }
 
@@ -354,6 +355,7 @@ mod tests {
             .collect();
         rows.restore(removed.into_iter().rev().collect());
         check(&rows, &(0..count).collect::<Vec<_>>(), count);
+        check_chunks(&rows);
 
         // Holes only: filled in place.
         let removed: Vec<(RowId, Row)> = [5, 700, 1200]
@@ -361,6 +363,27 @@ mod tests {
             .into();
         rows.restore(removed);
         check(&rows, &(0..count).collect::<Vec<_>>(), count);
+        check_chunks(&rows);
+
+        // Every row, so every chunk, gone: they come back into new chunks.
+        let mut rows = counted(3);
+        let removed: Vec<(RowId, Row)> = (0..3)
+            .map(|id| (RowId(id), rows.remove(RowId(id)).expect("the row is there")))
+            .collect();
+        assert_eq!(rows.len(), 0);
+        rows.restore(removed);
+        check(&rows, &[0, 1, 2], 3);
+        check_chunks(&rows);
+    }
+
+    /// Chunks are not empty, hold at most [`CHUNK`] slots in id order, and count their rows.
+    fn check_chunks(rows: &Rows) {
+        for chunk in &rows.chunks {
+            assert!(!chunk.slots.is_empty() && chunk.slots.len() <= CHUNK);
+            assert!(chunk.slots.windows(2).all(|pair| pair[0].0 < pair[1].0));
+            let live = chunk.slots.iter().filter(|(_, row)| row.is_some()).count();
+            assert_eq!(chunk.live, live);
+        }
     }
 
     #[test]
