@@ -43,6 +43,16 @@ fn impl_header(decl: &TypeDecl, trait_path: TokenStream) -> TokenStream {
     quote! { impl #impl_generics #trait_path for #ident #type_generics #where_clause }
 }
 
+/// A reference to field `member` of `self`. Packed fields may be unaligned: they are copied
+/// out instead of borrowed.
+fn field_ref(decl: &TypeDecl, member: &syn::Member) -> TokenStream {
+    if decl.repr.packed {
+        quote!(&{ self.#member })
+    } else {
+        quote!(&self.#member)
+    }
+}
+
 fn encode_impl(decl: &TypeDecl) -> TokenStream {
     let krate = &decl.krate;
     let p = quote!(#krate::__private);
@@ -50,13 +60,7 @@ fn encode_impl(decl: &TypeDecl) -> TokenStream {
     let body = match &decl.shape {
         Shape::Struct(fields) => {
             let writes = fields.fields.iter().map(|field| {
-                let member = &field.member;
-                // Packed fields may be unaligned: copy them out instead of borrowing.
-                let value = if decl.repr.packed {
-                    quote!(&{ self.#member })
-                } else {
-                    quote!(&self.#member)
-                };
+                let value = field_ref(decl, &field.member);
                 quote_spanned! { field.ty.span()=> #p::Encode::encode(#value, out); }
             });
             if may_be_plain(decl, fields) {
@@ -94,12 +98,7 @@ fn encode_impl(decl: &TypeDecl) -> TokenStream {
     let len = match &decl.shape {
         Shape::Struct(fields) => {
             let lens = fields.fields.iter().map(|field| {
-                let member = &field.member;
-                let value = if decl.repr.packed {
-                    quote!(&{ self.#member })
-                } else {
-                    quote!(&self.#member)
-                };
+                let value = field_ref(decl, &field.member);
                 quote_spanned! { field.ty.span()=> + #p::Encode::encoded_len(#value) }
             });
             quote!(0 #(#lens)*)
