@@ -6,7 +6,7 @@
 //! module's [`Typespace`] and referred to by [`AlgebraicType::Ref`], which also makes recursive
 //! types describable.
 
-use crate::encoding::{Decode, Encode};
+use crate::encoding::{Decode, DecodeError, Encode};
 
 /// The shape of an encoded value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, crate::SchemaType)]
@@ -84,6 +84,17 @@ impl Field {
     /// An unnamed (tuple) field.
     pub fn unnamed(ty: AlgebraicType) -> Self {
         Self { name: None, ty }
+    }
+
+    /// The variant of the sum type `variants` that the encoded tag `tag` selects:
+    /// `InvalidTag` for a tag past the last variant.
+    pub fn variant(variants: &[Field], tag: u8) -> Result<&Field, DecodeError> {
+        variants
+            .get(usize::from(tag))
+            .ok_or(DecodeError::InvalidTag {
+                tag,
+                type_name: "sum type",
+            })
     }
 }
 

@@ -414,12 +414,7 @@ fn walk<O: Output>(
         T::Sum(variants) => {
             let depth = deeper(depth)?;
             let tag = read_tag(reader)?;
-            let variant = variants
-                .get(usize::from(tag))
-                .ok_or(DecodeError::InvalidTag {
-                    tag,
-                    type_name: "sum type",
-                })?;
+            let variant = Field::variant(variants, tag)?;
             Ok(O::sum(
                 tag,
                 walk::<O>(&variant.ty, typespace, reader, depth)?,

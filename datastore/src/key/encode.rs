@@ -5,7 +5,7 @@
 //! would stop short; it never panics.
 
 use super::Key;
-use wasmod_abi::{AlgebraicType, DecodeError, Reader, Typespace};
+use wasmod_abi::{AlgebraicType, DecodeError, Field, Reader, Typespace};
 
 /// How a value of one type is laid out in the encoding, as far as reading a row and building a
 /// key need to know.
@@ -202,12 +202,7 @@ fn walk(
         T::Sum(variants) => {
             let tag = reader.take(1)?[0];
             key.push(tag);
-            let variant = variants
-                .get(usize::from(tag))
-                .ok_or(DecodeError::InvalidTag {
-                    tag,
-                    type_name: "sum type",
-                })?;
+            let variant = Field::variant(variants, tag)?;
             walk(&variant.ty, typespace, reader, key)?;
         }
         // The fixed-width types were handled above; `Ref`s resolve for checked types.
