@@ -10,6 +10,7 @@
 //! - [`imports`]: values the imports exchange (log levels, iterator advances);
 //! - [`http`]: requests and responses for HTTP handlers and outbound calls;
 //! - [`exports`]: a module's exports as Rust functions, for native execution;
+//! - [`kind`]: the kinds of entry point and what each implies ([`EntryKind`]);
 //! - the built-in value types [`Identity`], [`ConnectionId`] and [`Timestamp`].
 //!
 //! The crate has no wasm-specific code: hosts, tools and modules all depend on it. The full
@@ -21,6 +22,7 @@ pub mod errno;
 pub mod exports;
 pub mod http;
 pub mod imports;
+pub mod kind;
 pub mod names;
 pub mod schema;
 mod types;
@@ -33,6 +35,7 @@ pub use description::{
 pub use encoding::{Decode, DecodeError, Encode, Layout, Reader};
 pub use errno::Errno;
 pub use exports::ModuleExports;
+pub use kind::{EntryKind, TxKind};
 pub use schema::{AlgebraicType, Field, SchemaType, TypeDef, Typespace};
 pub use types::{ConnectionId, Identity, Timestamp};
 pub use value::Value;
