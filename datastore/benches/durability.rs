@@ -52,7 +52,7 @@ fn commit(datastore: &Datastore, log: Option<&Durability>, rows: u64) {
             tx.commit();
         }
         Some(log) => {
-            let (_, ticket) = tx.commit_with(|changes| log.append(changes));
+            let ticket = tx.commit_with(|changes| log.append(&changes));
             ticket.wait().expect("durable");
         }
     }

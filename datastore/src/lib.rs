@@ -17,8 +17,10 @@
 //! receives and a message for the host's logs. Nothing here panics on bad input.
 //!
 //! A datastore lives in memory; [`durability`] adds a commit log that makes commits survive a
-//! crash, and replays it into a new datastore on start.
+//! crash, and replays it into a new datastore on start. A [`Database`] puts the two together
+//! with the commit pipeline: every commit logged, then published in order, with who made it.
 
+mod database;
 pub mod durability;
 mod error;
 mod index;
@@ -31,6 +33,10 @@ mod sequence;
 mod table;
 pub mod tx;
 
+pub use database::{
+    Commit, CommitFeed, CommitMeta, CommitObserver, CommitReceiver, Committed, Database,
+    EntryPoint, FeedError, CONNECTION_TABLE, FEED_CAPACITY, SYSTEM_PREFIX,
+};
 pub use error::{Error, SchemaError};
 pub use row::Row;
 pub use tx::{MutTx, ReadTx, TableChanges, Tables, TxData};

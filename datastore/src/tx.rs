@@ -287,16 +287,16 @@ impl MutTx {
 
     /// Makes the transaction's changes visible to everyone, and returns them.
     pub fn commit(self) -> TxData {
-        self.commit_with(|_| ()).0
+        self.commit_with(|changes| changes)
     }
 
-    /// Commits like [`MutTx::commit`], running `log` on the changes before the tables are
-    /// released: what `log` does happens in commit order (a commit log appends the record
-    /// here, see [`crate::durability`]). Returns the changes and what `log` returned.
-    pub fn commit_with<R>(mut self, log: impl FnOnce(&TxData) -> R) -> (TxData, R) {
+    /// Commits like [`MutTx::commit`], handing the changes to `publish` before the tables are
+    /// released, and returns what `publish` returned: what it does happens in commit order
+    /// (the [`Database`](crate::Database) appends the record to the commit log and publishes
+    /// the commit here).
+    pub fn commit_with<R>(mut self, publish: impl FnOnce(TxData) -> R) -> R {
         let changes = self.changes();
-        let logged = log(&changes);
-        (changes, logged)
+        publish(changes)
     }
 
     /// Applies changes another transaction made (deletions, then insertions, per table), as

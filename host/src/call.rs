@@ -9,16 +9,18 @@
 //! an [`Outcome`].
 
 use crate::clock::CallTimer;
-use crate::env::{CallKind, Entry, InstanceEnv, LogLevel, OpenError, Tx};
+use crate::env::{CallKind, CallOrigin, Entry, InstanceEnv, LogLevel, OpenError, Tx};
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
-use wasmod_abi::{ConnectionId, DecodeError, Errno, Identity, Lifecycle, ModuleDef};
+use wasmod_abi::{
+    ConnectionId, DecodeError, EntryKind, Errno, Identity, Lifecycle, ModuleDef, Timestamp,
+};
 use wasmod_datastore::durability::DurabilityError;
-use wasmod_datastore::{Datastore, SchemaError, TxData};
+use wasmod_datastore::{Commit, Datastore, MutTx, SchemaError};
 
 /// A way to run a module's exports.
 pub trait Transport {
@@ -139,6 +141,28 @@ impl Caller {
         }
     }
 
+    /// Whether the call came over a connection.
+    pub fn has_connection(self) -> bool {
+        self.connection_id != ConnectionId::ZERO
+    }
+
+    /// This caller calling entry point `id` of kind `kind`.
+    fn calling(self, kind: EntryKind, id: u32) -> CallOrigin {
+        CallOrigin {
+            entry: Some((kind, id)),
+            caller: self.identity,
+            connection_id: self.connection_id,
+        }
+    }
+
+    /// The host's own transaction on this caller's behalf.
+    fn host_tx(self) -> CallOrigin {
+        CallOrigin {
+            entry: None,
+            ..self.calling(EntryKind::Reducer, 0)
+        }
+    }
+
     /// The call of `export`'s entry point `id` by this caller.
     fn export_call(
         self,
@@ -163,10 +187,11 @@ impl Caller {
 /// How a call ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// A reducer succeeded and its transaction committed with these changes.
+    /// A reducer succeeded and its transaction committed.
     Committed {
-        /// What the transaction changed.
-        tx_data: TxData,
+        /// The commit as the database published it: offset, metadata and changes; `None` if
+        /// the transaction changed nothing.
+        commit: Option<Arc<Commit>>,
         /// How long the call took, commit included.
         duration: Duration,
     },
@@ -197,13 +222,15 @@ pub enum Outcome {
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Committed { tx_data, duration } => {
-                write!(
+            Self::Committed { commit, duration } => match commit {
+                Some(commit) => write!(
                     f,
-                    "committed ({} tables changed) in {duration:?}",
-                    tx_data.tables.len()
-                )
-            }
+                    "committed at offset {} ({} tables changed) in {duration:?}",
+                    commit.offset,
+                    commit.changes.tables.len()
+                ),
+                None => write!(f, "committed (nothing changed) in {duration:?}"),
+            },
             Self::Returned { bytes, duration } => {
                 write!(f, "returned {} bytes in {duration:?}", bytes.len())
             }
@@ -301,6 +328,7 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
     let raw = run(
         transport,
         CallKind::Describe,
+        CallOrigin::HOST,
         Tx::None,
         Vec::new(),
         |_, sink, _| ExportCall::Describe { sink },
@@ -345,14 +373,102 @@ pub fn init<T: Transport>(transport: &mut T) -> Option<Outcome> {
     run_lifecycle(transport, Lifecycle::Init, Caller::HOST)
 }
 
-/// Runs the module's `ClientConnected` lifecycle reducer, if it has one, for `caller`.
+/// Runs the module's `ClientConnected` lifecycle reducer, if it has one, for `caller`, and,
+/// when the caller has a connection, records it as open in the same transaction: a connection
+/// is open if and only if its `ClientConnected` committed. A module without that reducer still
+/// gets the connection recorded (in a transaction of the host's). `None` when there was
+/// nothing to run or record (no reducer, no connection).
+///
+/// Refused (`UNIQUE_VIOLATION`) when the connection is open already.
 pub fn client_connected<T: Transport>(transport: &mut T, caller: Caller) -> Option<Outcome> {
-    run_lifecycle(transport, Lifecycle::ClientConnected, caller)
+    let database = transport.env().database().clone();
+    let mut tx = database.begin_mut();
+    if caller.has_connection() {
+        if let Err(error) =
+            database.record_connection(&mut tx, caller.identity, caller.connection_id)
+        {
+            return Some(Outcome::refused(
+                error.errno(),
+                format!(
+                    "connection {} is open already: {}",
+                    caller.connection_id.to_hex(),
+                    error.message()
+                ),
+            ));
+        }
+    }
+    match lifecycle_reducer(transport, Lifecycle::ClientConnected) {
+        Some((id, name)) => Some(run_reducer(transport, tx, id, &name, caller, &[])),
+        None if caller.has_connection() => Some(commit_host_tx(transport, tx, caller)),
+        None => None,
+    }
 }
 
-/// Runs the module's `ClientDisconnected` lifecycle reducer, if it has one, for `caller`.
+/// Runs the module's `ClientDisconnected` lifecycle reducer, if it has one, for `caller`, and,
+/// when the caller has a connection, forgets it in the same transaction. A connection is
+/// disconnected once: if it is not open (never was, or was disconnected already), nothing runs
+/// and this returns `None`. If the reducer fails, the connection is forgotten all the same, in
+/// a transaction of the host's, so that it is not disconnected again after a restart.
 pub fn client_disconnected<T: Transport>(transport: &mut T, caller: Caller) -> Option<Outcome> {
-    run_lifecycle(transport, Lifecycle::ClientDisconnected, caller)
+    let database = transport.env().database().clone();
+    let mut tx = database.begin_mut();
+    if caller.has_connection() {
+        match database.forget_connection(&mut tx, caller.identity, caller.connection_id) {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::debug!(
+                    target: "wasmod::host",
+                    connection = %caller.connection_id.to_hex(),
+                    "not disconnected: the connection is not open"
+                );
+                return None;
+            }
+            Err(error) => {
+                return Some(Outcome::refused(
+                    error.errno(),
+                    format!("the connection could not be closed: {}", error.message()),
+                ))
+            }
+        }
+    }
+    let outcome = match lifecycle_reducer(transport, Lifecycle::ClientDisconnected) {
+        Some((id, name)) => run_reducer(transport, tx, id, &name, caller, &[]),
+        None if caller.has_connection() => return Some(commit_host_tx(transport, tx, caller)),
+        None => return None,
+    };
+    if caller.has_connection() && !outcome.is_success() {
+        tracing::warn!(
+            target: "wasmod::host",
+            connection = %caller.connection_id.to_hex(),
+            "client_disconnected did not succeed ({outcome}): the connection is closed anyway"
+        );
+        let mut tx = database.begin_mut();
+        if database
+            .forget_connection(&mut tx, caller.identity, caller.connection_id)
+            .is_ok()
+        {
+            let _ = commit_host_tx(transport, tx, caller);
+        }
+    }
+    Some(outcome)
+}
+
+/// Disconnects the connections the database recorded as open when it was opened: those a
+/// crash (or a stop that did not close them) left behind. Run once, when a module starts over
+/// its tables, before any client is served. Returns how many were disconnected.
+pub fn disconnect_leftovers<T: Transport>(transport: &mut T) -> usize {
+    let leftovers = transport.env().database().recorded_connections();
+    for &(identity, connection_id) in &leftovers {
+        let outcome = client_disconnected(transport, Caller::new(identity, connection_id));
+        tracing::info!(
+            target: "wasmod::host",
+            connection = %connection_id.to_hex(),
+            identity = %identity.to_hex(),
+            outcome = %outcome.map_or_else(|| "nothing to run".to_owned(), |outcome| outcome.to_string()),
+            "disconnected a connection left open by the last run"
+        );
+    }
+    leftovers.len()
 }
 
 /// Calls the reducer `name` for a client, with `args` the encoded product of its
@@ -367,7 +483,10 @@ pub fn call_reducer<T: Transport>(
         Some(Entry::Reducer {
             id,
             lifecycle: None,
-        }) => run_reducer(transport, id, name, caller, args),
+        }) => {
+            let tx = transport.env().database().begin_mut();
+            run_reducer(transport, tx, id, name, caller, args)
+        }
         Some(Entry::Reducer {
             lifecycle: Some(lifecycle),
             ..
@@ -388,11 +507,18 @@ pub fn call_view<T: Transport>(
     args: &[u8],
 ) -> Outcome {
     match transport.env().entries().get(name) {
-        Some(Entry::View(id)) => run_view(transport, name, args, |args, result, timestamp| {
-            caller.export_call(CallerExport::View, id, timestamp, args, result)
-        }),
+        Some(Entry::View(id)) => run_view(
+            transport,
+            name,
+            caller.calling(EntryKind::View, id),
+            args,
+            |args, result, timestamp| {
+                caller.export_call(CallerExport::View, id, timestamp, args, result)
+            },
+        ),
         Some(Entry::AnonymousView(id)) => {
-            run_view(transport, name, args, |input, output, timestamp| {
+            let origin = Caller::HOST.calling(EntryKind::AnonymousView, id);
+            run_view(transport, name, origin, args, |input, output, timestamp| {
                 ExportCall::Anonymous {
                     export: AnonymousExport::View,
                     id,
@@ -407,8 +533,7 @@ pub fn call_view<T: Transport>(
 }
 
 /// Calls the procedure `name`. It runs outside any transaction; one it leaves open is rolled
-/// back. Changes of the transactions it committed are in
-/// [`InstanceEnv::take_procedure_commits`].
+/// back. The transactions it commits are published by the database like any other.
 pub fn call_procedure<T: Transport>(
     transport: &mut T,
     name: &str,
@@ -423,6 +548,7 @@ pub fn call_procedure<T: Transport>(
     let raw = run(
         transport,
         CallKind::Procedure,
+        caller.calling(EntryKind::Procedure, id),
         Tx::None,
         args.to_vec(),
         |args, result, timestamp| {
@@ -462,6 +588,7 @@ pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome 
     let raw = run(
         transport,
         CallKind::Procedure,
+        Caller::HOST.calling(EntryKind::HttpHandler, id),
         Tx::None,
         to_vec(request),
         |input, output, timestamp| ExportCall::Anonymous {
@@ -495,20 +622,24 @@ struct Raw {
     output: Vec<u8>,
     tx: Tx,
     timer: CallTimer,
+    timestamp: Timestamp,
 }
 
 /// Invokes one export with `input` in a fresh byte source and a fresh output sink, inside
-/// `tx`, and collects what it left. `export` makes the call from the source's and the sink's
-/// handles and the call's timestamp (microseconds since the Unix epoch).
+/// `tx`, made by `origin`, and collects what it left. `export` makes the call from the
+/// source's and the sink's handles and the call's timestamp (microseconds since the Unix
+/// epoch).
 fn run<T: Transport>(
     transport: &mut T,
     kind: CallKind,
+    origin: CallOrigin,
     tx: Tx,
     input: Vec<u8>,
     export: impl FnOnce(u32, u32, i64) -> ExportCall,
 ) -> Raw {
     let env = transport.env();
     env.begin_call(kind, tx);
+    env.set_origin(origin);
     let source = env.create_source(input);
     let sink = env.create_sink();
     let (timer, timestamp) = env.clock().start();
@@ -522,6 +653,7 @@ fn run<T: Transport>(
         output,
         tx,
         timer,
+        timestamp,
     }
 }
 
@@ -544,25 +676,30 @@ fn finish(
     }
 }
 
-/// Rolls back a transaction a procedure left open, and says so in the call's logs.
+/// Rolls back a transaction a procedure left open (or ends a read-only one), and says so in
+/// the call's logs.
 fn close_procedure_tx<T: Transport>(transport: &mut T, what: &str, mut raw: Raw) -> Raw {
-    if let Tx::Procedure(tx) = std::mem::replace(&mut raw.tx, Tx::None) {
-        tx.rollback();
-        let message = format!("{what} returned with a transaction open: it was rolled back");
-        tracing::warn!(target: "wasmod::host", "{message}");
-        transport.env().host_log(LogLevel::Warn, message);
-    }
+    let message = match std::mem::replace(&mut raw.tx, Tx::None) {
+        Tx::Procedure(..) => format!("{what} returned with a transaction open: it was rolled back"),
+        Tx::ProcedureRead(_) => {
+            format!("{what} returned with a read-only transaction open: it was ended")
+        }
+        Tx::None | Tx::Read(_) | Tx::Reducer(_) => return raw,
+    };
+    tracing::warn!(target: "wasmod::host", "{message}");
+    transport.env().host_log(LogLevel::Warn, message);
     raw
 }
 
 fn run_view<T: Transport>(
     transport: &mut T,
     name: &str,
+    origin: CallOrigin,
     args: &[u8],
     export: impl FnOnce(u32, u32, i64) -> ExportCall,
 ) -> Outcome {
-    let tx = Tx::Read(transport.env().datastore().begin_read());
-    let raw = run(transport, CallKind::View, tx, args.to_vec(), export);
+    let tx = Tx::Read(transport.env().database().begin_read());
+    let raw = run(transport, CallKind::View, origin, tx, args.to_vec(), export);
     finish(
         || format!("view `{name}`"),
         raw,
@@ -573,18 +710,20 @@ fn run_view<T: Transport>(
     )
 }
 
+/// Runs reducer `id` (named `name`) for `caller` in `tx`, and commits `tx` if it succeeds.
 fn run_reducer<T: Transport>(
     transport: &mut T,
+    tx: MutTx,
     id: u32,
     name: &str,
     caller: Caller,
     args: &[u8],
 ) -> Outcome {
-    let tx = Tx::Reducer(transport.env().datastore().begin_mut());
     let raw = run(
         transport,
         CallKind::Reducer,
-        tx,
+        caller.calling(EntryKind::Reducer, id),
+        Tx::Reducer(tx),
         args.to_vec(),
         |args, error, timestamp| {
             caller.export_call(CallerExport::Reducer, id, timestamp, args, error)
@@ -595,12 +734,12 @@ fn run_reducer<T: Transport>(
         raw,
         |raw| {
             let committed = match raw.tx {
-                Tx::Reducer(tx) => transport.env().commit(tx),
-                _ => Ok(TxData::default()),
+                Tx::Reducer(tx) => transport.env().commit(tx, raw.timestamp),
+                _ => Ok(None),
             };
             match committed {
-                Ok(tx_data) => Outcome::Committed {
-                    tx_data,
+                Ok(commit) => Outcome::Committed {
+                    commit,
                     duration: transport.env().clock().elapsed(raw.timer),
                 },
                 // Not acknowledged: the changes are in memory but not in the log.
@@ -612,23 +751,43 @@ fn run_reducer<T: Transport>(
     )
 }
 
+/// Commits `tx`, a transaction of the host's own on behalf of `caller` (recording a
+/// connection for a module without lifecycle reducers).
+fn commit_host_tx<T: Transport>(transport: &mut T, tx: MutTx, caller: Caller) -> Outcome {
+    let env = transport.env();
+    env.set_origin(caller.host_tx());
+    match env.commit(tx, Timestamp::now()) {
+        Ok(commit) => Outcome::Committed {
+            commit,
+            duration: Duration::ZERO,
+        },
+        Err(error) => Outcome::Aborted {
+            reason: format!("the host's transaction could not be made durable: {error}"),
+        },
+    }
+}
+
+/// The id and name of the module's reducer for `lifecycle`, if it has one.
+fn lifecycle_reducer<T: Transport>(
+    transport: &mut T,
+    lifecycle: Lifecycle,
+) -> Option<(u32, String)> {
+    let module = transport.env().module();
+    let id = module
+        .reducers
+        .iter()
+        .position(|def| def.lifecycle == Some(lifecycle))?;
+    Some((id as u32, module.reducers[id].name.clone()))
+}
+
 fn run_lifecycle<T: Transport>(
     transport: &mut T,
     lifecycle: Lifecycle,
     caller: Caller,
 ) -> Option<Outcome> {
-    let module = transport.env().module().clone();
-    let id = module
-        .reducers
-        .iter()
-        .position(|def| def.lifecycle == Some(lifecycle))?;
-    Some(run_reducer(
-        transport,
-        id as u32,
-        &module.reducers[id].name,
-        caller,
-        &[],
-    ))
+    let (id, name) = lifecycle_reducer(transport, lifecycle)?;
+    let tx = transport.env().database().begin_mut();
+    Some(run_reducer(transport, tx, id, &name, caller, &[]))
 }
 
 /// The message of a failed call: the module's own for `BAD_ARGUMENTS` and `ENTRY_FAILED`,

@@ -11,7 +11,7 @@ use crate::env::{InstanceEnv, LogRecord};
 use std::sync::Arc;
 use wasmod_abi::http::Request;
 use wasmod_abi::{ConnectionId, Identity, ModuleDef};
-use wasmod_datastore::{Datastore, Tables};
+use wasmod_datastore::{Database, Datastore, Tables};
 
 /// A module loaded into a host over the transport `T`.
 pub struct LoadedModule<T> {
@@ -20,14 +20,18 @@ pub struct LoadedModule<T> {
 }
 
 impl<T: Transport> LoadedModule<T> {
-    /// Describes the module through `transport`, creates its tables, and runs its `init`
-    /// reducer.
+    /// Describes the module through `transport`, creates its tables, runs its `init`
+    /// reducer, and disconnects the connections a crash left open (see
+    /// [`call::disconnect_leftovers`]).
     pub(crate) fn start(mut transport: T) -> Result<Self, LoadError> {
         let module = call::load(&mut transport)?;
-        match call::init(&mut transport) {
-            Some(outcome) if !outcome.is_success() => Err(LoadError::Init(outcome)),
-            _ => Ok(Self { transport, module }),
+        if let Some(outcome) = call::init(&mut transport) {
+            if !outcome.is_success() {
+                return Err(LoadError::Init(outcome));
+            }
         }
+        call::disconnect_leftovers(&mut transport);
+        Ok(Self { transport, module })
     }
 
     /// Calls reducer `name` as `sender` over `connection`; `args` is the encoded product of
@@ -95,6 +99,11 @@ impl<T: Transport> LoadedModule<T> {
     /// The module's description.
     pub fn module(&self) -> &ModuleDef {
         &self.module
+    }
+
+    /// The module's database: its tables, commit log and the feed of its commits.
+    pub fn database(&self) -> &Arc<Database> {
+        self.transport.env_ref().database()
     }
 
     /// The module's tables.

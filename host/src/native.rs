@@ -9,14 +9,15 @@
 //! back, exactly as a trap would in wasm.
 
 use crate::call::{AnonymousExport, CallerExport, ExportCall, LoadError, Transport, Trap};
-use crate::env::{CallKind, InstanceEnv, Tx};
+use crate::env::{CallKind, CallOrigin, InstanceEnv, Tx};
 use crate::module::LoadedModule;
 use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use wasmod_abi::ModuleExports;
-use wasmod_datastore::TxData;
+use std::sync::Arc;
+use wasmod_abi::{ModuleExports, Timestamp};
+use wasmod_datastore::Commit;
 
 thread_local! {
     /// The environment of the export call running on this thread, if any.
@@ -173,22 +174,32 @@ impl<M: ModuleExports> LoadedModule<NativeTransport<M>> {
     /// table handles work inside it, writes fail. A panic in `f` propagates, after the
     /// environment is restored.
     pub fn read_as_module<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let tx = Tx::Read(self.datastore().begin_read());
+        let tx = Tx::Read(self.database().begin_read());
         let (result, _) = self.run_as_module(CallKind::View, tx, f);
         result
     }
 
-    /// Runs `f` as module code inside a transaction, as a reducer runs, and commits it: the
-    /// runtime's table handles can write. Returns `f`'s result and the committed changes. A
-    /// panic in `f` rolls the transaction back and propagates.
-    pub fn write_as_module<R>(&mut self, f: impl FnOnce() -> R) -> (R, TxData) {
-        let tx = Tx::Reducer(self.datastore().begin_mut());
+    /// Runs `f` as module code inside a transaction, as a reducer runs, and commits it as the
+    /// host's own: the runtime's table handles can write. Returns `f`'s result and the
+    /// commit (`None` if nothing changed). A panic in `f` rolls the transaction back and
+    /// propagates.
+    ///
+    /// # Panics
+    ///
+    /// Also if the tables have a commit log and the commit could not be made durable.
+    pub fn write_as_module<R>(&mut self, f: impl FnOnce() -> R) -> (R, Option<Arc<Commit>>) {
+        let tx = Tx::Reducer(self.database().begin_mut());
         let (result, tx) = self.run_as_module(CallKind::Reducer, tx, f);
-        let tx_data = match tx {
-            Tx::Reducer(tx) => tx.commit(),
-            _ => TxData::default(),
+        let commit = match tx {
+            Tx::Reducer(tx) => {
+                let env = self.transport.env();
+                env.set_origin(CallOrigin::HOST);
+                env.commit(tx, Timestamp::now())
+                    .unwrap_or_else(|error| panic!("the test's writes are not durable: {error}"))
+            }
+            _ => None,
         };
-        (result, tx_data)
+        (result, commit)
     }
 
     /// Installs the environment in a call of `kind` over `tx`, runs `f`, and hands back the

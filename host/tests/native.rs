@@ -270,10 +270,14 @@ fn loading_describes_creates_tables_and_runs_init() {
 fn a_reducer_commits_and_reports_its_changes() {
     let mut module = module();
     let outcome = call(&mut module, "add", &to_vec(&"hello".to_owned()));
-    let Outcome::Committed { tx_data, .. } = outcome else {
+    let Outcome::Committed {
+        commit: Some(commit),
+        ..
+    } = outcome
+    else {
         panic!("{outcome:?}")
     };
-    let changes = tx_data.table(NOTE).unwrap();
+    let changes = commit.changes.table(NOTE).unwrap();
     assert_eq!(
         changes.inserted[0].to_vec(),
         to_vec(&(2u64, "hello".to_owned()))
@@ -390,11 +394,13 @@ fn views_read_but_cannot_write() {
 #[test]
 fn procedures_commit_explicitly_and_lose_what_they_leave_open() {
     let mut module = module();
+    let mut feed = module.database().feed().subscribe();
     let bytes =
         returned(module.call_procedure("commit_one", Identity::ZERO, ConnectionId::ZERO, &[]));
     assert_eq!(from_slice::<u64>(&bytes).unwrap(), 2);
-    let commits = module.env_mut().take_procedure_commits();
-    assert_eq!(commits.len(), 1);
+    let commit = feed.try_recv().unwrap();
+    let entry = commit.meta.entry.as_ref().unwrap();
+    assert_eq!(&*entry.name, "commit_one");
 
     returned(module.call_procedure("leave_open", Identity::ZERO, ConnectionId::ZERO, &[]));
     assert_eq!(

@@ -227,6 +227,7 @@ const PROBES: &[(&str, &[&str], &[u32])] = {
         ("delete_rows", &["rows", "out"], TX),
         ("clear_table", &["out"], TX),
         ("procedure_start_tx", &["out"], &[7, 0, 0]),
+        ("procedure_start_read_tx", &["out"], &[7, 0, 0]),
         ("procedure_http_request", &["request", "out"], &[7]),
         ("bytes_source_remaining", &["out"], SOURCE),
         ("bytes_source_read", &["buf", "buf_len"], SOURCE),

@@ -4,7 +4,8 @@
 //! parameter is the right one, so the kind of access a function has is visible in its
 //! signature: reducers write ([`ReducerContext`]), views only read ([`ViewContext`],
 //! [`AnonymousViewContext`]), procedures and HTTP handlers open transactions explicitly
-//! ([`ProcedureContext`], [`HttpContext`]).
+//! ([`ProcedureContext`], [`HttpContext`]), read-write ([`TxContext`]) or read-only
+//! ([`ReadTxContext`]).
 
 use crate::db::{Db, ReadOnly, ReadWrite};
 use crate::{sys, ConnectionId, Identity, Timestamp};
@@ -109,6 +110,22 @@ impl TxContext {
     }
 }
 
+/// Read-only access to the database inside a read-only transaction opened by a procedure or an
+/// HTTP handler ([`ProcedureContext::with_read_tx`], [`HttpContext::with_read_tx`]).
+#[non_exhaustive]
+pub struct ReadTxContext {
+    /// The database, read-only.
+    pub db: Db<ReadOnly>,
+    timestamp: Timestamp,
+}
+
+impl ReadTxContext {
+    /// When the transaction started.
+    pub fn timestamp(&self) -> Timestamp {
+        self.timestamp
+    }
+}
+
 /// Why a transaction opened by a procedure or an HTTP handler could not run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxError(pub crate::Errno);
@@ -134,6 +151,18 @@ fn run_in_tx<T, E>(body: impl FnOnce(&TxContext) -> Result<T, E>) -> Result<Resu
         Err(_) => sys::procedure_abort_tx().map_err(TxError)?,
     }
     Ok(result)
+}
+
+/// Runs `body` in a read-only transaction, ended when it returns.
+fn run_in_read_tx<T>(body: impl FnOnce(&ReadTxContext) -> T) -> Result<T, TxError> {
+    let timestamp = sys::procedure_start_read_tx().map_err(TxError)?;
+    let tx = ReadTxContext {
+        db: Db::new(),
+        timestamp: Timestamp::from_micros_since_unix_epoch(timestamp),
+    };
+    let value = body(&tx);
+    sys::procedure_commit_tx().map_err(TxError)?;
+    Ok(value)
 }
 
 /// Sends an HTTP request through the host.
@@ -194,6 +223,28 @@ macro_rules! explicit_tx_methods {
             body: impl FnOnce(&TxContext) -> Result<T, E>,
         ) -> Result<Result<T, E>, TxError> {
             run_in_tx(body)
+        }
+
+        /// Runs `body` in a read-only transaction: it sees one committed state of the tables,
+        /// its writes fail, and it shares the tables with other readers instead of taking the
+        /// writer's place (what a handler that only reports, such as a statistics page,
+        /// should use).
+        ///
+        /// # Panics
+        ///
+        /// If a transaction is already open (transactions do not nest) or the host refuses to
+        /// open one. Use [`try_with_read_tx`](Self::try_with_read_tx) to handle those.
+        pub fn with_read_tx<T>(&mut self, body: impl FnOnce(&ReadTxContext) -> T) -> T {
+            run_in_read_tx(body).unwrap_or_else(|error| panic!("{error}"))
+        }
+
+        /// Runs `body` in a read-only transaction, like [`with_read_tx`](Self::with_read_tx);
+        /// `Err` reports a transaction the host could not open.
+        pub fn try_with_read_tx<T>(
+            &mut self,
+            body: impl FnOnce(&ReadTxContext) -> T,
+        ) -> Result<T, TxError> {
+            run_in_read_tx(body)
         }
 
         /// Sends an HTTP request to a host the operator allows, and waits for the response.

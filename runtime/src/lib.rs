@@ -77,8 +77,8 @@ pub use wasmod_abi::{
 };
 
 pub use context::{
-    AnonymousViewContext, HttpContext, HttpError, ProcedureContext, ReducerContext, TxContext,
-    TxError, ViewContext,
+    AnonymousViewContext, HttpContext, HttpError, ProcedureContext, ReadTxContext, ReducerContext,
+    TxContext, TxError, ViewContext,
 };
 pub use db::{Db, ReadOnly, ReadWrite};
 pub use rt::IntoErrorMessage;
@@ -91,7 +91,7 @@ pub mod prelude {
     pub use crate::http::{Method, Request, Response};
     pub use crate::{
         http_handler, procedure, reducer, table, view, AnonymousViewContext, ConnectionId,
-        HttpContext, Identity, ProcedureContext, ReducerContext, SchemaType, Timestamp, TxContext,
-        ViewContext,
+        HttpContext, Identity, ProcedureContext, ReadTxContext, ReducerContext, SchemaType,
+        Timestamp, TxContext, ViewContext,
     };
 }

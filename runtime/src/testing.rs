@@ -202,7 +202,7 @@ impl<M: ModuleExports> TestModule<M> {
 
 fn no_lifecycle_reducer() -> Outcome {
     Outcome::Committed {
-        tx_data: TxData::default(),
+        commit: None,
         duration: std::time::Duration::ZERO,
     }
 }

@@ -299,6 +299,12 @@ impl Ticket {
         }
     }
 
+    /// The commit's offset in the log: the number of transactions logged before it. `None`
+    /// for a ticket of a commit that was not logged (it changed nothing).
+    pub fn offset(&self) -> Option<u64> {
+        self.shared.as_ref().map(|_| self.offset)
+    }
+
     /// Waits until the commit is durable as its log's mode promises; `Err` if the log failed
     /// first (the commit is then in memory only, and so is every later one).
     pub fn wait(self) -> Result<(), DurabilityError> {

@@ -23,7 +23,7 @@ fn commit_player(recovered: &Recovered, id: u32) {
     let mut tx = recovered.datastore.begin_mut();
     tx.insert(PLAYER, &mut player(id, &format!("p{id}"), u64::from(id)))
         .expect("the insert");
-    let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+    let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
     ticket.wait().expect("durable");
 }
 
@@ -75,7 +75,7 @@ fn commits_survive_a_reopen_in_every_mode() {
                 .expect("the update");
             tx.delete_rows(PLAYER, &player(4, "p4", 4))
                 .expect("the delete");
-            let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+            let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
             ticket.wait().expect("durable");
         }
         let recovered = open(dir.path(), mode);
@@ -302,7 +302,7 @@ fn a_compatible_upgrade_keeps_the_data() {
             .expect("an insert");
         tx.insert(0, &mut wasmod_abi::encoding::to_vec(&7u32))
             .expect("an insert into the new table");
-        let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+        let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
         ticket.wait().expect("durable");
     }
     let recovered =
@@ -331,7 +331,7 @@ fn incompatible_upgrades_are_refused_and_change_nothing() {
         let mut tx = recovered.datastore.begin_mut();
         tx.insert(POINT, &mut point(1, 1, "same")).expect("a point");
         tx.insert(POINT, &mut point(2, 2, "same")).expect("a point");
-        let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+        let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
         ticket.wait().expect("durable");
     }
     // Changes a player column in the table and its row type alike.
@@ -488,7 +488,7 @@ fn snapshots_are_taken_in_the_background_when_due() {
             let mut tx = datastore.begin_mut();
             tx.insert(PLAYER, &mut player(id, &format!("p{id}"), u64::from(id)))
                 .expect("the insert");
-            let (_, ticket) = tx.commit_with(|changes| recovered.durability.append(changes));
+            let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
             ticket.wait().expect("durable");
             recovered.durability.snapshot_if_due(&datastore);
         }

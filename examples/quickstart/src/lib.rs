@@ -168,7 +168,7 @@ pub mod chat {
     /// Counts of users and messages, as JSON.
     #[http_handler(GET, "/stats")]
     fn stats(ctx: &mut HttpContext, _request: Request) -> Response {
-        let (users, online, messages) = ctx.with_tx(|tx| {
+        let (users, online, messages) = ctx.with_read_tx(|tx| {
             let online = tx.db.user().iter().filter(|user| user.online).count();
             (tx.db.user().count(), online, tx.db.message().count())
         });

@@ -1,8 +1,10 @@
 //! One module instance's host-side state, and the ABI's imports over byte slices.
 //!
-//! An [`InstanceEnv`] is what every import of `docs/abi.md` acts on: the module's datastore,
-//! the transaction of the call in progress, and the handle tables of row iterators, byte
-//! sources and byte sinks. Its methods are the imports themselves, with slices in place of
+//! An [`InstanceEnv`] is what every import of `docs/abi.md` acts on: the module's
+//! [`Database`], the transaction of the call in progress, and the handle tables of row
+//! iterators, byte sources and byte sinks. It keeps per-call state only: the tables, their
+//! commit log and the stream of commits belong to the database, which outlives instances (a
+//! trapped instance is replaced; its database is not). Its methods are the imports themselves, with slices in place of
 //! `(pointer, length)` pairs and `Result`s in place of error codes, so that every transport
 //! (the native one in [`crate::native`] now, wasmtime later) only has to move bytes between the
 //! module's memory and these methods. The semantics live here, once.
@@ -32,9 +34,11 @@ use log::{LogBuffer, Names};
 use rows::RowIter;
 use std::path::PathBuf;
 use std::sync::Arc;
-use wasmod_abi::{Errno, ModuleDef};
-use wasmod_datastore::durability::{self, Durability, DurabilityError, RecoveryReport, Ticket};
-use wasmod_datastore::{Datastore, MutTx, ReadTx, Tables, TxData};
+use wasmod_abi::{ConnectionId, EntryKind, Errno, Identity, ModuleDef, Timestamp};
+use wasmod_datastore::durability::{self, DurabilityError, RecoveryReport, Ticket};
+use wasmod_datastore::{
+    Commit, CommitMeta, Database, Datastore, EntryPoint, MutTx, ReadTx, SchemaError, Tables,
+};
 
 /// Where and how a host keeps its module's tables durable: the commit log's directory and
 /// its [`Options`](durability::Options). Without it the tables live in memory only.
@@ -92,18 +96,71 @@ pub(crate) enum Tx {
     Read(ReadTx),
     /// A reducer's, committed or rolled back by the host.
     Reducer(MutTx),
-    /// One a procedure opened with `procedure_start_tx`.
-    Procedure(MutTx),
+    /// One a procedure opened with `procedure_start_tx`, and when it opened it.
+    Procedure(MutTx, Timestamp),
+    /// A read-only one a procedure opened with `procedure_start_read_tx`.
+    ProcedureRead(ReadTx),
+}
+
+/// Who is making the call in progress, and through which entry point: what its commits are
+/// published with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CallOrigin {
+    /// The entry point's kind and id; `None` for `__describe_module__` and the host's own
+    /// transactions.
+    pub(crate) entry: Option<(EntryKind, u32)>,
+    /// The caller's identity.
+    pub(crate) caller: Identity,
+    /// The caller's connection.
+    pub(crate) connection_id: ConnectionId,
+}
+
+impl CallOrigin {
+    /// The host itself.
+    pub(crate) const HOST: Self = Self {
+        entry: None,
+        caller: Identity::ZERO,
+        connection_id: ConnectionId::ZERO,
+    };
+
+    /// The metadata of a commit made at `timestamp` by this call of one of `module`'s entry
+    /// points. The name is looked up (and allocated) here, once per commit, not per call.
+    fn meta(&self, module: &ModuleDef, timestamp: Timestamp) -> CommitMeta {
+        let entry = self.entry.and_then(|(kind, id)| {
+            let name = entry_name(module, kind, id)?;
+            Some(EntryPoint::new(kind, name))
+        });
+        CommitMeta {
+            timestamp,
+            caller: self.caller,
+            connection_id: self.connection_id,
+            entry,
+        }
+    }
+}
+
+/// The name of entry point `id` of kind `kind` in `module`.
+fn entry_name(module: &ModuleDef, kind: EntryKind, id: u32) -> Option<&str> {
+    let id = id as usize;
+    match kind {
+        EntryKind::Reducer => module.reducers.get(id).map(|def| def.name.as_str()),
+        EntryKind::Procedure => module.procedures.get(id).map(|def| def.name.as_str()),
+        EntryKind::View => module.views.get(id).map(|def| def.name.as_str()),
+        EntryKind::AnonymousView => module.anonymous_views.get(id).map(|def| def.name.as_str()),
+        EntryKind::HttpHandler => module.http_handlers.get(id).map(|def| def.name.as_str()),
+    }
 }
 
 /// The host-side state of one module instance.
 pub struct InstanceEnv {
     module: Arc<ModuleDef>,
     entries: Entries,
-    datastore: Arc<Datastore>,
+    database: Arc<Database>,
     limits: Limits,
     http: Arc<dyn HttpClient>,
     call: Option<CallKind>,
+    /// Who makes the call in progress (or made the last one).
+    origin: CallOrigin,
     clock: CallClock,
     tx: Tx,
     iters: Handles<RowIter>,
@@ -113,10 +170,7 @@ pub struct InstanceEnv {
     sinks: Handles<ByteSink>,
     logs: LogBuffer,
     log_names: Names,
-    procedure_commits: Vec<TxData>,
     persistence: Option<Persistence>,
-    durability: Option<Durability>,
-    recovery: Option<RecoveryReport>,
     /// Whether commits leave their durability wait to the caller ([`Self::take_durability`]).
     defer_durability: bool,
     /// The wait of the last commit, when deferred.
@@ -124,17 +178,18 @@ pub struct InstanceEnv {
 }
 
 impl InstanceEnv {
-    /// The state of an instance of the module described by `module`, whose tables are
-    /// `datastore`, with default [`Limits`] and no outbound HTTP.
-    pub fn new(module: Arc<ModuleDef>, datastore: Arc<Datastore>) -> Self {
+    /// The state of an instance of the module described by `module`, whose tables are in
+    /// `database`, with default [`Limits`] and no outbound HTTP.
+    pub fn new(module: Arc<ModuleDef>, database: Arc<Database>) -> Self {
         let limits = Limits::default();
         Self {
             entries: Entries::new(&module),
             module,
-            datastore,
+            database,
             limits,
             http: Arc::new(DenyAllHttp),
             call: None,
+            origin: CallOrigin::HOST,
             clock: CallClock::new(),
             tx: Tx::None,
             iters: Handles::default(),
@@ -143,10 +198,7 @@ impl InstanceEnv {
             sinks: Handles::default(),
             logs: LogBuffer::new(limits.max_log_records),
             log_names: Names::default(),
-            procedure_commits: Vec::new(),
             persistence: None,
-            durability: None,
-            recovery: None,
             defer_durability: false,
             pending: None,
         }
@@ -156,16 +208,16 @@ impl InstanceEnv {
     /// tables, enough to run `__describe_module__`. See [`InstanceEnv::set_module`].
     pub fn unloaded() -> Self {
         let module = ModuleDef::default();
-        let datastore = Datastore::new(&module)
+        let database = Database::in_memory(&module)
             .unwrap_or_else(|error| unreachable!("an empty description is always valid: {error}"));
-        Self::new(Arc::new(module), Arc::new(datastore))
+        Self::new(Arc::new(module), Arc::new(database))
     }
 
-    /// Replaces the module and its tables, once the description is known.
-    pub fn set_module(&mut self, module: Arc<ModuleDef>, datastore: Arc<Datastore>) {
+    /// Replaces the module and its database, once the description is known.
+    pub fn set_module(&mut self, module: Arc<ModuleDef>, database: Arc<Database>) {
         self.entries = Entries::new(&module);
         self.module = module;
-        self.datastore = datastore;
+        self.database = database;
     }
 
     /// This state with `limits` in force.
@@ -205,55 +257,64 @@ impl InstanceEnv {
         self.pending.take()
     }
 
-    /// Opens the log of the [`Persistence`] this state was given (if any) for `module`, and
-    /// installs the recovered tables; without one, installs empty in-memory tables.
+    /// Opens the database for `module` (recovering its tables from the log of the
+    /// [`Persistence`] this state was given, if any; empty tables in memory without one) and
+    /// installs it.
     pub(crate) fn open_tables(&mut self, module: Arc<ModuleDef>) -> Result<(), OpenError> {
-        let datastore = match &self.persistence {
-            None => Datastore::new(&module).map_err(OpenError::Schema)?,
+        let database = match &self.persistence {
+            None => Database::in_memory(&module).map_err(OpenError::Schema)?,
             Some(persistence) => {
-                let recovered = durability::open(&persistence.dir, &module, persistence.options)
+                let database = Database::open(&persistence.dir, &module, persistence.options)
                     .map_err(OpenError::Durability)?;
-                tracing::info!(
-                    target: "wasmod::host",
-                    dir = %persistence.dir.display(),
-                    transactions = recovered.report.transactions,
-                    took = ?recovered.report.duration,
-                    "recovered the tables from the commit log"
-                );
-                self.durability = Some(recovered.durability);
-                self.recovery = Some(recovered.report);
-                recovered.datastore
+                if let Some(report) = database.recovery() {
+                    tracing::info!(
+                        target: "wasmod::host",
+                        dir = %persistence.dir.display(),
+                        transactions = report.transactions,
+                        took = ?report.duration,
+                        "recovered the tables from the commit log"
+                    );
+                }
+                database
             }
         };
-        self.set_module(module, Arc::new(datastore));
+        self.set_module(module, Arc::new(database));
         Ok(())
     }
 
     /// What recovery found when the tables were opened from a commit log; `None` for
     /// in-memory tables.
     pub fn recovery(&self) -> Option<&RecoveryReport> {
-        self.recovery.as_ref()
+        self.database.recovery()
     }
 
-    /// Commits `tx` and, with a commit log, waits until the log has it (or, with deferred
-    /// durability, leaves the wait in [`Self::take_durability`]): a caller may acknowledge
-    /// the commit once this returns `Ok`. On `Err` the changes are visible in memory but not
-    /// durable, and the log refuses every later commit.
-    pub(crate) fn commit(&mut self, tx: MutTx) -> Result<TxData, DurabilityError> {
-        let Some(log) = &self.durability else {
-            return Ok(tx.commit());
-        };
-        let (changes, ticket) = tx.commit_with(|changes| log.append(changes));
-        if changes.is_empty() {
-            return Ok(changes);
+    /// Commits `tx` through the database's pipeline, as made by the call in progress at
+    /// `timestamp`, and, with a commit log, waits until the log has it (or, with deferred
+    /// durability, leaves the wait in [`Self::take_durability`]): a caller may acknowledge the
+    /// commit once this returns `Ok`. Returns the published commit (`None` if `tx` changed
+    /// nothing). On `Err` the changes are visible in memory but not durable, and the log
+    /// refuses every later commit.
+    pub(crate) fn commit(
+        &mut self,
+        tx: MutTx,
+        timestamp: Timestamp,
+    ) -> Result<Option<Arc<Commit>>, DurabilityError> {
+        let committed = self
+            .database
+            .commit(tx, self.origin.meta(&self.module, timestamp));
+        if committed.commit.is_some() {
+            if self.defer_durability {
+                self.pending = Some(committed.durable);
+            } else {
+                committed.durable.wait()?;
+            }
         }
-        if self.defer_durability {
-            self.pending = Some(ticket);
-        } else {
-            ticket.wait()?;
-        }
-        log.snapshot_if_due(&self.datastore);
-        Ok(changes)
+        Ok(committed.commit)
+    }
+
+    /// Sets who makes the calls from now on (until the next call to this).
+    pub(crate) fn set_origin(&mut self, origin: CallOrigin) {
+        self.origin = origin;
     }
 
     /// The module's description.
@@ -271,9 +332,14 @@ impl InstanceEnv {
         &self.entries
     }
 
+    /// The module's database: its tables, commit log and commit feed.
+    pub fn database(&self) -> &Arc<Database> {
+        &self.database
+    }
+
     /// The module's tables.
     pub fn datastore(&self) -> &Arc<Datastore> {
-        &self.datastore
+        self.database.datastore()
     }
 
     /// The limits in force.
@@ -289,12 +355,6 @@ impl InstanceEnv {
     /// How many lines of the last call were not kept (see [`Limits::max_log_records`]).
     pub fn dropped_logs(&self) -> usize {
         self.logs.dropped()
-    }
-
-    /// The changes of the transactions procedures committed since the last time this was
-    /// called, oldest first.
-    pub fn take_procedure_commits(&mut self) -> Vec<TxData> {
-        std::mem::take(&mut self.procedure_commits)
     }
 
     /// Starts a call of kind `kind` in transaction `tx`: clears the last call's logs.
@@ -317,29 +377,48 @@ impl InstanceEnv {
         std::mem::replace(&mut self.tx, Tx::None)
     }
 
-    /// The tables as the current transaction sees them: `NO_TX` without one.
-    fn reading(&self) -> Result<&Tables, Errno> {
+    /// The tables as the current transaction sees them, to read table `table`: `NO_TX`
+    /// without one, `NO_SUCH_TABLE` for the host's own tables.
+    fn reading(&self, table: u32) -> Result<&Tables, Errno> {
+        self.module_table(table)?;
         match &self.tx {
             Tx::None => Err(Errno::NO_TX),
-            Tx::Read(tx) => Ok(tx),
-            Tx::Reducer(tx) | Tx::Procedure(tx) => Ok(tx),
+            Tx::Read(tx) | Tx::ProcedureRead(tx) => Ok(tx),
+            Tx::Reducer(tx) | Tx::Procedure(tx, _) => Ok(tx),
         }
     }
 
-    /// The current transaction, to write: `NO_TX` without one, `NOT_ALLOWED` in a view.
-    fn writing(&mut self) -> Result<&mut MutTx, Errno> {
+    /// The current transaction, to write table `table`: `NO_TX` without one, `NOT_ALLOWED` in
+    /// a read-only one, `NO_SUCH_TABLE` for the host's own tables.
+    fn writing(&mut self, table: u32) -> Result<&mut MutTx, Errno> {
+        self.module_table(table)?;
         match &mut self.tx {
             Tx::None => Err(Errno::NO_TX),
-            Tx::Read(_) => Err(Errno::NOT_ALLOWED),
-            Tx::Reducer(tx) | Tx::Procedure(tx) => Ok(tx),
+            Tx::Read(_) | Tx::ProcedureRead(_) => Err(Errno::NOT_ALLOWED),
+            Tx::Reducer(tx) | Tx::Procedure(tx, _) => Ok(tx),
         }
+    }
+
+    /// Refuses the ids of the host's own tables (`NO_SUCH_TABLE`): a module sees its tables
+    /// only.
+    fn module_table(&self, table: u32) -> Result<(), Errno> {
+        if self.database.is_system_table(table) {
+            tracing::debug!(
+                target: "wasmod::host",
+                table,
+                "no table has this id (the module has {})",
+                self.database.module_tables()
+            );
+            return Err(Errno::NO_SUCH_TABLE);
+        }
+        Ok(())
     }
 }
 
 impl std::fmt::Debug for InstanceEnv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("InstanceEnv")
-            .field("datastore", &self.datastore)
+            .field("database", &self.database)
             .field("limits", &self.limits)
             .field("call", &self.call)
             .finish_non_exhaustive()
@@ -350,7 +429,7 @@ impl std::fmt::Debug for InstanceEnv {
 #[derive(Debug)]
 pub(crate) enum OpenError {
     /// The description's tables are invalid.
-    Schema(wasmod_datastore::SchemaError),
+    Schema(SchemaError),
     /// The commit log could not be opened or recovered.
     Durability(DurabilityError),
 }

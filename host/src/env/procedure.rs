@@ -35,26 +35,32 @@ impl InstanceEnv {
     /// `procedure_start_tx`: opens a transaction and returns its timestamp. Errors:
     /// `NOT_ALLOWED` (not in a procedure), `TX_ALREADY_OPEN`.
     pub fn procedure_start_tx(&mut self) -> Result<Timestamp, Errno> {
-        self.in_procedure()?;
-        if !matches!(self.tx, Tx::None) {
-            return Err(Errno::TX_ALREADY_OPEN);
-        }
-        self.tx = Tx::Procedure(self.datastore.begin_mut());
+        self.no_procedure_tx()?;
+        let timestamp = Timestamp::now();
+        self.tx = Tx::Procedure(self.database.begin_mut(), timestamp);
+        Ok(timestamp)
+    }
+
+    /// `procedure_start_read_tx`: opens a read-only transaction of the committed state, which
+    /// other readers share (it waits only while a writer is committing), and returns its
+    /// timestamp. End it with `procedure_commit_tx` or `procedure_abort_tx`. Errors:
+    /// `NOT_ALLOWED` (not in a procedure), `TX_ALREADY_OPEN`.
+    pub fn procedure_start_read_tx(&mut self) -> Result<Timestamp, Errno> {
+        self.no_procedure_tx()?;
+        self.tx = Tx::ProcedureRead(self.database.begin_read());
         Ok(Timestamp::now())
     }
 
-    /// `procedure_commit_tx`: commits the procedure's transaction and, with a commit log,
-    /// waits until it is durable. Errors: `NOT_ALLOWED` (also when the commit log failed: the
-    /// reason is logged), `NO_TX`.
+    /// `procedure_commit_tx`: commits the procedure's transaction (publishing it, and, with a
+    /// commit log, waiting until it is durable), or ends its read-only one. Errors:
+    /// `NOT_ALLOWED` (also when the commit log failed: the reason is logged), `NO_TX`.
     pub fn procedure_commit_tx(&mut self) -> Result<(), Errno> {
-        let tx = self.take_procedure_tx()?;
-        match self.commit(tx) {
-            Ok(changes) => {
-                if !changes.is_empty() {
-                    self.procedure_commits.push(changes);
-                }
-                Ok(())
-            }
+        let (tx, timestamp) = match self.take_procedure_tx()? {
+            Tx::Procedure(tx, timestamp) => (tx, timestamp),
+            _ => return Ok(()),
+        };
+        match self.commit(tx, timestamp) {
+            Ok(_) => Ok(()),
             Err(error) => {
                 // The ABI has no code for "committed in memory, not durable": the procedure
                 // is told the commit was not allowed, and the log refuses every later one.
@@ -64,10 +70,10 @@ impl InstanceEnv {
         }
     }
 
-    /// `procedure_abort_tx`: rolls the procedure's transaction back. Errors: `NOT_ALLOWED`,
-    /// `NO_TX`.
+    /// `procedure_abort_tx`: rolls the procedure's transaction back, or ends its read-only
+    /// one. Errors: `NOT_ALLOWED`, `NO_TX`.
     pub fn procedure_abort_tx(&mut self) -> Result<(), Errno> {
-        self.take_procedure_tx()?.rollback();
+        self.take_procedure_tx()?;
         Ok(())
     }
 
@@ -101,10 +107,20 @@ impl InstanceEnv {
         }
     }
 
-    fn take_procedure_tx(&mut self) -> Result<wasmod_datastore::MutTx, Errno> {
+    /// In a procedure with no transaction open: `NOT_ALLOWED`, `TX_ALREADY_OPEN`.
+    fn no_procedure_tx(&self) -> Result<(), Errno> {
+        self.in_procedure()?;
+        match self.tx {
+            Tx::None => Ok(()),
+            _ => Err(Errno::TX_ALREADY_OPEN),
+        }
+    }
+
+    /// Takes the procedure's open transaction, of either kind: `NOT_ALLOWED`, `NO_TX`.
+    fn take_procedure_tx(&mut self) -> Result<Tx, Errno> {
         self.in_procedure()?;
         match std::mem::replace(&mut self.tx, Tx::None) {
-            Tx::Procedure(tx) => Ok(tx),
+            tx @ (Tx::Procedure(..) | Tx::ProcedureRead(_)) => Ok(tx),
             other => {
                 self.tx = other;
                 Err(Errno::NO_TX)

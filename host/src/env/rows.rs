@@ -69,13 +69,13 @@ pub(crate) fn keep(spare: &mut Vec<RowIter>, mut iter: RowIter) {
 impl InstanceEnv {
     /// `table_row_count`. Errors: `NO_TX`, `NO_SUCH_TABLE`.
     pub fn table_row_count(&mut self, table: u32) -> Result<u64, Errno> {
-        self.reading()?.row_count(table).map_err(report)
+        self.reading(table)?.row_count(table).map_err(report)
     }
 
     /// `table_scan`: an iterator over every row. Errors: `NO_TX`, `NO_SUCH_TABLE`.
     pub fn table_scan(&mut self, table: u32) -> Result<u32, Errno> {
         let mut iter = self.spare_iters.pop().unwrap_or_default();
-        iter.fill(self.reading()?.rows(table).map_err(report)?);
+        iter.fill(self.reading(table)?.rows(table).map_err(report)?);
         Ok(self.iters.insert(iter))
     }
 
@@ -83,7 +83,7 @@ impl InstanceEnv {
     /// Errors: `NO_TX`, `NO_SUCH_TABLE`, `NO_SUCH_INDEX`, `BAD_ENCODING`.
     pub fn index_scan(&mut self, table: u32, index: u32, scan: &[u8]) -> Result<u32, Errno> {
         let mut iter = self.spare_iters.pop().unwrap_or_default();
-        let rows = self.reading()?.index_rows(table, index, scan);
+        let rows = self.reading(table)?.index_rows(table, index, scan);
         iter.fill(rows.map_err(report)?);
         Ok(self.iters.insert(iter))
     }
@@ -123,14 +123,14 @@ impl InstanceEnv {
     /// into `row`. Errors: `NO_TX`, `NOT_ALLOWED`, `NO_SUCH_TABLE`, `BAD_ENCODING`,
     /// `UNIQUE_VIOLATION`, `SEQUENCE_EXHAUSTED`.
     pub fn insert(&mut self, table: u32, row: &mut [u8]) -> Result<(), Errno> {
-        self.writing()?.insert(table, row).map_err(report)
+        self.writing(table)?.insert(table, row).map_err(report)
     }
 
     /// `update_by_unique`: replaces the row with the same key in unique index `index`.
     /// Errors: `NO_TX`, `NOT_ALLOWED`, `NO_SUCH_TABLE`, `NO_SUCH_INDEX` (also for an index
     /// that is not unique), `BAD_ENCODING`, `NO_SUCH_ROW`, `UNIQUE_VIOLATION`.
     pub fn update_by_unique(&mut self, table: u32, index: u32, row: &[u8]) -> Result<(), Errno> {
-        self.writing()?
+        self.writing(table)?
             .update_by_unique(table, index, row)
             .map_err(report)
     }
@@ -143,7 +143,7 @@ impl InstanceEnv {
         index: u32,
         scan: &[u8],
     ) -> Result<u32, Errno> {
-        self.writing()?
+        self.writing(table)?
             .delete_by_index_scan(table, index, scan)
             .map_err(report)
     }
@@ -151,13 +151,15 @@ impl InstanceEnv {
     /// `delete_rows`: deletes the rows equal to the concatenated encoded `rows`; returns how
     /// many. Errors: `NO_TX`, `NOT_ALLOWED`, `NO_SUCH_TABLE`, `BAD_ENCODING`.
     pub fn delete_rows(&mut self, table: u32, rows: &[u8]) -> Result<u32, Errno> {
-        self.writing()?.delete_rows(table, rows).map_err(report)
+        self.writing(table)?
+            .delete_rows(table, rows)
+            .map_err(report)
     }
 
     /// `clear_table`: deletes every row; returns how many. Errors: `NO_TX`, `NOT_ALLOWED`,
     /// `NO_SUCH_TABLE`.
     pub fn clear_table(&mut self, table: u32) -> Result<u64, Errno> {
-        self.writing()?.clear(table).map_err(report)
+        self.writing(table)?.clear(table).map_err(report)
     }
 }
 

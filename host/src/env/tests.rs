@@ -28,8 +28,8 @@ fn module() -> ModuleDef {
 
 fn env() -> InstanceEnv {
     let module = module();
-    let datastore = Datastore::new(&module).unwrap();
-    InstanceEnv::new(Arc::new(module), Arc::new(datastore))
+    let database = Database::in_memory(&module).unwrap();
+    InstanceEnv::new(Arc::new(module), Arc::new(database))
 }
 
 fn item(id: u32, name: &str) -> Vec<u8> {
@@ -324,6 +324,7 @@ fn procedures_open_their_own_transactions() {
         Err(Errno::NOT_ALLOWED),
         "not in a procedure"
     );
+    let mut feed = env.database().feed().subscribe();
     env.begin_call(CallKind::Procedure, Tx::None);
     assert_eq!(env.insert(0, &mut item(1, "a")), Err(Errno::NO_TX));
     assert_eq!(env.procedure_commit_tx(), Err(Errno::NO_TX));
@@ -341,13 +342,17 @@ fn procedures_open_their_own_transactions() {
     env.end_call();
 
     assert_eq!(env.datastore().begin_read().row_count(0).unwrap(), 1);
-    let commits = env.take_procedure_commits();
-    assert_eq!(commits.len(), 1);
+    let commit = feed.try_recv().unwrap();
+    assert_eq!(commit.offset, 0);
     assert_eq!(
-        commits[0].table(0).unwrap().inserted[0].to_vec(),
+        commit.changes.table(0).unwrap().inserted[0].to_vec(),
         item(1, "a")
     );
-    assert!(env.take_procedure_commits().is_empty());
+    assert_eq!(
+        feed.try_recv().unwrap_err(),
+        wasmod_datastore::FeedError::Empty,
+        "the aborted transaction published nothing"
+    );
 
     reducer(&mut env);
     assert_eq!(
@@ -355,6 +360,62 @@ fn procedures_open_their_own_transactions() {
         Err(Errno::NOT_ALLOWED),
         "a reducer's tx is the host's"
     );
+    assert_eq!(env.procedure_start_read_tx(), Err(Errno::NOT_ALLOWED));
+    env.end_call();
+}
+
+#[test]
+fn procedures_read_in_read_only_transactions() {
+    let mut env = env();
+    reducer(&mut env);
+    env.insert(0, &mut item(1, "a")).unwrap();
+    let Tx::Reducer(tx) = env.end_call() else {
+        panic!("the reducer's transaction")
+    };
+    env.commit(tx, Timestamp::now()).unwrap();
+
+    env.begin_call(CallKind::Procedure, Tx::None);
+    env.procedure_start_read_tx().unwrap();
+    assert_eq!(env.procedure_start_tx(), Err(Errno::TX_ALREADY_OPEN));
+    assert_eq!(env.procedure_start_read_tx(), Err(Errno::TX_ALREADY_OPEN));
+    assert_eq!(env.table_row_count(0), Ok(1));
+    assert_eq!(
+        env.insert(0, &mut item(2, "b")),
+        Err(Errno::NOT_ALLOWED),
+        "a read-only transaction does not write"
+    );
+    assert_eq!(
+        env.procedure_http_request(&to_vec(&Request::new(Method::Get, "http://x"))),
+        Err(Errno::NOT_ALLOWED),
+        "no network I/O inside a transaction"
+    );
+    // Other readers share the committed state meanwhile, from another thread.
+    let datastore = env.datastore().clone();
+    let rows = std::thread::spawn(move || datastore.begin_read().row_count(0).unwrap());
+    assert_eq!(rows.join().unwrap(), 1);
+    env.procedure_commit_tx().unwrap();
+    assert_eq!(env.procedure_commit_tx(), Err(Errno::NO_TX));
+    env.procedure_start_read_tx().unwrap();
+    env.procedure_abort_tx().unwrap();
+    assert_eq!(env.table_row_count(0), Err(Errno::NO_TX));
+    env.end_call();
+}
+
+#[test]
+fn the_hosts_tables_are_not_the_modules() {
+    let mut env = env();
+    let system = env.database().module_tables();
+    assert!(env.database().is_system_table(system));
+    reducer(&mut env);
+    assert_eq!(env.table_row_count(system), Err(Errno::NO_SUCH_TABLE));
+    assert_eq!(env.table_scan(system), Err(Errno::NO_SUCH_TABLE));
+    assert_eq!(env.clear_table(system), Err(Errno::NO_SUCH_TABLE));
+    let row = to_vec(&(ConnectionId::ZERO, Identity::ZERO));
+    assert_eq!(
+        env.insert(system, &mut row.clone()),
+        Err(Errno::NO_SUCH_TABLE)
+    );
+    assert_eq!(env.delete_rows(system, &row), Err(Errno::NO_SUCH_TABLE));
     env.end_call();
 }
 

@@ -14,7 +14,7 @@ use super::memory::GuestMemory;
 use super::store::StoreData;
 use crate::env::{Advance, InstanceEnv, LogLevel};
 use wasmod_abi::names::{EXHAUSTED, IMPORT_MODULE};
-use wasmod_abi::Errno;
+use wasmod_abi::{Errno, Timestamp};
 use wasmtime::{Engine, Extern, Linker};
 
 type Caller<'a> = wasmtime::Caller<'a, StoreData>;
@@ -215,18 +215,28 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
         },
     )?;
 
-    linker.func_wrap(
-        m,
-        "procedure_start_tx",
-        |mut caller: Caller<'_>, out_timestamp: u32| {
-            with_memory(&mut caller, |memory, env| {
-                let out = memory.out::<8>(out_timestamp)?;
-                let timestamp = env.procedure_start_tx()?;
-                memory.write(out, timestamp.to_micros_since_unix_epoch().to_le_bytes());
-                Ok(0)
-            })
-        },
-    )?;
+    // The two ways a procedure opens a transaction differ only in the kind of transaction.
+    let starts: [(&str, fn(&mut InstanceEnv) -> Result<Timestamp, Errno>); 2] = [
+        ("procedure_start_tx", InstanceEnv::procedure_start_tx),
+        (
+            "procedure_start_read_tx",
+            InstanceEnv::procedure_start_read_tx,
+        ),
+    ];
+    for (name, start) in starts {
+        linker.func_wrap(
+            m,
+            name,
+            move |mut caller: Caller<'_>, out_timestamp: u32| {
+                with_memory(&mut caller, |memory, env| {
+                    let out = memory.out::<8>(out_timestamp)?;
+                    let timestamp = start(env)?;
+                    memory.write(out, timestamp.to_micros_since_unix_epoch().to_le_bytes());
+                    Ok(0)
+                })
+            },
+        )?;
+    }
     linker.func_wrap(m, "procedure_commit_tx", |mut caller: Caller<'_>| {
         code(caller.data_mut().env.procedure_commit_tx().map(|()| 0))
     })?;

@@ -102,6 +102,12 @@ pub fn procedure_start_tx() -> Result<i64, Errno> {
     with_env(|env| env.procedure_start_tx()).map(|timestamp| timestamp.to_micros_since_unix_epoch())
 }
 
+/// Opens a read-only transaction from a procedure; returns its timestamp.
+pub fn procedure_start_read_tx() -> Result<i64, Errno> {
+    with_env(|env| env.procedure_start_read_tx())
+        .map(|timestamp| timestamp.to_micros_since_unix_epoch())
+}
+
 /// Commits a procedure's transaction.
 pub fn procedure_commit_tx() -> Result<(), Errno> {
     with_env(|env| env.procedure_commit_tx())

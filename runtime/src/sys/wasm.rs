@@ -48,6 +48,7 @@ mod raw {
             message_len: u32,
         );
         pub fn procedure_start_tx(out_timestamp: *mut i64) -> u16;
+        pub fn procedure_start_read_tx(out_timestamp: *mut i64) -> u16;
         pub fn procedure_commit_tx() -> u16;
         pub fn procedure_abort_tx() -> u16;
         pub fn procedure_http_request(
@@ -207,6 +208,14 @@ pub fn procedure_start_tx() -> Result<i64, Errno> {
     let mut timestamp = 0;
     // SAFETY: `timestamp` is a valid out-pointer.
     check(unsafe { raw::procedure_start_tx(&mut timestamp) })?;
+    Ok(timestamp)
+}
+
+/// Opens a read-only transaction from a procedure; returns its timestamp.
+pub fn procedure_start_read_tx() -> Result<i64, Errno> {
+    let mut timestamp = 0;
+    // SAFETY: `timestamp` is a valid out-pointer.
+    check(unsafe { raw::procedure_start_read_tx(&mut timestamp) })?;
     Ok(timestamp)
 }
 

@@ -55,6 +55,7 @@ extern "C" {
         message_len: u32,
     );
     fn procedure_start_tx(out_timestamp: *mut i64) -> u16;
+    fn procedure_start_read_tx(out_timestamp: *mut i64) -> u16;
     fn procedure_commit_tx() -> u16;
     fn procedure_http_request(request: *const u8, request_len: u32, out_response: *mut u32) -> u16;
 }
@@ -145,6 +146,12 @@ pub fn run(import: &str, arg: &str, case: u32) -> Vec<u32> {
                 let bad = procedure_start_tx(probe.out("out", &mut timestamp));
                 // Had the bad call opened a transaction, this would be TX_ALREADY_OPEN.
                 let again = procedure_start_tx(&mut timestamp);
+                vec![bad.into(), again.into(), procedure_commit_tx().into()]
+            }
+            "procedure_start_read_tx" => {
+                let mut timestamp = 0;
+                let bad = procedure_start_read_tx(probe.out("out", &mut timestamp));
+                let again = procedure_start_read_tx(&mut timestamp);
                 vec![bad.into(), again.into(), procedure_commit_tx().into()]
             }
             "procedure_http_request" => {

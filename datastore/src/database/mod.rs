@@ -1,0 +1,262 @@
+//! A database: one module's tables, their commit log, and the ordered stream of its commits.
+//!
+//! Every change to the tables must reach the commit log, the subscribers of live queries and
+//! (later) replicas, in commit order and exactly once, whatever made it: a reducer, a lifecycle
+//! reducer, a transaction a procedure or an HTTP handler opened, the host's own bookkeeping.
+//! So there is one place where a transaction commits, [`Database::commit`], and it does, while
+//! the transaction still holds the tables (so that the order is the commit order):
+//!
+//! 1. the commit log appends the record, which gives the commit its offset;
+//! 2. the [`Commit`] (offset, [`CommitMeta`], net changes) is handed to each
+//!    [`CommitObserver`], in the order they were added, then to the [`feed`](Database::feed);
+//! 3. the tables are released, and the caller gets the commit and the wait for its durability.
+//!
+//! Observers run under the writer's lock and must be quick (queue the commit, count it);
+//! subscribers of the feed do their work on their own threads, in commit order. Nothing
+//! accumulates when nobody listens: with no subscriber a commit is dropped as soon as the
+//! caller lets go of it.
+//!
+//! The database also keeps which connections are open ([`connections`](self) module), in a
+//! system table written in the same transactions as the lifecycle reducers, so that a crash
+//! cannot make `client_disconnected` run twice or never.
+
+mod commit;
+mod connections;
+mod feed;
+
+pub use commit::{Commit, CommitMeta, EntryPoint};
+pub use connections::{CONNECTION_TABLE, SYSTEM_PREFIX};
+pub use feed::{CommitFeed, CommitReceiver, FeedError, FEED_CAPACITY};
+
+use crate::durability::{self, Durability, DurabilityError, RecoveryReport, Ticket};
+use crate::tx::{MutTx, ReadTx};
+use crate::{Datastore, Error, SchemaError};
+use parking_lot::RwLock;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use wasmod_abi::{ConnectionId, Identity, ModuleDef};
+
+/// Sees every commit of a [`Database`], in commit order, while the commit still holds the
+/// tables. Keep it quick: every writer waits for it.
+pub trait CommitObserver: Send + Sync {
+    /// Called once per commit, in offset order.
+    fn observe(&self, commit: &Arc<Commit>);
+}
+
+/// A module's tables with their commit log and commit pipeline.
+pub struct Database {
+    datastore: Arc<Datastore>,
+    log: Option<Durability>,
+    recovery: Option<RecoveryReport>,
+    observers: RwLock<Vec<Arc<dyn CommitObserver>>>,
+    feed: CommitFeed,
+    /// The next offset, for a database without a log (a log counts its own).
+    next_offset: AtomicU64,
+    /// How many of the stored tables are the module's (the system tables follow).
+    module_tables: u32,
+    connection_table: u32,
+}
+
+/// A transaction's commit, as [`Database::commit`] returns it.
+#[derive(Debug)]
+#[must_use = "a commit is not durable until its ticket's wait returns Ok"]
+pub struct Committed {
+    /// The commit as it was published; `None` if the transaction changed nothing.
+    pub commit: Option<Arc<Commit>>,
+    /// The wait for the commit's durability (ready at once without a log).
+    pub durable: Ticket,
+}
+
+impl Database {
+    /// The tables of `module`, empty and in memory only.
+    ///
+    /// Fails like [`Datastore::new`], and if a table's name starts with the reserved
+    /// [`SYSTEM_PREFIX`].
+    pub fn in_memory(module: &ModuleDef) -> Result<Self, SchemaError> {
+        let stored = stored_tables(module)?;
+        let datastore = Datastore::new(&stored)?;
+        Ok(Self::new(module, datastore, None, None))
+    }
+
+    /// The tables of `module`, recovered from the commit log in `dir` (created if missing),
+    /// with later commits logged there as `options` say. See [`durability::open`].
+    pub fn open(
+        dir: &Path,
+        module: &ModuleDef,
+        options: durability::Options,
+    ) -> Result<Self, DurabilityError> {
+        let stored = stored_tables(module).map_err(DurabilityError::Schema)?;
+        let recovered = durability::open(dir, &stored, options)?;
+        Ok(Self::new(
+            module,
+            recovered.datastore,
+            Some(recovered.durability),
+            Some(recovered.report),
+        ))
+    }
+
+    fn new(
+        module: &ModuleDef,
+        datastore: Datastore,
+        log: Option<Durability>,
+        recovery: Option<RecoveryReport>,
+    ) -> Self {
+        let module_tables = module.tables.len() as u32;
+        Self {
+            datastore: Arc::new(datastore),
+            log,
+            recovery,
+            observers: RwLock::new(Vec::new()),
+            feed: CommitFeed::new(FEED_CAPACITY),
+            next_offset: AtomicU64::new(0),
+            module_tables,
+            connection_table: module_tables,
+        }
+    }
+
+    /// The tables, the module's and the system's.
+    pub fn datastore(&self) -> &Arc<Datastore> {
+        &self.datastore
+    }
+
+    /// Begins a transaction that reads the committed state (see [`Datastore::begin_read`]).
+    pub fn begin_read(&self) -> ReadTx {
+        self.datastore.begin_read()
+    }
+
+    /// Begins the transaction that may write (see [`Datastore::begin_mut`]); commit it with
+    /// [`Database::commit`], so that it is logged and published.
+    pub fn begin_mut(&self) -> MutTx {
+        self.datastore.begin_mut()
+    }
+
+    /// Whether table id `table` is one of the host's own (the connections table), which
+    /// modules and clients do not see.
+    pub fn is_system_table(&self, table: u32) -> bool {
+        table >= self.module_tables
+    }
+
+    /// How many of the tables are the module's: ids `0..module_tables()`.
+    pub fn module_tables(&self) -> u32 {
+        self.module_tables
+    }
+
+    /// What recovery found; `None` for a database in memory.
+    pub fn recovery(&self) -> Option<&RecoveryReport> {
+        self.recovery.as_ref()
+    }
+
+    /// The commit log, if the database has one.
+    pub fn log(&self) -> Option<&Durability> {
+        self.log.as_ref()
+    }
+
+    /// Adds `observer` after those already added: it sees every later commit.
+    pub fn add_observer(&self, observer: Arc<dyn CommitObserver>) {
+        self.observers.write().push(observer);
+    }
+
+    /// The broadcast point of the commits: subscribe to it to receive every later commit.
+    pub fn feed(&self) -> &CommitFeed {
+        &self.feed
+    }
+
+    /// Commits `tx`, made as `meta` says: logs it, publishes it, and returns it with the
+    /// wait for its durability. Acknowledge it to nobody before [`Ticket::wait`] returns `Ok`.
+    pub fn commit(&self, tx: MutTx, meta: CommitMeta) -> Committed {
+        let committed = tx.commit_with(|changes| {
+            if changes.is_empty() {
+                return Committed {
+                    commit: None,
+                    durable: Ticket::ready(),
+                };
+            }
+            let (offset, durable) = match &self.log {
+                Some(log) => {
+                    let ticket = log.append(&changes);
+                    // A failed log assigns no offset; the ticket's wait says why.
+                    let offset = ticket.offset().unwrap_or_default();
+                    (offset, ticket)
+                }
+                None => (
+                    self.next_offset.fetch_add(1, Ordering::Relaxed),
+                    Ticket::ready(),
+                ),
+            };
+            let commit = Arc::new(Commit {
+                offset,
+                meta,
+                changes,
+            });
+            for observer in self.observers.read().iter() {
+                observer.observe(&commit);
+            }
+            self.feed.observe(&commit);
+            Committed {
+                commit: Some(commit),
+                durable,
+            }
+        });
+        if committed.commit.is_some() {
+            if let Some(log) = &self.log {
+                log.snapshot_if_due(&self.datastore);
+            }
+        }
+        committed
+    }
+
+    /// Records, in `tx`, that `identity` is connected over `connection_id` (commit `tx` for it
+    /// to count). Errors: `UNIQUE_VIOLATION` if that connection is recorded already.
+    pub fn record_connection(
+        &self,
+        tx: &mut MutTx,
+        identity: Identity,
+        connection_id: ConnectionId,
+    ) -> Result<(), Error> {
+        connections::record(tx, self.connection_table, identity, connection_id)
+    }
+
+    /// Forgets, in `tx`, connection `connection_id` of `identity`; whether it was recorded
+    /// (a connection is disconnected once: `false` says it already was).
+    pub fn forget_connection(
+        &self,
+        tx: &mut MutTx,
+        identity: Identity,
+        connection_id: ConnectionId,
+    ) -> Result<bool, Error> {
+        connections::forget(tx, self.connection_table, identity, connection_id)
+    }
+
+    /// Every connection recorded as open, oldest first. Right after [`Database::open`], these
+    /// are the connections a crash (or a stop without disconnecting them) left open.
+    pub fn recorded_connections(&self) -> Vec<(Identity, ConnectionId)> {
+        connections::recorded(&self.begin_read(), self.connection_table)
+    }
+}
+
+/// The tables stored for `module`: its own, then the system tables; refuses a module table in
+/// the reserved namespace.
+fn stored_tables(module: &ModuleDef) -> Result<ModuleDef, SchemaError> {
+    if let Some(table) = module
+        .tables
+        .iter()
+        .find(|table| table.name.starts_with(SYSTEM_PREFIX))
+    {
+        return Err(SchemaError::new(format!(
+            "table `{}`: names starting with `{SYSTEM_PREFIX}` are reserved for the host",
+            table.name
+        )));
+    }
+    Ok(connections::stored_tables(module))
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("datastore", &self.datastore)
+            .field("log", &self.log)
+            .field("feed", &self.feed)
+            .finish_non_exhaustive()
+    }
+}
