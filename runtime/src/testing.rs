@@ -51,7 +51,7 @@ use std::sync::Arc;
 use wasmod_abi::{ModuleDef, ModuleExports};
 use wasmod_host::NativeModule;
 
-pub use wasmod_host::datastore::TxData;
+pub use wasmod_host::datastore::{Commit, Database, TxData};
 pub use wasmod_host::{LoadError, LogLevel, LogRecord, Outcome};
 
 /// A module loaded natively into an in-memory host.
@@ -112,6 +112,12 @@ impl<M: ModuleExports> TestModule<M> {
     /// The module's description, as the host read it.
     pub fn description(&self) -> &ModuleDef {
         &self.description
+    }
+
+    /// The module's database: subscribe to its [`feed`](Database::feed) to see every commit
+    /// the calls make, with who made it and what changed.
+    pub fn database(&self) -> Arc<Database> {
+        self.module.borrow().database().clone()
     }
 
     /// Calls reducer `name` as `sender`.

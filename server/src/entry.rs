@@ -239,20 +239,6 @@ impl CallResult {
     }
 }
 
-/// Runs the module's `client_connected` reducer for `identity`: the module may refuse it
-/// (`connection_refused`, with the module's message).
-pub fn connect(module: &mut WasmModule, identity: Identity) -> Result<(), ApiError> {
-    match module.client_connected(identity, ConnectionId::ZERO) {
-        None => Ok(()),
-        Some(outcome) if outcome.is_success() => Ok(()),
-        Some(Outcome::Failed { message, .. }) => Err(ApiError::new(
-            ErrorCode::ConnectionRefused,
-            format!("the module refused the connection: {message}"),
-        )),
-        Some(other) => Err(failure(other)),
-    }
-}
-
 /// The error a failed or aborted call ends in:
 ///
 /// | outcome | code |

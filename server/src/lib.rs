@@ -24,6 +24,7 @@
 //! - [`describe`](mod@describe): the description with readable types, shared with
 //!   `wasmod describe`;
 //! - [`auth`]: identities and signed tokens; [`secret`]: the signing key on disk;
+//! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
 //! - [`worker`]: the module's thread; [`limits`]: calls per identity; [`metrics`]: counters;
 //! - [`error`]: the API's error codes; [`config`]: the limits' values.
 //!
@@ -43,6 +44,7 @@
 
 pub mod auth;
 pub mod config;
+pub mod connections;
 pub mod describe;
 pub mod entry;
 pub mod error;
@@ -54,6 +56,7 @@ pub mod worker;
 
 pub use auth::Tokens;
 pub use config::ServerConfig;
+pub use connections::{Connection, Connections};
 pub use error::{ApiError, ErrorCode};
 pub use secret::Secret;
 
@@ -65,6 +68,7 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 use tokio::net::TcpListener;
+use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
 use worker::{Worker, WorkerThread};
 
@@ -72,6 +76,8 @@ use worker::{Worker, WorkerThread};
 #[derive(Debug)]
 pub struct Server {
     router: Router,
+    database: Arc<Database>,
+    connections: Connections,
     thread: WorkerThread,
     shutdown_grace: std::time::Duration,
 }
@@ -81,8 +87,10 @@ impl Server {
     /// `secret`.
     pub fn new(module: WasmModule, secret: Secret, config: ServerConfig) -> io::Result<Self> {
         let description = Arc::new(module.module().clone());
+        let database = module.database().clone();
         let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
+        let connections = Connections::new(worker.clone());
         let state = Arc::new(AppState {
             module: description,
             datastore,
@@ -94,9 +102,21 @@ impl Server {
         });
         Ok(Self {
             router: routes::router(state),
+            database,
+            connections,
             thread,
             shutdown_grace: config.shutdown_grace,
         })
+    }
+
+    /// The module's database: its tables and the feed of its commits.
+    pub fn database(&self) -> &Arc<Database> {
+        &self.database
+    }
+
+    /// The live connections.
+    pub fn connections(&self) -> &Connections {
+        &self.connections
     }
 
     /// The API as a router, to serve or to call in tests
@@ -106,8 +126,9 @@ impl Server {
     }
 
     /// Serves the API on `listener` until `shutdown` completes, then stops accepting, lets
-    /// the requests in progress finish, waits for the module's thread to finish the calls
-    /// already queued (at most [`ServerConfig::shutdown_grace`]), and returns.
+    /// the requests in progress finish, closes the connections still open (each with its
+    /// `client_disconnected`), waits for the module's thread to finish the calls already
+    /// queued (at most [`ServerConfig::shutdown_grace`] for both), and returns.
     pub async fn serve(
         self,
         listener: TcpListener,
@@ -115,16 +136,25 @@ impl Server {
     ) -> io::Result<()> {
         let Self {
             router,
+            connections,
             thread,
             shutdown_grace,
+            ..
         } = self;
         axum::serve(listener, router)
             .with_graceful_shutdown(shutdown)
             .await?;
-        // The router, and with it the last handle on the worker, is gone: the module's thread
-        // finishes its queue and ends.
-        let joined = tokio::task::spawn_blocking(move || thread.join());
-        if tokio::time::timeout(shutdown_grace, joined).await.is_err() {
+        // The router, and with it the last handle on the worker but the registry's, is gone:
+        // close the connections, then the module's thread finishes its queue and ends.
+        let finish = async move {
+            let closed = connections.close_all().await;
+            if closed > 0 {
+                tracing::info!(closed, "closed the connections still open");
+            }
+            drop(connections);
+            tokio::task::spawn_blocking(move || thread.join()).await
+        };
+        if tokio::time::timeout(shutdown_grace, finish).await.is_err() {
             tracing::warn!(
                 "the module's thread did not finish within {shutdown_grace:?}; exiting anyway"
             );

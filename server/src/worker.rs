@@ -28,6 +28,15 @@ use wasmod_host::WasmModule;
 /// A unit of work for the module's thread.
 type Job = Box<dyn FnOnce(&mut WasmModule) + Send>;
 
+/// What a call does when the queue is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Queueing {
+    /// Fails at once with `busy`.
+    RefuseWhenFull,
+    /// Waits for room.
+    WaitForRoom,
+}
+
 /// Sends calls to the module's thread. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Worker {
@@ -65,6 +74,24 @@ impl Worker {
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
+        self.submit(call, Queueing::RefuseWhenFull).await
+    }
+
+    /// Runs `call` like [`Worker::run`], but waits for room in the queue instead of refusing
+    /// it: for work that must not be lost, such as closing a connection.
+    pub async fn run_when_room<R, F>(&self, call: F) -> Result<R, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+    {
+        self.submit(call, Queueing::WaitForRoom).await
+    }
+
+    async fn submit<R, F>(&self, call: F, queueing: Queueing) -> Result<R, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+    {
         let (answer, answered) = oneshot::channel();
         // The module's logs during the call belong to the request's span.
         let span = tracing::Span::current();
@@ -78,13 +105,16 @@ impl Worker {
             let result = call(module);
             let _ = answer.send((result, module.env_mut().take_durability()));
         });
-        self.jobs.try_send(job).map_err(|error| match error {
-            mpsc::error::TrySendError::Full(_) => ApiError::new(
-                ErrorCode::Busy,
-                "too many calls are waiting for the module: retry later",
-            ),
-            mpsc::error::TrySendError::Closed(_) => shutting_down(),
-        })?;
+        match queueing {
+            Queueing::RefuseWhenFull => self.jobs.try_send(job).map_err(|error| match error {
+                mpsc::error::TrySendError::Full(_) => ApiError::new(
+                    ErrorCode::Busy,
+                    "too many calls are waiting for the module: retry later",
+                ),
+                mpsc::error::TrySendError::Closed(_) => shutting_down(),
+            })?,
+            Queueing::WaitForRoom => self.jobs.send(job).await.map_err(|_| shutting_down())?,
+        }
         let (result, durability) = answered.await.map_err(|_| {
             ApiError::new(
                 ErrorCode::Internal,

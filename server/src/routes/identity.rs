@@ -4,16 +4,18 @@
 //! `client_connected` reducer for it, on the module's thread, before the token is returned, so
 //! the module knows the client before its first call (the quickstart creates the user's row
 //! there). If the module refuses the connection (its reducer returns an error), no token is
-//! issued (`connection_refused`). The API has no persistent connections yet (they come with
-//! WebSockets), so `client_disconnected` is never called by this server.
+//! issued (`connection_refused`). Issuing an identity opens no connection (it runs with
+//! [`ConnectionId::ZERO`]), so no `client_disconnected` follows it; clients that stay
+//! connected hold a [`Connection`](crate::connections::Connection).
 
 use super::Shared;
 use crate::auth;
-use crate::entry;
+use crate::connections;
 use crate::error::{ApiError, ErrorCode};
 use axum::extract::State;
 use axum::Json;
 use serde_json::{json, Value};
+use wasmod_abi::ConnectionId;
 
 /// `POST /v1/identity`: `{"identity": hex, "token": .., "expires_at": unix seconds}`.
 pub(crate) async fn issue(State(state): Shared) -> Result<Json<Value>, ApiError> {
@@ -26,7 +28,7 @@ pub(crate) async fn issue(State(state): Shared) -> Result<Json<Value>, ApiError>
         })?;
         state
             .worker
-            .run(move |module| entry::connect(module, identity))
+            .run(move |module| connections::connect(module, identity, ConnectionId::ZERO))
             .await??;
         let issued = state.tokens.issue(identity);
         tracing::info!(identity = %identity, "issued an identity");
