@@ -389,11 +389,7 @@ pub fn client_connected<T: Transport>(transport: &mut T, caller: Caller) -> Opti
         {
             return Some(Outcome::refused(
                 error.errno(),
-                format!(
-                    "connection {} is open already: {}",
-                    caller.connection_id.to_hex(),
-                    error.message()
-                ),
+                format!("the connection could not be opened: {}", error.message()),
             ));
         }
     }

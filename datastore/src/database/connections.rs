@@ -17,7 +17,7 @@
 use crate::error::Error;
 use crate::tx::{MutTx, Tables};
 use wasmod_abi::encoding::{from_slice, to_vec};
-use wasmod_abi::{AlgebraicType, ConnectionId, Identity, IndexDef, ModuleDef, TableDef};
+use wasmod_abi::{AlgebraicType, ConnectionId, Errno, Identity, IndexDef, ModuleDef, TableDef};
 
 /// The reserved prefix of the names of the host's own tables and types.
 pub const SYSTEM_PREFIX: &str = "__wasmod_";
@@ -56,14 +56,36 @@ fn row(identity: Identity, connection_id: ConnectionId) -> Vec<u8> {
     to_vec(&(connection_id, identity))
 }
 
+/// The index scan (see `docs/abi.md`) of the primary key that selects `connection_id`.
+fn key_scan(connection_id: ConnectionId) -> Vec<u8> {
+    let mut scan = 1u32.to_le_bytes().to_vec();
+    scan.extend_from_slice(&connection_id.to_bytes());
+    // Both ends unbounded past the prefix.
+    scan.extend_from_slice(&[0, 0]);
+    scan
+}
+
 /// Records, in `tx`, that `identity` is connected over `connection_id`. Errors:
-/// `UNIQUE_VIOLATION` if that connection is recorded already.
+/// `UNIQUE_VIOLATION` if that connection is recorded already (by anyone).
 pub(crate) fn record(
     tx: &mut MutTx,
     table: u32,
     identity: Identity,
     connection_id: ConnectionId,
 ) -> Result<(), Error> {
+    if tx
+        .index_rows(table, 0, &key_scan(connection_id))?
+        .next()
+        .is_some()
+    {
+        return Err(Error::new(
+            Errno::UNIQUE_VIOLATION,
+            format!(
+                "connection {} is recorded as open already",
+                connection_id.to_hex()
+            ),
+        ));
+    }
     tx.insert(table, &mut row(identity, connection_id))
 }
 
