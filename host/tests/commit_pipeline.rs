@@ -149,7 +149,12 @@ fn every_commit_path_publishes_once_in_order_with_its_metadata() {
     let message = database.datastore().table_id("message").unwrap();
     let user = database.datastore().table_id("user").unwrap();
     let tables = |commit: &Commit| -> Vec<u32> {
-        commit.changes.tables.iter().map(|changes| changes.table).collect()
+        commit
+            .changes
+            .tables
+            .iter()
+            .map(|changes| changes.table)
+            .collect()
     };
     let system = database.module_tables();
     assert!(database.is_system_table(system));
@@ -303,10 +308,14 @@ fn read_only_transactions_share_the_tables_and_see_committed_state_only() {
         })
     };
     hold.recv().unwrap();
-    let stats = within(Duration::from_secs(10), "GET /stats beside a reader", move || {
-        let outcome = post(&mut module, Method::Get, "/stats", "");
-        (outcome, module)
-    });
+    let stats = within(
+        Duration::from_secs(10),
+        "GET /stats beside a reader",
+        move || {
+            let outcome = post(&mut module, Method::Get, "/stats", "");
+            (outcome, module)
+        },
+    );
     let (outcome, mut module) = stats;
     let Outcome::Returned { bytes, .. } = outcome else {
         panic!("{outcome}")

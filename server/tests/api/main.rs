@@ -2,5 +2,6 @@
 //! so the module is built and compiled once).
 
 mod calls;
+mod connections;
 mod limits;
 mod support;
