@@ -150,8 +150,7 @@ impl Caller {
     fn calling(self, kind: EntryKind, id: u32) -> CallOrigin {
         CallOrigin {
             entry: Some((kind, id)),
-            caller: self.identity,
-            connection_id: self.connection_id,
+            ..self.host_tx()
         }
     }
 
@@ -159,7 +158,8 @@ impl Caller {
     fn host_tx(self) -> CallOrigin {
         CallOrigin {
             entry: None,
-            ..self.calling(EntryKind::Reducer, 0)
+            caller: self.identity,
+            connection_id: self.connection_id,
         }
     }
 

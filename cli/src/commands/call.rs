@@ -21,7 +21,8 @@ use crate::failure::{Failure, Result};
 use crate::source::Module;
 use serde_json::Value;
 use std::path::Path;
-use wasmod_abi::Identity;
+use wasmod_abi::{ConnectionId, Identity};
+use wasmod_server::connections;
 use wasmod_server::entry::{self, Kind};
 use wasmod_server::ApiError;
 
@@ -120,7 +121,7 @@ fn in_process(path: &Path, function: &str, args: &Value, caller: Identity) -> Re
         let entry = entry::find(&description, function, &Kind::ALL)?;
         let encoded = entry.encode_args(args)?;
         if entry.kind.needs_identity() {
-            entry::connect(&mut loaded, caller)?;
+            connections::connect(&mut loaded, caller, ConnectionId::ZERO)?;
         }
         let outcome = entry.invocation().run(&mut loaded, caller, &encoded);
         entry.answer(outcome).map(|result| result.to_json())

@@ -51,7 +51,7 @@ pub struct Database {
     recovery: Option<RecoveryReport>,
     observers: RwLock<Vec<Arc<dyn CommitObserver>>>,
     feed: CommitFeed,
-    /// The next offset, for a database without a log (a log counts its own).
+    /// The offset of the next commit: with a log, the number of transactions it holds.
     next_offset: AtomicU64,
     /// How many of the stored tables are the module's (the system tables follow).
     module_tables: u32,
@@ -103,13 +103,14 @@ impl Database {
         recovery: Option<RecoveryReport>,
     ) -> Self {
         let module_tables = module.tables.len() as u32;
+        let next_offset = log.as_ref().map_or(0, Durability::transactions);
         Self {
             datastore: Arc::new(datastore),
             log,
             recovery,
             observers: RwLock::new(Vec::new()),
             feed: CommitFeed::new(FEED_CAPACITY),
-            next_offset: AtomicU64::new(0),
+            next_offset: AtomicU64::new(next_offset),
             module_tables,
             connection_table: module_tables,
         }
@@ -172,17 +173,13 @@ impl Database {
                     durable: Ticket::ready(),
                 };
             }
-            let (offset, durable) = match &self.log {
-                Some(log) => {
-                    let ticket = log.append(&changes);
-                    // A failed log assigns no offset; the ticket's wait says why.
-                    let offset = ticket.offset().unwrap_or_default();
-                    (offset, ticket)
-                }
-                None => (
-                    self.next_offset.fetch_add(1, Ordering::Relaxed),
-                    Ticket::ready(),
-                ),
+            // Under the writer's lock: offsets are given in commit order.
+            let offset = self.next_offset.fetch_add(1, Ordering::Relaxed);
+            let durable = match &self.log {
+                // A log that failed earlier gives no offsets any more (and the ticket's wait
+                // fails); this count goes on, so that subscribers still see one sequence.
+                Some(log) => log.append(&changes),
+                None => Ticket::ready(),
             };
             let commit = Arc::new(Commit {
                 offset,

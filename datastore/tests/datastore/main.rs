@@ -1,5 +1,6 @@
 //! The datastore through its public API: descriptions, constraints, scans, transactions.
 
+mod database;
 mod durability;
 mod fixtures;
 mod ops;

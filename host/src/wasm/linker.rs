@@ -216,7 +216,8 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
     )?;
 
     // The two ways a procedure opens a transaction differ only in the kind of transaction.
-    let starts: [(&str, fn(&mut InstanceEnv) -> Result<Timestamp, Errno>); 2] = [
+    type Start = fn(&mut InstanceEnv) -> Result<Timestamp, Errno>;
+    let starts: [(&str, Start); 2] = [
         ("procedure_start_tx", InstanceEnv::procedure_start_tx),
         (
             "procedure_start_read_tx",

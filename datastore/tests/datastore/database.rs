@@ -1,0 +1,154 @@
+//! The database's commit pipeline: offsets, observers, the feed, connections, system tables.
+
+use crate::fixtures::{module, player, PLAYER};
+use std::sync::{Arc, Mutex};
+use wasmod_abi::{ConnectionId, EntryKind, Errno, Identity, Timestamp};
+use wasmod_datastore::durability::{Mode, Options};
+use wasmod_datastore::{
+    Commit, CommitMeta, CommitObserver, Database, EntryPoint, FeedError, CONNECTION_TABLE,
+};
+
+const ALICE: Identity = Identity::from_bytes([0xa1; 32]);
+const CONNECTION: ConnectionId = ConnectionId::from_bytes([0xc1; 16]);
+
+/// What one observer saw: its name and the offsets, in the order it saw them.
+struct Recorder {
+    name: &'static str,
+    seen: Arc<Mutex<Vec<(&'static str, u64)>>>,
+}
+
+impl CommitObserver for Recorder {
+    fn observe(&self, commit: &Arc<Commit>) {
+        self.seen.lock().unwrap().push((self.name, commit.offset));
+    }
+}
+
+fn meta(name: &str) -> CommitMeta {
+    CommitMeta {
+        timestamp: Timestamp::from_micros_since_unix_epoch(7),
+        caller: ALICE,
+        connection_id: CONNECTION,
+        entry: Some(EntryPoint::new(EntryKind::Reducer, name)),
+    }
+}
+
+fn insert_player(database: &Database, id: u32, name: &str) -> Option<Arc<Commit>> {
+    let mut tx = database.begin_mut();
+    tx.insert(PLAYER, &mut player(id, name, 1)).unwrap();
+    let committed = database.commit(tx, meta(name));
+    committed.durable.wait().unwrap();
+    committed.commit
+}
+
+#[test]
+fn commits_get_consecutive_offsets_and_reach_observers_in_order() {
+    let database = Database::in_memory(&module()).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    for name in ["first", "second"] {
+        let seen = seen.clone();
+        database.add_observer(Arc::new(Recorder { name, seen }));
+    }
+    let mut feed = database.feed().subscribe();
+
+    let commit = insert_player(&database, 1, "a").unwrap();
+    assert_eq!(commit.offset, 0);
+    assert_eq!(commit.meta, meta("a"));
+    assert_eq!(commit.changes.table(PLAYER).unwrap().inserted.len(), 1);
+
+    let unchanged = database.commit(database.begin_mut(), meta("nothing"));
+    assert!(unchanged.commit.is_none(), "a commit that changed nothing");
+    let mut rolled_back = database.begin_mut();
+    rolled_back.insert(PLAYER, &mut player(9, "z", 1)).unwrap();
+    rolled_back.rollback();
+    assert_eq!(insert_player(&database, 2, "b").unwrap().offset, 1);
+
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [("first", 0), ("second", 0), ("first", 1), ("second", 1)]
+    );
+    let offsets = [feed.try_recv().unwrap(), feed.try_recv().unwrap()].map(|c| c.offset);
+    assert_eq!(offsets, [0, 1]);
+    assert_eq!(feed.try_recv().unwrap_err(), FeedError::Empty);
+}
+
+#[test]
+fn a_subscriber_a_whole_feed_behind_is_told_what_it_missed() {
+    let database = Database::in_memory(&module()).unwrap();
+    let mut feed = database.feed().subscribe();
+    let capacity = wasmod_datastore::FEED_CAPACITY as u32;
+    for id in 1..=capacity + 3 {
+        insert_player(&database, id, &format!("p{id}"));
+    }
+    assert_eq!(
+        feed.try_recv().unwrap_err(),
+        FeedError::Lagged { missed: 3 }
+    );
+    assert_eq!(feed.try_recv().unwrap().offset, 3, "the oldest still held");
+    drop(database);
+    let mut drained = 0;
+    let end = loop {
+        match feed.try_recv() {
+            Ok(_) => drained += 1,
+            Err(error) => break error,
+        }
+    };
+    assert_eq!(drained, capacity - 1);
+    assert_eq!(end, FeedError::Closed);
+}
+
+#[test]
+fn offsets_go_on_from_the_log_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options {
+        mode: Mode::Fsync,
+        ..Options::default()
+    };
+    let database = Database::open(dir.path(), &module(), options).unwrap();
+    for id in 1..=3 {
+        insert_player(&database, id, &format!("p{id}"));
+    }
+    drop(database);
+    let database = Database::open(dir.path(), &module(), options).unwrap();
+    assert_eq!(database.recovery().unwrap().transactions, 3);
+    assert_eq!(insert_player(&database, 4, "p4").unwrap().offset, 3);
+}
+
+#[test]
+fn connections_are_recorded_once_and_forgotten_once() {
+    let database = Database::in_memory(&module()).unwrap();
+    let system = database.module_tables();
+    assert!(database.is_system_table(system) && !database.is_system_table(PLAYER));
+    assert_eq!(
+        database.datastore().table_id(CONNECTION_TABLE),
+        Some(system)
+    );
+
+    let mut tx = database.begin_mut();
+    database
+        .record_connection(&mut tx, ALICE, CONNECTION)
+        .unwrap();
+    let twice = database.record_connection(&mut tx, Identity::ZERO, CONNECTION);
+    assert_eq!(twice.unwrap_err().errno(), Errno::UNIQUE_VIOLATION);
+    let committed = database.commit(tx, CommitMeta::host());
+    let commit = committed.commit.unwrap();
+    assert_eq!(commit.changes.tables[0].table, system);
+    assert_eq!(database.recorded_connections(), [(ALICE, CONNECTION)]);
+
+    let mut tx = database.begin_mut();
+    assert!(database
+        .forget_connection(&mut tx, ALICE, CONNECTION)
+        .unwrap());
+    assert!(!database
+        .forget_connection(&mut tx, ALICE, CONNECTION)
+        .unwrap());
+    let _ = database.commit(tx, CommitMeta::host());
+    assert!(database.recorded_connections().is_empty());
+}
+
+#[test]
+fn module_tables_may_not_take_the_hosts_names() {
+    let mut module = module();
+    module.tables[0].name = "__wasmod_players".into();
+    let error = Database::in_memory(&module).unwrap_err();
+    assert!(error.message().contains("reserved for the host"), "{error}");
+}
