@@ -6,9 +6,14 @@
 //! [`ErrorCode`], which never changes meaning; the message is for people and may be reworded.
 //! The codes live here rather than in the server so that clients (the CLI, the SDK) read the
 //! same type the server writes. `docs/http-api.md` lists every code.
+//!
+//! The WebSocket protocol's binary messages carry the same errors: a code is encoded as its
+//! name (a string), like in JSON, so that a code added later reads as an error rather than as
+//! another code.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
+use wasmod_abi::{AlgebraicType, Decode, DecodeError, Encode, Reader, SchemaType, Typespace};
 
 /// What went wrong, as clients branch on it. Each code has one HTTP status
 /// ([`ErrorCode::http_status`]).
@@ -167,8 +172,35 @@ impl<'de> Deserialize<'de> for ErrorCode {
     }
 }
 
+impl Encode for ErrorCode {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.as_str().encode(out);
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.as_str().encoded_len()
+    }
+}
+
+impl Decode for ErrorCode {
+    fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let name = String::decode(reader)?;
+        Self::from_name(&name).ok_or(DecodeError::InvalidTag {
+            tag: 0,
+            type_name: "ErrorCode",
+        })
+    }
+}
+
+impl SchemaType for ErrorCode {
+    fn schema(_: &mut Typespace) -> AlgebraicType {
+        AlgebraicType::String
+    }
+}
+
 /// A failure answered to a client: `{"code": .., "message": ..}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
 pub struct ApiError {
     /// What went wrong.
     pub code: ErrorCode,

@@ -9,6 +9,7 @@
 //! - [`description`]: the module description as clients read it ([`ModuleDescription`]);
 //! - [`call`]: finding an entry point by name, encoding its JSON arguments, rendering its
 //!   result ([`EntryPoint`]);
+//! - [`ws`]: the WebSocket protocol's messages, in binary and in JSON.
 
 pub mod call;
 pub mod description;
@@ -16,6 +17,7 @@ pub mod errors;
 mod hex;
 pub mod http;
 pub mod json;
+pub mod ws;
 
 pub use call::EntryPoint;
 pub use description::ModuleDescription;

@@ -68,6 +68,11 @@ impl JsonError {
         &self.message
     }
 
+    /// The error of rows that claim a table the module does not have.
+    pub(crate) fn unknown_table(table: &str) -> Self {
+        Self::new(format!("the module has no table named `{table}`"))
+    }
+
     /// This error with `note` appended to its message.
     pub(super) fn noted(mut self, note: &str) -> Self {
         self.message.push_str(note);
