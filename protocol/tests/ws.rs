@@ -32,7 +32,7 @@ fn players(rows: &[(u64, &str)]) -> RowList {
             })
         })
         .collect();
-    RowList::from_rows(encoded.iter().map(Vec::as_slice))
+    RowList::from_rows(encoded.iter().map(Vec::as_slice)).expect("small rows")
 }
 
 fn raw(json: serde_json::Value) -> Box<RawValue> {
@@ -240,7 +240,7 @@ fn row_lists_share_their_bytes_and_render_as_json() {
             })
         ]
     );
-    assert!(RowList::from_rows([]).is_empty());
+    assert!(RowList::from_rows([]).expect("no rows").is_empty());
 
     let mut typespace = Typespace::default();
     let row_type = Player::schema(&mut typespace);
@@ -275,7 +275,7 @@ fn row_lists_share_their_bytes_and_render_as_json() {
         types.to_json("nope", &list).unwrap_err().to_string(),
         "the module has no table named `nope`"
     );
-    let broken = RowList::from_rows([&[1u8, 2][..]]);
+    let broken = RowList::from_rows([&[1u8, 2][..]]).expect("one row");
     assert!(types.to_json("player", &broken).is_err());
 }
 

@@ -27,24 +27,19 @@ pub struct RowList {
 }
 
 impl RowList {
-    /// A list of `rows`, copied once into one buffer.
-    ///
-    /// Rows past 4 GiB in all cannot be sent in one message: the list then stops before the
-    /// row that would pass that size (callers split larger results).
-    pub fn from_rows<'r>(rows: impl IntoIterator<Item = &'r [u8]>) -> Self {
+    /// A list of `rows`, copied once into one buffer; `None` if they pass 4 GiB in all,
+    /// more than one message can carry (the sender splits such results).
+    pub fn from_rows<'r>(rows: impl IntoIterator<Item = &'r [u8]>) -> Option<Self> {
         let mut bytes = Vec::new();
         let mut ends = Vec::new();
         for row in rows {
-            let Ok(end) = u32::try_from(bytes.len() + row.len()) else {
-                break;
-            };
             bytes.extend_from_slice(row);
-            ends.push(end);
+            ends.push(u32::try_from(bytes.len()).ok()?);
         }
-        Self {
+        Some(Self {
             bytes: bytes.into(),
             ends: ends.into(),
-        }
+        })
     }
 
     /// How many rows the list holds.

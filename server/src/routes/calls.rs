@@ -7,7 +7,7 @@
 //! reducers, procedures and per-caller views run as the token's identity; anonymous views need
 //! none.
 //!
-//! The extractors' failures are taken as values (`Result<_, ApiError>`) so that every request
+//! The extractors' failures are taken as values (`Result<_, HttpError>`) so that every request
 //! is counted in the metrics, refused ones included.
 
 use super::extract::{name, Caller, JsonBody};
