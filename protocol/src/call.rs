@@ -17,7 +17,7 @@ use crate::http::CallResponse;
 use crate::json::{args_from_json, value_json};
 use serde_json::Value as Json;
 use std::time::Duration;
-use wasmod_abi::{AlgebraicType, EntryKind, ModuleDef, ParamDef, Typespace};
+use wasmod_abi::{AlgebraicType, EntryKind, ModuleDef, ParamDef, Typespace, ViewDef};
 
 /// An entry point found in a module's description.
 #[derive(Clone, Copy, Debug)]
@@ -50,32 +50,36 @@ pub fn find<'m>(
         returns,
         typespace: &module.typespace,
     };
+    let returning = |list: &'m [ViewDef]| {
+        list.iter()
+            .find(|def| def.name == name)
+            .map(|def| (&def.name, &def.params, &def.returns))
+    };
     for &kind in kinds {
-        let views = match kind {
-            EntryKind::Reducer => {
-                if let Some(def) = module.reducers.iter().find(|def| def.name == name) {
-                    if def.lifecycle.is_some() {
-                        return Err(ApiError::new(
-                            ErrorCode::LifecycleReducer,
-                            format!("`{name}` is a lifecycle reducer: only the host calls it"),
-                        ));
-                    }
-                    return Ok(entry(kind, &def.name, &def.params, None));
+        if kind == EntryKind::Reducer {
+            if let Some(def) = module.reducers.iter().find(|def| def.name == name) {
+                if def.lifecycle.is_some() {
+                    return Err(ApiError::new(
+                        ErrorCode::LifecycleReducer,
+                        format!("`{name}` is a lifecycle reducer: only the host calls it"),
+                    ));
                 }
-                continue;
+                return Ok(entry(kind, &def.name, &def.params, None));
             }
-            EntryKind::Procedure => {
-                if let Some(def) = module.procedures.iter().find(|def| def.name == name) {
-                    return Ok(entry(kind, &def.name, &def.params, Some(&def.returns)));
-                }
-                continue;
-            }
-            EntryKind::View => &module.views,
-            EntryKind::AnonymousView => &module.anonymous_views,
-            _ => continue,
+            continue;
+        }
+        let found = match kind {
+            EntryKind::Procedure => module
+                .procedures
+                .iter()
+                .find(|def| def.name == name)
+                .map(|def| (&def.name, &def.params, &def.returns)),
+            EntryKind::View => returning(&module.views),
+            EntryKind::AnonymousView => returning(&module.anonymous_views),
+            _ => None,
         };
-        if let Some(def) = views.iter().find(|def| def.name == name) {
-            return Ok(entry(kind, &def.name, &def.params, Some(&def.returns)));
+        if let Some((name, params, returns)) = found {
+            return Ok(entry(kind, name, params, Some(returns)));
         }
     }
     let wanted = match kinds {
@@ -128,7 +132,7 @@ impl EntryPoint<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use wasmod_abi::{ProcedureDef, ReducerDef, ViewDef};
+    use wasmod_abi::{ProcedureDef, ReducerDef};
 
     fn module() -> ModuleDef {
         let param = |name: &str, ty| ParamDef {

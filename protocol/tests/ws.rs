@@ -275,6 +275,24 @@ fn row_lists_share_their_bytes_and_render_as_json() {
         types.to_json("nope", &list).unwrap_err().to_string(),
         "the module has no table named `nope`"
     );
+    let json = types
+        .table_rows(&TableRows {
+            table: "player".into(),
+            rows: list.clone(),
+        })
+        .unwrap();
+    assert_eq!(
+        json.rows.get(),
+        types.to_json("player", &list).unwrap().get()
+    );
+    let json = types
+        .table_update(&TableUpdate {
+            table: "player".into(),
+            inserts: list.clone(),
+            deletes: RowList::default(),
+        })
+        .unwrap();
+    assert_eq!(json.deletes.get(), "[]");
     let broken = RowList::from_rows([&[1u8, 2][..]]).expect("one row");
     assert!(types.to_json("player", &broken).is_err());
 }

@@ -2,12 +2,13 @@
 
 use std::fmt;
 
-/// Why JSON could not be converted: what was expected, what was found, and where.
+/// Why a value could not be converted from or to JSON: what was expected, what was found,
+/// and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JsonError {
     /// The entry point, such as ``reducer `send` ``, once the caller has said.
     entry_point: Option<String>,
-    /// The argument the problem is in, for [`args_from_json`].
+    /// The argument the problem is in, for [`args_from_json`](super::args_from_json).
     argument: Option<String>,
     /// Where inside the value, innermost segment first (they are added as the error travels
     /// outwards).

@@ -10,6 +10,7 @@
 //! [`RowList::to_json`] writes them from the bytes in one pass. The protocol does not know a
 //! table's row type by its name; [`RowTypes`] finds it in a module's description.
 
+use super::server::{TableRows, TableUpdate};
 use crate::json::{rows_json, JsonError};
 use serde_json::value::RawValue;
 use std::sync::Arc;
@@ -117,6 +118,29 @@ impl<'m> RowTypes<'m> {
     /// The row types of `module`'s tables.
     pub fn new(module: &'m ModuleDef) -> Self {
         Self { module }
+    }
+
+    /// A table's rows, in JSON.
+    pub fn table_rows(
+        &self,
+        rows: &TableRows<RowList>,
+    ) -> Result<TableRows<Box<RawValue>>, JsonError> {
+        Ok(TableRows {
+            table: rows.table.clone(),
+            rows: self.to_json(&rows.table, &rows.rows)?,
+        })
+    }
+
+    /// A table's changes, in JSON.
+    pub fn table_update(
+        &self,
+        update: &TableUpdate<RowList>,
+    ) -> Result<TableUpdate<Box<RawValue>>, JsonError> {
+        Ok(TableUpdate {
+            table: update.table.clone(),
+            inserts: self.to_json(&update.table, &update.inserts)?,
+            deletes: self.to_json(&update.table, &update.deletes)?,
+        })
     }
 
     /// The rows of table `table` as a JSON array; an error for a table the module does not
