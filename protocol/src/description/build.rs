@@ -293,8 +293,13 @@ mod tests {
 
     #[test]
     fn the_description_is_written_as_it_always_was_and_read_back() {
+        let mut typespace = typespace();
+        typespace.types.push(TypeDef {
+            name: "Score".into(),
+            ty: AlgebraicType::U64,
+        });
         let module = ModuleDef {
-            typespace: typespace(),
+            typespace,
             tables: vec![table("shapes", 1, true)],
             reducers: vec![ReducerDef {
                 name: "init".into(),
@@ -328,6 +333,10 @@ mod tests {
         assert_eq!(
             json["reducers"][0],
             json!({"id": 0, "name": "init", "params": [], "lifecycle": "init"})
+        );
+        assert_eq!(
+            json["types"][2],
+            json!({"name": "Score", "kind": "alias", "type": "u64"})
         );
         let read: ModuleDescription = serde_json::from_str(&text).unwrap();
         assert_eq!(read, description);
