@@ -204,6 +204,16 @@ fn json_server_messages_read_as_documented() {
             "02".repeat(16)
         )
     );
+    let returned: serde_json::Value = serde_json::from_str(&messages[5].to_json()).unwrap();
+    assert_eq!(
+        returned,
+        json!({"CallResult": {"request_id": 2, "result": {"ok": 1}}})
+    );
+    let queried: serde_json::Value = serde_json::from_str(&messages[9].to_json()).unwrap();
+    assert_eq!(
+        queried["OneOffQueryResult"]["result"],
+        json!({"err": "bad query"})
+    );
     let update: serde_json::Value = serde_json::from_str(&messages[2].to_json()).unwrap();
     assert_eq!(
         update["TransactionUpdate"]["entry_point"],
@@ -217,7 +227,7 @@ fn json_server_messages_read_as_documented() {
     let failed: serde_json::Value = serde_json::from_str(&messages[6].to_json()).unwrap();
     assert_eq!(
         failed["CallResult"]["result"],
-        json!({"Err": {"code": "entry_failed", "message": "no"}})
+        json!({"err": {"code": "entry_failed", "message": "no"}})
     );
 }
 

@@ -1,7 +1,9 @@
-//! How the JSON encoding writes the ABI's types that have no serde impls of their own:
-//! timestamps as microseconds since the Unix epoch (as the value mapping writes them, a number
-//! for any date between 1685 and 2255), entry-point kinds as their word (`"reducer"`,
-//! `"anonymous view"`). Identities and connection ids are hex ([`crate::hex`]).
+//! How the JSON encoding writes what serde would write otherwise than the value mapping
+//! (`docs/json.md`) does, so that messages read like the values they carry: timestamps as
+//! microseconds since the Unix epoch (a number for any date between 1685 and 2255), results
+//! as `{"ok": ..}` or `{"err": ..}`, and entry-point kinds, which have no serde impls, as
+//! their word (`"reducer"`, `"anonymous view"`). Identities and connection ids are hex
+//! ([`crate::hex`]).
 
 /// A [`Timestamp`](wasmod_abi::Timestamp) as microseconds: `#[serde(with = "micros")]`.
 pub(super) mod micros {
@@ -43,5 +45,42 @@ pub(super) mod entry_kind {
             .into_iter()
             .find(|kind| kind.as_str() == word)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown entry-point kind `{word}`")))
+    }
+}
+
+/// A `Result` as `{"ok": value}` or `{"err": error}`: `#[serde(with = "result")]`.
+pub(super) mod result {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// The two shapes, named as the value mapping names them.
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    enum Tagged<T, E> {
+        Ok(T),
+        Err(E),
+    }
+
+    pub(in crate::ws) fn serialize<T: Serialize, E: Serialize, S: Serializer>(
+        result: &Result<T, E>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match result {
+            Ok(value) => Tagged::<&T, &E>::Ok(value).serialize(serializer),
+            Err(error) => Tagged::<&T, &E>::Err(error).serialize(serializer),
+        }
+    }
+
+    pub(in crate::ws) fn deserialize<'de, T, E, D>(
+        deserializer: D,
+    ) -> Result<Result<T, E>, D::Error>
+    where
+        T: Deserialize<'de>,
+        E: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Ok(match Tagged::deserialize(deserializer)? {
+            Tagged::Ok(value) => Ok(value),
+            Tagged::Err(error) => Err(error),
+        })
     }
 }

@@ -27,8 +27,10 @@
 //! compression byte ([`Compression`]), then the message, compressed or not: `0` is none;
 //! `1` (brotli) and `2` (gzip) are reserved and not produced yet, and a reader refuses them
 //! with a clear error until they are. A client message has no compression byte. A JSON
-//! message is one text frame, `serde`'s externally tagged form: `{"CallReducer": {..}}`, as
-//! enums map to JSON everywhere else.
+//! message is one text frame: `{"CallReducer": {..}}`, written the way the value mapping
+//! writes values (enums as `{"Variant": payload}` or a unit variant's name, results as
+//! `{"ok": ..}` or `{"err": ..}`, identities as hex, timestamps as microseconds), except that
+//! the protocol's own integers (ids, offsets) are always numbers.
 //!
 //! Decoding never panics: bytes or text that are not a message give a [`MessageError`].
 

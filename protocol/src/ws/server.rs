@@ -1,6 +1,6 @@
 //! Server → client: [`ServerMessage`] and the parts of its messages.
 
-use super::fields::{entry_kind, micros};
+use super::fields::{entry_kind, micros, result};
 use crate::errors::ApiError;
 use serde::{Deserialize, Serialize};
 use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
@@ -13,6 +13,10 @@ use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
 /// [`JsonServerMessage`](super::JsonServerMessage).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, wasmod_abi::SchemaType)]
 #[wasmod(crate = wasmod_abi)]
+#[serde(bound(
+    serialize = "Rows: Serialize, Value: Serialize",
+    deserialize = "Rows: Deserialize<'de>, Value: Deserialize<'de>"
+))]
 #[non_exhaustive]
 pub enum ServerMessage<Rows, Value> {
     /// The connection's identity, a token for it, and the connection's id: the first message
@@ -48,6 +52,7 @@ pub enum ServerMessage<Rows, Value> {
         /// The call's `request_id`.
         request_id: u32,
         /// The returned value, or why the call failed.
+        #[serde(with = "result")]
         result: Result<Value, ApiError>,
     },
     /// A query set could not be subscribed (or can no longer be evaluated).
@@ -62,6 +67,7 @@ pub enum ServerMessage<Rows, Value> {
         /// The query's `request_id`.
         request_id: u32,
         /// The selected rows per table, or why the query failed.
+        #[serde(with = "result")]
         result: Result<Vec<TableRows<Rows>>, String>,
     },
 }
