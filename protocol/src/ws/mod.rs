@@ -151,7 +151,9 @@ impl BinaryServerMessage {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, MessageError> {
         match bytes.split_first() {
             None => Err(MessageError::Empty),
-            Some((0, message)) => from_slice(message).map_err(MessageError::Binary),
+            Some((&tag, message)) if tag == Compression::None.tag() => {
+                from_slice(message).map_err(MessageError::Binary)
+            }
             Some((&tag, _)) => Err(MessageError::Compression(tag)),
         }
     }
