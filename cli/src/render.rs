@@ -1,154 +1,130 @@
 //! A module's description as text.
 //!
-//! The text is rendered from the same JSON that `--json` prints
-//! ([`wasmod_server::describe::describe`]), so the two cannot disagree.
+//! The text is rendered from the same [`ModuleDescription`] that `--json` prints, so the two
+//! cannot disagree.
 
-use serde_json::Value;
 use std::fmt::Write as _;
+use wasmod_protocol::description::{lifecycle_name, TypeDescription, Typed};
+use wasmod_protocol::ModuleDescription;
 
 /// The whole description: tables, entry points, types.
-pub fn description(json: &Value) -> String {
+pub fn description(module: &ModuleDescription) -> String {
     let mut out = String::new();
-    tables(json, &mut out);
-    entry_points(json, &mut out);
-    types(json, &mut out);
+    tables(module, &mut out);
+    entry_points(module, &mut out);
+    types(module, &mut out);
     out
 }
 
 /// The entry points by category, with their ids.
-pub fn entry_points(json: &Value, out: &mut String) {
-    section(out, "reducers", &json["reducers"], |out, reducer| {
-        let _ = write!(out, "{}", signature(reducer));
-        if let Some(lifecycle) = reducer["lifecycle"].as_str() {
-            let _ = write!(out, "  [lifecycle: {lifecycle}]");
+pub fn entry_points(module: &ModuleDescription, out: &mut String) {
+    let reducers = module.reducers.iter().map(|reducer| {
+        let mut line = signature(&reducer.name, &reducer.params);
+        if let Some(lifecycle) = reducer.lifecycle {
+            let role = lifecycle_name(lifecycle).unwrap_or("?");
+            let _ = write!(line, "  [lifecycle: {role}]");
         }
+        (reducer.id, line)
     });
-    for (title, key) in [
-        ("procedures", "procedures"),
-        ("views (per caller)", "views"),
-        ("anonymous views", "anonymous_views"),
+    section(out, "reducers", reducers);
+    for (title, list) in [
+        ("procedures", &module.procedures),
+        ("views (per caller)", &module.views),
+        ("anonymous views", &module.anonymous_views),
     ] {
-        section(out, title, &json[key], |out, entry| {
-            let _ = write!(out, "{} -> {}", signature(entry), text(&entry["returns"]));
+        let lines = list.iter().map(|entry| {
+            let line = format!(
+                "{} -> {}",
+                signature(&entry.name, &entry.params),
+                entry.returns
+            );
+            (entry.id, line)
         });
+        section(out, title, lines);
     }
-    section(
-        out,
-        "http handlers",
-        &json["http_handlers"],
-        |out, handler| {
-            let _ = write!(
-                out,
-                "{}  {} {}",
-                text(&handler["name"]),
-                text(&handler["method"]),
-                text(&handler["path"])
-            );
-        },
-    );
-}
-
-fn tables(json: &Value, out: &mut String) {
-    section(out, "tables", &json["tables"], |out, table| {
-        let visibility = if table["public"] == true {
-            "public"
-        } else {
-            "private"
-        };
-        let _ = write!(out, "{}  {visibility}", text(&table["name"]));
-        let primary_key = table["primary_key"].as_str();
-        let auto_inc = items(&table["auto_inc"]);
-        for column in items(&table["columns"]) {
-            let name = text(&column["name"]);
-            let _ = write!(out, "\n       {name}: {}", text(&column["type"]));
-            if primary_key == Some(name) {
-                out.push_str("  primary key");
-            }
-            if auto_inc.iter().any(|auto| auto.as_str() == Some(name)) {
-                out.push_str("  auto_inc");
-            }
-        }
-        for index in items(&table["indexes"]) {
-            let columns: Vec<&str> = items(&index["columns"]).iter().map(text).collect();
-            let unique = if index["unique"] == true {
-                "  unique"
-            } else {
-                ""
-            };
-            let _ = write!(
-                out,
-                "\n     index #{} {} ({}){unique}",
-                index["id"],
-                text(&index["name"]),
-                columns.join(", ")
-            );
-        }
+    let handlers = module.http_handlers.iter().map(|handler| {
+        let line = format!("{}  {} {}", handler.name, handler.method, handler.path);
+        (handler.id, line)
     });
+    section(out, "http handlers", handlers);
 }
 
-fn types(json: &Value, out: &mut String) {
-    let list = items(&json["types"]);
-    if list.is_empty() {
+fn tables(module: &ModuleDescription, out: &mut String) {
+    let lines = module.tables.iter().map(|table| {
+        let visibility = if table.public { "public" } else { "private" };
+        let mut line = format!("{}  {visibility}", table.name);
+        for column in &table.columns {
+            let _ = write!(line, "\n       {}: {}", column.name, column.ty);
+            if table.primary_key.as_ref() == Some(&column.name) {
+                line.push_str("  primary key");
+            }
+            if table.auto_inc.contains(&column.name) {
+                line.push_str("  auto_inc");
+            }
+        }
+        for index in &table.indexes {
+            let unique = if index.unique { "  unique" } else { "" };
+            let _ = write!(
+                line,
+                "\n     index #{} {} ({}){unique}",
+                index.id,
+                index.name,
+                index.columns.join(", ")
+            );
+        }
+        (table.id, line)
+    });
+    section(out, "tables", lines);
+}
+
+fn types(module: &ModuleDescription, out: &mut String) {
+    if module.types.is_empty() {
         return;
     }
     out.push_str("types\n");
-    for def in list {
-        let name = text(&def["name"]);
-        match def["kind"].as_str() {
-            Some("struct") => {
-                let fields: Vec<String> = items(&def["fields"])
-                    .iter()
-                    .map(|field| format!("{}: {}", text(&field["name"]), text(&field["type"])))
-                    .collect();
-                let _ = writeln!(out, "  struct {name} {{ {} }}", fields.join(", "));
+    for def in &module.types {
+        let _ = match def {
+            TypeDescription::Struct { name, fields } => {
+                let fields: Vec<String> = fields.iter().map(typed).collect();
+                writeln!(out, "  struct {name} {{ {} }}", fields.join(", "))
             }
-            Some("enum") => {
-                let variants: Vec<String> = items(&def["variants"])
+            TypeDescription::Enum { name, variants } => {
+                let variants: Vec<String> = variants
                     .iter()
-                    .map(|variant| match variant["type"].as_str() {
-                        Some(payload) => format!("{}({payload})", text(&variant["name"])),
-                        None => text(&variant["name"]).to_owned(),
+                    .map(|variant| match &variant.payload {
+                        Some(payload) => format!("{}({payload})", variant.name),
+                        None => variant.name.clone(),
                     })
                     .collect();
-                let _ = writeln!(out, "  enum {name} {{ {} }}", variants.join(", "));
+                writeln!(out, "  enum {name} {{ {} }}", variants.join(", "))
             }
-            _ => {
-                let _ = writeln!(out, "  type {name} = {}", text(&def["type"]));
-            }
-        }
+            TypeDescription::Alias { name, ty } => writeln!(out, "  type {name} = {ty}"),
+        };
     }
 }
 
 /// `name(param: Type, ..)`.
-fn signature(entry: &Value) -> String {
-    let params: Vec<String> = items(&entry["params"])
-        .iter()
-        .map(|param| format!("{}: {}", text(&param["name"]), text(&param["type"])))
-        .collect();
-    format!("{}({})", text(&entry["name"]), params.join(", "))
+fn signature(name: &str, params: &[Typed]) -> String {
+    let params: Vec<String> = params.iter().map(typed).collect();
+    format!("{name}({})", params.join(", "))
 }
 
-/// A titled list of items, each `#id` then what `line` writes; `(none)` when empty.
-fn section(out: &mut String, title: &str, list: &Value, line: impl Fn(&mut String, &Value)) {
+/// `name: Type`.
+fn typed(item: &Typed) -> String {
+    format!("{}: {}", item.name, item.ty)
+}
+
+/// A titled list of items, each `#id` then its line; `(none)` when empty.
+fn section(out: &mut String, title: &str, lines: impl Iterator<Item = (u32, String)>) {
     let _ = writeln!(out, "{title}");
-    let list = items(list);
-    if list.is_empty() {
+    let mut empty = true;
+    for (id, line) in lines {
+        empty = false;
+        let _ = writeln!(out, "  #{id:<3} {line}");
+    }
+    if empty {
         out.push_str("  (none)\n");
     }
-    for item in list {
-        let id = item["id"].to_string();
-        let _ = write!(out, "  #{id:<3} ");
-        line(out, item);
-        out.push('\n');
-    }
-}
-
-fn items(value: &Value) -> &[Value] {
-    value.as_array().map_or(&[], Vec::as_slice)
-}
-
-fn text(value: &Value) -> &str {
-    value.as_str().unwrap_or("?")
 }
 
 #[cfg(test)]
@@ -178,6 +154,7 @@ mod tests {
                 {"name": "E", "kind": "enum", "variants": [{"name": "A", "type": "u8"}, {"name": "B", "type": null}]},
             ],
         });
+        let module: ModuleDescription = serde_json::from_value(json).expect("a description");
         let expected = "\
 tables
   #0   task  public
@@ -199,6 +176,6 @@ types
   struct Task { id: u64 }
   enum E { A(u8), B }
 ";
-        assert_eq!(description(&json), expected);
+        assert_eq!(description(&module), expected);
     }
 }

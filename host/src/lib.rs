@@ -6,8 +6,6 @@
 //!   over any [`Transport`].
 //! - [`native`]: the transport for module code compiled natively, so modules can be tested
 //!   with `cargo test` ([`NativeModule`]).
-//! - [`json`]: JSON ↔ encoded values through a module's type description, for clients that
-//!   speak JSON (arguments in, return values and rows out).
 //! - [`outbound`]: procedures' outbound HTTP through a real client, behind the operator's
 //!   allow list ([`OutboundHttp`]).
 //!
@@ -17,7 +15,6 @@
 pub mod call;
 mod clock;
 pub mod env;
-pub mod json;
 pub mod module;
 pub mod native;
 pub mod outbound;
@@ -30,7 +27,6 @@ pub use call::{
 pub use env::{
     Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord, Persistence,
 };
-pub use json::{args_from_json, value_from_json, value_to_json, JsonError};
 pub use module::LoadedModule;
 pub use native::{with_env, NativeModule, NativeTransport};
 pub use outbound::{AllowList, HostRule, OutboundHttp};

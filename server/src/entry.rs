@@ -1,22 +1,20 @@
-//! Calling a module's entry points by name with JSON: finding, encoding, running, answering.
+//! Calling a module's entry points by name with JSON: the part that needs the module.
 //!
-//! This is the part of the API that does not depend on HTTP, so that the server's routes and
-//! `wasmod call` (which runs a module in-process) behave the same way, refuse the same calls
-//! with the same codes and print the same JSON:
+//! Finding an entry point, encoding its JSON arguments and rendering its result need only the
+//! description, and are the protocol's ([`wasmod_protocol::call`]), so that the server's
+//! routes and `wasmod call` (which runs a module in-process) refuse the same calls with the
+//! same codes and print the same JSON. Here:
 //!
-//! 1. [`find`] looks the name up in the description, among the kinds a route accepts, and
-//!    refuses lifecycle reducers (only the host calls them);
-//! 2. [`Entry::encode_args`] converts the JSON arguments through the parameters' types, with
-//!    errors that name the parameter;
-//! 3. [`Invocation::run`] calls the module (on whatever thread owns it);
-//! 4. [`Entry::answer`] turns the [`Outcome`] into a [`CallResult`] (the return value
-//!    rendered as JSON) or an [`ApiError`] with a status that fits ([`failure`]).
+//! 1. [`find`] looks the name up among the [`Kind`]s a route accepts;
+//! 2. [`Invocation::run`] calls the module (on whatever thread owns it);
+//! 3. [`Entry::answer`] turns the [`Outcome`] into a [`CallResponse`] or an [`ApiError`] with
+//!    a status that fits ([`failure`]).
 
 use crate::error::{ApiError, ErrorCode};
-use serde_json::{json, Value};
-use std::time::Duration;
-use wasmod_abi::{AlgebraicType, ConnectionId, Errno, Identity, ModuleDef, ParamDef};
-use wasmod_host::{args_from_json, value_to_json, Outcome, WasmModule};
+use wasmod_abi::{ConnectionId, EntryKind, Errno, Identity, ModuleDef};
+use wasmod_host::{Outcome, WasmModule};
+use wasmod_protocol::call::{self, EntryPoint};
+use wasmod_protocol::http::CallResponse;
 
 /// The kinds of entry point clients call by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,132 +54,68 @@ impl Kind {
         !matches!(self, Self::AnonymousView)
     }
 
-    /// The path of the API that calls entry points of this kind, such as `/v1/reducers`.
-    pub const fn route(self) -> &'static str {
+    /// The kind as the ABI names it.
+    pub const fn entry_kind(self) -> EntryKind {
         match self {
-            Self::Reducer => "/v1/reducers",
-            Self::Procedure => "/v1/procedures",
-            Self::View | Self::AnonymousView => "/v1/views",
+            Self::Reducer => EntryKind::Reducer,
+            Self::Procedure => EntryKind::Procedure,
+            Self::View => EntryKind::View,
+            Self::AnonymousView => EntryKind::AnonymousView,
         }
     }
 }
 
-/// An entry point found in a module's description.
+/// An entry point found in a module's description, with the kind the route asked for.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry<'m> {
     /// Its kind.
     pub kind: Kind,
-    /// Its name.
-    pub name: &'m str,
-    /// Its parameters, after the context.
-    pub params: &'m [ParamDef],
-    /// The type it returns; `None` for reducers.
-    pub returns: Option<&'m AlgebraicType>,
-    module: &'m ModuleDef,
+    /// What the description says of it: name, parameters, return type.
+    pub point: EntryPoint<'m>,
 }
 
-/// Finds the entry point `name` among the kinds `kinds`.
+/// Finds the entry point `name` among the kinds `kinds` ([`call::find`]).
 ///
 /// Fails with `no_such_entry` (saying what `name` is, if it is an entry point of another kind)
 /// or `lifecycle_reducer`.
 pub fn find<'m>(module: &'m ModuleDef, name: &str, kinds: &[Kind]) -> Result<Entry<'m>, ApiError> {
-    let entry = |kind, name: &'m str, params: &'m [ParamDef], returns| Entry {
-        kind,
-        name,
-        params,
-        returns,
-        module,
-    };
-    for &kind in kinds {
-        let found = match kind {
-            Kind::Reducer => module
-                .reducers
-                .iter()
-                .find(|def| def.name == name)
-                .map(|def| {
-                    if def.lifecycle.is_some() {
-                        return Err(ApiError::new(
-                            ErrorCode::LifecycleReducer,
-                            format!("`{name}` is a lifecycle reducer: only the host calls it"),
-                        ));
-                    }
-                    Ok(entry(kind, &def.name, &def.params, None))
-                }),
-            Kind::Procedure => module
-                .procedures
-                .iter()
-                .find(|def| def.name == name)
-                .map(|def| Ok(entry(kind, &def.name, &def.params, Some(&def.returns)))),
-            Kind::View | Kind::AnonymousView => {
-                let list = if kind == Kind::View {
-                    &module.views
-                } else {
-                    &module.anonymous_views
-                };
-                list.iter()
-                    .find(|def| def.name == name)
-                    .map(|def| Ok(entry(kind, &def.name, &def.params, Some(&def.returns))))
-            }
-        };
-        if let Some(found) = found {
-            return found;
-        }
-    }
-    let wanted = match kinds {
-        [Kind::View, Kind::AnonymousView] | [Kind::AnonymousView, Kind::View] => "view",
-        [one] => one.as_str(),
-        _ => "reducer, procedure or view",
-    };
-    let message = match module.entry_point_names().find(|&(_, other)| other == name) {
-        Some((actual, _)) => {
-            format!("`{name}` is not a {wanted}: it is one of the module's {actual}s")
-        }
-        None => format!("the module has no {wanted} named `{name}`"),
-    };
-    Err(ApiError::new(ErrorCode::NoSuchEntry, message))
+    let wanted: Vec<EntryKind> = kinds.iter().map(|kind| kind.entry_kind()).collect();
+    let point = call::find(module, name, &wanted)?;
+    let kind = kinds
+        .iter()
+        .copied()
+        .find(|kind| kind.entry_kind() == point.kind)
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Internal,
+                format!(
+                    "`{name}` was found as a {}, a kind not asked for",
+                    point.kind
+                ),
+            )
+        })?;
+    Ok(Entry { kind, point })
 }
 
 impl Entry<'_> {
-    /// Encodes the JSON arguments (an array in parameter order, or an object keyed by
-    /// parameter name; `null` for none) as the module expects them.
-    pub fn encode_args(&self, args: &Value) -> Result<Vec<u8>, ApiError> {
-        let none = json!([]);
-        let args = if args.is_null() { &none } else { args };
-        args_from_json(self.params, &self.module.typespace, args).map_err(|error| {
-            let error = error.in_entry_point(self.kind.as_str(), self.name);
-            ApiError::new(ErrorCode::BadArguments, error.to_string())
-        })
+    /// Encodes the JSON arguments ([`EntryPoint::encode_args`]).
+    pub fn encode_args(&self, args: &serde_json::Value) -> Result<Vec<u8>, ApiError> {
+        self.point.encode_args(args)
     }
 
     /// What the worker needs to run the call: owned, so it can cross threads.
     pub fn invocation(&self) -> Invocation {
         Invocation {
             kind: self.kind,
-            name: self.name.to_owned(),
+            name: self.point.name.to_owned(),
         }
     }
 
     /// The answer to a finished call: its return value as JSON, or the error it ended in.
-    pub fn answer(&self, outcome: Outcome) -> Result<CallResult, ApiError> {
+    pub fn answer(&self, outcome: Outcome) -> Result<CallResponse, ApiError> {
         match outcome {
-            Outcome::Committed { duration, .. } => Ok(CallResult::Committed { duration }),
-            Outcome::Returned { bytes, duration } => {
-                let unit = AlgebraicType::Product(Vec::new());
-                let returns = self.returns.unwrap_or(&unit);
-                let value = value_to_json(returns, &self.module.typespace, &bytes).map_err(
-                    |error| {
-                        ApiError::new(
-                            ErrorCode::ModuleError,
-                            format!(
-                                "{} `{}` returned a value that does not match its description: {error}",
-                                self.kind.as_str(),
-                                self.name
-                            ),
-                        )
-                    },
-                )?;
-                Ok(CallResult::Returned { value, duration })
-            }
+            Outcome::Committed { duration, .. } => Ok(CallResponse::committed(duration)),
+            Outcome::Returned { bytes, duration } => self.point.returned(&bytes, duration),
             failed => Err(failure(failed)),
         }
     }
@@ -202,39 +136,6 @@ impl Invocation {
             Kind::Reducer => module.call_reducer(name, caller, ConnectionId::ZERO, args),
             Kind::Procedure => module.call_procedure(name, caller, ConnectionId::ZERO, args),
             Kind::View | Kind::AnonymousView => module.call_view(name, caller, args),
-        }
-    }
-}
-
-/// A successful call.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CallResult {
-    /// A reducer's transaction committed.
-    Committed {
-        /// How long the call took in the module, commit included.
-        duration: Duration,
-    },
-    /// A procedure or view returned a value.
-    Returned {
-        /// The value, as JSON.
-        value: Value,
-        /// How long the call took in the module.
-        duration: Duration,
-    },
-}
-
-impl CallResult {
-    /// The result as the API writes it: `{"status": "committed", "duration_us": ..}` or
-    /// `{"status": "returned", "result": .., "duration_us": ..}`.
-    pub fn to_json(&self) -> Value {
-        let micros = |duration: &Duration| u64::try_from(duration.as_micros()).unwrap_or(u64::MAX);
-        match self {
-            Self::Committed { duration } => {
-                json!({ "status": "committed", "duration_us": micros(duration) })
-            }
-            Self::Returned { value, duration } => {
-                json!({ "status": "returned", "result": value, "duration_us": micros(duration) })
-            }
         }
     }
 }

@@ -20,13 +20,15 @@
 //! # Modules, one job each
 //!
 //! - [`routes`](mod@routes) (private): the endpoints and the layers around them;
-//! - [`entry`]: entry points by name with JSON in and out, shared with `wasmod call`;
-//! - [`describe`](mod@describe): the description with readable types, shared with
-//!   `wasmod describe`;
+//! - [`entry`]: running entry points found by name (the finding, the JSON arguments and the
+//!   answers are the protocol's, [`wasmod_protocol::call`]), shared with `wasmod call`;
 //! - [`auth`]: identities and signed tokens; [`secret`]: the signing key on disk;
 //! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
 //! - [`worker`]: the module's thread; [`limits`]: calls per identity; [`metrics`]: counters;
-//! - [`error`]: the API's error codes; [`config`]: the limits' values.
+//! - [`error`]: the API's errors as HTTP answers; [`config`]: the limits' values.
+//!
+//! The messages themselves (answers, error codes, the description) are the protocol's
+//! ([`wasmod_protocol`]), which clients share.
 //!
 //! # Use
 //!
@@ -45,7 +47,6 @@
 pub mod auth;
 pub mod config;
 pub mod connections;
-pub mod describe;
 pub mod entry;
 pub mod error;
 pub mod limits;
@@ -57,7 +58,7 @@ pub mod worker;
 pub use auth::Tokens;
 pub use config::ServerConfig;
 pub use connections::{Connection, Connections};
-pub use error::{ApiError, ErrorCode};
+pub use error::{ApiError, ErrorCode, HttpError};
 pub use secret::Secret;
 
 use axum::Router;

@@ -11,7 +11,7 @@ use crate::failure::{Failure, Result};
 use crate::render;
 use crate::source::Module;
 use std::path::PathBuf;
-use wasmod_server::describe::{describe, Tables};
+use wasmod_protocol::description::{describe, Tables};
 
 /// `wasmod build`'s arguments.
 #[derive(clap::Args)]

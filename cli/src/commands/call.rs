@@ -19,12 +19,14 @@ mod remote;
 use crate::check;
 use crate::failure::{Failure, Result};
 use crate::source::Module;
+use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
 use wasmod_abi::{ConnectionId, Identity};
+use wasmod_protocol::http::CallResponse;
+use wasmod_protocol::{ApiError, ErrorBody};
 use wasmod_server::connections;
 use wasmod_server::entry::{self, Kind};
-use wasmod_server::ApiError;
 
 /// `wasmod call`'s arguments.
 #[derive(clap::Args)]
@@ -74,41 +76,24 @@ pub fn run(args: Args) -> Result {
         };
         in_process(Path::new(&args.target), &args.function, &json_args, caller)?
     };
-    println!("{:#}", answer.json());
-    if answer.is_success() {
-        Ok(())
-    } else {
-        Err(Failure::failed())
-    }
-}
-
-/// The API's answer to a call.
-pub enum Answer {
-    /// A successful call's JSON.
-    Success(Value),
-    /// A failed call's JSON (`{"error": ..}`).
-    Error(Value),
-}
-
-impl Answer {
-    fn json(&self) -> &Value {
-        match self {
-            Self::Success(json) | Self::Error(json) => json,
+    match answer {
+        Ok(response) => print_json(&response),
+        Err(error) => {
+            print_json(&ErrorBody::from(error))?;
+            Err(Failure::failed())
         }
     }
-
-    fn is_success(&self) -> bool {
-        matches!(self, Self::Success(_))
-    }
 }
 
-impl From<std::result::Result<Value, ApiError>> for Answer {
-    fn from(result: std::result::Result<Value, ApiError>) -> Self {
-        match result {
-            Ok(json) => Self::Success(json),
-            Err(error) => Self::Error(error.to_json()),
-        }
-    }
+/// The API's answer to a call: its result, or the error it was refused with.
+pub type Answer = std::result::Result<CallResponse, ApiError>;
+
+/// Prints `message` as indented JSON, the module's values included.
+fn print_json(message: &impl Serialize) -> Result {
+    let json = serde_json::to_value(message)
+        .map_err(|error| Failure::module(format!("the answer cannot be printed: {error}")))?;
+    println!("{json:#}");
+    Ok(())
 }
 
 /// Runs the call in a fresh in-memory host.
@@ -117,16 +102,15 @@ fn in_process(path: &Path, function: &str, args: &Value, caller: Identity) -> Re
     let mut loaded = check::compile_and_load(&module.wasm)?;
     let description = loaded.module().clone();
     tracing::info!(identity = %caller, "calling `{function}` in-process");
-    let result = (|| {
+    Ok((|| {
         let entry = entry::find(&description, function, &Kind::ALL)?;
         let encoded = entry.encode_args(args)?;
         if entry.kind.needs_identity() {
             connections::connect(&mut loaded, caller, ConnectionId::ZERO)?;
         }
         let outcome = entry.invocation().run(&mut loaded, caller, &encoded);
-        entry.answer(outcome).map(|result| result.to_json())
-    })();
-    Ok(result.into())
+        entry.answer(outcome)
+    })())
 }
 
 /// The JSON arguments: `--json`, or each positional argument parsed as JSON.

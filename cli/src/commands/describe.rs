@@ -6,11 +6,11 @@
 //! `--json` prints the same JSON as the server's `GET /v1/module`, private tables included.
 
 use crate::check;
-use crate::failure::Result;
+use crate::failure::{Failure, Result};
 use crate::render;
 use crate::source::Module;
 use std::path::PathBuf;
-use wasmod_server::describe::{describe, Tables};
+use wasmod_protocol::description::{describe, Tables};
 
 /// `wasmod describe`'s arguments.
 #[derive(clap::Args)]
@@ -28,7 +28,10 @@ pub fn run(args: Args) -> Result {
     let definition = check::compile_and_describe(&module.wasm)?;
     let description = describe(&definition, Tables::All);
     if args.json {
-        println!("{description:#}");
+        let json = serde_json::to_string_pretty(&description).map_err(|error| {
+            Failure::module(format!("the description cannot be printed: {error}"))
+        })?;
+        println!("{json}");
     } else {
         println!(
             "module {} ({} bytes)",

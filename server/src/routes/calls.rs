@@ -7,18 +7,18 @@
 //! reducers, procedures and per-caller views run as the token's identity; anonymous views need
 //! none.
 //!
-//! The extractors' failures are taken as values (`Result<_, ApiError>`) so that every request
+//! The extractors' failures are taken as values (`Result<_, HttpError>`) so that every request
 //! is counted in the metrics, refused ones included.
 
 use super::extract::{name, Caller, JsonBody};
 use super::Shared;
 use crate::entry::{self, Kind};
-use crate::error::ApiError;
+use crate::error::HttpError;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::Json;
-use serde_json::Value;
 use wasmod_abi::Identity;
+use wasmod_protocol::http::CallResponse;
 
 /// The entry points one route calls.
 pub(crate) trait Family {
@@ -56,9 +56,9 @@ impl Family for Views {
 pub(crate) async fn call<F: Family>(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
-    caller: Result<Caller, ApiError>,
-    args: Result<JsonBody, ApiError>,
-) -> Result<Json<Value>, ApiError> {
+    caller: Result<Caller, HttpError>,
+    args: Result<JsonBody, HttpError>,
+) -> Result<Json<CallResponse>, HttpError> {
     let work = async {
         let name = name(path)?;
         let caller = caller?;
@@ -82,7 +82,7 @@ pub(crate) async fn call<F: Family>(
                 invocation.run(module, sender, &args)
             })
             .await?;
-        entry.answer(outcome).map(|result| Json(result.to_json()))
+        entry.answer(outcome).map(Json)
     };
-    state.metrics.measure(F::METRIC, work).await
+    Ok(state.metrics.measure(F::METRIC, work).await?)
 }

@@ -1,5 +1,5 @@
-//! Typed inputs of the handlers, each failing with the API's JSON errors rather than axum's
-//! plain-text rejections.
+//! Typed inputs of the handlers, each failing with the API's JSON errors ([`HttpError`])
+//! rather than axum's plain-text rejections.
 //!
 //! - [`Caller`]: the identity of `Authorization: Bearer <token>`, if the header is there. A
 //!   header that is there must hold a valid token, whatever the route: a client with a bad
@@ -10,7 +10,7 @@
 
 use super::AppState;
 use crate::auth;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, Path, Request};
@@ -41,27 +41,25 @@ impl Caller {
 }
 
 impl FromRequestParts<Arc<AppState>> for Caller {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
     async fn from_request_parts(
         parts: &mut Parts,
         state: &Arc<AppState>,
-    ) -> Result<Self, ApiError> {
+    ) -> Result<Self, HttpError> {
         let mut headers = parts.headers.get_all(AUTHORIZATION).iter();
         let Some(header) = headers.next() else {
             return Ok(Self(None));
         };
         if headers.next().is_some() {
-            return Err(ApiError::new(
+            return Err(HttpError(ApiError::new(
                 ErrorCode::InvalidToken,
                 "send one Authorization header, not several",
-            ));
+            )));
         }
         let token = auth::bearer(header.as_bytes())?;
-        state
-            .tokens
-            .verify(token)
-            .map(|identity| Self(Some(identity)))
+        let identity = state.tokens.verify(token)?;
+        Ok(Self(Some(identity)))
     }
 }
 
@@ -70,12 +68,11 @@ impl FromRequestParts<Arc<AppState>> for Caller {
 pub(crate) struct Body(pub Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for Body {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        Bytes::from_request(request, state)
+    async fn from_request(request: Request, state: &S) -> Result<Self, HttpError> {
+        let bytes = Bytes::from_request(request, state)
             .await
-            .map(Self)
             .map_err(|rejection| {
                 if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::new(
@@ -88,7 +85,8 @@ impl<S: Send + Sync> FromRequest<S> for Body {
                         format!("the request body could not be read: {rejection}"),
                     )
                 }
-            })
+            })?;
+        Ok(Self(bytes))
     }
 }
 
@@ -97,19 +95,20 @@ impl<S: Send + Sync> FromRequest<S> for Body {
 pub(crate) struct JsonBody(pub Value);
 
 impl<S: Send + Sync> FromRequest<S> for JsonBody {
-    type Rejection = ApiError;
+    type Rejection = HttpError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+    async fn from_request(request: Request, state: &S) -> Result<Self, HttpError> {
         let Body(bytes) = Body::from_request(request, state).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok(Self(Value::Null));
         }
-        serde_json::from_slice(&bytes).map(Self).map_err(|error| {
+        let json = serde_json::from_slice(&bytes).map_err(|error| {
             ApiError::new(
                 ErrorCode::BadJson,
                 format!("the body is not valid JSON: {error}"),
             )
-        })
+        })?;
+        Ok(Self(json))
     }
 }
 

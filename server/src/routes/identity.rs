@@ -11,14 +11,14 @@
 use super::Shared;
 use crate::auth;
 use crate::connections;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::State;
 use axum::Json;
-use serde_json::{json, Value};
 use wasmod_abi::ConnectionId;
+use wasmod_protocol::http::IdentityResponse;
 
 /// `POST /v1/identity`: `{"identity": hex, "token": .., "expires_at": unix seconds}`.
-pub(crate) async fn issue(State(state): Shared) -> Result<Json<Value>, ApiError> {
+pub(crate) async fn issue(State(state): Shared) -> Result<Json<IdentityResponse>, HttpError> {
     let work = async {
         let identity = auth::new_identity().map_err(|error| {
             ApiError::new(
@@ -32,11 +32,11 @@ pub(crate) async fn issue(State(state): Shared) -> Result<Json<Value>, ApiError>
             .await??;
         let issued = state.tokens.issue(identity);
         tracing::info!(identity = %identity, "issued an identity");
-        Ok(Json(json!({
-            "identity": identity.to_hex(),
-            "token": issued.token,
-            "expires_at": issued.expires_at,
-        })))
+        Ok(Json(IdentityResponse {
+            expires_at: issued.expires_at,
+            identity,
+            token: issued.token,
+        }))
     };
-    state.metrics.measure("identity", work).await
+    Ok(state.metrics.measure("identity", work).await?)
 }

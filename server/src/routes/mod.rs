@@ -18,7 +18,7 @@ mod tables;
 
 use crate::auth::Tokens;
 use crate::config::ServerConfig;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::CallSlots;
 use crate::metrics::Metrics;
 use crate::worker::Worker;
@@ -88,28 +88,28 @@ async fn timeout(State(state): Shared, request: Request, next: Next) -> Response
     let limit = state.config.request_timeout;
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
-        Err(_) => ApiError::new(
+        Err(_) => HttpError(ApiError::new(
             ErrorCode::Timeout,
             format!("no answer within {limit:?}; a call the module had started may still complete"),
-        )
+        ))
         .into_response(),
     }
 }
 
-async fn not_found(request: Request) -> ApiError {
-    ApiError::new(
+async fn not_found(request: Request) -> HttpError {
+    HttpError(ApiError::new(
         ErrorCode::NotFound,
         format!("no route of the API matches {}", request.uri().path()),
-    )
+    ))
 }
 
-async fn method_not_allowed(request: Request) -> ApiError {
-    ApiError::new(
+async fn method_not_allowed(request: Request) -> HttpError {
+    HttpError(ApiError::new(
         ErrorCode::MethodNotAllowed,
         format!(
             "{} does not accept {}",
             request.uri().path(),
             request.method()
         ),
-    )
+    ))
 }

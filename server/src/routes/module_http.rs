@@ -15,7 +15,7 @@
 use super::extract::{Body, Caller};
 use super::Shared;
 use crate::entry::failure;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -44,9 +44,9 @@ pub(crate) async fn forward(
     method: HttpMethod,
     uri: Uri,
     headers: HeaderMap,
-    caller: Result<Caller, ApiError>,
-    body: Result<Body, ApiError>,
-) -> Result<Response, ApiError> {
+    caller: Result<Caller, HttpError>,
+    body: Result<Body, HttpError>,
+) -> Result<Response, HttpError> {
     let work = async {
         caller?;
         let Body(body) = body?;
@@ -72,7 +72,7 @@ pub(crate) async fn forward(
             .await?;
         response(outcome)
     };
-    state.metrics.measure("http", work).await
+    Ok(state.metrics.measure("http", work).await?)
 }
 
 /// The request as the module receives it.

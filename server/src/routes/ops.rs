@@ -1,12 +1,13 @@
 //! Operations: `GET /health`, `GET /metrics`, and `GET /v1/module` (the description).
 
 use super::Shared;
-use crate::describe::{describe as describe_json, Tables};
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::{json, Value};
+use wasmod_protocol::description::{describe as describe_module, Tables};
+use wasmod_protocol::ModuleDescription;
 
 /// `GET /health`: `{"status": "ok", "queue_free": n}` while the server answers.
 pub(crate) async fn health(State(state): Shared) -> Json<Value> {
@@ -22,6 +23,6 @@ pub(crate) async fn metrics(State(state): Shared) -> impl IntoResponse {
 }
 
 /// `GET /v1/module`: the module's description, public tables only.
-pub(crate) async fn describe(State(state): Shared) -> Json<Value> {
-    Json(describe_json(&state.module, Tables::PublicOnly))
+pub(crate) async fn describe(State(state): Shared) -> Json<ModuleDescription> {
+    Json(describe_module(&state.module, Tables::PublicOnly))
 }

@@ -1,5 +1,8 @@
 //! `GET /v1/tables/{name}`: the rows of a public table, as JSON.
 //!
+//! The answer is written from the encoded rows by the protocol's streaming JSON mapping
+//! ([`wasmod_protocol::json::rows_json`]), without a tree of values per row.
+//!
 //! Rows are read from the datastore directly, not on the module's thread: a read needs no
 //! wasm, and should not wait behind a slow procedure. It does wait for a reducer's transaction
 //! in progress (readers see committed states only), so it runs on the blocking pool, never on
@@ -7,19 +10,19 @@
 
 use super::extract::{name, Caller};
 use super::Shared;
-use crate::error::{ApiError, ErrorCode};
+use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::Json;
-use serde_json::{json, Value};
-use wasmod_host::value_to_json;
+use wasmod_protocol::http::TableResponse;
+use wasmod_protocol::json::rows_json;
 
 /// `GET /v1/tables/{name}`: `{"rows": [..]}`.
 pub(crate) async fn read(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
-    caller: Result<Caller, ApiError>,
-) -> Result<Json<Value>, ApiError> {
+    caller: Result<Caller, HttpError>,
+) -> Result<Json<TableResponse>, HttpError> {
     let work = async {
         let name = name(path)?;
         caller?;
@@ -47,22 +50,19 @@ pub(crate) async fn read(
             let rows = reader.datastore.begin_read().scan(id).map_err(|error| {
                 ApiError::new(ErrorCode::Internal, format!("reading `{name}`: {error:?}"))
             })?;
-            rows.iter()
-                .map(|row| {
-                    value_to_json(&row_type, &reader.module.typespace, row).map_err(|error| {
-                        ApiError::new(
-                            ErrorCode::ModuleError,
-                            format!("a row of `{name}` does not match its type: {error}"),
-                        )
-                    })
-                })
-                .collect::<Result<Vec<Value>, ApiError>>()
+            let rows = rows.iter().map(|row| &row[..]);
+            rows_json(&row_type, &reader.module.typespace, rows).map_err(|error| {
+                ApiError::new(
+                    ErrorCode::ModuleError,
+                    format!("a row of `{name}` does not match its type: {error}"),
+                )
+            })
         })
         .await
         .map_err(|error| {
             ApiError::new(ErrorCode::Internal, format!("the read failed: {error}"))
         })??;
-        Ok(Json(json!({ "rows": rows })))
+        Ok(Json(TableResponse { rows }))
     };
-    state.metrics.measure("table", work).await
+    Ok(state.metrics.measure("table", work).await?)
 }

@@ -374,3 +374,34 @@ async fn the_description_and_metrics_are_served() {
         assert!(text.contains(line), "{line} in\n{text}");
     }
 }
+
+/// The answers are typed now, and tables and results are written from encoded rows by the
+/// streaming JSON mapping; their bytes must still be what the server wrote when it built them
+/// as `serde_json::Value`s: compact, keys in sorted order at every level.
+#[tokio::test]
+async fn answers_are_written_byte_for_byte_as_before() {
+    let router = router();
+    let issued = send(&router, Method::POST, "/v1/identity", None, Body::empty()).await;
+    let (_, token) = identity(&router).await;
+    let answers = [
+        issued,
+        post(
+            &router,
+            "/v1/reducers/send",
+            Some(&token),
+            json!(["hi \"there\"\n"]),
+        )
+        .await,
+        post(&router, "/v1/views/my_messages", Some(&token), json!([])).await,
+        post(&router, "/v1/views/recent", None, json!([])).await,
+        get(&router, "/v1/tables/message").await,
+        get(&router, "/v1/tables/user").await,
+        get(&router, "/v1/tables/config").await,
+        get(&router, "/v1/module").await,
+        post(&router, "/v1/reducers/send", Some(&token), json!([1])).await,
+    ];
+    for answer in answers {
+        let body = String::from_utf8_lossy(&answer.body).into_owned();
+        assert_eq!(body, answer.json().to_string());
+    }
+}

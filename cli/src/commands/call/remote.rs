@@ -3,14 +3,18 @@
 //! The server's description (`GET /v1/module`) says what kind of entry point the name is, and
 //! so which route to post to; a name it does not list is posted as a reducer, and the server's
 //! own `no_such_entry` answer is printed. A call that runs as an identity and has no token
-//! (`--token`, `WASMOD_TOKEN`) first obtains a new identity (`POST /v1/identity`).
+//! (`--token`, `WASMOD_TOKEN`) first obtains a new identity (`POST /v1/identity`). Every
+//! answer is read as the protocol's typed message; one that is not is the server's failure.
 
 use super::Answer;
 use crate::failure::{Context, Failure, Result};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
 use ureq::Agent;
-use wasmod_server::entry::Kind;
+use wasmod_abi::EntryKind;
+use wasmod_protocol::http::{call_route, CallResponse, IdentityResponse};
+use wasmod_protocol::{ErrorBody, ModuleDescription};
 
 /// How long one request may take.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -23,70 +27,65 @@ pub fn call(base: &str, function: &str, args: &Value, token: Option<&str>) -> Re
         .timeout_global(Some(TIMEOUT))
         .build()
         .into();
-    let description = match request(&agent, "GET", &format!("{base}/v1/module"), None, None)? {
-        (200, json) => json,
-        (status, json) => {
-            return Err(Failure::usage(format!(
-                "{base} did not describe its module ({status}): {json}"
-            )))
-        }
-    };
-    let kind = kind_of(&description, function).unwrap_or(Kind::Reducer);
+    let description: ModuleDescription =
+        match request(&agent, "GET", &format!("{base}/v1/module"), None, None)? {
+            (200, text) => parse(&text, "a module description")?,
+            (status, text) => {
+                return Err(Failure::usage(format!(
+                    "{base} did not describe its module ({status}): {text}"
+                )))
+            }
+        };
+    let kind = description
+        .callable_kind(function)
+        .unwrap_or(EntryKind::Reducer);
     let token = match token {
         Some(token) => Some(token.to_owned()),
-        None if kind.needs_identity() => Some(new_token(&agent, base)?),
+        None if kind.takes_caller() => Some(new_token(&agent, base)?),
         None => None,
     };
-    let url = format!("{base}{}/{}", kind.route(), encode_segment(function));
+    let route = call_route(kind).unwrap_or("/v1/reducers");
+    let url = format!("{base}{route}/{}", encode_segment(function));
     let body = args.to_string();
-    let (status, json) = request(&agent, "POST", &url, token.as_deref(), Some(&body))?;
-    Ok(if (200..300).contains(&status) {
-        Answer::Success(json)
+    let (status, text) = request(&agent, "POST", &url, token.as_deref(), Some(&body))?;
+    if (200..300).contains(&status) {
+        Ok(Ok(parse::<CallResponse>(&text, "a call's result")?))
     } else {
-        Answer::Error(json)
-    })
-}
-
-/// The kind of the entry point `name` in a served description.
-fn kind_of(description: &Value, name: &str) -> Option<Kind> {
-    [
-        ("reducers", Kind::Reducer),
-        ("procedures", Kind::Procedure),
-        ("views", Kind::View),
-        ("anonymous_views", Kind::AnonymousView),
-    ]
-    .into_iter()
-    .find(|(key, _)| {
-        description[key]
-            .as_array()
-            .is_some_and(|list| list.iter().any(|entry| entry["name"] == name))
-    })
-    .map(|(_, kind)| kind)
+        Ok(Err(parse::<ErrorBody>(&text, "an error")?.error))
+    }
 }
 
 /// Obtains a new identity's token.
 fn new_token(agent: &Agent, base: &str) -> Result<String> {
-    let (status, json) = request(agent, "POST", &format!("{base}/v1/identity"), None, None)?;
-    match json["token"].as_str() {
-        Some(token) if status == 200 => {
-            tracing::info!(identity = %json["identity"], "obtained a new identity");
-            Ok(token.to_owned())
+    match request(agent, "POST", &format!("{base}/v1/identity"), None, None)? {
+        (200, text) => {
+            let issued: IdentityResponse = parse(&text, "a new identity")?;
+            tracing::info!(identity = %issued.identity, "obtained a new identity");
+            Ok(issued.token)
         }
-        _ => Err(Failure::module(format!(
-            "{base} issued no identity ({status}): {json}"
+        (status, text) => Err(Failure::module(format!(
+            "{base} issued no identity ({status}): {text}"
         ))),
     }
 }
 
-/// Sends one request and returns the status and the body as JSON (a body that is not JSON is
-/// returned as a JSON string).
+/// The answer `text`, which should be `what`: the server's failure if it is not.
+fn parse<T: DeserializeOwned>(text: &str, what: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|error| {
+        Failure::module(format!(
+            "the server's answer is not {what} ({error}): {text}"
+        ))
+    })
+}
+
+/// Sends one request and returns the status and the body.
 fn request(
     agent: &Agent,
     method: &str,
     url: &str,
     token: Option<&str>,
     body: Option<&str>,
-) -> Result<(u16, Value)> {
+) -> Result<(u16, String)> {
     let authorization = token.map(|token| format!("Bearer {token}"));
     let response = if method == "GET" {
         agent.get(url).call()
@@ -106,8 +105,7 @@ fn request(
         .body_mut()
         .read_to_string()
         .context(format!("reading the answer to {method} {url}"))?;
-    let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    Ok((status, json))
+    Ok((status, text))
 }
 
 /// `name` as one path segment: unreserved characters as they are, others percent-encoded.
@@ -125,24 +123,16 @@ fn encode_segment(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn kinds_come_from_the_served_description() {
-        let description = json!({
-            "reducers": [{"name": "send"}], "procedures": [{"name": "fetch"}],
-            "views": [{"name": "mine"}], "anonymous_views": [{"name": "recent"}],
-        });
-        assert_eq!(kind_of(&description, "send"), Some(Kind::Reducer));
-        assert_eq!(kind_of(&description, "fetch"), Some(Kind::Procedure));
-        assert_eq!(kind_of(&description, "mine"), Some(Kind::View));
-        assert_eq!(kind_of(&description, "recent"), Some(Kind::AnonymousView));
-        assert_eq!(kind_of(&description, "nope"), None);
-    }
 
     #[test]
     fn names_are_encoded_as_one_segment() {
         assert_eq!(encode_segment("set_name"), "set_name");
         assert_eq!(encode_segment("a/b c"), "a%2Fb%20c");
+    }
+
+    #[test]
+    fn answers_that_are_not_the_protocols_are_the_servers_failure() {
+        assert!(parse::<CallResponse>(r#"{"duration_us":1,"status":"committed"}"#, "x").is_ok());
+        assert!(parse::<CallResponse>("<html>", "a call's result").is_err());
     }
 }

@@ -1,65 +1,14 @@
-//! JSON ↔ encoded values, through a module's type description.
-//!
-//! Clients speak JSON (an HTTP API, `wasmod call`, a browser); modules speak the binary
-//! encoding of `docs/abi.md`. The host sits between them and knows a module's types only from
-//! its description ([`ModuleDef`](wasmod_abi::ModuleDef)), at run time, so the conversion is
-//! driven by an [`AlgebraicType`] and its [`Typespace`] rather than by Rust types:
-//!
-//! - [`args_from_json`]: a call's arguments, as a JSON array (positional) or an object keyed by
-//!   parameter name, into the encoded product of the parameters that `__call_*__` expects;
-//! - [`value_from_json`]: one value (a row, a key) into its encoding;
-//! - [`value_to_json`]: an encoded value (a procedure's return value, a view's rows, a table's
-//!   rows) into JSON.
-//!
-//! Both the JSON and the type are treated as hostile: nothing here panics, references are
-//! resolved through [`Typespace::resolve`] (which cannot loop), and values may nest at most
-//! [`MAX_DEPTH`] containers deep, the limit the module's own decoder applies, so a
-//! self-referential type or a deeply nested document cannot exhaust the host's stack. Errors
-//! ([`JsonError`]) name the argument, the path inside it and the type that was expected, since
-//! they are shown to whoever wrote the JSON.
-//!
-//! # The mapping
-//!
-//! | type | JSON |
-//! |---|---|
-//! | `bool` | `true` / `false` |
-//! | `i8` … `i32`, `u8` … `u32` | a number (an integral float such as `3.0` is accepted) |
-//! | `i64`, `u64`, `i128`, `u128` | a number, or a decimal string such as `"18446744073709551615"`; written as a number when its magnitude is at most 2^53 − 1 (JavaScript's `Number.MAX_SAFE_INTEGER`), as a decimal string beyond, so that no client loses precision |
-//! | `f32`, `f64` | a number; `"NaN"`, `"Infinity"` and `"-Infinity"` for the values JSON cannot write. An `f32` is written with its shortest decimal form (`0.1`, not `0.10000000149011612`) |
-//! | `String` | a string |
-//! | `Identity` | 64 hex digits (written in lower case, read in either case) |
-//! | `ConnectionId` | 32 hex digits |
-//! | `Timestamp` | microseconds since the Unix epoch, as an `i64` above; also read from an RFC 3339 date-time such as `"2024-05-01T12:30:00.25+02:00"` |
-//! | `Vec<T>` | an array (a `Vec<u8>` too: an array of numbers) |
-//! | `[T; N]` | an array of exactly `N` items |
-//! | `Option<T>` | `null` for `None`, the value for `Some`; when `T` is itself an option, `Some(x)` is `{"some": x}` so that `Some(None)` and `None` differ |
-//! | `Result<T, E>` | `{"ok": value}` or `{"err": error}` |
-//! | struct (named fields) | an object keyed by field name; an array of the fields in order is also read. Every field must be present and no other |
-//! | tuple, tuple struct | an array of the fields in order |
-//! | `()`, unit struct | `[]` (`{}` is also read) |
-//! | enum | `{"Variant": payload}`; a unit variant is the bare string `"Variant"` (and `{"Variant": []}` is also read) |
-//!
-//! Named types ([`AlgebraicType::Ref`]) map as the type they name.
-//!
-//! # Errors
-//!
-//! Messages look like `` argument `text` of reducer `send`: expected a string, found 42 `` or
-//! `` argument `pos`.x: expected u32 (0..=4294967295), found -1 ``: the argument, then the
-//! path inside it (`.field`, `[index]`, `.Variant`, `.ok`), then what was expected and what was
-//! found. [`JsonError::in_entry_point`] adds the entry point, which the functions here do not
-//! know.
+//! JSON → encoded values: a call's arguments, or one value, checked against its type.
 
-use serde_json::{Map, Number, Value as Json};
+use super::error::Segment;
+use super::{is_option, is_unit, variant_name, JsonError, MAX_SAFE_INTEGER};
+use serde_json::{Number, Value as Json};
 use std::borrow::Cow;
 use std::fmt;
 use wasmod_abi::value::MAX_DEPTH;
 use wasmod_abi::{
-    AlgebraicType, ConnectionId, Field, Identity, ParamDef, Reader, Timestamp, Typespace, Value,
+    AlgebraicType, ConnectionId, Field, Identity, ParamDef, Timestamp, Typespace, Value,
 };
-
-/// The largest magnitude every JSON reader holds exactly: 2^53 − 1 (JavaScript's
-/// `Number.MAX_SAFE_INTEGER`). Wider integers beyond it are written as decimal strings.
-pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// Encodes a call's arguments: `json` is an array of the arguments in order, or an object
 /// keyed by parameter name; the result is the encoded product of `params`.
@@ -102,133 +51,6 @@ pub fn value_from_json(
     Ok(FromJson { typespace }.value(ty, json, 0)?.to_bytes())
 }
 
-/// Renders the encoded value `bytes`, of type `ty`, as JSON.
-///
-/// Errors if `bytes` is not exactly one value of `ty` (the module broke its own description).
-pub fn value_to_json(
-    ty: &AlgebraicType,
-    typespace: &Typespace,
-    bytes: &[u8],
-) -> Result<Json, JsonError> {
-    let mut reader = Reader::new(bytes);
-    let value = Value::decode(ty, typespace, &mut reader)
-        .and_then(|value| reader.finish().map(|()| value))
-        .map_err(|error| {
-            JsonError::new(format!(
-                "the bytes are not a value of the expected type: {error}"
-            ))
-        })?;
-    ToJson { typespace }.value(ty, &value)
-}
-
-/// Why JSON could not be converted: what was expected, what was found, and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JsonError {
-    /// The entry point, such as ``reducer `send` ``, once the caller has said.
-    entry_point: Option<String>,
-    /// The argument the problem is in, for [`args_from_json`].
-    argument: Option<String>,
-    /// Where inside the value, innermost segment first (they are added as the error travels
-    /// outwards).
-    path: Vec<Segment>,
-    /// What went wrong there.
-    message: String,
-}
-
-/// One step into a value.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Segment {
-    /// A field, a variant, `ok`/`err`, or a tuple position: `.name`.
-    Name(String),
-    /// An array item: `[index]`.
-    Index(usize),
-}
-
-impl JsonError {
-    fn new(message: String) -> Self {
-        Self {
-            entry_point: None,
-            argument: None,
-            path: Vec::new(),
-            message,
-        }
-    }
-
-    /// This error, attributed to the entry point `name` of kind `kind` (such as `"reducer"`):
-    /// its message then reads `` argument `text` of reducer `send`: … ``.
-    pub fn in_entry_point(mut self, kind: &str, name: &str) -> Self {
-        self.entry_point = Some(format!("{kind} `{name}`"));
-        self
-    }
-
-    /// The argument the problem is in, if it is in one.
-    pub fn argument(&self) -> Option<&str> {
-        self.argument.as_deref()
-    }
-
-    /// Where the problem is inside the value (or the argument), such as `.pos.x` or `[2]`;
-    /// empty at the top.
-    pub fn path(&self) -> String {
-        let mut out = String::new();
-        for segment in self.path.iter().rev() {
-            match segment {
-                Segment::Name(name) => {
-                    out.push('.');
-                    out.push_str(name);
-                }
-                Segment::Index(index) => out.push_str(&format!("[{index}]")),
-            }
-        }
-        out
-    }
-
-    /// What went wrong, without the location: such as `expected a string, found 42`.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    /// This error, one step further from the value's root.
-    fn within(mut self, segment: Segment) -> Self {
-        self.path.push(segment);
-        self
-    }
-
-    /// Turns the outermost path segment (a parameter's name) into the argument.
-    fn into_argument_error(mut self) -> Self {
-        if let Some(Segment::Name(name)) = self.path.last() {
-            self.argument = Some(name.clone());
-            self.path.pop();
-        }
-        self
-    }
-}
-
-impl fmt::Display for JsonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = self.path();
-        match &self.argument {
-            Some(argument) => {
-                write!(f, "argument `{argument}`{path}")?;
-                if let Some(entry_point) = &self.entry_point {
-                    write!(f, " of {entry_point}")?;
-                }
-                f.write_str(": ")?;
-            }
-            None => {
-                if let Some(entry_point) = &self.entry_point {
-                    write!(f, "{entry_point}: ")?;
-                }
-                if !path.is_empty() {
-                    write!(f, "at {path}: ")?;
-                }
-            }
-        }
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for JsonError {}
-
 /// A field of a product or a parameter of an entry point.
 struct Member<'a> {
     name: Option<&'a str>,
@@ -254,24 +76,6 @@ fn name_list<'a>(names: impl Iterator<Item = &'a str>) -> String {
     } else {
         list.join(", ")
     }
-}
-
-/// A variant's name, or its position for a variant without one.
-fn variant_name(index: usize, variant: &Field) -> Cow<'_, str> {
-    match &variant.name {
-        Some(name) => Cow::Borrowed(name),
-        None => Cow::Owned(index.to_string()),
-    }
-}
-
-/// Whether `ty` is the empty product: the payload of a unit variant.
-fn is_unit(typespace: &Typespace, ty: &AlgebraicType) -> bool {
-    matches!(typespace.resolve(ty), Some(AlgebraicType::Product(fields)) if fields.is_empty())
-}
-
-/// Whether `ty` is an option: then an option of it writes `Some` as `{"some": ..}`.
-fn is_option(typespace: &Typespace, ty: &AlgebraicType) -> bool {
-    matches!(typespace.resolve(ty), Some(AlgebraicType::Option(_)))
 }
 
 /// Follows references to a structural type, with the name of the first named type met.
@@ -662,16 +466,15 @@ fn integer<T: Integer>(json: &Json) -> Result<T, JsonError> {
         } else {
             ""
         };
-        let mut error = mismatch(
+        let error = mismatch(
             format!("{} ({}..={}{strings})", T::NAME, T::MIN, T::MAX),
             json,
         );
         if T::WIDE && is_inexact_integer(json) {
+            error.noted(" (a JSON number this large is not exact: send it as a decimal string)")
+        } else {
             error
-                .message
-                .push_str(" (a JSON number this large is not exact: send it as a decimal string)");
         }
-        error
     })
 }
 
@@ -839,123 +642,4 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
     era * 146_097 + day_of_era - 719_468
-}
-
-/// [`Value`] → JSON, against the type it was decoded with.
-struct ToJson<'a> {
-    typespace: &'a Typespace,
-}
-
-impl ToJson<'_> {
-    fn value(&self, ty: &AlgebraicType, value: &Value) -> Result<Json, JsonError> {
-        use AlgebraicType as T;
-        let (resolved, _) = resolve(self.typespace, ty)?;
-        Ok(match (resolved, value) {
-            (_, Value::Bool(value)) => Json::Bool(*value),
-            (_, Value::I8(value)) => Json::from(*value),
-            (_, Value::U8(value)) => Json::from(*value),
-            (_, Value::I16(value)) => Json::from(*value),
-            (_, Value::U16(value)) => Json::from(*value),
-            (_, Value::I32(value)) => Json::from(*value),
-            (_, Value::U32(value)) => Json::from(*value),
-            (_, Value::I64(value)) => wide_signed((*value).into()),
-            (_, Value::U64(value)) => wide_unsigned((*value).into()),
-            (_, Value::I128(value)) => wide_signed(*value),
-            (_, Value::U128(value)) => wide_unsigned(*value),
-            // The shortest decimal that reads back as the same `f32`.
-            (_, Value::F32(value)) => {
-                float_to_json(value.to_string().parse().unwrap_or(f64::from(*value)))
-            }
-            (_, Value::F64(value)) => float_to_json(*value),
-            (_, Value::String(text)) => Json::String(text.clone()),
-            (_, Value::Identity(identity)) => Json::String(identity.to_hex()),
-            (_, Value::ConnectionId(id)) => Json::String(id.to_hex()),
-            (_, Value::Timestamp(time)) => wide_signed(time.to_micros_since_unix_epoch().into()),
-            (T::Array(element), Value::Array(items))
-            | (T::FixedArray(element, _), Value::Product(items)) => Json::Array(
-                items
-                    .iter()
-                    .map(|item| self.value(element, item))
-                    .collect::<Result<_, _>>()?,
-            ),
-            (T::Option(_), Value::Option(None)) => Json::Null,
-            (T::Option(inner), Value::Option(Some(value))) => {
-                let json = self.value(inner, value)?;
-                if is_option(self.typespace, inner) {
-                    object("some", json)
-                } else {
-                    json
-                }
-            }
-            (T::Result(ok, _), Value::Result(Ok(value))) => object("ok", self.value(ok, value)?),
-            (T::Result(_, err), Value::Result(Err(error))) => {
-                object("err", self.value(err, error)?)
-            }
-            (T::Product(fields), Value::Product(items)) if fields.len() == items.len() => {
-                let named = !fields.is_empty() && fields.iter().all(|field| field.name.is_some());
-                let jsons = fields.iter().zip(items).map(|(field, item)| {
-                    self.value(&field.ty, item)
-                        .map(|json| (field.name.clone().unwrap_or_default(), json))
-                });
-                if named {
-                    Json::Object(jsons.collect::<Result<Map<_, _>, _>>()?)
-                } else {
-                    Json::Array(
-                        jsons
-                            .map(|entry| entry.map(|(_, json)| json))
-                            .collect::<Result<_, _>>()?,
-                    )
-                }
-            }
-            (T::Sum(variants), Value::Sum { tag, value }) => {
-                let index = usize::from(*tag);
-                let variant = variants.get(index).ok_or_else(|| {
-                    JsonError::new(format!("tag {tag} names no variant of the type"))
-                })?;
-                let name = variant_name(index, variant).into_owned();
-                if is_unit(self.typespace, &variant.ty) {
-                    Json::String(name)
-                } else {
-                    object(&name, self.value(&variant.ty, value)?)
-                }
-            }
-            _ => {
-                return Err(JsonError::new(
-                    "the decoded value does not have the shape of its type".to_owned(),
-                ))
-            }
-        })
-    }
-}
-
-fn object(key: &str, value: Json) -> Json {
-    let mut map = Map::new();
-    map.insert(key.to_owned(), value);
-    Json::Object(map)
-}
-
-/// A 64- or 128-bit signed integer: a number when exact everywhere, else a decimal string.
-fn wide_signed(value: i128) -> Json {
-    match i64::try_from(value) {
-        Ok(small) if small.unsigned_abs() <= MAX_SAFE_INTEGER => Json::from(small),
-        _ => Json::String(value.to_string()),
-    }
-}
-
-/// A 64- or 128-bit unsigned integer: a number when exact everywhere, else a decimal string.
-fn wide_unsigned(value: u128) -> Json {
-    match u64::try_from(value) {
-        Ok(small) if small <= MAX_SAFE_INTEGER => Json::from(small),
-        _ => Json::String(value.to_string()),
-    }
-}
-
-/// A number, or the name of a value JSON cannot write.
-fn float_to_json(value: f64) -> Json {
-    match Number::from_f64(value) {
-        Some(number) => Json::Number(number),
-        None if value.is_nan() => Json::String("NaN".to_owned()),
-        None if value > 0.0 => Json::String("Infinity".to_owned()),
-        None => Json::String("-Infinity".to_owned()),
-    }
 }

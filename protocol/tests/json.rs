@@ -1,6 +1,10 @@
 //! JSON ↔ encoded values: the bytes agree with the static encoding both ways, every mapping
 //! rule of the module docs holds, every error names what it should, and hostile types and
 //! documents are refused without a panic.
+//!
+//! Every rendering goes through [`render`], which also checks that the streaming writer's text
+//! is byte for byte what `serde_json` writes for the same JSON: the text the tree-based mapping
+//! (`abi::Value`, then `serde_json::Value`, then `serde_json::to_string`) produced before it.
 
 use serde_json::{json, Value as Json};
 use wasmod_abi::encoding::to_vec;
@@ -9,8 +13,9 @@ use wasmod_abi::{
     AlgebraicType, ConnectionId, Field, Identity, ParamDef, SchemaType, Timestamp, TypeDef,
     Typespace,
 };
-use wasmod_host::json::MAX_SAFE_INTEGER;
-use wasmod_host::{args_from_json, value_from_json, value_to_json, JsonError};
+use wasmod_protocol::json::{
+    args_from_json, value_from_json, value_json, JsonError, MAX_SAFE_INTEGER,
+};
 
 #[derive(Clone, Debug, PartialEq, SchemaType)]
 #[wasmod(crate = wasmod_abi)]
@@ -54,6 +59,16 @@ struct Tree {
     children: Vec<Tree>,
 }
 
+/// Renders the encoded `bytes` with the streaming writer, and checks that its text is what
+/// `serde_json` writes for the JSON it holds.
+#[track_caller]
+fn render(ty: &AlgebraicType, typespace: &Typespace, bytes: &[u8]) -> Result<Json, JsonError> {
+    let text = value_json(ty, typespace, bytes)?;
+    let json: Json = serde_json::from_str(text.get()).expect("the writer writes JSON");
+    assert_eq!(text.get(), serde_json::to_string(&json).unwrap());
+    Ok(json)
+}
+
 /// The type of `T`, with its typespace.
 fn schema<T: SchemaType>() -> (AlgebraicType, Typespace) {
     let mut typespace = Typespace::default();
@@ -72,7 +87,7 @@ fn check<T: SchemaType>(value: T, json: Json, rendered: Json) {
         bytes,
         "{json} encodes as the static encoding"
     );
-    assert_eq!(value_to_json(&ty, &typespace, &bytes).unwrap(), rendered);
+    assert_eq!(render(&ty, &typespace, &bytes).unwrap(), rendered);
     assert_eq!(
         value_from_json(&ty, &typespace, &rendered).unwrap(),
         bytes,
@@ -188,7 +203,7 @@ fn floats_and_the_values_json_cannot_write() {
     let (ty, typespace) = schema::<f64>();
     let nan = value_from_json(&ty, &typespace, &json!("NaN")).unwrap();
     assert!(f64::from_le_bytes(nan.clone().try_into().unwrap()).is_nan());
-    assert_eq!(value_to_json(&ty, &typespace, &nan).unwrap(), json!("NaN"));
+    assert_eq!(render(&ty, &typespace, &nan).unwrap(), json!("NaN"));
     assert_eq!(
         error::<f64>(json!("nan")),
         r#"expected f64 (a number, "NaN", "Infinity" or "-Infinity"), found "nan""#
@@ -414,7 +429,7 @@ fn nested_user_types_round_trip() {
         },
     ];
     let (ty, typespace) = schema::<Vec<Player>>();
-    let rendered = value_to_json(&ty, &typespace, &to_vec(&rows)).unwrap();
+    let rendered = render(&ty, &typespace, &to_vec(&rows)).unwrap();
     assert_eq!(rendered[1]["owner"], Json::Null);
     assert_eq!(
         value_from_json(&ty, &typespace, &rendered).unwrap(),
@@ -571,7 +586,7 @@ fn hostile_types_are_refused_without_a_panic() {
         .unwrap_err()
         .to_string();
     assert_eq!(message, unresolved);
-    assert!(value_to_json(&AlgebraicType::Ref(0), &cycle, &[1]).is_err());
+    assert!(render(&AlgebraicType::Ref(0), &cycle, &[1]).is_err());
 
     // A struct that contains itself: no JSON can satisfy it, and none overflows the stack.
     let itself = typespace(vec![AlgebraicType::Product(vec![Field::named(
@@ -630,17 +645,14 @@ fn hostile_types_are_refused_without_a_panic() {
         Field::unnamed(AlgebraicType::U8),
     ]);
     assert_eq!(value_from_json(&unnamed, &empty, &json!("0")).unwrap(), [0]);
-    assert_eq!(
-        value_to_json(&unnamed, &empty, &[1, 9]).unwrap(),
-        json!({"1": 9})
-    );
+    assert_eq!(render(&unnamed, &empty, &[1, 9]).unwrap(), json!({"1": 9}));
 }
 
 #[test]
 fn bytes_that_do_not_match_the_type_are_refused() {
     let (ty, typespace) = schema::<Position>();
     let bytes = to_vec(&Position { x: 1, y: 2 });
-    let short = value_to_json(&ty, &typespace, &bytes[..5]).unwrap_err();
+    let short = render(&ty, &typespace, &bytes[..5]).unwrap_err();
     assert!(
         short
             .to_string()
@@ -650,11 +662,291 @@ fn bytes_that_do_not_match_the_type_are_refused() {
     let mut long = bytes.clone();
     long.push(0);
     assert_eq!(
-        value_to_json(&ty, &typespace, &long)
-            .unwrap_err()
-            .to_string(),
+        render(&ty, &typespace, &long).unwrap_err().to_string(),
         "the bytes are not a value of the expected type: 1 bytes were left after the value"
     );
     let (ty, typespace) = schema::<Shape>();
-    assert!(value_to_json(&ty, &typespace, &[7]).is_err());
+    assert!(render(&ty, &typespace, &[7]).is_err());
+}
+
+#[test]
+fn strings_are_escaped_as_serde_json_escapes_them() {
+    same(
+        "quote \" backslash \\ slash / newline \n tab \t nul \u{0} bell \u{7} del \u{7f}"
+            .to_owned(),
+        json!("quote \" backslash \\ slash / newline \n tab \t nul \u{0} bell \u{7} del \u{7f}"),
+    );
+    same(
+        "é 😀 \u{2028} \u{fffd}".to_owned(),
+        json!("é 😀 \u{2028} \u{fffd}"),
+    );
+    same(String::new(), json!(""));
+    let (ty, typespace) = schema::<String>();
+    let mut not_utf8 = to_vec(&"ab".to_owned());
+    not_utf8[4] = 0xff;
+    assert_eq!(
+        render(&ty, &typespace, &not_utf8).unwrap_err().to_string(),
+        "the bytes are not a value of the expected type: a string was not valid UTF-8"
+    );
+}
+
+#[test]
+fn nested_options_sums_arrays_and_empty_ones() {
+    same(Vec::<Position>::new(), json!([]));
+    same(vec![Vec::<u8>::new(), vec![]], json!([[], []]));
+    same(
+        vec![Some(Shape::Empty), None, Some(Shape::Circle(0.5))],
+        json!(["Empty", null, {"Circle": 0.5}]),
+    );
+    same(
+        Some(vec![Some(Some(1u8)), Some(None), None]),
+        json!([{"some": 1}, {"some": null}, null]),
+    );
+    same(Some(Some(Some(2u8))), json!({"some": {"some": 2}}));
+    same(
+        Ok::<Vec<Shape>, Option<String>>(vec![Shape::Rect {
+            width: 1,
+            height: 2,
+        }]),
+        json!({"ok": [{"Rect": {"width": 1, "height": 2}}]}),
+    );
+    same(
+        Err::<Vec<Shape>, Option<String>>(None),
+        json!({"err": null}),
+    );
+    same([[1u8, 2], [3, 4]], json!([[1, 2], [3, 4]]));
+    same((Unit, (), vec![(); 3]), json!([[], [], [[], [], []]]));
+}
+
+#[test]
+fn more_numbers_timestamps_and_identities() {
+    same(i128::MAX, json!(i128::MAX.to_string()));
+    same(u128::MIN, json!(0));
+    same(
+        -(MAX_SAFE_INTEGER as i128),
+        json!(-(MAX_SAFE_INTEGER as i64)),
+    );
+    same(
+        MAX_SAFE_INTEGER as u128 + 1,
+        json!((MAX_SAFE_INTEGER + 1).to_string()),
+    );
+    same(-0.0f64, json!(-0.0));
+    same(1e300f64, json!(1e300));
+    same(f64::MIN_POSITIVE, json!(f64::MIN_POSITIVE));
+    same(f32::MAX, json!(3.4028235e38));
+    same(f32::NEG_INFINITY, json!("-Infinity"));
+    same(1.0f32 / 3.0, json!(0.33333334));
+    let (ty, typespace) = schema::<f32>();
+    assert_eq!(
+        render(&ty, &typespace, &f32::NAN.to_le_bytes()).unwrap(),
+        json!("NaN")
+    );
+    same(
+        Timestamp::from_micros_since_unix_epoch(i64::MAX),
+        json!(i64::MAX.to_string()),
+    );
+    same(Identity::ZERO, json!("0".repeat(64)));
+    same(
+        vec![ConnectionId::ZERO],
+        json!(["00000000000000000000000000000000"]),
+    );
+}
+
+#[derive(Clone, Debug, PartialEq, SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+struct Sorted {
+    a: u8,
+    b: Unsorted,
+    c: Vec<Unsorted>,
+}
+
+#[derive(Clone, Debug, PartialEq, SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+struct Unsorted {
+    zeta: String,
+    alpha: Option<Position>,
+    mid: Shape,
+}
+
+#[test]
+fn struct_keys_are_written_in_sorted_order_at_every_level() {
+    let inner = |zeta: &str| Unsorted {
+        zeta: zeta.into(),
+        alpha: Some(Position { x: 1, y: 2 }),
+        mid: Shape::Circle(1.5),
+    };
+    let value = Sorted {
+        a: 7,
+        b: inner("b"),
+        c: vec![inner("c0"), inner("c1")],
+    };
+    let (ty, typespace) = schema::<Sorted>();
+    let text = value_json(&ty, &typespace, &to_vec(&value)).unwrap();
+    let unsorted = r#"{"alpha":{"x":1,"y":2},"mid":{"Circle":1.5},"zeta":"#;
+    assert_eq!(
+        text.get(),
+        format!(r#"{{"a":7,"b":{unsorted}"b"}},"c":[{unsorted}"c0"}},{unsorted}"c1"}}]}}"#)
+    );
+    same(
+        value,
+        json!({"a": 7, "b": {"zeta": "b", "alpha": {"x": 1, "y": 2}, "mid": {"Circle": 1.5}},
+               "c": [{"zeta": "c0", "alpha": {"x": 1, "y": 2}, "mid": {"Circle": 1.5}},
+                     {"zeta": "c1", "alpha": {"x": 1, "y": 2}, "mid": {"Circle": 1.5}}]}),
+    );
+}
+
+#[test]
+fn a_field_named_twice_is_written_once_with_its_last_value_as_in_a_map() {
+    let twice = AlgebraicType::Product(vec![
+        Field::named("b", AlgebraicType::U8),
+        Field::named("a", AlgebraicType::U8),
+        Field::named("b", AlgebraicType::String),
+    ]);
+    let mut bytes = vec![1, 2];
+    bytes.extend(to_vec(&"last".to_owned()));
+    let text = value_json(&twice, &Typespace::default(), &bytes).unwrap();
+    assert_eq!(text.get(), r#"{"a":2,"b":"last"}"#);
+}
+
+#[test]
+fn rows_are_written_as_an_array_and_a_bad_row_is_named() {
+    use wasmod_protocol::json::{rows_json, write_rows};
+    let (ty, typespace) = schema::<Position>();
+    let rows = [
+        to_vec(&Position { x: 1, y: 2 }),
+        to_vec(&Position { x: 3, y: 4 }),
+    ];
+    let text = rows_json(&ty, &typespace, rows.iter().map(Vec::as_slice)).unwrap();
+    assert_eq!(text.get(), r#"[{"x":1,"y":2},{"x":3,"y":4}]"#);
+    assert_eq!(rows_json(&ty, &typespace, []).unwrap().get(), "[]");
+
+    let mut out = b"before".to_vec();
+    let bad = [rows[0].clone(), vec![1, 2, 3]];
+    let error = write_rows(&mut out, &ty, &typespace, bad.iter().map(Vec::as_slice)).unwrap_err();
+    assert_eq!(error.path(), "[1]");
+    assert!(
+        error
+            .to_string()
+            .starts_with("at [1]: the bytes are not a value of the expected type"),
+        "{error}"
+    );
+    assert_eq!(out, b"before", "a failed write leaves the output as it was");
+}
+
+#[test]
+fn bytes_nested_too_deeply_or_counting_too_much_are_refused() {
+    // A tree 40 levels deep nests 80 containers (a struct and a `Vec` per level).
+    let mut tree = Tree {
+        label: "leaf".into(),
+        children: vec![],
+    };
+    for _ in 0..40 {
+        tree = Tree {
+            label: "node".into(),
+            children: vec![tree],
+        };
+    }
+    let (ty, typespace) = schema::<Tree>();
+    let error = render(&ty, &typespace, &to_vec(&tree)).unwrap_err();
+    assert!(
+        error.to_string().ends_with("values are nested too deeply"),
+        "{error}"
+    );
+
+    // Zero-sized items take no bytes; their count is bounded all the same.
+    let (ty, typespace) = schema::<Vec<()>>();
+    assert_eq!(
+        render(&ty, &typespace, &u32::MAX.to_le_bytes())
+            .unwrap_err()
+            .to_string(),
+        "the bytes are not a value of the expected type: a length prefix is too large"
+    );
+    let (ty, typespace) = schema::<Vec<u64>>();
+    assert!(render(&ty, &typespace, &u32::MAX.to_le_bytes()).is_err());
+}
+
+/// A small deterministic generator (xorshift), so that the fuzz test needs no dependency.
+struct Random(u64);
+
+impl Random {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, bound: usize) -> usize {
+        (self.next() % bound as u64) as usize
+    }
+}
+
+/// Whether `bytes` is exactly one value of `ty` to the reference decoder.
+fn decodes(ty: &AlgebraicType, typespace: &Typespace, bytes: &[u8]) -> bool {
+    let mut reader = wasmod_abi::Reader::new(bytes);
+    wasmod_abi::Value::decode(ty, typespace, &mut reader).is_ok() && reader.finish().is_ok()
+}
+
+#[test]
+fn random_and_damaged_bytes_never_panic_and_are_accepted_as_the_decoder_accepts_them() {
+    let player = Player {
+        id: 9,
+        name: "ada".into(),
+        position: Position { x: 3, y: 4 },
+        shape: Shape::Rect {
+            width: 5,
+            height: 6,
+        },
+        tags: vec!["a".into(), "b".into()],
+        owner: Some(Identity::from_bytes([7; 32])),
+        last_seen: Timestamp::from_micros_since_unix_epoch(1),
+    };
+    let tree = Tree {
+        label: "root".into(),
+        children: vec![Tree {
+            label: "leaf".into(),
+            children: vec![],
+        }],
+    };
+    let samples: Vec<(AlgebraicType, Typespace, Vec<u8>)> = vec![
+        {
+            let (ty, ts) = schema::<Player>();
+            (ty, ts, to_vec(&player))
+        },
+        {
+            let (ty, ts) = schema::<Tree>();
+            (ty, ts, to_vec(&tree))
+        },
+        {
+            let (ty, ts) = schema::<Vec<Option<Shape>>>();
+            (ty, ts, to_vec(&vec![Some(Shape::Circle(1.0)), None]))
+        },
+        {
+            let (ty, ts) = schema::<Option<Option<Result<i128, String>>>>();
+            (ty, ts, to_vec(&Some(Some(Err::<i128, String>("x".into())))))
+        },
+    ];
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    for (ty, typespace, valid) in &samples {
+        for round in 0..3000 {
+            let bytes: Vec<u8> = if round % 3 == 0 {
+                (0..random.below(64)).map(|_| random.next() as u8).collect()
+            } else {
+                let mut damaged = valid.clone();
+                if round % 3 == 1 && !damaged.is_empty() {
+                    let at = random.below(damaged.len());
+                    damaged[at] = random.next() as u8;
+                } else {
+                    damaged.truncate(random.below(damaged.len() + 1));
+                }
+                damaged
+            };
+            let rendered = value_json(ty, typespace, &bytes);
+            assert_eq!(
+                rendered.is_ok(),
+                decodes(ty, typespace, &bytes),
+                "{bytes:?}: {rendered:?}"
+            );
+        }
+    }
 }

@@ -1,0 +1,230 @@
+//! Calling entry points by name with JSON, the part that needs only the module's description:
+//! finding the entry point, encoding the arguments, rendering the result.
+//!
+//! The server's routes and `wasmod call` (in-process or against a server) refuse the same
+//! calls with the same codes and write the same answers because they all go through here;
+//! running the call is theirs (it needs the module).
+//!
+//! 1. [`find`] looks the name up among the kinds a route accepts, and refuses lifecycle
+//!    reducers (only the host calls them);
+//! 2. [`EntryPoint::encode_args`] converts the JSON arguments through the parameters' types,
+//!    with errors that name the parameter;
+//! 3. [`EntryPoint::returned`] renders a returned value's bytes as the API's answer, through
+//!    the streaming JSON mapping.
+
+use crate::errors::{ApiError, ErrorCode};
+use crate::http::CallResponse;
+use crate::json::{args_from_json, value_json};
+use serde_json::Value as Json;
+use std::time::Duration;
+use wasmod_abi::{AlgebraicType, EntryKind, ModuleDef, ParamDef, Typespace, ViewDef};
+
+/// An entry point found in a module's description.
+#[derive(Clone, Copy, Debug)]
+pub struct EntryPoint<'m> {
+    /// Its kind.
+    pub kind: EntryKind,
+    /// Its name.
+    pub name: &'m str,
+    /// Its parameters, after the context.
+    pub params: &'m [ParamDef],
+    /// The type it returns; `None` for reducers.
+    pub returns: Option<&'m AlgebraicType>,
+    typespace: &'m Typespace,
+}
+
+/// Finds the entry point `name` among the kinds `kinds` (reducers, procedures, views and
+/// anonymous views: the kinds called by name).
+///
+/// Fails with `no_such_entry` (saying what `name` is, if it is an entry point of another kind)
+/// or `lifecycle_reducer`.
+pub fn find<'m>(
+    module: &'m ModuleDef,
+    name: &str,
+    kinds: &[EntryKind],
+) -> Result<EntryPoint<'m>, ApiError> {
+    let entry = |kind, name: &'m str, params: &'m [ParamDef], returns| EntryPoint {
+        kind,
+        name,
+        params,
+        returns,
+        typespace: &module.typespace,
+    };
+    let returning = |list: &'m [ViewDef]| {
+        list.iter()
+            .find(|def| def.name == name)
+            .map(|def| (&def.name, &def.params, &def.returns))
+    };
+    for &kind in kinds {
+        if kind == EntryKind::Reducer {
+            if let Some(def) = module.reducers.iter().find(|def| def.name == name) {
+                if def.lifecycle.is_some() {
+                    return Err(ApiError::new(
+                        ErrorCode::LifecycleReducer,
+                        format!("`{name}` is a lifecycle reducer: only the host calls it"),
+                    ));
+                }
+                return Ok(entry(kind, &def.name, &def.params, None));
+            }
+            continue;
+        }
+        let found = match kind {
+            EntryKind::Procedure => module
+                .procedures
+                .iter()
+                .find(|def| def.name == name)
+                .map(|def| (&def.name, &def.params, &def.returns)),
+            EntryKind::View => returning(&module.views),
+            EntryKind::AnonymousView => returning(&module.anonymous_views),
+            _ => None,
+        };
+        if let Some((name, params, returns)) = found {
+            return Ok(entry(kind, name, params, Some(returns)));
+        }
+    }
+    let wanted = match kinds {
+        [EntryKind::View, EntryKind::AnonymousView]
+        | [EntryKind::AnonymousView, EntryKind::View] => "view",
+        [one] => one.as_str(),
+        _ => "reducer, procedure or view",
+    };
+    let message = match module.entry_point_names().find(|&(_, other)| other == name) {
+        Some((actual, _)) => {
+            format!("`{name}` is not a {wanted}: it is one of the module's {actual}s")
+        }
+        None => format!("the module has no {wanted} named `{name}`"),
+    };
+    Err(ApiError::new(ErrorCode::NoSuchEntry, message))
+}
+
+impl EntryPoint<'_> {
+    /// Encodes the JSON arguments (an array in parameter order, or an object keyed by
+    /// parameter name; `null` for none) as the module expects them.
+    pub fn encode_args(&self, args: &Json) -> Result<Vec<u8>, ApiError> {
+        let none = Json::Array(Vec::new());
+        let args = if args.is_null() { &none } else { args };
+        args_from_json(self.params, self.typespace, args).map_err(|error| {
+            let error = error.in_entry_point(self.kind.as_str(), self.name);
+            ApiError::new(ErrorCode::BadArguments, error.to_string())
+        })
+    }
+
+    /// The answer to a call that returned the encoded value `bytes` after `duration`: the
+    /// value in the JSON mapping of the entry point's return type, or `module_error` if the
+    /// bytes are not a value of that type.
+    pub fn returned(&self, bytes: &[u8], duration: Duration) -> Result<CallResponse, ApiError> {
+        let unit = AlgebraicType::Product(Vec::new());
+        let returns = self.returns.unwrap_or(&unit);
+        let result = value_json(returns, self.typespace, bytes).map_err(|error| {
+            ApiError::new(
+                ErrorCode::ModuleError,
+                format!(
+                    "{} `{}` returned a value that does not match its description: {error}",
+                    self.kind, self.name
+                ),
+            )
+        })?;
+        Ok(CallResponse::returned(result, duration))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wasmod_abi::{ProcedureDef, ReducerDef};
+
+    fn module() -> ModuleDef {
+        let param = |name: &str, ty| ParamDef {
+            name: name.into(),
+            ty,
+        };
+        ModuleDef {
+            reducers: vec![
+                ReducerDef {
+                    name: "init".into(),
+                    params: vec![],
+                    lifecycle: Some(wasmod_abi::Lifecycle::Init),
+                },
+                ReducerDef {
+                    name: "send".into(),
+                    params: vec![param("text", AlgebraicType::String)],
+                    lifecycle: None,
+                },
+            ],
+            procedures: vec![ProcedureDef {
+                name: "double".into(),
+                params: vec![param("n", AlgebraicType::U32)],
+                returns: AlgebraicType::U64,
+            }],
+            anonymous_views: vec![ViewDef {
+                name: "recent".into(),
+                params: vec![],
+                returns: AlgebraicType::Array(Box::new(AlgebraicType::String)),
+            }],
+            ..ModuleDef::default()
+        }
+    }
+
+    fn refused(module: &ModuleDef, name: &str, kinds: &[EntryKind]) -> ApiError {
+        find(module, name, kinds).expect_err("refused")
+    }
+
+    #[test]
+    fn entry_points_are_found_among_the_kinds_asked_for() {
+        let module = module();
+        let views = [EntryKind::View, EntryKind::AnonymousView];
+        let found = find(&module, "recent", &views).unwrap();
+        assert_eq!(
+            (found.kind, found.name),
+            (EntryKind::AnonymousView, "recent")
+        );
+        let found = find(&module, "double", &EntryKind::ALL).unwrap();
+        assert_eq!(found.kind, EntryKind::Procedure);
+
+        let lifecycle = refused(&module, "init", &[EntryKind::Reducer]);
+        assert_eq!(lifecycle.code, ErrorCode::LifecycleReducer);
+        let misplaced = refused(&module, "double", &[EntryKind::Reducer]);
+        assert_eq!(misplaced.code, ErrorCode::NoSuchEntry);
+        assert_eq!(
+            misplaced.message,
+            "`double` is not a reducer: it is one of the module's procedures"
+        );
+        assert_eq!(
+            refused(&module, "nope", &views).message,
+            "the module has no view named `nope`"
+        );
+        assert_eq!(
+            refused(&module, "nope", &EntryKind::ALL).message,
+            "the module has no reducer, procedure or view named `nope`"
+        );
+    }
+
+    #[test]
+    fn arguments_are_encoded_and_results_rendered() {
+        let module = module();
+        let send = find(&module, "send", &[EntryKind::Reducer]).unwrap();
+        assert_eq!(send.encode_args(&json!(["hi"])).unwrap(), b"\x02\0\0\0hi");
+        let wrong = send.encode_args(&json!([1])).unwrap_err();
+        assert_eq!(wrong.code, ErrorCode::BadArguments);
+        assert_eq!(
+            wrong.message,
+            "argument `text` of reducer `send`: expected a string, found 1"
+        );
+
+        let recent = find(&module, "recent", &[EntryKind::AnonymousView]).unwrap();
+        assert!(recent.encode_args(&Json::Null).unwrap().is_empty());
+        let mut rows = 1u32.to_le_bytes().to_vec();
+        rows.extend(b"\x01\0\0\0a");
+        let answer = recent.returned(&rows, Duration::from_micros(5)).unwrap();
+        assert_eq!(
+            serde_json::to_string(&answer).unwrap(),
+            r#"{"duration_us":5,"result":["a"],"status":"returned"}"#
+        );
+        let broken = recent.returned(&[9], Duration::ZERO).unwrap_err();
+        assert_eq!(broken.code, ErrorCode::ModuleError);
+        assert!(broken
+            .message
+            .starts_with("anonymous view `recent` returned a value that does not match"));
+    }
+}

@@ -1,0 +1,272 @@
+//! A module's description for people and clients, as typed data: types written as in Rust,
+//! columns by name, ids shown.
+//!
+//! The ABI's [`ModuleDef`](wasmod_abi::ModuleDef) is built for the host (types are trees of
+//! [`AlgebraicType`](wasmod_abi::AlgebraicType)s with references into a typespace, columns
+//! are positions). Clients want names: `Vec<Message>`, not `Array(Ref(0))`;
+//! `primary_key: "id"`, not `Some(0)`. [`describe`] builds a [`ModuleDescription`] that way;
+//! the server's `GET /v1/module` answers it (public tables only), `wasmod describe --json`
+//! prints it (every table), and `wasmod describe` and `wasmod call` read it back, typed.
+//! [`type_name`] is the one type renderer all of them use.
+//!
+//! Fields are declared in alphabetical order, which is also the order they are written in:
+//! the order the description has always had, when it was built as `serde_json` maps.
+
+mod build;
+mod type_name;
+
+pub use build::{describe, Tables};
+pub use lifecycle::name as lifecycle_name;
+pub use type_name::type_name;
+
+use serde::{Deserialize, Serialize, Serializer};
+use wasmod_abi::{EntryKind, Lifecycle};
+
+/// A module's description: its tables, its entry points by category with their ids, and its
+/// named types.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleDescription {
+    /// Views that do not see their caller.
+    pub anonymous_views: Vec<FunctionDescription>,
+    /// HTTP handlers.
+    pub http_handlers: Vec<HttpHandlerDescription>,
+    /// Procedures.
+    pub procedures: Vec<FunctionDescription>,
+    /// Reducers, lifecycle ones included.
+    pub reducers: Vec<ReducerDescription>,
+    /// Tables (only the public ones, as the server describes the module to clients).
+    pub tables: Vec<TableDescription>,
+    /// Named types: structs, enums and aliases.
+    pub types: Vec<TypeDescription>,
+    /// Views that see their caller.
+    pub views: Vec<FunctionDescription>,
+}
+
+impl ModuleDescription {
+    /// The kind of the entry point named `name` that clients call by name (a reducer, a
+    /// procedure or a view), if the module has one.
+    pub fn callable_kind(&self, name: &str) -> Option<EntryKind> {
+        let named = |list: &[FunctionDescription]| list.iter().any(|entry| entry.name == name);
+        if self.reducers.iter().any(|reducer| reducer.name == name) {
+            Some(EntryKind::Reducer)
+        } else if named(&self.procedures) {
+            Some(EntryKind::Procedure)
+        } else if named(&self.views) {
+            Some(EntryKind::View)
+        } else if named(&self.anonymous_views) {
+            Some(EntryKind::AnonymousView)
+        } else {
+            None
+        }
+    }
+}
+
+/// A table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableDescription {
+    /// The columns whose values the host generates, by name.
+    pub auto_inc: Vec<String>,
+    /// The columns, in order.
+    pub columns: Vec<Typed>,
+    /// The table's id.
+    pub id: u32,
+    /// Its indexes.
+    pub indexes: Vec<IndexDescription>,
+    /// Its name.
+    pub name: String,
+    /// The primary key column, by name.
+    pub primary_key: Option<String>,
+    /// Whether clients may read it.
+    pub public: bool,
+    /// The type of its rows, written as in Rust.
+    pub row_type: String,
+}
+
+/// A name with a type written as in Rust: a column, a parameter, a struct's field.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Typed {
+    /// The name.
+    pub name: String,
+    /// The type, such as `Vec<Message>`.
+    #[serde(rename = "type")]
+    pub ty: String,
+}
+
+/// An index of a table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexDescription {
+    /// The indexed columns, by name, in key order.
+    pub columns: Vec<String>,
+    /// The index's id within its table.
+    pub id: u32,
+    /// Its name.
+    pub name: String,
+    /// Whether two rows may not share a key.
+    pub unique: bool,
+}
+
+/// A reducer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReducerDescription {
+    /// Its id among the reducers.
+    pub id: u32,
+    /// Its lifecycle role: `"init"`, `"client_connected"`, `"client_disconnected"` or `null`.
+    #[serde(with = "lifecycle")]
+    pub lifecycle: Option<Lifecycle>,
+    /// Its name.
+    pub name: String,
+    /// Its parameters, after the context.
+    pub params: Vec<Typed>,
+}
+
+/// A procedure or a view: an entry point that returns a value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionDescription {
+    /// Its id among the entry points of its kind.
+    pub id: u32,
+    /// Its name.
+    pub name: String,
+    /// Its parameters, after the context.
+    pub params: Vec<Typed>,
+    /// The type it returns, written as in Rust.
+    pub returns: String,
+}
+
+/// An HTTP handler.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HttpHandlerDescription {
+    /// Its id among the HTTP handlers.
+    pub id: u32,
+    /// The method it answers, such as `GET`.
+    pub method: String,
+    /// Its name.
+    pub name: String,
+    /// The path it answers, under `/v1/http`.
+    pub path: String,
+}
+
+/// A named type of the module: `{"kind": "struct" | "enum" | "alias", "name": .., ..}`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TypeDescription {
+    /// A struct (a product with named or positional fields).
+    Struct {
+        /// The type's name.
+        name: String,
+        /// Its fields, in order (positional ones named by position).
+        fields: Vec<Typed>,
+    },
+    /// An enum.
+    Enum {
+        /// The type's name.
+        name: String,
+        /// Its variants, in order.
+        variants: Vec<VariantDescription>,
+    },
+    /// Another name for a type.
+    Alias {
+        /// The type's name.
+        name: String,
+        /// The type it names.
+        #[serde(rename = "type")]
+        ty: String,
+    },
+}
+
+impl TypeDescription {
+    /// The type's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Struct { name, .. } | Self::Enum { name, .. } | Self::Alias { name, .. } => name,
+        }
+    }
+}
+
+/// Written with its keys in alphabetical order, `kind` among them (a derived, internally
+/// tagged `Serialize` would write `kind` first).
+impl Serialize for TypeDescription {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("TypeDescription", 3)?;
+        match self {
+            Self::Struct { name, fields } => {
+                out.serialize_field("fields", fields)?;
+                out.serialize_field("kind", "struct")?;
+                out.serialize_field("name", name)?;
+            }
+            Self::Enum { name, variants } => {
+                out.serialize_field("kind", "enum")?;
+                out.serialize_field("name", name)?;
+                out.serialize_field("variants", variants)?;
+            }
+            Self::Alias { name, ty } => {
+                out.serialize_field("kind", "alias")?;
+                out.serialize_field("name", name)?;
+                out.serialize_field("type", ty)?;
+            }
+        }
+        out.end()
+    }
+}
+
+/// A variant of an enum.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VariantDescription {
+    /// The variant's name (its position, for an unnamed one).
+    pub name: String,
+    /// Its payload's type, or `None` for a unit variant.
+    #[serde(rename = "type")]
+    pub payload: Option<String>,
+}
+
+/// A lifecycle role as its name: `init`, `client_connected`, `client_disconnected`.
+mod lifecycle {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::borrow::Cow;
+    use wasmod_abi::Lifecycle;
+
+    /// Every role this version knows, with its name.
+    const ROLES: [(Lifecycle, &str); 3] = [
+        (Lifecycle::Init, "init"),
+        (Lifecycle::ClientConnected, "client_connected"),
+        (Lifecycle::ClientDisconnected, "client_disconnected"),
+    ];
+
+    /// The name of a lifecycle role, as the description writes it: `init`,
+    /// `client_connected`, `client_disconnected`; `None` for a role this version does not
+    /// know.
+    pub fn name(role: Lifecycle) -> Option<&'static str> {
+        ROLES
+            .iter()
+            .find(|(known, _)| *known == role)
+            .map(|(_, name)| *name)
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        role: &Option<Lifecycle>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match role {
+            None => serializer.serialize_none(),
+            Some(role) => match name(*role) {
+                Some(name) => serializer.serialize_some(name),
+                None => Err(serde::ser::Error::custom(format!(
+                    "a lifecycle role this version cannot name: {role:?}"
+                ))),
+            },
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Lifecycle>, D::Error> {
+        let Some(text) = Option::<Cow<'de, str>>::deserialize(deserializer)? else {
+            return Ok(None);
+        };
+        ROLES
+            .iter()
+            .find(|(_, name)| *name == text)
+            .map(|(role, _)| Some(*role))
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown lifecycle role `{text}`")))
+    }
+}

@@ -1,0 +1,190 @@
+//! The WebSocket protocol's messages, in its two encodings.
+//!
+//! A client picks an encoding by the WebSocket subprotocol it asks for: [`BIN_PROTOCOL`]
+//! (`v1.bin.wasmod`), the wasmod value encoding of `docs/abi.md`, compact and what the SDKs
+//! speak; or [`JSON_PROTOCOL`] (`v1.json.wasmod`), for clients without the SDK and for people
+//! reading the traffic. Both carry the same messages, one Rust type each:
+//! [`ClientMessage`] (client → server) and [`ServerMessage`] (server → client).
+//!
+//! What differs between the encodings is how the module's own values travel, so the message
+//! types take them as type parameters:
+//!
+//! | | binary | JSON |
+//! |---|---|---|
+//! | a call's arguments | their encoding (`Vec<u8>`) | a JSON array or object, as the HTTP API takes |
+//! | rows | a [`RowList`]: encoded rows sharing one buffer | a JSON array of values of the row type |
+//! | a returned value | its encoding (`Vec<u8>`) | its JSON |
+//!
+//! The aliases [`BinaryClientMessage`], [`JsonClientMessage`], [`BinaryServerMessage`] and
+//! [`JsonServerMessage`] name the four instances. The JSON of values is the JSON mapping
+//! ([`crate::json`]); a binary row list is rendered as JSON from its bytes by
+//! [`RowList::to_json`] (or [`RowTypes`], which finds a table's row type by name), without
+//! decoding rows into trees.
+//!
+//! # Framing
+//!
+//! A binary message is one WebSocket binary frame. A server message starts with a
+//! compression byte ([`Compression`]), then the message, compressed or not: `0` is none;
+//! `1` (brotli) and `2` (gzip) are reserved and not produced yet, and a reader refuses them
+//! with a clear error until they are. A client message has no compression byte. A JSON
+//! message is one text frame: `{"CallReducer": {..}}`, written the way the value mapping
+//! writes values (enums as `{"Variant": payload}` or a unit variant's name, results as
+//! `{"ok": ..}` or `{"err": ..}`, identities as hex, timestamps as microseconds), except that
+//! the protocol's own integers (ids, offsets) are always numbers.
+//!
+//! Decoding never panics: bytes or text that are not a message give a [`MessageError`].
+
+mod client;
+mod fields;
+mod rows;
+mod server;
+
+pub use client::ClientMessage;
+pub use rows::{RowList, RowTypes};
+pub use server::{
+    EntryPointName, QuerySetUpdate, ServerMessage, TableRows, TableUpdate, TransactionUpdate,
+    UpdateStatus,
+};
+
+use serde_json::value::RawValue;
+use std::fmt;
+use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::DecodeError;
+
+/// The WebSocket subprotocol of binary messages.
+pub const BIN_PROTOCOL: &str = "v1.bin.wasmod";
+
+/// The WebSocket subprotocol of JSON messages.
+pub const JSON_PROTOCOL: &str = "v1.json.wasmod";
+
+/// A client message of the binary protocol.
+pub type BinaryClientMessage = ClientMessage<Vec<u8>>;
+
+/// A client message of the JSON protocol.
+pub type JsonClientMessage = ClientMessage<serde_json::Value>;
+
+/// A server message of the binary protocol.
+pub type BinaryServerMessage = ServerMessage<RowList, Vec<u8>>;
+
+/// A server message of the JSON protocol.
+pub type JsonServerMessage = ServerMessage<Box<RawValue>, Box<RawValue>>;
+
+/// The first byte of a binary server message: how the rest is compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Compression {
+    /// Not compressed (`0`).
+    None,
+    /// Brotli (`1`): reserved, not produced yet.
+    Brotli,
+    /// Gzip (`2`): reserved, not produced yet.
+    Gzip,
+}
+
+impl Compression {
+    /// The byte that announces this compression.
+    pub const fn tag(self) -> u8 {
+        match self {
+            Self::None => 0,
+            Self::Brotli => 1,
+            Self::Gzip => 2,
+        }
+    }
+}
+
+/// Why bytes or text are not a message.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum MessageError {
+    /// A binary message that does not decode.
+    Binary(DecodeError),
+    /// A JSON message that does not parse as one.
+    Json(serde_json::Error),
+    /// A binary server message compressed in a way this version does not read.
+    Compression(u8),
+    /// A binary server message without its compression byte.
+    Empty,
+}
+
+impl fmt::Display for MessageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Binary(error) => write!(f, "not a binary message: {error}"),
+            Self::Json(error) => write!(f, "not a JSON message: {error}"),
+            Self::Compression(1) => f.write_str(
+                "the message is brotli-compressed (compression 1), which this version does not read yet",
+            ),
+            Self::Compression(2) => f.write_str(
+                "the message is gzip-compressed (compression 2), which this version does not read yet",
+            ),
+            Self::Compression(tag) => write!(f, "unknown compression {tag}"),
+            Self::Empty => f.write_str("an empty message (a server message starts with its compression byte)"),
+        }
+    }
+}
+
+impl std::error::Error for MessageError {}
+
+impl BinaryClientMessage {
+    /// The message as one binary frame.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        to_vec(self)
+    }
+
+    /// The message in a binary frame.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, MessageError> {
+        from_slice(bytes).map_err(MessageError::Binary)
+    }
+}
+
+impl BinaryServerMessage {
+    /// The message as one binary frame, uncompressed: the compression byte `0`, then the
+    /// message.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(1 + wasmod_abi::Encode::encoded_len(self));
+        out.push(Compression::None.tag());
+        wasmod_abi::Encode::encode(self, &mut out);
+        out
+    }
+
+    /// The message in a binary frame, after its compression byte.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, MessageError> {
+        match bytes.split_first() {
+            None => Err(MessageError::Empty),
+            Some((&tag, message)) if tag == Compression::None.tag() => {
+                from_slice(message).map_err(MessageError::Binary)
+            }
+            Some((&tag, _)) => Err(MessageError::Compression(tag)),
+        }
+    }
+}
+
+impl JsonClientMessage {
+    /// The message as one text frame.
+    pub fn to_json(&self) -> String {
+        json_text(self)
+    }
+
+    /// The message in a text frame.
+    pub fn from_json(text: &str) -> Result<Self, MessageError> {
+        serde_json::from_str(text).map_err(MessageError::Json)
+    }
+}
+
+impl JsonServerMessage {
+    /// The message as one text frame.
+    pub fn to_json(&self) -> String {
+        json_text(self)
+    }
+
+    /// The message in a text frame.
+    pub fn from_json(text: &str) -> Result<Self, MessageError> {
+        serde_json::from_str(text).map_err(MessageError::Json)
+    }
+}
+
+/// A message's JSON text. Messages have string keys only and their values are valid JSON, so
+/// serialising cannot fail.
+fn json_text(message: &impl serde::Serialize) -> String {
+    serde_json::to_string(message).unwrap_or_default()
+}

@@ -1,0 +1,163 @@
+//! Server → client: [`ServerMessage`] and the parts of its messages.
+
+use super::fields::{entry_kind, micros, result};
+use crate::errors::ApiError;
+use serde::{Deserialize, Serialize};
+use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
+
+/// What the server sends over a client's WebSocket.
+///
+/// `Rows` is how rows travel ([`RowList`](super::RowList) in binary, a JSON array of values
+/// in JSON) and `Value` how a call's returned value does (its encoding in binary, its JSON in
+/// JSON). See [`BinaryServerMessage`](super::BinaryServerMessage) and
+/// [`JsonServerMessage`](super::JsonServerMessage).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+#[serde(bound(
+    serialize = "Rows: Serialize, Value: Serialize",
+    deserialize = "Rows: Deserialize<'de>, Value: Deserialize<'de>"
+))]
+#[non_exhaustive]
+pub enum ServerMessage<Rows, Value> {
+    /// The connection's identity, a token for it, and the connection's id: the first message
+    /// of every connection.
+    IdentityToken {
+        /// The identity the connection runs as.
+        #[serde(with = "crate::hex")]
+        identity: Identity,
+        /// A token for it, for later connections and HTTP calls.
+        token: String,
+        /// This connection's id.
+        #[serde(with = "crate::hex")]
+        connection_id: ConnectionId,
+    },
+    /// A query set's rows, once it is subscribed.
+    SubscribeApplied {
+        /// The query set's id, as the client gave it.
+        query_set_id: u32,
+        /// The transaction offset the rows are as of: later updates follow it.
+        offset: u64,
+        /// The matching rows, per table (only what changed since `resume_from` when
+        /// `resumed`).
+        tables: Vec<TableRows<Rows>>,
+        /// Whether the server resumed from the client's `resume_from` offset: the rows are
+        /// then the changes since it, to apply to what the client holds, rather than the
+        /// whole state.
+        resumed: bool,
+    },
+    /// A commit, or the failure of the caller's own reducer call.
+    TransactionUpdate(TransactionUpdate<Rows>),
+    /// The answer to a procedure or view call (which make no commit).
+    CallResult {
+        /// The call's `request_id`.
+        request_id: u32,
+        /// The returned value, or why the call failed.
+        #[serde(with = "result")]
+        result: Result<Value, ApiError>,
+    },
+    /// A query set could not be subscribed (or can no longer be evaluated).
+    SubscriptionError {
+        /// The query set's id.
+        query_set_id: u32,
+        /// Why, for people.
+        message: String,
+    },
+    /// The answer to a one-off query.
+    OneOffQueryResult {
+        /// The query's `request_id`.
+        request_id: u32,
+        /// The selected rows per table, or why the query failed.
+        #[serde(with = "result")]
+        result: Result<Vec<TableRows<Rows>>, String>,
+    },
+}
+
+/// One table's rows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+pub struct TableRows<Rows> {
+    /// The table's name.
+    pub table: String,
+    /// Its rows.
+    pub rows: Rows,
+}
+
+/// A transaction: what made it, how it ended, and what it changed in the client's query
+/// sets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+pub struct TransactionUpdate<Rows> {
+    /// The transaction's offset in the commit log; for a failed or aborted call (sent to its
+    /// caller only), the offset of the last commit before it.
+    pub offset: u64,
+    /// When the transaction ran.
+    #[serde(with = "micros")]
+    pub timestamp: Timestamp,
+    /// Who made the call.
+    #[serde(with = "crate::hex")]
+    pub caller_identity: Identity,
+    /// Over which connection (zero for calls without one, such as HTTP calls).
+    #[serde(with = "crate::hex")]
+    pub caller_connection_id: ConnectionId,
+    /// The entry point that ran.
+    pub entry_point: EntryPointName,
+    /// How it ended.
+    pub status: UpdateStatus,
+    /// In the update sent to the caller of a reducer over this connection, the call's
+    /// `request_id`: the status is then the call's answer.
+    pub request_id: Option<u32>,
+    /// What changed in each of the client's query sets that the transaction touched.
+    pub changes: Vec<QuerySetUpdate<Rows>>,
+}
+
+/// An entry point by kind and name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+pub struct EntryPointName {
+    /// Its kind, written as its word in JSON (`"reducer"`, `"http handler"`).
+    #[serde(with = "entry_kind")]
+    pub kind: EntryKind,
+    /// Its name.
+    pub name: String,
+}
+
+/// How a transaction ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+#[non_exhaustive]
+pub enum UpdateStatus {
+    /// It committed.
+    Committed,
+    /// The entry point returned an error; nothing was committed.
+    Failed {
+        /// The module's message.
+        message: String,
+    },
+    /// The module trapped, panicked or ran out of time or memory; nothing was committed.
+    Aborted {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// What one transaction changed in one query set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+pub struct QuerySetUpdate<Rows> {
+    /// The query set's id.
+    pub query_set_id: u32,
+    /// The changes, per table.
+    pub tables: Vec<TableUpdate<Rows>>,
+}
+
+/// What one transaction changed in one table, as far as a query set sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+pub struct TableUpdate<Rows> {
+    /// The table's name.
+    pub table: String,
+    /// The rows that entered the query set.
+    pub inserts: Rows,
+    /// The rows that left it.
+    pub deletes: Rows,
+}
