@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 use std::fmt::Write as _;
+use wasmod_abi::EntryKind;
 
 /// The whole description: tables, entry points, types.
 pub fn description(json: &Value) -> String {
@@ -17,25 +18,26 @@ pub fn description(json: &Value) -> String {
 
 /// The entry points by category, with their ids.
 pub fn entry_points(json: &Value, out: &mut String) {
-    section(out, "reducers", &json["reducers"], |out, reducer| {
+    let list = |kind: EntryKind| &json[kind.list()];
+    section(out, "reducers", list(EntryKind::Reducer), |out, reducer| {
         let _ = write!(out, "{}", signature(reducer));
         if let Some(lifecycle) = reducer["lifecycle"].as_str() {
             let _ = write!(out, "  [lifecycle: {lifecycle}]");
         }
     });
-    for (title, key) in [
-        ("procedures", "procedures"),
-        ("views (per caller)", "views"),
-        ("anonymous views", "anonymous_views"),
+    for (title, kind) in [
+        ("procedures", EntryKind::Procedure),
+        ("views (per caller)", EntryKind::View),
+        ("anonymous views", EntryKind::AnonymousView),
     ] {
-        section(out, title, &json[key], |out, entry| {
+        section(out, title, list(kind), |out, entry| {
             let _ = write!(out, "{} -> {}", signature(entry), text(&entry["returns"]));
         });
     }
     section(
         out,
         "http handlers",
-        &json["http_handlers"],
+        list(EntryKind::HttpHandler),
         |out, handler| {
             let _ = write!(
                 out,

@@ -39,7 +39,7 @@ pub fn describe(module: &ModuleDef, tables: Tables) -> Value {
                 "id": id,
                 "name": def.name,
                 "params": params_json(&def.params, typespace),
-                "lifecycle": def.lifecycle.map(lifecycle_name),
+                "lifecycle": def.lifecycle.map(Lifecycle::as_str),
             })
         })
         .collect();
@@ -138,15 +138,6 @@ fn shown_types(module: &ModuleDef, tables: Tables) -> Vec<bool> {
         }
     }
     shown
-}
-
-/// The name of a lifecycle role, as the JSON writes it.
-pub fn lifecycle_name(lifecycle: Lifecycle) -> &'static str {
-    match lifecycle {
-        Lifecycle::Init => "init",
-        Lifecycle::ClientConnected => "client_connected",
-        Lifecycle::ClientDisconnected => "client_disconnected",
-    }
 }
 
 /// `ty` written as in Rust: `u64`, `String`, `Vec<Message>`, `Option<(u32, bool)>`,

@@ -4,8 +4,9 @@
 //! `wasmod call` (which runs a module in-process) behave the same way, refuse the same calls
 //! with the same codes and print the same JSON:
 //!
-//! 1. [`find`] looks the name up in the description, among the kinds a route accepts, and
-//!    refuses lifecycle reducers (only the host calls them);
+//! 1. [`find`] looks the name up in the description, among the kinds
+//!    ([`EntryKind`]s) a route accepts, and refuses lifecycle reducers (only the host calls
+//!    them);
 //! 2. [`Entry::encode_args`] converts the JSON arguments through the parameters' types, with
 //!    errors that name the parameter;
 //! 3. [`Invocation::run`] calls the module (on whatever thread owns it);
@@ -15,54 +16,27 @@
 use crate::error::{ApiError, ErrorCode};
 use serde_json::{json, Value};
 use std::time::Duration;
-use wasmod_abi::{AlgebraicType, ConnectionId, Errno, Identity, ModuleDef, ParamDef};
+use wasmod_abi::{
+    AlgebraicType, ConnectionId, EntryKind, EntryPoint, Errno, Identity, ModuleDef, ParamDef,
+};
 use wasmod_host::{args_from_json, value_to_json, Outcome, WasmModule};
 
-/// The kinds of entry point clients call by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// A reducer: runs in a transaction, returns nothing.
-    Reducer,
-    /// A procedure: runs outside a transaction, returns a value.
-    Procedure,
-    /// A view that sees its caller.
-    View,
-    /// A view that does not see its caller.
-    AnonymousView,
-}
+/// The kinds of entry point clients call by name (HTTP handlers are called by route).
+pub const CALLED_BY_NAME: [EntryKind; 4] = [
+    EntryKind::Reducer,
+    EntryKind::Procedure,
+    EntryKind::View,
+    EntryKind::AnonymousView,
+];
 
-impl Kind {
-    /// Every kind.
-    pub const ALL: [Kind; 4] = [
-        Self::Reducer,
-        Self::Procedure,
-        Self::View,
-        Self::AnonymousView,
-    ];
-
-    /// The kind as messages and metrics name it: `reducer`, `procedure`, `view`,
-    /// `anonymous view`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Reducer => "reducer",
-            Self::Procedure => "procedure",
-            Self::View => "view",
-            Self::AnonymousView => "anonymous view",
-        }
-    }
-
-    /// Whether a call of this kind runs as an identity (every kind but anonymous views).
-    pub const fn needs_identity(self) -> bool {
-        !matches!(self, Self::AnonymousView)
-    }
-
-    /// The path of the API that calls entry points of this kind, such as `/v1/reducers`.
-    pub const fn route(self) -> &'static str {
-        match self {
-            Self::Reducer => "/v1/reducers",
-            Self::Procedure => "/v1/procedures",
-            Self::View | Self::AnonymousView => "/v1/views",
-        }
+/// The path of the API that calls entry points of `kind` by name, such as `/v1/reducers`;
+/// `None` for kinds not called by name.
+pub const fn route(kind: EntryKind) -> Option<&'static str> {
+    match kind {
+        EntryKind::Reducer => Some("/v1/reducers"),
+        EntryKind::Procedure => Some("/v1/procedures"),
+        EntryKind::View | EntryKind::AnonymousView => Some("/v1/views"),
+        _ => None,
     }
 }
 
@@ -70,7 +44,7 @@ impl Kind {
 #[derive(Clone, Copy, Debug)]
 pub struct Entry<'m> {
     /// Its kind.
-    pub kind: Kind,
+    pub kind: EntryKind,
     /// Its name.
     pub name: &'m str,
     /// Its parameters, after the context.
@@ -84,51 +58,42 @@ pub struct Entry<'m> {
 ///
 /// Fails with `no_such_entry` (saying what `name` is, if it is an entry point of another kind)
 /// or `lifecycle_reducer`.
-pub fn find<'m>(module: &'m ModuleDef, name: &str, kinds: &[Kind]) -> Result<Entry<'m>, ApiError> {
-    let entry = |kind, name: &'m str, params: &'m [ParamDef], returns| Entry {
+pub fn find<'m>(
+    module: &'m ModuleDef,
+    name: &str,
+    kinds: &[EntryKind],
+) -> Result<Entry<'m>, ApiError> {
+    let found = kinds.iter().find_map(|&kind| {
+        module
+            .entry_points_of(kind)
+            .find(|entry| entry.name == name)
+    });
+    if let Some(EntryPoint {
         kind,
         name,
         params,
         returns,
-        module,
-    };
-    for &kind in kinds {
-        let found = match kind {
-            Kind::Reducer => module
-                .reducers
-                .iter()
-                .find(|def| def.name == name)
-                .map(|def| {
-                    if def.lifecycle.is_some() {
-                        return Err(ApiError::new(
-                            ErrorCode::LifecycleReducer,
-                            format!("`{name}` is a lifecycle reducer: only the host calls it"),
-                        ));
-                    }
-                    Ok(entry(kind, &def.name, &def.params, None))
-                }),
-            Kind::Procedure => module
-                .procedures
-                .iter()
-                .find(|def| def.name == name)
-                .map(|def| Ok(entry(kind, &def.name, &def.params, Some(&def.returns)))),
-            Kind::View | Kind::AnonymousView => {
-                let list = if kind == Kind::View {
-                    &module.views
-                } else {
-                    &module.anonymous_views
-                };
-                list.iter()
-                    .find(|def| def.name == name)
-                    .map(|def| Ok(entry(kind, &def.name, &def.params, Some(&def.returns))))
-            }
-        };
-        if let Some(found) = found {
-            return found;
+        lifecycle,
+        ..
+    }) = found
+    {
+        if lifecycle.is_some() {
+            return Err(ApiError::new(
+                ErrorCode::LifecycleReducer,
+                format!("`{name}` is a lifecycle reducer: only the host calls it"),
+            ));
         }
+        return Ok(Entry {
+            kind,
+            name,
+            params,
+            returns,
+            module,
+        });
     }
     let wanted = match kinds {
-        [Kind::View, Kind::AnonymousView] | [Kind::AnonymousView, Kind::View] => "view",
+        [EntryKind::View, EntryKind::AnonymousView]
+        | [EntryKind::AnonymousView, EntryKind::View] => "view",
         [one] => one.as_str(),
         _ => "reducer, procedure or view",
     };
@@ -190,18 +155,23 @@ impl Entry<'_> {
 /// A call to run on the thread that owns the module.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invocation {
-    kind: Kind,
+    kind: EntryKind,
     name: String,
 }
 
 impl Invocation {
-    /// Runs the call as `caller` (ignored by anonymous views) with the encoded `args`.
+    /// Runs the call as `caller` (ignored by anonymous views) with the encoded `args`. A kind
+    /// not [called by name](CALLED_BY_NAME) is refused with `NO_SUCH_ENTRY`.
     pub fn run(&self, module: &mut WasmModule, caller: Identity, args: &[u8]) -> Outcome {
         let name = &self.name;
         match self.kind {
-            Kind::Reducer => module.call_reducer(name, caller, ConnectionId::ZERO, args),
-            Kind::Procedure => module.call_procedure(name, caller, ConnectionId::ZERO, args),
-            Kind::View | Kind::AnonymousView => module.call_view(name, caller, args),
+            EntryKind::Reducer => module.call_reducer(name, caller, ConnectionId::ZERO, args),
+            EntryKind::Procedure => module.call_procedure(name, caller, ConnectionId::ZERO, args),
+            EntryKind::View | EntryKind::AnonymousView => module.call_view(name, caller, args),
+            other => Outcome::Failed {
+                code: Errno::NO_SUCH_ENTRY.code() as i16,
+                message: format!("{other} `{name}` is not called by name"),
+            },
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::source::Module;
 use serde_json::Value;
 use std::path::Path;
 use wasmod_abi::Identity;
-use wasmod_server::entry::{self, Kind};
+use wasmod_server::entry;
 use wasmod_server::ApiError;
 
 /// `wasmod call`'s arguments.
@@ -117,9 +117,9 @@ fn in_process(path: &Path, function: &str, args: &Value, caller: Identity) -> Re
     let description = loaded.module().clone();
     tracing::info!(identity = %caller, "calling `{function}` in-process");
     let result = (|| {
-        let entry = entry::find(&description, function, &Kind::ALL)?;
+        let entry = entry::find(&description, function, &entry::CALLED_BY_NAME)?;
         let encoded = entry.encode_args(args)?;
-        if entry.kind.needs_identity() {
+        if entry.kind.takes_caller() {
             entry::connect(&mut loaded, caller)?;
         }
         let outcome = entry.invocation().run(&mut loaded, caller, &encoded);

@@ -10,7 +10,8 @@ use crate::failure::{Context, Failure, Result};
 use serde_json::Value;
 use std::time::Duration;
 use ureq::Agent;
-use wasmod_server::entry::Kind;
+use wasmod_abi::EntryKind;
+use wasmod_server::entry::{self, CALLED_BY_NAME};
 
 /// How long one request may take.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -31,13 +32,14 @@ pub fn call(base: &str, function: &str, args: &Value, token: Option<&str>) -> Re
             )))
         }
     };
-    let kind = kind_of(&description, function).unwrap_or(Kind::Reducer);
+    let kind = kind_of(&description, function).unwrap_or(EntryKind::Reducer);
     let token = match token {
         Some(token) => Some(token.to_owned()),
-        None if kind.needs_identity() => Some(new_token(&agent, base)?),
+        None if kind.takes_caller() => Some(new_token(&agent, base)?),
         None => None,
     };
-    let url = format!("{base}{}/{}", kind.route(), encode_segment(function));
+    let route = entry::route(kind).unwrap_or("/v1/reducers");
+    let url = format!("{base}{route}/{}", encode_segment(function));
     let body = args.to_string();
     let (status, json) = request(&agent, "POST", &url, token.as_deref(), Some(&body))?;
     Ok(if (200..300).contains(&status) {
@@ -48,20 +50,12 @@ pub fn call(base: &str, function: &str, args: &Value, token: Option<&str>) -> Re
 }
 
 /// The kind of the entry point `name` in a served description.
-fn kind_of(description: &Value, name: &str) -> Option<Kind> {
-    [
-        ("reducers", Kind::Reducer),
-        ("procedures", Kind::Procedure),
-        ("views", Kind::View),
-        ("anonymous_views", Kind::AnonymousView),
-    ]
-    .into_iter()
-    .find(|(key, _)| {
-        description[key]
+fn kind_of(description: &Value, name: &str) -> Option<EntryKind> {
+    CALLED_BY_NAME.into_iter().find(|kind| {
+        description[kind.list()]
             .as_array()
             .is_some_and(|list| list.iter().any(|entry| entry["name"] == name))
     })
-    .map(|(_, kind)| kind)
 }
 
 /// Obtains a new identity's token.
@@ -133,10 +127,13 @@ mod tests {
             "reducers": [{"name": "send"}], "procedures": [{"name": "fetch"}],
             "views": [{"name": "mine"}], "anonymous_views": [{"name": "recent"}],
         });
-        assert_eq!(kind_of(&description, "send"), Some(Kind::Reducer));
-        assert_eq!(kind_of(&description, "fetch"), Some(Kind::Procedure));
-        assert_eq!(kind_of(&description, "mine"), Some(Kind::View));
-        assert_eq!(kind_of(&description, "recent"), Some(Kind::AnonymousView));
+        assert_eq!(kind_of(&description, "send"), Some(EntryKind::Reducer));
+        assert_eq!(kind_of(&description, "fetch"), Some(EntryKind::Procedure));
+        assert_eq!(kind_of(&description, "mine"), Some(EntryKind::View));
+        assert_eq!(
+            kind_of(&description, "recent"),
+            Some(EntryKind::AnonymousView)
+        );
         assert_eq!(kind_of(&description, "nope"), None);
     }
 
