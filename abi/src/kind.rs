@@ -14,7 +14,7 @@
 //! | [`HttpHandler`](EntryKind::HttpHandler) | `__call_http_handler__` | no | explicit | `http_handlers` | `http handler` |
 //!
 //! Adding a kind (scheduled reducers, say) is a variant here, its row in each `match` below
-//! and in [`ModuleDef`](crate::ModuleDef)'s lists ([`ModuleDef::entry_names`]), an export in
+//! and in [`ModuleDef::entry_point`](crate::ModuleDef::entry_point), an export in
 //! [`names`], and then what the compiler asks for: the macros' own table of the kinds
 //! (`macros/src/ir/kind.rs`, which every module expansion checks against this one at compile
 //! time) and the host's transports.
