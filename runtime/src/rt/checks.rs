@@ -105,3 +105,48 @@ const fn str_eq(a: &str, b: &str) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{assert_kind_table, KindRow};
+    use wasmod_abi::EntryKind;
+
+    fn abi_table() -> Vec<KindRow> {
+        EntryKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let (export, list, word) = (kind.export(), kind.list(), kind.as_str());
+                (kind, export, list, word, kind.takes_caller())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_abi_table_agrees_with_itself() {
+        assert_kind_table(&abi_table());
+    }
+
+    #[test]
+    #[should_panic(expected = "disagree on the kinds of entry point")]
+    fn a_word_spelled_differently_is_refused() {
+        let mut table = abi_table();
+        table[3].3 = "anonymous_view";
+        assert_kind_table(&table);
+    }
+
+    #[test]
+    #[should_panic(expected = "disagree on the kinds of entry point")]
+    fn a_missing_kind_is_refused() {
+        let mut table = abi_table();
+        table.pop();
+        assert_kind_table(&table);
+    }
+
+    #[test]
+    #[should_panic(expected = "disagree on the kinds of entry point")]
+    fn kinds_out_of_order_are_refused() {
+        let mut table = abi_table();
+        table.swap(0, 1);
+        assert_kind_table(&table);
+    }
+}
