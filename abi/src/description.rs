@@ -9,8 +9,71 @@
 //! id of a table is its position in [`ModuleDef::tables`], and the id of an index is its
 //! position in its table's [`TableDef::indexes`]. The description and the dispatch `match` of
 //! a module are generated from one list in one macro expansion, so they cannot disagree.
+//!
+//! **The encoding is versioned.** What `__describe_module__` writes is [`FORMAT_VERSION`] as a
+//! little-endian `u32`, then the encoded [`ModuleDef`] ([`encode`]). A reader checks the version
+//! before it decodes anything else ([`decode`]), so that a host meeting a description newer
+//! than it understands says so, instead of failing somewhere inside the decoding.
 
+use crate::encoding::{self, DecodeError, Encode, Reader};
+use crate::kind::EntryKind;
 use crate::schema::{AlgebraicType, Field, TypeDef, Typespace};
+use core::fmt;
+
+/// The version of the description's format that this crate writes, and the newest it reads.
+/// It changes whenever [`ModuleDef`] or anything in it changes its encoding.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Encodes `def` as `__describe_module__` writes it: [`FORMAT_VERSION`] (`u32`, little-endian),
+/// then the encoded [`ModuleDef`].
+pub fn encode(def: &ModuleDef) -> Vec<u8> {
+    let mut out = Vec::with_capacity(FORMAT_VERSION.encoded_len() + def.encoded_len());
+    FORMAT_VERSION.encode(&mut out);
+    def.encode(&mut out);
+    out
+}
+
+/// Decodes what [`encode`] wrote. A version other than those this crate reads (`1` to
+/// [`FORMAT_VERSION`]) is refused before the rest is looked at.
+pub fn decode(bytes: &[u8]) -> Result<ModuleDef, DescriptionError> {
+    let mut reader = Reader::new(bytes);
+    let version: u32 = encoding::Decode::decode(&mut reader).map_err(DescriptionError::Decode)?;
+    if version == 0 || version > FORMAT_VERSION {
+        return Err(DescriptionError::Version(version));
+    }
+    let def = encoding::Decode::decode(&mut reader).map_err(DescriptionError::Decode)?;
+    reader.finish().map_err(DescriptionError::Decode)?;
+    Ok(def)
+}
+
+/// Why a module's description could not be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DescriptionError {
+    /// The description is in a format version this crate does not read: a newer one (a module
+    /// built against a newer `wasmod`), or `0`, which no version of the format is.
+    Version(u32),
+    /// The description did not decode.
+    Decode(DecodeError),
+}
+
+impl fmt::Display for DescriptionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Version(version) if *version > FORMAT_VERSION => write!(
+                f,
+                "the module's description is format version {version}; this host reads versions up to {FORMAT_VERSION}: upgrade the host"
+            ),
+            Self::Version(version) => write!(
+                f,
+                "the module's description is format version {version}, which does not exist (versions start at 1)"
+            ),
+            Self::Decode(error) => write!(f, "the module's description does not decode: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for DescriptionError {}
 
 /// Everything a module declares.
 #[derive(Clone, Debug, Default, PartialEq, Eq, crate::SchemaType)]
@@ -116,6 +179,7 @@ pub struct IndexDef {
 /// clients.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::SchemaType)]
 #[wasmod(crate = crate)]
+#[non_exhaustive]
 pub enum Lifecycle {
     /// Runs once, when the module is first started over an empty database.
     Init,
@@ -123,6 +187,21 @@ pub enum Lifecycle {
     ClientConnected,
     /// Runs when a client disconnects.
     ClientDisconnected,
+}
+
+impl Lifecycle {
+    /// Every role.
+    pub const ALL: [Lifecycle; 3] = [Self::Init, Self::ClientConnected, Self::ClientDisconnected];
+
+    /// The role's name, as `#[reducer(..)]` and the description as JSON write it: `init`,
+    /// `client_connected`, `client_disconnected`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Init => "init",
+            Self::ClientConnected => "client_connected",
+            Self::ClientDisconnected => "client_disconnected",
+        }
+    }
 }
 
 /// A parameter of an entry point.
@@ -183,30 +262,131 @@ pub struct HttpHandlerDef {
     pub path: String,
 }
 
+/// An entry point of any kind, as the description declares it: what every kind has in common.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EntryPoint<'a> {
+    /// Its kind, which says which list of the description it is in.
+    pub kind: EntryKind,
+    /// Its id: its position in that list.
+    pub id: u32,
+    /// Its name.
+    pub name: &'a str,
+    /// Its parameters after the context; none for an HTTP handler, whose one argument is the
+    /// request.
+    pub params: &'a [ParamDef],
+    /// The type of the value it returns; `None` for reducers (which return nothing) and HTTP
+    /// handlers (which return a [`Response`](crate::http::Response)).
+    pub returns: Option<&'a AlgebraicType>,
+    /// Its lifecycle role: only reducers have one.
+    pub lifecycle: Option<Lifecycle>,
+}
+
 impl ModuleDef {
-    /// Every entry point's name with the list it is in, in description order.
-    pub fn entry_point_names(&self) -> impl Iterator<Item = (&'static str, &str)> {
-        let reducers = self
-            .reducers
-            .iter()
-            .map(|def| ("reducer", def.name.as_str()));
-        let procedures = self
-            .procedures
-            .iter()
-            .map(|def| ("procedure", def.name.as_str()));
-        let views = self.views.iter().map(|def| ("view", def.name.as_str()));
-        let anonymous = self
-            .anonymous_views
-            .iter()
-            .map(|def| ("anonymous view", def.name.as_str()));
-        let http = self
-            .http_handlers
-            .iter()
-            .map(|def| ("http handler", def.name.as_str()));
-        reducers
-            .chain(procedures)
-            .chain(views)
-            .chain(anonymous)
-            .chain(http)
+    /// The entry point of `kind` with id `id`, if there is one.
+    pub fn entry_point(&self, kind: EntryKind, id: u32) -> Option<EntryPoint<'_>> {
+        let index = usize::try_from(id).ok()?;
+        let (name, params, returns, lifecycle) = match kind {
+            EntryKind::Reducer => self
+                .reducers
+                .get(index)
+                .map(|def| (&def.name, &def.params[..], None, def.lifecycle))?,
+            EntryKind::Procedure => self
+                .procedures
+                .get(index)
+                .map(|def| (&def.name, &def.params[..], Some(&def.returns), None))?,
+            EntryKind::View => self
+                .views
+                .get(index)
+                .map(|def| (&def.name, &def.params[..], Some(&def.returns), None))?,
+            EntryKind::AnonymousView => self
+                .anonymous_views
+                .get(index)
+                .map(|def| (&def.name, &def.params[..], Some(&def.returns), None))?,
+            EntryKind::HttpHandler => self
+                .http_handlers
+                .get(index)
+                .map(|def| (&def.name, &[][..], None, None))?,
+        };
+        Some(EntryPoint {
+            kind,
+            id,
+            name,
+            params,
+            returns,
+            lifecycle,
+        })
+    }
+
+    /// The entry points of `kind`, in id order.
+    pub fn entry_points_of(&self, kind: EntryKind) -> impl Iterator<Item = EntryPoint<'_>> {
+        (0u32..).map_while(move |id| self.entry_point(kind, id))
+    }
+
+    /// Every entry point, kind by kind in the order of [`EntryKind::ALL`], each kind in id
+    /// order: the description's order.
+    pub fn entry_points(&self) -> impl Iterator<Item = EntryPoint<'_>> {
+        EntryKind::ALL
+            .into_iter()
+            .flat_map(move |kind| self.entry_points_of(kind))
+    }
+
+    /// Every entry point's kind and name, in description order.
+    pub fn entry_point_names(&self) -> impl Iterator<Item = (EntryKind, &str)> {
+        self.entry_points().map(|entry| (entry.kind, entry.name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(name: &str) -> ViewDef {
+        ViewDef {
+            name: name.into(),
+            params: Vec::new(),
+            returns: AlgebraicType::U8,
+        }
+    }
+
+    #[test]
+    fn entry_points_come_kind_by_kind_in_id_order() {
+        let module = ModuleDef {
+            reducers: vec![ReducerDef {
+                name: "init".into(),
+                params: Vec::new(),
+                lifecycle: Some(Lifecycle::Init),
+            }],
+            views: vec![view("mine"), view("theirs")],
+            anonymous_views: vec![view("all")],
+            http_handlers: vec![HttpHandlerDef {
+                name: "stats".into(),
+                method: crate::http::Method::Get,
+                path: "/stats".into(),
+            }],
+            ..ModuleDef::default()
+        };
+        let found: Vec<(EntryKind, u32, &str)> = module
+            .entry_points()
+            .map(|entry| (entry.kind, entry.id, entry.name))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (EntryKind::Reducer, 0, "init"),
+                (EntryKind::View, 0, "mine"),
+                (EntryKind::View, 1, "theirs"),
+                (EntryKind::AnonymousView, 0, "all"),
+                (EntryKind::HttpHandler, 0, "stats"),
+            ]
+        );
+        let init = module.entry_point(EntryKind::Reducer, 0).unwrap();
+        assert_eq!(
+            (init.lifecycle, init.returns),
+            (Some(Lifecycle::Init), None)
+        );
+        let theirs = module.entry_point(EntryKind::View, 1).unwrap();
+        assert_eq!(theirs.returns, Some(&AlgebraicType::U8));
+        assert_eq!(module.entry_point(EntryKind::View, 2), None);
+        assert_eq!(module.entry_point(EntryKind::Procedure, 0), None);
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! - [`encoding`]: how values are laid out in bytes ([`Encode`], [`Decode`]);
 //! - [`schema`]: how types describe themselves ([`SchemaType`], [`AlgebraicType`]);
-//! - [`description`]: what a module declares ([`ModuleDef`]), and how ids are assigned;
+//! - [`description`]: what a module declares ([`ModuleDef`]), how ids are assigned, and the
+//!   versioned encoding of the description;
 //! - [`errno`]: the error codes of imports and exports;
 //! - [`names`]: the import module and export names, and the ABI version;
 //! - [`imports`]: values the imports exchange (log levels, iterator advances);
@@ -29,8 +30,8 @@ mod types;
 pub mod value;
 
 pub use description::{
-    ColumnDef, HttpHandlerDef, IndexDef, Lifecycle, ModuleDef, ParamDef, ProcedureDef, ReducerDef,
-    TableDef, ViewDef,
+    ColumnDef, DescriptionError, EntryPoint, HttpHandlerDef, IndexDef, Lifecycle, ModuleDef,
+    ParamDef, ProcedureDef, ReducerDef, TableDef, ViewDef,
 };
 pub use encoding::{Decode, DecodeError, Encode, Layout, Reader};
 pub use errno::Errno;

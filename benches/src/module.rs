@@ -92,10 +92,8 @@ pub fn wasm_bytes() -> Vec<u8> {
 pub fn compiled() -> &'static CompiledModule {
     static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
     COMPILED.get_or_init(|| {
-        let config = EngineConfig {
-            perf_map: std::env::var_os("WASMOD_PERF_MAP").is_some_and(|value| value == "1"),
-            ..EngineConfig::default()
-        };
+        let mut config = EngineConfig::default();
+        config.perf_map = std::env::var_os("WASMOD_PERF_MAP").is_some_and(|value| value == "1");
         let engine = WasmEngine::new(config).expect("the host's engine starts");
         engine
             .compile(&wasm_bytes())

@@ -4,7 +4,7 @@
 //! cannot disagree.
 
 use std::fmt::Write as _;
-use wasmod_protocol::description::{lifecycle_name, TypeDescription, Typed};
+use wasmod_protocol::description::{TypeDescription, Typed};
 use wasmod_protocol::ModuleDescription;
 
 /// The whole description: tables, entry points, types.
@@ -21,7 +21,7 @@ pub fn entry_points(module: &ModuleDescription, out: &mut String) {
     let reducers = module.reducers.iter().map(|reducer| {
         let mut line = signature(&reducer.name, &reducer.params);
         if let Some(lifecycle) = reducer.lifecycle {
-            let role = lifecycle_name(lifecycle).unwrap_or("?");
+            let role = lifecycle.as_str();
             let _ = write!(line, "  [lifecycle: {role}]");
         }
         (reducer.id, line)

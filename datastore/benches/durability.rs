@@ -59,10 +59,7 @@ fn commit(datastore: &Datastore, log: Option<&Durability>, rows: u64) {
 }
 
 fn open(dir: &Path, mode: Mode) -> durability::Recovered {
-    let options = Options {
-        mode,
-        ..Options::default()
-    };
+    let options = Options::default().with_mode(mode);
     durability::open(dir, &module(), options).expect("the log opens")
 }
 

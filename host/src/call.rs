@@ -17,7 +17,8 @@ use std::time::Duration;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
 use wasmod_abi::{
-    ConnectionId, DecodeError, EntryKind, Errno, Identity, Lifecycle, ModuleDef, Timestamp,
+    description, ConnectionId, DescriptionError, EntryKind, Errno, Identity, Lifecycle, ModuleDef,
+    Timestamp,
 };
 use wasmod_datastore::durability::DurabilityError;
 use wasmod_datastore::{Commit, Datastore, MutTx, SchemaError};
@@ -84,7 +85,8 @@ pub enum ExportCall {
     },
 }
 
-/// The dispatch exports that take the caller.
+/// The dispatch exports that take the caller: those of the kinds whose
+/// [`EntryKind::takes_caller`] holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallerExport {
     /// `__call_reducer__`.
@@ -95,6 +97,21 @@ pub enum CallerExport {
     View,
 }
 
+impl CallerExport {
+    /// Every export that takes the caller.
+    pub const ALL: [Self; 3] = [Self::Reducer, Self::Procedure, Self::View];
+
+    /// The kind of entry point the export calls; its name is the kind's
+    /// [`export`](EntryKind::export).
+    pub const fn kind(self) -> EntryKind {
+        match self {
+            Self::Reducer => EntryKind::Reducer,
+            Self::Procedure => EntryKind::Procedure,
+            Self::View => EntryKind::View,
+        }
+    }
+}
+
 /// The dispatch exports that do not take the caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AnonymousExport {
@@ -102,6 +119,20 @@ pub enum AnonymousExport {
     View,
     /// `__call_http_handler__`.
     HttpHandler,
+}
+
+impl AnonymousExport {
+    /// Every export that does not take the caller.
+    pub const ALL: [Self; 2] = [Self::View, Self::HttpHandler];
+
+    /// The kind of entry point the export calls; its name is the kind's
+    /// [`export`](EntryKind::export).
+    pub const fn kind(self) -> EntryKind {
+        match self {
+            Self::View => EntryKind::AnonymousView,
+            Self::HttpHandler => EntryKind::HttpHandler,
+        }
+    }
 }
 
 /// Why a module's export did not return: a wasm trap or a native panic.
@@ -270,11 +301,12 @@ impl Outcome {
 
 /// Why a module could not be loaded.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum LoadError {
     /// `__describe_module__` failed or trapped.
     Describe(String),
-    /// The description did not decode.
-    Decode(DecodeError),
+    /// The description is of a format version this host does not read, or did not decode.
+    Description(DescriptionError),
     /// The description's tables are invalid.
     Schema(SchemaError),
     /// The commit log could not be opened or recovered (see
@@ -291,7 +323,7 @@ impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Describe(message) => write!(f, "the module could not describe itself: {message}"),
-            Self::Decode(error) => write!(f, "the module's description does not decode: {error}"),
+            Self::Description(error) => error.fmt(f),
             Self::Schema(error) => error.fmt(f),
             Self::Durability(error) => write!(f, "the tables could not be recovered: {error}"),
             Self::EntryPoints(message) => write!(f, "invalid module description: {message}"),
@@ -344,7 +376,7 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
         }
         Err(trap) => return Err(LoadError::Describe(trap.message)),
     };
-    let module: ModuleDef = from_slice(&bytes).map_err(LoadError::Decode)?;
+    let module = description::decode(&bytes).map_err(LoadError::Description)?;
     check_entry_points(&module).map_err(LoadError::EntryPoints)?;
     Ok(module)
 }
@@ -490,7 +522,7 @@ pub fn call_reducer<T: Transport>(
             Errno::NOT_ALLOWED,
             format!("reducer `{name}` is the module's {lifecycle:?} lifecycle reducer: only the host calls it"),
         ),
-        other => unknown("reducer", name, other),
+        other => unknown(EntryKind::Reducer, name, other),
     }
 }
 
@@ -524,7 +556,7 @@ pub fn call_view<T: Transport>(
                 }
             })
         }
-        other => unknown("view", name, other),
+        other => unknown(EntryKind::View, name, other),
     }
 }
 
@@ -538,7 +570,7 @@ pub fn call_procedure<T: Transport>(
 ) -> Outcome {
     let id = match transport.env().entries().get(name) {
         Some(Entry::Procedure(id)) => id,
-        other => return unknown("procedure", name, other),
+        other => return unknown(EntryKind::Procedure, name, other),
     };
     let what = format!("procedure `{name}`");
     let raw = run(
@@ -810,7 +842,7 @@ fn failure_message(what: &str, code: i16, output: Vec<u8>) -> String {
 
 /// The refusal for `name`, which is not an entry point of the expected kind: `found` is what
 /// the name is, if anything.
-fn unknown(kind: &str, name: &str, found: Option<Entry>) -> Outcome {
+fn unknown(kind: EntryKind, name: &str, found: Option<Entry>) -> Outcome {
     let message = match found {
         Some(entry) => format!(
             "`{name}` is not a {kind}: it is one of the module's {}s",
@@ -852,4 +884,29 @@ fn check_entry_points(module: &ModuleDef) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AnonymousExport, CallerExport};
+    use wasmod_abi::EntryKind;
+
+    /// The two export types split the kinds by [`EntryKind::takes_caller`], and each `ALL` is in
+    /// declaration order (transports index by the variant).
+    #[test]
+    fn the_export_types_cover_every_kind_once() {
+        let mut kinds: Vec<EntryKind> = Vec::new();
+        for (index, export) in CallerExport::ALL.into_iter().enumerate() {
+            assert_eq!(export as usize, index);
+            assert!(export.kind().takes_caller(), "{export:?}");
+            kinds.push(export.kind());
+        }
+        for (index, export) in AnonymousExport::ALL.into_iter().enumerate() {
+            assert_eq!(export as usize, index);
+            assert!(!export.kind().takes_caller(), "{export:?}");
+            kinds.push(export.kind());
+        }
+        kinds.sort();
+        assert_eq!(kinds, EntryKind::ALL);
+    }
 }

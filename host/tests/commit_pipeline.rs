@@ -174,14 +174,8 @@ fn every_commit_path_publishes_once_in_order_with_its_metadata() {
 #[test]
 fn the_log_and_the_feed_agree_on_the_order_with_deferred_durability() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        mode: Mode::Group,
-        ..Options::default()
-    };
-    let persistence = Persistence {
-        dir: dir.path().to_owned(),
-        options,
-    };
+    let options = Options::default().with_mode(Mode::Group);
+    let persistence = Persistence::new(dir.path(), options);
     let env = InstanceEnv::unloaded()
         .with_persistence(persistence)
         .with_deferred_durability();
@@ -237,10 +231,7 @@ fn the_log_and_the_feed_agree_on_the_order_with_deferred_durability() {
 #[test]
 fn connections_are_disconnected_exactly_once_even_after_a_crash() {
     let dir = tempfile::tempdir().unwrap();
-    let persistence = Persistence {
-        dir: dir.path().to_owned(),
-        options: Options::default(),
-    };
+    let persistence = Persistence::new(dir.path(), Options::default());
     let open = || chat(InstanceEnv::unloaded().with_persistence(persistence.clone()));
 
     let mut module = open();

@@ -1,11 +1,13 @@
 //! The call orchestration over the native transport, with a hand-written module.
 
 use std::panic::catch_unwind;
+use wasmod_abi::description::{self, FORMAT_VERSION};
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Method, Request, Response};
 use wasmod_abi::{
-    AlgebraicType, ConnectionId, Errno, HttpHandlerDef, Identity, IndexDef, Lifecycle, ModuleDef,
-    ModuleExports, ParamDef, ProcedureDef, ReducerDef, TableDef, Typespace, ViewDef,
+    AlgebraicType, ConnectionId, DescriptionError, Errno, HttpHandlerDef, Identity, IndexDef,
+    Lifecycle, ModuleDef, ModuleExports, ParamDef, ProcedureDef, ReducerDef, TableDef, Typespace,
+    ViewDef,
 };
 use wasmod_host::datastore::durability;
 use wasmod_host::{with_env, InstanceEnv, LoadError, LogLevel, NativeModule, Outcome, Persistence};
@@ -105,7 +107,7 @@ fn code(errno: Errno) -> i16 {
 
 impl ModuleExports for Fake {
     fn describe_module(sink: u32) -> i16 {
-        write(sink, &to_vec(&description()));
+        write(sink, &description::encode(&description()));
         0
     }
 
@@ -450,12 +452,26 @@ fn nested_native_calls_are_refused() {
     assert!(call(&mut module, "nest", &[]).is_success());
 }
 
-/// A module whose description is not a `ModuleDef`.
-struct Garbled;
+/// What a module that only describes itself writes: three bytes, which are not a description.
+const GARBLED: u8 = 0;
+/// What a module that only describes itself writes: a valid description behind a format
+/// version one newer than the host's.
+const NEWER: u8 = 1;
 
-impl ModuleExports for Garbled {
+/// A module that only describes itself, writing what `WRITES` says.
+struct OnlyDescribes<const WRITES: u8>;
+
+impl<const WRITES: u8> ModuleExports for OnlyDescribes<WRITES> {
     fn describe_module(sink: u32) -> i16 {
-        write(sink, &[9, 9, 9]);
+        let bytes = match WRITES {
+            NEWER => {
+                let mut bytes = (FORMAT_VERSION + 1).to_le_bytes().to_vec();
+                bytes.extend_from_slice(&to_vec(&description()));
+                bytes
+            }
+            _ => vec![9, 9, 9],
+        };
+        write(sink, &bytes);
         0
     }
     fn call_reducer(_: u32, _: [u64; 4], _: [u64; 2], _: i64, _: u32, _: u32) -> i16 {
@@ -477,22 +493,34 @@ impl ModuleExports for Garbled {
 
 #[test]
 fn a_bad_description_is_a_load_error() {
-    let error = NativeModule::<Garbled>::new().expect_err("the module is refused");
-    assert!(matches!(error, LoadError::Decode(_)), "{error}");
+    let error = NativeModule::<OnlyDescribes<GARBLED>>::new().expect_err("the module is refused");
+    assert!(
+        matches!(error, LoadError::Description(DescriptionError::Decode(_))),
+        "{error}"
+    );
     assert!(error.to_string().contains("does not decode"), "{error}");
+}
+
+#[test]
+fn a_description_of_a_newer_format_version_is_refused_with_the_versions() {
+    let error = NativeModule::<OnlyDescribes<NEWER>>::new().expect_err("the module is refused");
+    let newer = FORMAT_VERSION + 1;
+    assert!(
+        matches!(error, LoadError::Description(DescriptionError::Version(version)) if version == newer),
+        "{error}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!("the module's description is format version {newer}; this host reads versions up to {FORMAT_VERSION}: upgrade the host")
+    );
 }
 
 #[test]
 fn durable_tables_are_recovered_and_init_runs_on_the_first_start_only() {
     let dir = tempfile::tempdir().unwrap();
     let open = || {
-        let persistence = Persistence {
-            dir: dir.path().join("db"),
-            options: durability::Options {
-                mode: durability::Mode::Fsync,
-                ..durability::Options::default()
-            },
-        };
+        let options = durability::Options::default().with_mode(durability::Mode::Fsync);
+        let persistence = Persistence::new(dir.path().join("db"), options);
         NativeModule::<Fake>::with_env(InstanceEnv::unloaded().with_persistence(persistence))
             .expect("the fake module loads")
     };
@@ -515,10 +543,7 @@ fn durable_tables_are_recovered_and_init_runs_on_the_first_start_only() {
 #[test]
 fn deferred_durability_leaves_the_wait_to_the_host() {
     let dir = tempfile::tempdir().unwrap();
-    let persistence = Persistence {
-        dir: dir.path().join("db"),
-        options: durability::Options::default(),
-    };
+    let persistence = Persistence::new(dir.path().join("db"), durability::Options::default());
     let env = InstanceEnv::unloaded()
         .with_persistence(persistence)
         .with_deferred_durability();

@@ -539,7 +539,10 @@ fn read_all(source: u32) -> Vec<u8> {
 
 impl ModuleExports for Fetcher {
     fn describe_module(sink: u32) -> i16 {
-        with_env(|env| env.bytes_sink_write(sink, &to_vec(&description()))).unwrap();
+        with_env(|env| {
+            env.bytes_sink_write(sink, &wasmod_abi::description::encode(&description()))
+        })
+        .unwrap();
         0
     }
 

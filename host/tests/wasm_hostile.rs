@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasm_support::{binaries, compiled, rows, within};
+use wasmod_abi::description::FORMAT_VERSION;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
-use wasmod_abi::{ConnectionId, Errno, Identity};
+use wasmod_abi::{ConnectionId, DescriptionError, Errno, Identity};
 use wasmod_host::{
     HttpClient, InstanceEnv, LoadError, LogLevel, Outcome, WasmConfig, WasmEngine, WasmError,
     WasmModule,
@@ -25,11 +26,9 @@ const TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Tight budgets, so that the tests are quick.
 fn config() -> WasmConfig {
-    WasmConfig {
-        deadline: Duration::from_millis(200),
-        max_memory_bytes: 32 << 20,
-        ..WasmConfig::default()
-    }
+    WasmConfig::default()
+        .with_deadline(Duration::from_millis(200))
+        .with_max_memory_bytes(32 << 20)
 }
 
 /// An HTTP client that answers every request, and counts them.
@@ -100,10 +99,7 @@ fn an_infinite_loop_is_stopped_by_the_deadline() {
 #[test]
 fn the_deadline_is_per_module() {
     within(TEST_TIMEOUT, "the looping reducer", || {
-        let config = WasmConfig {
-            deadline: Duration::from_millis(50),
-            ..config()
-        };
+        let config = config().with_deadline(Duration::from_millis(50));
         let mut module =
             WasmModule::load(compiled("hostile"), config, InstanceEnv::unloaded()).unwrap();
         let start = Instant::now();
@@ -172,10 +168,7 @@ fn state_a_trap_leaves_behind_does_not_reach_the_next_call() {
 
 #[test]
 fn a_deadline_of_duration_max_is_no_deadline() {
-    let config = WasmConfig {
-        deadline: Duration::MAX,
-        ..config()
-    };
+    let config = config().with_deadline(Duration::MAX);
     let mut module =
         WasmModule::load(compiled("hostile"), config, InstanceEnv::unloaded()).unwrap();
     let outcome = add(&mut module, 1, "one");
@@ -334,12 +327,20 @@ fn load_error(name: &str) -> WasmError {
 #[test]
 fn describing_without_loading_refuses_the_same_descriptions() {
     let engine = WasmEngine::shared().unwrap();
-    for name in ["describe_garbage", "describe_bad_index", "describe_bad_ref"] {
+    for name in [
+        "describe_garbage",
+        "describe_newer",
+        "describe_bad_index",
+        "describe_bad_ref",
+    ] {
         let binary = engine.compile(&binaries().example(name)).unwrap();
         let described = binary.describe(config());
         let loaded = load_error(name);
         match (&described, &loaded) {
-            (Err(WasmError::Load(LoadError::Decode(_))), WasmError::Load(LoadError::Decode(_)))
+            (
+                Err(WasmError::Load(LoadError::Description(_))),
+                WasmError::Load(LoadError::Description(_)),
+            )
             | (Err(WasmError::Load(LoadError::Schema(_))), WasmError::Load(LoadError::Schema(_))) =>
                 {}
             _ => panic!("{name}: described {described:?}, loaded {loaded}"),
@@ -351,10 +352,31 @@ fn describing_without_loading_refuses_the_same_descriptions() {
 fn a_description_that_does_not_decode_is_refused() {
     let error = load_error("describe_garbage");
     assert!(
-        matches!(error, WasmError::Load(LoadError::Decode(_))),
+        matches!(
+            error,
+            WasmError::Load(LoadError::Description(DescriptionError::Decode(_)))
+        ),
         "{error}"
     );
     assert!(error.to_string().contains("does not decode"), "{error}");
+}
+
+#[test]
+fn a_description_of_a_newer_format_version_is_refused_with_the_versions() {
+    let error = load_error("describe_newer");
+    let newer = FORMAT_VERSION + 1;
+    assert!(
+        matches!(
+            error,
+            WasmError::Load(LoadError::Description(DescriptionError::Version(version))) if version == newer
+        ),
+        "{error}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!("the module's description is format version {newer}; this host reads versions up to {FORMAT_VERSION}: upgrade the host")),
+        "{message}"
+    );
 }
 
 #[test]
@@ -425,10 +447,7 @@ fn bytes_that_are_not_wasm_are_refused() {
 
 #[test]
 fn a_memory_cap_below_the_initial_memory_refuses_instantiation() {
-    let config = WasmConfig {
-        max_memory_bytes: 64 << 10,
-        ..config()
-    };
+    let config = config().with_max_memory_bytes(64 << 10);
     let error = WasmModule::load(compiled("hostile"), config, InstanceEnv::unloaded()).unwrap_err();
     assert!(matches!(error, WasmError::Instantiate(_)), "{error}");
     assert!(error.to_string().contains("over the cap"), "{error}");

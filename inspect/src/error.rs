@@ -8,6 +8,7 @@ use std::fmt;
 
 /// Why [`inspect`](crate::inspect) could not produce a report.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum InspectError {
     /// The bytes are not a valid WebAssembly module; the message is the parser's or the
     /// validator's, with the byte offset where it stopped.

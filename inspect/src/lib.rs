@@ -63,19 +63,15 @@ pub use report::{
     Shape, Violation,
 };
 
-/// The dispatch exports of `docs/abi.md`, in report order.
-pub const DISPATCH_EXPORTS: [&str; 5] = [
-    "__call_reducer__",
-    "__call_procedure__",
-    "__call_view__",
-    "__call_view_anon__",
-    "__call_http_handler__",
-];
+/// The dispatch exports of `docs/abi.md`, in report order: one per kind of entry point
+/// ([`wasmod_abi::EntryKind::export`]).
+pub const DISPATCH_EXPORTS: [&str; wasmod_abi::EntryKind::ALL.len()] =
+    wasmod_abi::names::DISPATCH_EXPORTS;
 
 /// The export that describes the module. It is not a dispatch path (the host calls it once,
 /// when it loads the module, and the runtime installs its panic hook there, through a `Box<dyn
 /// Fn>`), so its indirect calls are reported for information and are not violations.
-pub const DESCRIBE_EXPORT: &str = "__describe_module__";
+pub const DESCRIBE_EXPORT: &str = wasmod_abi::names::DESCRIBE_MODULE;
 
 /// Inspects a compiled module.
 ///

@@ -6,7 +6,7 @@
 mod support;
 
 use support::{inspect, Build};
-use wasmod_abi::ModuleDef;
+use wasmod_abi::{EntryKind, ModuleDef};
 use wasmod_host::WasmModule;
 use wasmod_inspect::Report;
 
@@ -14,23 +14,14 @@ use wasmod_inspect::Report;
 const MODULES: [&str; 2] = ["quickstart", "benchmarks"];
 
 /// The names of each dispatch export's entry points, in description order.
-fn categories(def: &ModuleDef) -> [(&'static str, Vec<&str>); 5] {
-    fn names<T>(defs: &[T], name: impl Fn(&T) -> &str) -> Vec<&str> {
-        defs.iter().map(name).collect()
-    }
-    [
-        ("__call_reducer__", names(&def.reducers, |d| &d.name)),
-        ("__call_procedure__", names(&def.procedures, |d| &d.name)),
-        ("__call_view__", names(&def.views, |d| &d.name)),
-        (
-            "__call_view_anon__",
-            names(&def.anonymous_views, |d| &d.name),
-        ),
-        (
-            "__call_http_handler__",
-            names(&def.http_handlers, |d| &d.name),
-        ),
-    ]
+fn categories(def: &ModuleDef) -> Vec<(&'static str, Vec<&str>)> {
+    EntryKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let names = def.entry_points_of(kind).map(|entry| entry.name);
+            (kind.export(), names.collect())
+        })
+        .collect()
 }
 
 fn check(module: &str, build: Build, wasm: &[u8], report: &Report) {

@@ -17,7 +17,7 @@ use crate::http::CallResponse;
 use crate::json::{args_from_json, value_json};
 use serde_json::Value as Json;
 use std::time::Duration;
-use wasmod_abi::{AlgebraicType, EntryKind, ModuleDef, ParamDef, Typespace, ViewDef};
+use wasmod_abi::{AlgebraicType, EntryKind, ModuleDef, ParamDef, Typespace};
 
 /// An entry point found in a module's description.
 #[derive(Clone, Copy, Debug)]
@@ -43,44 +43,23 @@ pub fn find<'m>(
     name: &str,
     kinds: &[EntryKind],
 ) -> Result<EntryPoint<'m>, ApiError> {
-    let entry = |kind, name: &'m str, params: &'m [ParamDef], returns| EntryPoint {
-        kind,
-        name,
-        params,
-        returns,
-        typespace: &module.typespace,
-    };
-    let returning = |list: &'m [ViewDef]| {
-        list.iter()
-            .find(|def| def.name == name)
-            .map(|def| (&def.name, &def.params, &def.returns))
-    };
-    for &kind in kinds {
-        if kind == EntryKind::Reducer {
-            if let Some(def) = module.reducers.iter().find(|def| def.name == name) {
-                if def.lifecycle.is_some() {
-                    return Err(ApiError::new(
-                        ErrorCode::LifecycleReducer,
-                        format!("`{name}` is a lifecycle reducer: only the host calls it"),
-                    ));
-                }
-                return Ok(entry(kind, &def.name, &def.params, None));
-            }
-            continue;
+    let found = kinds
+        .iter()
+        .find_map(|&kind| module.entry_points_of(kind).find(|def| def.name == name));
+    if let Some(def) = found {
+        if def.lifecycle.is_some() {
+            return Err(ApiError::new(
+                ErrorCode::LifecycleReducer,
+                format!("`{name}` is a lifecycle reducer: only the host calls it"),
+            ));
         }
-        let found = match kind {
-            EntryKind::Procedure => module
-                .procedures
-                .iter()
-                .find(|def| def.name == name)
-                .map(|def| (&def.name, &def.params, &def.returns)),
-            EntryKind::View => returning(&module.views),
-            EntryKind::AnonymousView => returning(&module.anonymous_views),
-            _ => None,
-        };
-        if let Some((name, params, returns)) = found {
-            return Ok(entry(kind, name, params, Some(returns)));
-        }
+        return Ok(EntryPoint {
+            kind: def.kind,
+            name: def.name,
+            params: def.params,
+            returns: def.returns,
+            typespace: &module.typespace,
+        });
     }
     let wanted = match kinds {
         [EntryKind::View, EntryKind::AnonymousView]
@@ -132,7 +111,7 @@ impl EntryPoint<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use wasmod_abi::{ProcedureDef, ReducerDef};
+    use wasmod_abi::{ProcedureDef, ReducerDef, ViewDef};
 
     fn module() -> ModuleDef {
         let param = |name: &str, ty| ParamDef {

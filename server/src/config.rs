@@ -3,22 +3,27 @@
 use std::time::Duration;
 
 /// How the server protects itself and the module.
+///
+/// Start from [`ServerConfig::default`] and set the fields that differ: more may be added, so
+/// the struct cannot be written out whole outside this crate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerConfig {
-    /// The largest request body accepted (`payload_too_large`, 413, beyond).
+    /// The largest request body accepted (`payload_too_large`, 413, beyond). Default: 1 MiB.
     pub max_body_bytes: usize,
     /// The most calls one identity may have queued or running at once (`too_many_calls`, 429,
-    /// beyond).
+    /// beyond). Default: 8.
     pub max_calls_per_identity: usize,
     /// The longest a request may take, body read and queueing included (`timeout`, 504,
     /// beyond). A call the module has started still runs to completion under the module's own
-    /// deadline; only the answer is lost.
+    /// deadline; only the answer is lost. Default: 30 s.
     pub request_timeout: Duration,
-    /// The most calls waiting for the module (`busy`, 503, beyond).
+    /// The most calls waiting for the module (`busy`, 503, beyond). Default: 256.
     pub queue: usize,
-    /// How long an issued token is valid.
+    /// How long an issued token is valid. Default: 30 days.
     pub token_ttl: Duration,
     /// How long shutdown waits for the module's thread to finish the calls already queued.
+    /// Default: 30 s.
     pub shutdown_grace: Duration,
 }
 

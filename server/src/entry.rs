@@ -5,7 +5,7 @@
 //! routes and `wasmod call` (which runs a module in-process) refuse the same calls with the
 //! same codes and print the same JSON. Here:
 //!
-//! 1. [`find`] looks the name up among the [`Kind`]s a route accepts;
+//! 1. [`find`] looks the name up among the kinds a route accepts ([`CALLED_BY_NAME`] at most);
 //! 2. [`Invocation::run`] calls the module (on whatever thread owns it);
 //! 3. [`Entry::answer`] turns the [`Outcome`] into a [`CallResponse`] or an [`ApiError`] with
 //!    a status that fits ([`failure`]).
@@ -16,61 +16,18 @@ use wasmod_host::{Outcome, WasmModule};
 use wasmod_protocol::call::{self, EntryPoint};
 use wasmod_protocol::http::CallResponse;
 
-/// The kinds of entry point clients call by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    /// A reducer: runs in a transaction, returns nothing.
-    Reducer,
-    /// A procedure: runs outside a transaction, returns a value.
-    Procedure,
-    /// A view that sees its caller.
-    View,
-    /// A view that does not see its caller.
-    AnonymousView,
-}
+/// The kinds of entry point clients call by name (HTTP handlers are called by route).
+pub const CALLED_BY_NAME: [EntryKind; 4] = [
+    EntryKind::Reducer,
+    EntryKind::Procedure,
+    EntryKind::View,
+    EntryKind::AnonymousView,
+];
 
-impl Kind {
-    /// Every kind.
-    pub const ALL: [Kind; 4] = [
-        Self::Reducer,
-        Self::Procedure,
-        Self::View,
-        Self::AnonymousView,
-    ];
-
-    /// The kind as messages and metrics name it: `reducer`, `procedure`, `view`,
-    /// `anonymous view`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Reducer => "reducer",
-            Self::Procedure => "procedure",
-            Self::View => "view",
-            Self::AnonymousView => "anonymous view",
-        }
-    }
-
-    /// Whether a call of this kind runs as an identity (every kind but anonymous views).
-    pub const fn needs_identity(self) -> bool {
-        !matches!(self, Self::AnonymousView)
-    }
-
-    /// The kind as the ABI names it.
-    pub const fn entry_kind(self) -> EntryKind {
-        match self {
-            Self::Reducer => EntryKind::Reducer,
-            Self::Procedure => EntryKind::Procedure,
-            Self::View => EntryKind::View,
-            Self::AnonymousView => EntryKind::AnonymousView,
-        }
-    }
-}
-
-/// An entry point found in a module's description, with the kind the route asked for.
+/// An entry point found in a module's description, to run.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry<'m> {
-    /// Its kind.
-    pub kind: Kind,
-    /// What the description says of it: name, parameters, return type.
+    /// What the description says of it: kind, name, parameters, return type.
     pub point: EntryPoint<'m>,
 }
 
@@ -78,23 +35,13 @@ pub struct Entry<'m> {
 ///
 /// Fails with `no_such_entry` (saying what `name` is, if it is an entry point of another kind)
 /// or `lifecycle_reducer`.
-pub fn find<'m>(module: &'m ModuleDef, name: &str, kinds: &[Kind]) -> Result<Entry<'m>, ApiError> {
-    let wanted: Vec<EntryKind> = kinds.iter().map(|kind| kind.entry_kind()).collect();
-    let point = call::find(module, name, &wanted)?;
-    let kind = kinds
-        .iter()
-        .copied()
-        .find(|kind| kind.entry_kind() == point.kind)
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::Internal,
-                format!(
-                    "`{name}` was found as a {}, a kind not asked for",
-                    point.kind
-                ),
-            )
-        })?;
-    Ok(Entry { kind, point })
+pub fn find<'m>(
+    module: &'m ModuleDef,
+    name: &str,
+    kinds: &[EntryKind],
+) -> Result<Entry<'m>, ApiError> {
+    let point = call::find(module, name, kinds)?;
+    Ok(Entry { point })
 }
 
 impl Entry<'_> {
@@ -106,7 +53,7 @@ impl Entry<'_> {
     /// What the worker needs to run the call: owned, so it can cross threads.
     pub fn invocation(&self) -> Invocation {
         Invocation {
-            kind: self.kind,
+            kind: self.point.kind,
             name: self.point.name.to_owned(),
         }
     }
@@ -124,7 +71,7 @@ impl Entry<'_> {
 /// A call to run on the thread that owns the module.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Invocation {
-    kind: Kind,
+    kind: EntryKind,
     name: String,
 }
 
@@ -133,9 +80,13 @@ impl Invocation {
     pub fn run(&self, module: &mut WasmModule, caller: Identity, args: &[u8]) -> Outcome {
         let name = &self.name;
         match self.kind {
-            Kind::Reducer => module.call_reducer(name, caller, ConnectionId::ZERO, args),
-            Kind::Procedure => module.call_procedure(name, caller, ConnectionId::ZERO, args),
-            Kind::View | Kind::AnonymousView => module.call_view(name, caller, args),
+            EntryKind::Reducer => module.call_reducer(name, caller, ConnectionId::ZERO, args),
+            EntryKind::Procedure => module.call_procedure(name, caller, ConnectionId::ZERO, args),
+            EntryKind::View | EntryKind::AnonymousView => module.call_view(name, caller, args),
+            EntryKind::HttpHandler => Outcome::Failed {
+                code: Errno::NO_SUCH_ENTRY.code() as i16,
+                message: format!("http handler `{name}` is called by its route, not by name"),
+            },
         }
     }
 }

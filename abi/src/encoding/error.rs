@@ -6,6 +6,7 @@
 /// report it without `core::fmt`: use [`DecodeError::message`] for a static description, or the
 /// [`Display`](core::fmt::Display) impl where formatting is fine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// The input ended before the value did.
     UnexpectedEnd {

@@ -326,5 +326,40 @@ fn the_description_round_trips() {
             path: "/stats".into(),
         }],
     };
+    let versioned = encode(&def);
+    assert_eq!(versioned[..4], FORMAT_VERSION.to_le_bytes());
+    assert_eq!(decode(&versioned), Ok(def.clone()));
     round_trip(def);
+}
+
+#[test]
+fn a_description_of_another_format_version_is_refused_before_decoding() {
+    use crate::description::*;
+    let mut newer = (FORMAT_VERSION + 1).to_le_bytes().to_vec();
+    newer.extend_from_slice(&[0xde, 0xad]);
+    let error = decode(&newer).unwrap_err();
+    assert_eq!(error, DescriptionError::Version(FORMAT_VERSION + 1));
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "the module's description is format version {}; this host reads versions up to {FORMAT_VERSION}: upgrade the host",
+            FORMAT_VERSION + 1
+        )
+    );
+    let zero = encode(&ModuleDef::default())
+        .iter()
+        .enumerate()
+        .map(|(index, &byte)| if index < 4 { 0 } else { byte })
+        .collect::<Vec<u8>>();
+    assert_eq!(decode(&zero), Err(DescriptionError::Version(0)));
+    assert!(matches!(
+        decode(&[1, 0]),
+        Err(DescriptionError::Decode(DecodeError::UnexpectedEnd { .. }))
+    ));
+    let mut trailing = encode(&ModuleDef::default());
+    trailing.push(0);
+    assert_eq!(
+        decode(&trailing),
+        Err(DescriptionError::Decode(DecodeError::TrailingBytes(1)))
+    );
 }

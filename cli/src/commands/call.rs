@@ -26,7 +26,7 @@ use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::http::CallResponse;
 use wasmod_protocol::{ApiError, ErrorBody};
 use wasmod_server::connections;
-use wasmod_server::entry::{self, Kind};
+use wasmod_server::entry;
 
 /// `wasmod call`'s arguments.
 #[derive(clap::Args)]
@@ -103,9 +103,9 @@ fn in_process(path: &Path, function: &str, args: &Value, caller: Identity) -> Re
     let description = loaded.module().clone();
     tracing::info!(identity = %caller, "calling `{function}` in-process");
     Ok((|| {
-        let entry = entry::find(&description, function, &Kind::ALL)?;
+        let entry = entry::find(&description, function, &entry::CALLED_BY_NAME)?;
         let encoded = entry.encode_args(args)?;
-        if entry.kind.needs_identity() {
+        if entry.point.kind.takes_caller() {
             connections::connect(&mut loaded, caller, ConnectionId::ZERO)?;
         }
         let outcome = entry.invocation().run(&mut loaded, caller, &encoded);

@@ -80,23 +80,16 @@ pub fn run(args: Args) -> Result {
     let secret = Secret::load_or_create(&data).map_err(Failure::usage)?;
     let allow = AllowList::from_rules(&args.allow_http)
         .map_err(|error| Failure::usage(format!("--allow-http: {error}")))?;
-    let persistence = Persistence {
-        dir: data.join("db"),
-        options: durability::Options {
-            mode: args.durability,
-            snapshot_every: (args.snapshot_every > 0).then_some(args.snapshot_every),
-            ..durability::Options::default()
-        },
-    };
+    let mut options = durability::Options::default().with_mode(args.durability);
+    options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
+    let persistence = Persistence::new(data.join("db"), options);
     // The server waits for durability off the module's thread (see `wasmod_server::worker`).
     let env = InstanceEnv::unloaded()
         .with_http_client(Arc::new(OutboundHttp::new(allow)))
         .with_persistence(persistence)
         .with_deferred_durability();
-    let config = WasmConfig {
-        deadline: args.deadline,
-        ..WasmConfig::default()
-    };
+    let mut config = WasmConfig::default();
+    config.deadline = args.deadline;
     let loaded = check::load(&check::compile(&module.wasm)?, config, env)?;
     tracing::info!(
         module = %module.path.display(),
@@ -104,19 +97,14 @@ pub fn run(args: Args) -> Result {
         durability = %args.durability,
         "loaded the module"
     );
-    let server = Server::new(
-        loaded,
-        secret,
-        ServerConfig {
-            max_body_bytes: args.max_body,
-            max_calls_per_identity: args.max_calls_per_identity,
-            request_timeout: args.request_timeout,
-            queue: args.queue,
-            token_ttl: args.token_ttl,
-            ..ServerConfig::default()
-        },
-    )
-    .context("starting the module's thread")?;
+    let mut server_config = ServerConfig::default();
+    server_config.max_body_bytes = args.max_body;
+    server_config.max_calls_per_identity = args.max_calls_per_identity;
+    server_config.request_timeout = args.request_timeout;
+    server_config.queue = args.queue;
+    server_config.token_ttl = args.token_ttl;
+    let server =
+        Server::new(loaded, secret, server_config).context("starting the module's thread")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -51,6 +51,7 @@ use writer::{SegmentFile, Writer};
 
 /// When a commit counts as durable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Mode {
     /// Each commit waits for a sync of its own record (commits that are waiting together
     /// still share one).
@@ -89,18 +90,31 @@ impl fmt::Display for Mode {
 }
 
 /// How a log is written.
+///
+/// Start from [`Options::default`] and set the fields that differ (more may be added, so the
+/// struct cannot be written out whole outside this crate), or chain the `with_*` methods.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Options {
-    /// When a commit is durable.
+    /// When a commit is durable. Default: [`Mode::Group`].
     pub mode: Mode,
-    /// In [`Mode::Group`], how long the flusher lets commits gather before a sync. Zero (the
-    /// default) syncs at once: the commits that arrive during one sync share the next.
+    /// In [`Mode::Group`], how long the flusher lets commits gather before a sync. Zero syncs
+    /// at once: the commits that arrive during one sync share the next. Default: zero.
     pub group_window: Duration,
-    /// The size past which the log starts a new segment file.
+    /// The size past which the log starts a new segment file. Default: 64 MiB.
     pub max_segment_bytes: u64,
     /// Take a snapshot in the background once this many transactions were logged since the
-    /// last one (see [`Durability::snapshot_if_due`]); `None` for never.
+    /// last one (see [`Durability::snapshot_if_due`]); `None` for never. Default: every
+    /// 100,000 transactions.
     pub snapshot_every: Option<u64>,
+}
+
+impl Options {
+    /// These options with durability `mode`.
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
 }
 
 impl Default for Options {
@@ -116,6 +130,7 @@ impl Default for Options {
 
 /// Why a log could not be opened, recovered or written.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum DurabilityError {
     /// A file operation failed.
     Io {
@@ -219,6 +234,7 @@ impl std::error::Error for DurabilityError {
 
 /// What recovery found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RecoveryReport {
     /// How many transactions were replayed; zero for a new (or empty) log.
     pub transactions: u64,

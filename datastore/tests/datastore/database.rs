@@ -99,10 +99,7 @@ fn a_subscriber_a_whole_feed_behind_is_told_what_it_missed() {
 #[test]
 fn offsets_go_on_from_the_log_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let options = Options {
-        mode: Mode::Fsync,
-        ..Options::default()
-    };
+    let options = Options::default().with_mode(Mode::Fsync);
     let database = Database::open(dir.path(), &module(), options).unwrap();
     for id in 1..=3 {
         insert_player(&database, id, &format!("p{id}"));

@@ -8,10 +8,7 @@ use wasmod_abi::AlgebraicType;
 use wasmod_datastore::durability::{self, DurabilityError, Mode, Options, Recovered};
 
 fn options(mode: Mode) -> Options {
-    Options {
-        mode,
-        ..Options::default()
-    }
+    Options::default().with_mode(mode)
 }
 
 fn open(dir: &Path, mode: Mode) -> Recovered {
@@ -476,11 +473,8 @@ fn a_damaged_snapshot_refuses_the_start() {
 #[test]
 fn snapshots_are_taken_in_the_background_when_due() {
     let dir = tempfile::tempdir().expect("a directory");
-    let every = Options {
-        mode: Mode::Group,
-        snapshot_every: Some(4),
-        ..Options::default()
-    };
+    let mut every = Options::default().with_mode(Mode::Group);
+    every.snapshot_every = Some(4);
     {
         let recovered = durability::open(dir.path(), &module(), every).expect("the log");
         let datastore = Arc::new(recovered.datastore);

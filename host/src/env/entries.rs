@@ -9,7 +9,7 @@
 use foldhash::fast::FixedState;
 use std::collections::HashMap;
 use wasmod_abi::http::Method;
-use wasmod_abi::{Lifecycle, ModuleDef};
+use wasmod_abi::{EntryKind, Lifecycle, ModuleDef};
 
 /// An entry point of the module, as a name finds it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,14 +32,14 @@ pub(crate) enum Entry {
 }
 
 impl Entry {
-    /// What kind of entry point this is, in words, as [`ModuleDef::entry_point_names`] says.
-    pub(crate) fn kind(self) -> &'static str {
+    /// What kind of entry point this is.
+    pub(crate) fn kind(self) -> EntryKind {
         match self {
-            Self::Reducer { .. } => "reducer",
-            Self::Procedure(_) => "procedure",
-            Self::View(_) => "view",
-            Self::AnonymousView(_) => "anonymous view",
-            Self::HttpHandler(_) => "http handler",
+            Self::Reducer { .. } => EntryKind::Reducer,
+            Self::Procedure(_) => EntryKind::Procedure,
+            Self::View(_) => EntryKind::View,
+            Self::AnonymousView(_) => EntryKind::AnonymousView,
+            Self::HttpHandler(_) => EntryKind::HttpHandler,
         }
     }
 }
@@ -183,7 +183,11 @@ mod tests {
         assert_eq!(entries.get("put_item"), Some(Entry::HttpHandler(1)));
         assert_eq!(entries.get("Send"), None);
         assert_eq!(entries.get(""), None);
-        assert_eq!(Entry::AnonymousView(0).kind(), "anonymous view");
+        for (kind, name) in module().entry_point_names() {
+            if name != "shadowed" {
+                assert_eq!(entries.get(name).map(Entry::kind), Some(kind), "{name}");
+            }
+        }
     }
 
     #[test]

@@ -41,27 +41,44 @@ use wasmod_datastore::{
 };
 
 /// Where and how a host keeps its module's tables durable: the commit log's directory and
-/// its [`Options`](durability::Options). Without it the tables live in memory only.
+/// its [`Options`](durability::Options). Without it the tables live in memory only. Made with
+/// [`Persistence::new`] (more fields may be added).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Persistence {
-    /// The directory of the commit log (created if missing; one process at a time).
+    /// The directory of the commit log (created if missing; one process at a time). No
+    /// default: it is always given.
     pub dir: PathBuf,
-    /// How commits are made durable.
+    /// How commits are made durable. Default: [`durability::Options::default`].
     pub options: durability::Options,
 }
 
+impl Persistence {
+    /// The commit log in `dir`, written with `options`.
+    pub fn new(dir: impl Into<PathBuf>, options: durability::Options) -> Self {
+        Self {
+            dir: dir.into(),
+            options,
+        }
+    }
+}
+
 /// Caps on what a module may make the host hold.
+///
+/// Start from [`Limits::default`] and set the fields that differ: more may be added, so the
+/// struct cannot be written out whole outside this crate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// The most bytes one byte sink accepts (results, error messages, the description);
-    /// writes past it fail with `TOO_LARGE`.
+    /// writes past it fail with `TOO_LARGE`. Default: 16 MiB.
     pub max_sink_bytes: usize,
     /// The most log lines kept for one call (older lines are dropped first; every line still
-    /// reaches `tracing`).
+    /// reaches `tracing`). Default: 1024.
     pub max_log_records: usize,
     /// The most bytes of a log line's message, target or file that are kept; the rest is cut
     /// (at a character boundary, marked with `…`), so a module cannot make the host hold its
-    /// whole memory once per kept line.
+    /// whole memory once per kept line. Default: 64 KiB.
     pub max_log_line_bytes: usize,
 }
 
@@ -127,7 +144,7 @@ impl CallOrigin {
     /// points. The name is looked up (and allocated) here, once per commit, not per call.
     fn meta(&self, module: &ModuleDef, timestamp: Timestamp) -> CommitMeta {
         let entry = self.entry.and_then(|(kind, id)| {
-            let name = entry_name(module, kind, id)?;
+            let name = module.entry_point(kind, id)?.name;
             Some(EntryPoint::new(kind, name))
         });
         CommitMeta {
@@ -136,18 +153,6 @@ impl CallOrigin {
             connection_id: self.connection_id,
             entry,
         }
-    }
-}
-
-/// The name of entry point `id` of kind `kind` in `module`.
-fn entry_name(module: &ModuleDef, kind: EntryKind, id: u32) -> Option<&str> {
-    let id = id as usize;
-    match kind {
-        EntryKind::Reducer => module.reducers.get(id).map(|def| def.name.as_str()),
-        EntryKind::Procedure => module.procedures.get(id).map(|def| def.name.as_str()),
-        EntryKind::View => module.views.get(id).map(|def| def.name.as_str()),
-        EntryKind::AnonymousView => module.anonymous_views.get(id).map(|def| def.name.as_str()),
-        EntryKind::HttpHandler => module.http_handlers.get(id).map(|def| def.name.as_str()),
     }
 }
 

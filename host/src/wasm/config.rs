@@ -9,21 +9,26 @@
 use std::time::Duration;
 
 /// How an engine compiles and interrupts wasm code.
+///
+/// Start from [`EngineConfig::default`] and set the fields that differ: more may be added, so
+/// the struct cannot be written out whole outside this crate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EngineConfig {
-    /// How much Cranelift optimises the compiled code.
+    /// How much Cranelift optimises the compiled code. Default: [`OptLevel::Speed`].
     pub opt_level: OptLevel,
     /// The most native stack, in bytes, one call into wasm may use; deeper recursion traps
     /// with a stack overflow. It must leave room on the calling thread's own stack (the
-    /// default, 512 KiB, fits the 2 MiB of a spawned thread), and wasmtime refuses more than
-    /// 2 MiB.
+    /// default fits the 2 MiB of a spawned thread), and wasmtime refuses more than 2 MiB.
+    /// Default: 512 KiB.
     pub max_wasm_stack: usize,
     /// How often the engine's epoch advances: the resolution of every deadline. A call is
-    /// interrupted no earlier than its deadline and at most about one tick after it.
+    /// interrupted no earlier than its deadline and at most about one tick after it. Default:
+    /// 10 ms.
     pub epoch_tick: Duration,
     /// Whether the engine writes `/tmp/perf-<pid>.map`, so that `perf report` names the
-    /// module's compiled functions instead of showing bare addresses. Off by default: the map
-    /// grows with every module compiled.
+    /// module's compiled functions instead of showing bare addresses. Default: off (the map
+    /// grows with every module compiled).
     pub perf_map: bool,
 }
 
@@ -40,6 +45,7 @@ impl Default for EngineConfig {
 
 /// How much Cranelift optimises.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OptLevel {
     /// No optimisation: the fastest compilation.
     None,
@@ -62,19 +68,43 @@ impl OptLevel {
 
 /// The budgets of one module: how long a call may run, and how much memory and how many
 /// table elements an instance may have.
+///
+/// Start from [`WasmConfig::default`] and set what differs with the `with_*` methods (or the
+/// fields): more may be added, so the struct cannot be written out whole outside this crate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct WasmConfig {
     /// How long one export call (a reducer, view, procedure, HTTP handler, or the module's
     /// description) may run before it is interrupted and aborted. Time spent inside the host's
     /// imports counts, but an import is not interrupted: the call ends at the next wasm
-    /// instruction that checks the epoch.
+    /// instruction that checks the epoch. Default: 5 s.
     pub deadline: Duration,
     /// The most bytes of linear memory an instance may have. Growing past it fails (the
     /// module sees `memory.grow` return `-1`), and a module that then aborts is reported as
-    /// out of memory.
+    /// out of memory. Default: 256 MiB.
     pub max_memory_bytes: usize,
-    /// The most elements one table of an instance may have.
+    /// The most elements one table of an instance may have. Default: 100,000.
     pub max_table_elements: usize,
+}
+
+impl WasmConfig {
+    /// This configuration with [`deadline`](Self::deadline) `deadline`.
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// This configuration with [`max_memory_bytes`](Self::max_memory_bytes) `bytes`.
+    pub fn with_max_memory_bytes(mut self, bytes: usize) -> Self {
+        self.max_memory_bytes = bytes;
+        self
+    }
+
+    /// This configuration with [`max_table_elements`](Self::max_table_elements) `elements`.
+    pub fn with_max_table_elements(mut self, elements: usize) -> Self {
+        self.max_table_elements = elements;
+        self
+    }
 }
 
 impl Default for WasmConfig {

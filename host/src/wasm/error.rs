@@ -6,6 +6,7 @@ use std::fmt;
 /// Why a [`WasmModule`](super::WasmModule) (or a [`WasmEngine`](super::WasmEngine)) could not
 /// be made.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum WasmError {
     /// The engine could not be created (an invalid [`EngineConfig`](super::EngineConfig)).
     Engine(String),

@@ -20,10 +20,8 @@ use super::store::StoreData;
 use super::validate::MEMORY;
 use crate::call::{self, AnonymousExport, CallerExport, ExportCall, Transport, Trap};
 use crate::env::{InstanceEnv, LogLevel};
-use wasmod_abi::names::{
-    CALL_HTTP_HANDLER, CALL_PROCEDURE, CALL_REDUCER, CALL_VIEW, CALL_VIEW_ANON, DESCRIBE_MODULE,
-};
-use wasmtime::{InstancePre, Store, TypedFunc};
+use wasmod_abi::names::DESCRIBE_MODULE;
+use wasmtime::{InstancePre, Store, TypedFunc, WasmParams};
 
 /// The parameters of `__call_reducer__`, `__call_procedure__` and `__call_view__`.
 type CallerParams = (u32, u64, u64, u64, u64, u64, u64, i64, u32, u32);
@@ -33,11 +31,10 @@ type AnonymousParams = (u32, i64, u32, u32);
 /// The dispatch exports of one instance.
 struct Exports {
     describe: TypedFunc<u32, i32>,
-    reducer: TypedFunc<CallerParams, i32>,
-    procedure: TypedFunc<CallerParams, i32>,
-    view: TypedFunc<CallerParams, i32>,
-    view_anon: TypedFunc<AnonymousParams, i32>,
-    http_handler: TypedFunc<AnonymousParams, i32>,
+    /// The exports of [`CallerExport::ALL`], in its order.
+    with_caller: Vec<TypedFunc<CallerParams, i32>>,
+    /// The exports of [`AnonymousExport::ALL`], in its order.
+    anonymous: Vec<TypedFunc<AnonymousParams, i32>>,
 }
 
 /// A module instance in a wasmtime store, replaced after a trap (see the module docs).
@@ -125,27 +122,28 @@ impl WasmTransport {
             .get_memory(&mut *store, MEMORY)
             .ok_or_else(|| format!("the module exports no memory `{MEMORY}`"))?;
         store.data_mut().memory = Some(memory);
-        let mut func = |name: &str| {
-            instance
+        fn typed<P: WasmParams>(
+            instance: &wasmtime::Instance,
+            store: &mut Store<StoreData>,
+            name: &str,
+        ) -> Result<TypedFunc<P, i32>, String> {
+            let func = instance
                 .get_func(&mut *store, name)
-                .ok_or_else(|| format!("the module exports no function `{name}`"))
-        };
-        let (describe, reducer, procedure, view, view_anon, http_handler) = (
-            func(DESCRIBE_MODULE)?,
-            func(CALL_REDUCER)?,
-            func(CALL_PROCEDURE)?,
-            func(CALL_VIEW)?,
-            func(CALL_VIEW_ANON)?,
-            func(CALL_HTTP_HANDLER)?,
-        );
-        let typed = |error: wasmtime::Error| format!("{error:#}");
+                .ok_or_else(|| format!("the module exports no function `{name}`"))?;
+            func.typed(&*store).map_err(|error| format!("{error:#}"))
+        }
+        let with_caller = CallerExport::ALL
+            .iter()
+            .map(|export| typed(&instance, store, export.kind().export()))
+            .collect::<Result<_, _>>()?;
+        let anonymous = AnonymousExport::ALL
+            .iter()
+            .map(|export| typed(&instance, store, export.kind().export()))
+            .collect::<Result<_, _>>()?;
         Ok(Exports {
-            describe: describe.typed(&*store).map_err(typed)?,
-            reducer: reducer.typed(&*store).map_err(typed)?,
-            procedure: procedure.typed(&*store).map_err(typed)?,
-            view: view.typed(&*store).map_err(typed)?,
-            view_anon: view_anon.typed(&*store).map_err(typed)?,
-            http_handler: http_handler.typed(&*store).map_err(typed)?,
+            describe: typed(&instance, store, DESCRIBE_MODULE)?,
+            with_caller,
+            anonymous,
         })
     }
 
@@ -223,13 +221,8 @@ impl Transport for WasmTransport {
                 input,
                 output,
             } => {
-                let func = match export {
-                    CallerExport::Reducer => &exports.reducer,
-                    CallerExport::Procedure => &exports.procedure,
-                    CallerExport::View => &exports.view,
-                };
                 let params = (id, s0, s1, s2, s3, c0, c1, timestamp, input, output);
-                func.call(&mut *store, params)
+                exports.with_caller[export as usize].call(&mut *store, params)
             }
             ExportCall::Anonymous {
                 export,
@@ -238,11 +231,8 @@ impl Transport for WasmTransport {
                 input,
                 output,
             } => {
-                let func = match export {
-                    AnonymousExport::View => &exports.view_anon,
-                    AnonymousExport::HttpHandler => &exports.http_handler,
-                };
-                func.call(&mut *store, (id, timestamp, input, output))
+                let params = (id, timestamp, input, output);
+                exports.anonymous[export as usize].call(&mut *store, params)
             }
         };
         let failure = match result {

@@ -7,29 +7,26 @@
 
 use super::store::StoreData;
 use std::collections::HashMap;
-use wasmod_abi::names::{
-    CALL_HTTP_HANDLER, CALL_PROCEDURE, CALL_REDUCER, CALL_VIEW, CALL_VIEW_ANON, DESCRIBE_MODULE,
-    IMPORT_MODULE,
-};
+use wasmod_abi::names::{DESCRIBE_MODULE, IMPORT_MODULE};
+use wasmod_abi::EntryKind;
 use wasmtime::{Engine, Extern, ExternType, FuncType, Linker, Module, Store, ValType};
 
 /// The name of the memory every module exports.
 pub(crate) const MEMORY: &str = "memory";
 
-/// The dispatch exports' parameters; each returns one `i32` (the `i16` code).
-const EXPORTS: [(&str, &[Num]); 6] = {
+/// The parameters of `__describe_module__`: the sink.
+const DESCRIBE_PARAMS: &[Num] = &[Num::I32];
+
+/// The parameters of a dispatch export of `kind`: the id, the caller (identity and connection
+/// id as words) if [`EntryKind::takes_caller`], the timestamp, the byte source and the sink.
+fn dispatch_params(kind: EntryKind) -> &'static [Num] {
     use Num::{I32, I64};
-    const FULL: &[Num] = &[I32, I64, I64, I64, I64, I64, I64, I64, I32, I32];
-    const SHORT: &[Num] = &[I32, I64, I32, I32];
-    [
-        (DESCRIBE_MODULE, &[I32]),
-        (CALL_REDUCER, FULL),
-        (CALL_PROCEDURE, FULL),
-        (CALL_VIEW, FULL),
-        (CALL_VIEW_ANON, SHORT),
-        (CALL_HTTP_HANDLER, SHORT),
-    ]
-};
+    if kind.takes_caller() {
+        &[I32, I64, I64, I64, I64, I64, I64, I64, I32, I32]
+    } else {
+        &[I32, I64, I32, I32]
+    }
+}
 
 /// The number types of the exports' signatures.
 #[derive(Clone, Copy)]
@@ -96,7 +93,13 @@ pub(crate) fn check_module(module: &Module, imports: &ImportTypes) -> Result<(),
     }
 
     let engine = module.engine();
-    for (name, params) in EXPORTS {
+    let dispatch = EntryKind::ALL
+        .into_iter()
+        .map(|kind| (kind.export(), dispatch_params(kind)));
+    for (name, params) in [(DESCRIBE_MODULE, DESCRIBE_PARAMS)]
+        .into_iter()
+        .chain(dispatch)
+    {
         let expected = export_type(engine, params);
         match module.get_export(name) {
             None => problems.push(format!(

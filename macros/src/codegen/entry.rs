@@ -24,8 +24,8 @@ pub fn generate(entry: &EntryPoint) -> TokenStream {
         syn::Visibility::Inherited => quote!(pub(crate)),
         vis => quote!(#vis),
     };
-    let (kind_noun, trait_impl) = trait_impl(entry);
-    let doc = format!("The {kind_noun} `{}`: the type `#[wasmod::{}]` generates beside the function, which the module's dispatch calls.", entry.name, attr_of(&entry.kind));
+    let trait_impl = trait_impl(entry);
+    let doc = format!("The {} `{}`: the type `#[wasmod::{}]` generates beside the function, which the module's dispatch calls.", entry.kind.entry_kind().word(), entry.name, entry.kind.attr().name());
     quote! {
         #func
 
@@ -42,35 +42,23 @@ pub fn generate(entry: &EntryPoint) -> TokenStream {
     }
 }
 
-fn attr_of(kind: &Kind) -> &'static str {
-    match kind {
-        Kind::Reducer { .. } => "reducer",
-        Kind::Procedure => "procedure",
-        Kind::View { .. } => "view",
-        Kind::HttpHandler { .. } => "http_handler",
-    }
-}
-
-fn trait_impl(entry: &EntryPoint) -> (&'static str, TokenStream) {
+fn trait_impl(entry: &EntryPoint) -> TokenStream {
     let ident = entry.ident();
     let name = &entry.name;
     let output = &entry.output;
     let params = describe_params(entry);
+    let decode = decode_args(entry);
+    let call = call(entry);
     match &entry.kind {
         Kind::Reducer { lifecycle } => {
-            let lifecycle = match lifecycle.as_ref().map(|ident| ident.to_string()).as_deref() {
-                Some("init") => quote!(::wasmod::rt::Some(::wasmod::rt::Lifecycle::Init)),
-                Some("client_connected") => {
-                    quote!(::wasmod::rt::Some(::wasmod::rt::Lifecycle::ClientConnected))
+            let lifecycle = match lifecycle {
+                Some(lifecycle) => {
+                    let path = lifecycle.path();
+                    quote!(::wasmod::rt::Some(#path))
                 }
-                Some("client_disconnected") => quote!(::wasmod::rt::Some(
-                    ::wasmod::rt::Lifecycle::ClientDisconnected
-                )),
-                _ => quote!(::wasmod::rt::None),
+                None => quote!(::wasmod::rt::None),
             };
-            let decode = decode_args(entry, "reducer");
-            let call = call(entry);
-            let tokens = quote! {
+            quote! {
                 impl ::wasmod::rt::Reducer for #ident {
                     const NAME: &'static str = #name;
                     const LIFECYCLE: ::wasmod::rt::Option<::wasmod::rt::Lifecycle> = #lifecycle;
@@ -84,13 +72,10 @@ fn trait_impl(entry: &EntryPoint) -> (&'static str, TokenStream) {
                         ::wasmod::rt::ReducerReturn::into_call_result(#call)
                     }
                 }
-            };
-            ("reducer", tokens)
+            }
         }
         Kind::Procedure => {
-            let decode = decode_args(entry, "procedure");
-            let call = call(entry);
-            let tokens = quote! {
+            quote! {
                 impl ::wasmod::rt::Procedure for #ident {
                     const NAME: &'static str = #name;
                     #params
@@ -107,8 +92,7 @@ fn trait_impl(entry: &EntryPoint) -> (&'static str, TokenStream) {
                         ::wasmod::rt::Ok(::wasmod::rt::encode(&__wasmod_output))
                     }
                 }
-            };
-            ("procedure", tokens)
+            }
         }
         Kind::View { anonymous } => {
             let context = if *anonymous {
@@ -116,9 +100,7 @@ fn trait_impl(entry: &EntryPoint) -> (&'static str, TokenStream) {
             } else {
                 quote!(ViewContext)
             };
-            let decode = decode_args(entry, "view");
-            let call = call(entry);
-            let tokens = quote! {
+            quote! {
                 impl ::wasmod::rt::View for #ident {
                     const NAME: &'static str = #name;
                     type Context = ::wasmod::rt::#context;
@@ -136,13 +118,10 @@ fn trait_impl(entry: &EntryPoint) -> (&'static str, TokenStream) {
                         ::wasmod::rt::Ok(::wasmod::rt::encode(&__wasmod_output))
                     }
                 }
-            };
-            (if *anonymous { "anonymous view" } else { "view" }, tokens)
+            }
         }
         Kind::HttpHandler { method, path } => {
-            let decode = decode_args(entry, "http handler");
-            let call = call(entry);
-            let tokens = quote! {
+            quote! {
                 impl ::wasmod::rt::HttpHandler for #ident {
                     const NAME: &'static str = #name;
                     const METHOD: ::wasmod::http::Method = ::wasmod::http::Method::#method;
@@ -157,8 +136,7 @@ fn trait_impl(entry: &EntryPoint) -> (&'static str, TokenStream) {
                         ::wasmod::rt::Ok(::wasmod::rt::encode(&__wasmod_response))
                     }
                 }
-            };
-            ("http handler", tokens)
+            }
         }
     }
 }
@@ -205,12 +183,13 @@ fn call(entry: &EntryPoint) -> TokenStream {
 /// When every parameter type is plain, the arguments are one `#[repr(C, packed)]` struct of
 /// them, read with one copy; otherwise they are decoded one by one, so an error names its
 /// parameter. The choice is a constant, so only one branch survives compilation.
-fn decode_args(entry: &EntryPoint, noun: &str) -> TokenStream {
+fn decode_args(entry: &EntryPoint) -> TokenStream {
+    let kind = entry.kind.entry_kind().path();
     let name = &entry.name;
     let args = arg_idents(entry);
     if args.is_empty() {
         return quote! {
-            ::wasmod::rt::Args::new(#noun, #name, __wasmod_bytes).finish()?;
+            ::wasmod::rt::Args::new(#kind, #name, __wasmod_bytes).finish()?;
         };
     }
     let types: Vec<_> = entry.params.iter().map(|param| &param.ty).collect();
@@ -222,7 +201,7 @@ fn decode_args(entry: &EntryPoint, noun: &str) -> TokenStream {
         #[repr(C, packed)]
         struct __wasmod_Params(#(#types),*);
         const __WASMOD_PLAIN: bool = true #(&& <#types as ::wasmod::rt::Decode>::LAYOUT.is_plain())*;
-        let mut __wasmod_args = ::wasmod::rt::Args::new(#noun, #name, __wasmod_bytes);
+        let mut __wasmod_args = ::wasmod::rt::Args::new(#kind, #name, __wasmod_bytes);
         let (#(#args,)*) = if __WASMOD_PLAIN {
             // SAFETY: every field is plain and the struct is packed, in parameter order, so its
             // bytes are exactly the encoded arguments.

@@ -15,6 +15,7 @@
 //! push and its `Registered` impl; the ids of the items after it count it only when it is
 //! enabled.
 
+use crate::ir::kind::EntryKind;
 use crate::ir::module::{Category, Form, Module, Registration};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -108,13 +109,12 @@ fn exports(module: &Module) -> TokenStream {
             quote!(#ident)
         }
     };
-    let ids: Vec<Ids> = Category::ALL
-        .iter()
-        .map(|&category| ids(category, module.list(category)))
+    let ids: Vec<Ids> = Category::all()
+        .map(|category| ids(category, module.list(category)))
         .collect();
     let id_consts = ids.iter().map(|ids| &ids.consts);
 
-    let registrations = Category::ALL.iter().zip(&ids).flat_map(|(&category, ids)| {
+    let registrations = Category::all().zip(&ids).flat_map(|(category, ids)| {
         module
             .list(category)
             .iter()
@@ -136,13 +136,15 @@ fn exports(module: &Module) -> TokenStream {
     } else {
         checks(module)
     };
-    let (functions, methods): (Vec<_>, Vec<_>) = EXPORTS
-        .iter()
-        .map(|spec| export(module, &ids, spec))
+    let (functions, methods): (Vec<_>, Vec<_>) = EntryKind::ALL
+        .into_iter()
+        .map(|kind| export(module, &ids, kind))
         .unzip();
+    let kind_check = EntryKind::agreement_check();
 
     quote! {
         const _: () = {
+            #kind_check
             #(#id_consts)*
             #(#registrations)*
             #checks
@@ -162,87 +164,43 @@ fn exports(module: &Module) -> TokenStream {
     }
 }
 
-/// One dispatch export: its names, whether it receives the caller, its byte-source and sink
-/// parameters, and the runtime thunk its arms call.
-struct Export {
-    category: Category,
-    export_name: &'static str,
-    function: &'static str,
-    method: &'static str,
-    with_caller: bool,
-    input: &'static str,
-    output: &'static str,
-    run: &'static str,
+/// The parameters of a kind's dispatch export after the timestamp, as `docs/abi.md` names
+/// them: the byte source it reads and the byte sink it writes.
+fn io_params(kind: EntryKind) -> (&'static str, &'static str) {
+    match kind {
+        EntryKind::Reducer => ("args", "error"),
+        EntryKind::Procedure | EntryKind::View | EntryKind::AnonymousView => ("args", "result"),
+        EntryKind::HttpHandler => ("request", "response"),
+    }
 }
 
-/// The dispatch exports of `docs/abi.md`.
-const EXPORTS: [Export; 5] = [
-    Export {
-        category: Category::Reducers,
-        export_name: "__call_reducer__",
-        function: "__wasmod_call_reducer",
-        method: "call_reducer",
-        with_caller: true,
-        input: "args",
-        output: "error",
-        run: "run_reducer",
-    },
-    Export {
-        category: Category::Procedures,
-        export_name: "__call_procedure__",
-        function: "__wasmod_call_procedure",
-        method: "call_procedure",
-        with_caller: true,
-        input: "args",
-        output: "result",
-        run: "run_procedure",
-    },
-    Export {
-        category: Category::Views,
-        export_name: "__call_view__",
-        function: "__wasmod_call_view",
-        method: "call_view",
-        with_caller: true,
-        input: "args",
-        output: "result",
-        run: "run_view",
-    },
-    Export {
-        category: Category::AnonymousViews,
-        export_name: "__call_view_anon__",
-        function: "__wasmod_call_view_anon",
-        method: "call_view_anon",
-        with_caller: false,
-        input: "args",
-        output: "result",
-        run: "run_anonymous_view",
-    },
-    Export {
-        category: Category::HttpHandlers,
-        export_name: "__call_http_handler__",
-        function: "__wasmod_call_http_handler",
-        method: "call_http_handler",
-        with_caller: false,
-        input: "request",
-        output: "response",
-        run: "run_http_handler",
-    },
-];
+/// The runtime thunk the arms of a kind's export call.
+fn thunk(kind: EntryKind) -> &'static str {
+    match kind {
+        EntryKind::Reducer => "run_reducer",
+        EntryKind::Procedure => "run_procedure",
+        EntryKind::View => "run_view",
+        EntryKind::AnonymousView => "run_anonymous_view",
+        EntryKind::HttpHandler => "run_http_handler",
+    }
+}
 
 /// The `extern` function of one dispatch export, and the `ModuleExports` method that calls it.
 ///
-/// The export takes the caller's identity and connection as words, as the ABI passes them; the
-/// method takes them as arrays, as [`ModuleExports`] does.
-fn export(module: &Module, ids: &[Ids], spec: &Export) -> (TokenStream, TokenStream) {
-    let export_name = spec.export_name;
-    let function = format_ident!("{}", spec.function);
-    let method = format_ident!("{}", spec.method);
-    let input = format_ident!("{}", spec.input);
-    let output = format_ident!("{}", spec.output);
-    let run = format_ident!("{}", spec.run);
-    let patterns = &ids[spec.category as usize].patterns;
-    let (caller_params, caller_arrays, caller_args, method_params, method_words, words) = if spec
-        .with_caller
+/// The method is named after the export (`__call_reducer__` is `call_reducer`), and the
+/// function after the method. The export takes the caller's identity and connection as words,
+/// as the ABI passes them; the method takes them as arrays, as [`ModuleExports`] does.
+fn export(module: &Module, ids: &[Ids], kind: EntryKind) -> (TokenStream, TokenStream) {
+    let export_name = kind.export();
+    let category = Category::Entries(kind);
+    let method = format_ident!("{}", export_name.trim_matches('_'));
+    let function = format_ident!("__wasmod_{}", method);
+    let (input, output) = io_params(kind);
+    let (input, output) = (format_ident!("{}", input), format_ident!("{}", output));
+    let run = format_ident!("{}", thunk(kind));
+    let patterns = &ids[category.index()].patterns;
+    let (caller_params, caller_arrays, caller_args, method_params, method_words, words) = if kind
+        .takes_caller()
     {
         (
             quote!(sender_0: u64, sender_1: u64, sender_2: u64, sender_3: u64, connection_id_0: u64, connection_id_1: u64,),
@@ -268,7 +226,7 @@ fn export(module: &Module, ids: &[Ids], spec: &Export) -> (TokenStream, TokenStr
     } else {
         Default::default()
     };
-    let arms = module.list(spec.category).iter().zip(patterns).map(
+    let arms = module.list(category).iter().zip(patterns).map(
         |(Registration { path, cfgs, .. }, pattern)| {
             quote! {
                 #(#cfgs)*
@@ -297,8 +255,10 @@ fn export(module: &Module, ids: &[Ids], spec: &Export) -> (TokenStream, TokenStr
 
 /// `__describe_module__`: each item's description, pushed in list order.
 fn describe(module: &Module) -> TokenStream {
-    let pushes = |category: Category, list: &str, call: TokenStream| {
-        let list = format_ident!("{}", list);
+    let lists = Category::all().map(|category| format_ident!("{}", category.keyword()));
+    let pushes = Category::all().map(|category| {
+        let list = format_ident!("{}", category.keyword());
+        let call = trait_of(category);
         let pushes = module
             .list(category)
             .iter()
@@ -312,50 +272,26 @@ fn describe(module: &Module) -> TokenStream {
             let mut #list = ::wasmod::rt::Vec::new();
             #(#pushes)*
         }
-    };
-    let tables = pushes(Category::Tables, "tables", quote!(::wasmod::rt::TableRow));
-    let reducers = pushes(
-        Category::Reducers,
-        "reducers",
-        quote!(::wasmod::rt::Reducer),
-    );
-    let procedures = pushes(
-        Category::Procedures,
-        "procedures",
-        quote!(::wasmod::rt::Procedure),
-    );
-    let views = pushes(Category::Views, "views", quote!(::wasmod::rt::View));
-    let anonymous_views = pushes(
-        Category::AnonymousViews,
-        "anonymous_views",
-        quote!(::wasmod::rt::View),
-    );
-    let http_handlers = pushes(
-        Category::HttpHandlers,
-        "http_handlers",
-        quote!(::wasmod::rt::HttpHandler),
-    );
+    });
     quote! {
         #[cfg_attr(target_arch = "wasm32", unsafe(export_name = "__describe_module__"))]
         extern "C-unwind" fn __wasmod_describe_module(sink: u32) -> i16 {
             let mut typespace = ::wasmod::rt::Typespace::default();
-            #tables
-            #reducers
-            #procedures
-            #views
-            #anonymous_views
-            #http_handlers
+            #(#pushes)*
             let module = ::wasmod::rt::ModuleDef {
                 typespace,
-                tables,
-                reducers,
-                procedures,
-                views,
-                anonymous_views,
-                http_handlers,
+                #(#lists,)*
             };
             ::wasmod::rt::write_description(&module, sink)
         }
+    }
+}
+
+/// The runtime trait the items of `category` implement.
+fn trait_of(category: Category) -> TokenStream {
+    match category {
+        Category::Tables => quote!(::wasmod::rt::TableRow),
+        Category::Entries(kind) => kind.trait_path(),
     }
 }
 
@@ -400,49 +336,22 @@ fn checks(module: &Module) -> TokenStream {
             .collect()
     };
     let name = quote!(&'static str);
-    let mut entry_names = values(
-        Category::Reducers,
-        quote!(::wasmod::rt::Reducer),
-        quote!(NAME),
-        name.clone(),
-    );
-    entry_names.extend(values(
-        Category::Procedures,
-        quote!(::wasmod::rt::Procedure),
-        quote!(NAME),
-        name.clone(),
-    ));
-    entry_names.extend(values(
-        Category::Views,
-        quote!(::wasmod::rt::View),
-        quote!(NAME),
-        name.clone(),
-    ));
-    entry_names.extend(values(
-        Category::AnonymousViews,
-        quote!(::wasmod::rt::View),
-        quote!(NAME),
-        name.clone(),
-    ));
-    entry_names.extend(values(
-        Category::HttpHandlers,
-        quote!(::wasmod::rt::HttpHandler),
-        quote!(NAME),
-        name.clone(),
-    ));
+    let entry_names: Vec<TokenStream> = EntryKind::ALL
+        .into_iter()
+        .flat_map(|kind| {
+            let category = Category::Entries(kind);
+            values(category, trait_of(category), quote!(NAME), name.clone())
+        })
+        .collect();
     let table_names = values(
         Category::Tables,
-        quote!(::wasmod::rt::TableRow),
+        trait_of(Category::Tables),
         quote!(TABLE_NAME),
         name,
     );
     let lifecycle = quote!(::wasmod::rt::Option<::wasmod::rt::Lifecycle>);
-    let lifecycles = values(
-        Category::Reducers,
-        quote!(::wasmod::rt::Reducer),
-        quote!(LIFECYCLE),
-        lifecycle,
-    );
+    let reducers = Category::Entries(EntryKind::Reducer);
+    let lifecycles = values(reducers, trait_of(reducers), quote!(LIFECYCLE), lifecycle);
     quote! {
         #items
         const _: () = ::wasmod::rt::assert_names_unique(&[#(#entry_names),*]);

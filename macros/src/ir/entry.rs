@@ -4,6 +4,7 @@
 //! parameters that are plain names of owned types) and the attribute's arguments, reporting
 //! every problem with its span.
 
+use super::kind::{EntryKind, Lifecycle, Role};
 use crate::diagnostics::Errors;
 use proc_macro2::Span;
 use syn::ext::IdentExt as _;
@@ -14,8 +15,8 @@ use syn::spanned::Spanned;
 pub enum Kind {
     /// `#[reducer]`, `#[reducer(init)]`, ..
     Reducer {
-        /// `init`, `client_connected` or `client_disconnected`.
-        lifecycle: Option<syn::Ident>,
+        /// Its lifecycle role, if it has one.
+        lifecycle: Option<Lifecycle>,
     },
     /// `#[procedure]`.
     Procedure,
@@ -33,6 +34,29 @@ pub enum Kind {
     },
 }
 
+impl Kind {
+    /// The kind of entry point this is, which decides its list and its export.
+    pub fn entry_kind(&self) -> EntryKind {
+        match self {
+            Self::Reducer { .. } => EntryKind::Reducer,
+            Self::Procedure => EntryKind::Procedure,
+            Self::View { anonymous: false } => EntryKind::View,
+            Self::View { anonymous: true } => EntryKind::AnonymousView,
+            Self::HttpHandler { .. } => EntryKind::HttpHandler,
+        }
+    }
+
+    /// The attribute an entry point of this kind is written with.
+    pub fn attr(&self) -> Attr {
+        match self {
+            Self::Reducer { .. } => Attr::Reducer,
+            Self::Procedure => Attr::Procedure,
+            Self::View { .. } => Attr::View,
+            Self::HttpHandler { .. } => Attr::HttpHandler,
+        }
+    }
+}
+
 /// Which attribute an entry point was written with.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Attr {
@@ -47,26 +71,39 @@ pub enum Attr {
 }
 
 impl Attr {
+    /// Every entry-point attribute.
+    const ALL: [Self; 4] = [
+        Self::Reducer,
+        Self::Procedure,
+        Self::View,
+        Self::HttpHandler,
+    ];
+
     /// The attribute for an attribute path's last segment, if it is one of the entry points'.
     pub fn from_path(path: &syn::Path) -> Option<Self> {
-        let last = path.segments.last()?.ident.to_string();
-        match last.as_str() {
-            "reducer" => Some(Self::Reducer),
-            "procedure" => Some(Self::Procedure),
-            "view" => Some(Self::View),
-            "http_handler" => Some(Self::HttpHandler),
-            _ => None,
-        }
+        let last = &path.segments.last()?.ident;
+        Self::ALL.into_iter().find(|attr| last == attr.name())
     }
 
-    /// The word used in messages: "reducer", "procedure", ..
-    pub fn noun(self) -> &'static str {
+    /// The attribute's name: `reducer`, `procedure`, `view`, `http_handler`.
+    pub fn name(self) -> &'static str {
         match self {
             Self::Reducer => "reducer",
             Self::Procedure => "procedure",
             Self::View => "view",
-            Self::HttpHandler => "http handler",
+            Self::HttpHandler => "http_handler",
         }
+    }
+
+    /// The word used in messages: "reducer", "procedure", "view", "http handler".
+    pub fn noun(self) -> &'static str {
+        let kind = match self {
+            Self::Reducer => EntryKind::Reducer,
+            Self::Procedure => EntryKind::Procedure,
+            Self::View => EntryKind::View,
+            Self::HttpHandler => EntryKind::HttpHandler,
+        };
+        kind.word()
     }
 }
 
@@ -99,7 +136,7 @@ pub struct AttrArgs {
     /// `name = "..."`.
     pub name: Option<syn::LitStr>,
     /// The reducer's lifecycle role.
-    pub lifecycle: Option<syn::Ident>,
+    pub lifecycle: Option<Lifecycle>,
     /// The HTTP handler's method and path.
     pub route: Option<(syn::Ident, syn::LitStr)>,
 }
@@ -107,7 +144,6 @@ pub struct AttrArgs {
 const MISSING_ROUTE: &str =
     "an HTTP handler needs a method and a path: `#[http_handler(GET, \"/path\")]`";
 
-const LIFECYCLES: [&str; 3] = ["init", "client_connected", "client_disconnected"];
 const METHODS: [(&str, &str); 7] = [
     ("GET", "Get"),
     ("POST", "Post"),
@@ -149,8 +185,13 @@ impl AttrArgs {
                     if args.name.replace(name).is_some() {
                         return Err(syn::Error::new(key.span(), "`name` is given twice"));
                     }
-                } else if attr == Attr::Reducer && LIFECYCLES.contains(&key.to_string().as_str()) {
-                    if args.lifecycle.replace(key.clone()).is_some() {
+                } else if let Some(role) = Role::from_ident(&key).filter(|_| attr == Attr::Reducer)
+                {
+                    let lifecycle = Lifecycle {
+                        role,
+                        span: key.span(),
+                    };
+                    if args.lifecycle.replace(lifecycle).is_some() {
                         return Err(syn::Error::new(
                             key.span(),
                             "a reducer has at most one lifecycle role",
@@ -159,16 +200,20 @@ impl AttrArgs {
                 } else {
                     let accepted = match attr {
                         Attr::Reducer => {
-                            "`init`, `client_connected`, `client_disconnected` or `name = \"..\"`"
+                            let roles: Vec<String> = Role::ALL
+                                .iter()
+                                .map(|role| format!("`{}`", role.keyword()))
+                                .collect();
+                            format!("{} or `name = \"..\"`", roles.join(", "))
                         }
-                        Attr::HttpHandler => "a method and a path, then `name = \"..\"`",
-                        Attr::Procedure | Attr::View => "`name = \"..\"`",
+                        Attr::HttpHandler => "a method and a path, then `name = \"..\"`".into(),
+                        Attr::Procedure | Attr::View => "`name = \"..\"`".into(),
                     };
                     return Err(syn::Error::new(
                         key.span(),
                         format!(
                             "unknown argument `{key}` for `#[{}]`; it accepts {accepted}",
-                            attr_name(attr)
+                            attr.name()
                         ),
                     ));
                 }
@@ -180,15 +225,6 @@ impl AttrArgs {
         };
         errors.take(syn::parse::Parser::parse2(parser, tokens));
         args
-    }
-}
-
-fn attr_name(attr: Attr) -> &'static str {
-    match attr {
-        Attr::Reducer => "reducer",
-        Attr::Procedure => "procedure",
-        Attr::View => "view",
-        Attr::HttpHandler => "http_handler",
     }
 }
 
@@ -327,7 +363,7 @@ impl EntryPoint {
                 if let (Some(lifecycle), false) = (&args.lifecycle, params.is_empty()) {
                     errors.push(syn::Error::new(
                         sig.inputs.span(),
-                        format!("a lifecycle reducer (`{lifecycle}`) takes only its context: the host calls it with no arguments"),
+                        format!("a lifecycle reducer (`{}`) takes only its context: the host calls it with no arguments", lifecycle.role.keyword()),
                     ));
                 }
                 Kind::Reducer {

@@ -4,6 +4,7 @@
 //! with its span; code generation (in [`crate::codegen`]) then never fails.
 
 pub mod entry;
+pub mod kind;
 pub mod module;
 pub mod repr;
 pub mod schema_type;

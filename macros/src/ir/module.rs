@@ -9,7 +9,8 @@
 //!   files; on a unit struct (which becomes the module's marker type) or added to an inline
 //!   module.
 
-use super::entry::{cfg_attrs, context_name, Attr, AttrArgs, EntryPoint};
+use super::entry::{cfg_attrs, Attr, AttrArgs, EntryPoint, Kind};
+use super::kind::{EntryKind, Role};
 use super::table::Table;
 use crate::diagnostics::Errors;
 use proc_macro2::{Span, TokenStream};
@@ -17,43 +18,38 @@ use syn::ext::IdentExt as _;
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
 
-/// The categories of a module's list, in description order.
+/// The lists of a module, in description order: its tables, then its entry points of each kind.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Category {
     /// `tables(..)`.
     Tables,
-    /// `reducers(..)`.
-    Reducers,
-    /// `procedures(..)`.
-    Procedures,
-    /// `views(..)`: views taking `&ViewContext`.
-    Views,
-    /// `anonymous_views(..)`: views taking `&AnonymousViewContext`.
-    AnonymousViews,
-    /// `http_handlers(..)`.
-    HttpHandlers,
+    /// The entry points of one kind: `reducers(..)`, `views(..)` (views taking
+    /// `&ViewContext`), `anonymous_views(..)` (views taking `&AnonymousViewContext`), ..
+    Entries(EntryKind),
 }
+
+/// How many lists a module has.
+pub const CATEGORIES: usize = 1 + EntryKind::ALL.len();
 
 impl Category {
     /// Every category, in description order.
-    pub const ALL: [Self; 6] = [
-        Self::Tables,
-        Self::Reducers,
-        Self::Procedures,
-        Self::Views,
-        Self::AnonymousViews,
-        Self::HttpHandlers,
-    ];
+    pub fn all() -> impl Iterator<Item = Self> {
+        std::iter::once(Self::Tables).chain(EntryKind::ALL.into_iter().map(Self::Entries))
+    }
+
+    /// The category's position in [`Category::all`], which is its list's in [`Module::lists`].
+    pub fn index(self) -> usize {
+        match self {
+            Self::Tables => 0,
+            Self::Entries(kind) => 1 + kind as usize,
+        }
+    }
 
     /// The keyword of the list form.
     pub fn keyword(self) -> &'static str {
         match self {
             Self::Tables => "tables",
-            Self::Reducers => "reducers",
-            Self::Procedures => "procedures",
-            Self::Views => "views",
-            Self::AnonymousViews => "anonymous_views",
-            Self::HttpHandlers => "http_handlers",
+            Self::Entries(kind) => kind.list(),
         }
     }
 }
@@ -67,7 +63,7 @@ pub struct Registration {
     /// Its name, when the macro can see it (inline items); used for early, spanned checks.
     pub name: Option<(String, Span)>,
     /// Its lifecycle role, when the macro can see it (inline reducers).
-    pub lifecycle: Option<String>,
+    pub lifecycle: Option<Role>,
 }
 
 /// A validated module.
@@ -75,7 +71,7 @@ pub struct Module {
     /// Where the module's code goes, and the marker type.
     pub form: Form,
     /// The registrations of each category, in order: ids are positions.
-    pub lists: [Vec<Registration>; 6],
+    pub lists: [Vec<Registration>; CATEGORIES],
     /// Whether parsing reported errors. The module's code is still generated, so that its items
     /// do not all report themselves unregistered, but without the compile-time checks, which
     /// would only repeat the errors.
@@ -93,15 +89,15 @@ pub enum Form {
 impl Module {
     /// The registrations of `category`.
     pub fn list(&self, category: Category) -> &[Registration] {
-        &self.lists[category as usize]
+        &self.lists[category.index()]
     }
 
     /// Parses the module attribute's arguments and the item it is on.
     pub fn parse(args: TokenStream, item: TokenStream, errors: &mut Errors) -> Option<Self> {
-        let mut lists: [Vec<Registration>; 6] = Default::default();
+        let mut lists: [Vec<Registration>; CATEGORIES] = Default::default();
         if let Some(listed) = errors.take(syn::parse2::<ListArgs>(args)) {
             for (category, registration) in listed.entries {
-                lists[category as usize].push(registration);
+                lists[category.index()].push(registration);
             }
         }
         let form = match syn::parse2::<syn::Item>(item) {
@@ -161,9 +157,17 @@ impl Parse for ListArgs {
         let mut seen: Vec<Category> = Vec::new();
         while !input.is_empty() {
             let keyword = input.call(syn::Ident::parse_any)?;
-            let category = Category::ALL.into_iter().find(|category| keyword == category.keyword()).ok_or_else(|| {
-                syn::Error::new(keyword.span(), format!("unknown list `{keyword}`; a module lists `tables`, `reducers`, `procedures`, `views`, `anonymous_views` and `http_handlers`"))
-            })?;
+            let category = Category::all()
+                .find(|category| keyword == category.keyword())
+                .ok_or_else(|| {
+                    syn::Error::new(
+                        keyword.span(),
+                        format!(
+                            "unknown list `{keyword}`; a module lists {}",
+                            list_keywords()
+                        ),
+                    )
+                })?;
             if seen.contains(&category) {
                 return Err(syn::Error::new(
                     keyword.span(),
@@ -210,7 +214,7 @@ fn collect(
     items: &[syn::Item],
     prefix: &syn::Path,
     cfgs: &[syn::Attribute],
-    lists: &mut [Vec<Registration>; 6],
+    lists: &mut [Vec<Registration>; CATEGORIES],
     errors: &mut Errors,
 ) {
     for item in items {
@@ -223,31 +227,25 @@ fn collect(
                 else {
                     continue;
                 };
-                let kind = Attr::from_path(attr.path()).unwrap_or(Attr::Reducer);
+                let attr_kind = Attr::from_path(attr.path()).unwrap_or(Attr::Reducer);
                 // An entry point its own attribute will refuse is left out of the dispatch, so
                 // that its error is the only one reported.
                 let mut entry_errors = Errors::default();
-                let args = AttrArgs::parse(kind, attr_tokens(attr), &mut entry_errors);
-                let name = args
-                    .name
-                    .as_ref()
-                    .map_or_else(|| func.sig.ident.unraw().to_string(), syn::LitStr::value);
-                let lifecycle = args.lifecycle.as_ref().map(ToString::to_string);
-                let entry = EntryPoint::parse(kind, args, func.clone(), &mut entry_errors);
-                if entry_errors.finish(entry).is_err() {
+                let args = AttrArgs::parse(attr_kind, attr_tokens(attr), &mut entry_errors);
+                let entry = EntryPoint::parse(attr_kind, args, func.clone(), &mut entry_errors);
+                let Ok(Some(entry)) = entry_errors.finish(entry) else {
                     continue;
-                }
-                let category = match kind {
-                    Attr::Reducer => Category::Reducers,
-                    Attr::Procedure => Category::Procedures,
-                    Attr::View if is_anonymous_view(func) => Category::AnonymousViews,
-                    Attr::View => Category::Views,
-                    Attr::HttpHandler => Category::HttpHandlers,
                 };
                 let mut registration =
-                    registration(prefix, &func.sig.ident, cfgs, &func.attrs, Some(name));
-                registration.lifecycle = lifecycle;
-                lists[category as usize].push(registration);
+                    registration(prefix, &func.sig.ident, cfgs, &func.attrs, Some(entry.name));
+                if let Kind::Reducer {
+                    lifecycle: Some(lifecycle),
+                } = entry.kind
+                {
+                    registration.lifecycle = Some(lifecycle.role);
+                }
+                let category = Category::Entries(entry.kind.entry_kind());
+                lists[category.index()].push(registration);
             }
             syn::Item::Struct(table) => {
                 let Some(attr) = table.attrs.iter().find(|attr| {
@@ -261,7 +259,7 @@ fn collect(
                 let mut table_errors = Errors::default();
                 let parsed = Table::parse(attr_tokens(attr), table.clone(), &mut table_errors);
                 if table_errors.finish(parsed).is_ok() {
-                    lists[Category::Tables as usize].push(registration(
+                    lists[Category::Tables.index()].push(registration(
                         prefix,
                         &table.ident,
                         cfgs,
@@ -323,21 +321,23 @@ fn registration(
     }
 }
 
-fn is_anonymous_view(func: &syn::ItemFn) -> bool {
-    match func.sig.inputs.first() {
-        Some(syn::FnArg::Typed(typed)) => {
-            context_name(&typed.ty).is_some_and(|(name, _)| name == "AnonymousViewContext")
-        }
-        _ => false,
+/// The list form's keywords, for messages: "`tables`, `reducers`, .. and `http_handlers`".
+fn list_keywords() -> String {
+    let keywords: Vec<String> = Category::all()
+        .map(|category| format!("`{}`", category.keyword()))
+        .collect();
+    match keywords.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
     }
 }
 
 /// The same path registered twice, or two visible entry points with one name.
-fn check_duplicates(lists: &[Vec<Registration>; 6], errors: &mut Errors) {
-    let all: Vec<(Category, &Registration)> = Category::ALL
-        .into_iter()
+fn check_duplicates(lists: &[Vec<Registration>; CATEGORIES], errors: &mut Errors) {
+    let all: Vec<(Category, &Registration)> = Category::all()
         .flat_map(|category| {
-            lists[category as usize]
+            lists[category.index()]
                 .iter()
                 .map(move |registration| (category, registration))
         })
@@ -369,8 +369,8 @@ fn check_duplicates(lists: &[Vec<Registration>; 6], errors: &mut Errors) {
             }
         }
         if let (Some(role), Some((_, span))) = (&registration.lifecycle, &registration.name) {
-            if earlier_entries().any(|earlier| earlier.lifecycle.as_ref() == Some(role)) {
-                errors.push(syn::Error::new(*span, format!("this module already has a reducer for `{role}`: each lifecycle role has at most one")));
+            if earlier_entries().any(|earlier| earlier.lifecycle == Some(*role)) {
+                errors.push(syn::Error::new(*span, format!("this module already has a reducer for `{}`: each lifecycle role has at most one", role.keyword())));
             }
         }
     }

@@ -16,7 +16,6 @@ mod build;
 mod type_name;
 
 pub use build::{describe, Tables};
-pub use lifecycle::name as lifecycle_name;
 pub use type_name::type_name;
 
 use serde::{Deserialize, Serialize, Serializer};
@@ -225,35 +224,13 @@ mod lifecycle {
     use std::borrow::Cow;
     use wasmod_abi::Lifecycle;
 
-    /// Every role this version knows, with its name.
-    const ROLES: [(Lifecycle, &str); 3] = [
-        (Lifecycle::Init, "init"),
-        (Lifecycle::ClientConnected, "client_connected"),
-        (Lifecycle::ClientDisconnected, "client_disconnected"),
-    ];
-
-    /// The name of a lifecycle role, as the description writes it: `init`,
-    /// `client_connected`, `client_disconnected`; `None` for a role this version does not
-    /// know.
-    pub fn name(role: Lifecycle) -> Option<&'static str> {
-        ROLES
-            .iter()
-            .find(|(known, _)| *known == role)
-            .map(|(_, name)| *name)
-    }
-
     pub(super) fn serialize<S: Serializer>(
         role: &Option<Lifecycle>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         match role {
             None => serializer.serialize_none(),
-            Some(role) => match name(*role) {
-                Some(name) => serializer.serialize_some(name),
-                None => Err(serde::ser::Error::custom(format!(
-                    "a lifecycle role this version cannot name: {role:?}"
-                ))),
-            },
+            Some(role) => serializer.serialize_some(role.as_str()),
         }
     }
 
@@ -263,10 +240,10 @@ mod lifecycle {
         let Some(text) = Option::<Cow<'de, str>>::deserialize(deserializer)? else {
             return Ok(None);
         };
-        ROLES
-            .iter()
-            .find(|(_, name)| *name == text)
-            .map(|(role, _)| Some(*role))
+        Lifecycle::ALL
+            .into_iter()
+            .find(|role| role.as_str() == text)
+            .map(Some)
             .ok_or_else(|| serde::de::Error::custom(format!("unknown lifecycle role `{text}`")))
     }
 }

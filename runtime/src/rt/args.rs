@@ -2,19 +2,19 @@
 //! parameter.
 
 use super::CallError;
-use wasmod_abi::{Decode, Reader};
+use wasmod_abi::{Decode, EntryKind, Reader};
 
 /// The encoded arguments of one call, read in parameter order.
 pub struct Args<'a> {
     reader: Reader<'a>,
-    kind: &'static str,
+    kind: EntryKind,
     name: &'static str,
 }
 
 impl<'a> Args<'a> {
-    /// The arguments `bytes` of the `kind` (reducer, procedure, ..) called `name`.
+    /// The arguments `bytes` of the entry point of `kind` called `name`.
     #[inline]
-    pub fn new(kind: &'static str, name: &'static str, bytes: &'a [u8]) -> Self {
+    pub fn new(kind: EntryKind, name: &'static str, bytes: &'a [u8]) -> Self {
         Self {
             reader: Reader::new(bytes),
             kind,
@@ -26,7 +26,7 @@ impl<'a> Args<'a> {
     #[inline]
     pub fn next<T: Decode>(&mut self, param: &'static str) -> Result<T, CallError> {
         T::decode(&mut self.reader)
-            .map_err(|error| CallError::bad_argument(self.kind, self.name, param, error))
+            .map_err(|error| CallError::bad_argument(self.kind.as_str(), self.name, param, error))
     }
 
     /// Reads every parameter at once as the `#[repr(C, packed)]` struct `P` of their types.
@@ -40,7 +40,9 @@ impl<'a> Args<'a> {
         let bytes = self
             .reader
             .take(core::mem::size_of::<P>())
-            .map_err(|error| CallError::bad_argument(self.kind, self.name, "(all)", error))?;
+            .map_err(|error| {
+                CallError::bad_argument(self.kind.as_str(), self.name, "(all)", error)
+            })?;
         // SAFETY: the caller guarantees any `size_of::<P>()` bytes are a valid `P`.
         Ok(unsafe { bytes.as_ptr().cast::<P>().read_unaligned() })
     }
@@ -50,7 +52,7 @@ impl<'a> Args<'a> {
     pub fn finish(self) -> Result<(), CallError> {
         match self.reader.remaining() {
             0 => Ok(()),
-            _ => Err(CallError::trailing_arguments(self.kind, self.name)),
+            _ => Err(CallError::trailing_arguments(self.kind.as_str(), self.name)),
         }
     }
 }

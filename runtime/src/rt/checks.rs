@@ -7,7 +7,7 @@
 //! item: `None` for an item disabled by `#[cfg]`.
 
 use super::Registered;
-use wasmod_abi::Lifecycle;
+use wasmod_abi::{EntryKind, Lifecycle};
 
 /// Compiles only if `T` was registered by a module (see [`Registered`]).
 pub const fn assert_registered<T: Registered + ?Sized>() {}
@@ -63,6 +63,34 @@ pub const fn assert_lifecycles_unique(roles: &[Option<Option<Lifecycle>>]) {
     }
 }
 
+/// One row of the macros' table of entry-point kinds: the kind, its export, its list, its word,
+/// and whether its export takes the caller.
+pub type KindRow = (EntryKind, &'static str, &'static str, &'static str, bool);
+
+/// Fails to compile unless the macros' table of entry-point kinds (see `macros/src/ir/kind.rs`)
+/// is [`EntryKind`]'s: the same kinds in the same order, with the same exports, lists, words
+/// and callers. The macros cannot depend on `wasmod-abi`, so they repeat what their expansion
+/// needs; every module checks the copy here.
+pub const fn assert_kind_table(rows: &[KindRow]) {
+    const MISMATCH: &str = "wasmod-macros and wasmod-abi disagree on the kinds of entry point: use the same version of both";
+    if rows.len() != EntryKind::ALL.len() {
+        panic!("{}", MISMATCH);
+    }
+    let mut index = 0;
+    while index < rows.len() {
+        let (kind, export, list, word, takes_caller) = rows[index];
+        if !str_eq(kind.export(), EntryKind::ALL[index].export())
+            || !str_eq(kind.export(), export)
+            || !str_eq(kind.list(), list)
+            || !str_eq(kind.as_str(), word)
+            || kind.takes_caller() != takes_caller
+        {
+            panic!("{}", MISMATCH);
+        }
+        index += 1;
+    }
+}
+
 const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
@@ -76,4 +104,49 @@ const fn str_eq(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{assert_kind_table, KindRow};
+    use wasmod_abi::EntryKind;
+
+    fn abi_table() -> Vec<KindRow> {
+        EntryKind::ALL
+            .into_iter()
+            .map(|kind| {
+                let (export, list, word) = (kind.export(), kind.list(), kind.as_str());
+                (kind, export, list, word, kind.takes_caller())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_abi_table_agrees_with_itself() {
+        assert_kind_table(&abi_table());
+    }
+
+    #[test]
+    #[should_panic(expected = "disagree on the kinds of entry point")]
+    fn a_word_spelled_differently_is_refused() {
+        let mut table = abi_table();
+        table[3].3 = "anonymous_view";
+        assert_kind_table(&table);
+    }
+
+    #[test]
+    #[should_panic(expected = "disagree on the kinds of entry point")]
+    fn a_missing_kind_is_refused() {
+        let mut table = abi_table();
+        table.pop();
+        assert_kind_table(&table);
+    }
+
+    #[test]
+    #[should_panic(expected = "disagree on the kinds of entry point")]
+    fn kinds_out_of_order_are_refused() {
+        let mut table = abi_table();
+        table.swap(0, 1);
+        assert_kind_table(&table);
+    }
 }

@@ -11,7 +11,8 @@
 //!   arguments, build the context, invoke, report;
 //! - argument decoding and error reporting, written without `core::fmt`, trait objects or
 //!   function pointers, so that the dispatch path has no indirect call;
-//! - compile-time checks the module macro emits (unique names, one lifecycle reducer per role).
+//! - compile-time checks the module macro emits (unique names, one lifecycle reducer per role,
+//!   the macros' table of entry-point kinds agreeing with [`EntryKind`]).
 
 mod args;
 mod checks;
@@ -22,7 +23,8 @@ mod thunks;
 
 pub use args::Args;
 pub use checks::{
-    assert_lifecycles_unique, assert_names_unique, assert_registered, assert_table_names_unique,
+    assert_kind_table, assert_lifecycles_unique, assert_names_unique, assert_registered,
+    assert_table_names_unique, KindRow,
 };
 pub use entry::{HttpHandler, Procedure, Reducer, Registered, View};
 pub use error::CallError;
@@ -41,8 +43,8 @@ pub use core::option::Option::{self, None, Some};
 pub use core::result::Result::{self, Ok};
 pub use std::vec::Vec;
 pub use wasmod_abi::{
-    AlgebraicType, ColumnDef, Decode, IndexDef, Lifecycle, ModuleDef, ModuleExports, ParamDef,
-    SchemaType, TableDef, Typespace,
+    AlgebraicType, ColumnDef, Decode, EntryKind, IndexDef, Lifecycle, ModuleDef, ModuleExports,
+    ParamDef, SchemaType, TableDef, Typespace,
 };
 
 use crate::{sys, Errno};

@@ -95,7 +95,8 @@ pub fn no_such_entry(sink: u32) -> i16 {
     )
 }
 
-/// The body of `__describe_module__`: writes the encoded description to `sink`.
+/// The body of `__describe_module__`: writes the encoded description, with its format version
+/// in front ([`wasmod_abi::description::encode`]), to `sink`.
 ///
 /// The host calls `__describe_module__` once on every new instance before any dispatch export
 /// (see `docs/abi.md`), so this is also where the instance is set up: in wasm, panic messages
@@ -104,7 +105,7 @@ pub fn no_such_entry(sink: u32) -> i16 {
 pub fn write_description(def: &ModuleDef, sink: u32) -> i16 {
     #[cfg(target_arch = "wasm32")]
     crate::panic::install_hook();
-    match sys::bytes_sink_write(sink, &wasmod_abi::encoding::to_vec(def)) {
+    match sys::bytes_sink_write(sink, &wasmod_abi::description::encode(def)) {
         Ok(()) => 0,
         Err(_) => Errno::DESCRIBE_FAILED.code() as i16,
     }

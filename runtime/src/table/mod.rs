@@ -109,6 +109,7 @@ impl<T: TableRow> Table<T, ReadWrite> {
 
 /// Why an insert or an update did not happen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InsertError {
     /// Another row has the same value in a unique column or the primary key.
     UniqueViolation {

@@ -12,18 +12,18 @@
 
 use super::extract::{name, Caller, JsonBody};
 use super::Shared;
-use crate::entry::{self, Kind};
+use crate::entry;
 use crate::error::HttpError;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::Json;
-use wasmod_abi::Identity;
+use wasmod_abi::{EntryKind, Identity};
 use wasmod_protocol::http::CallResponse;
 
 /// The entry points one route calls.
 pub(crate) trait Family {
     /// The kinds of entry point the route finds names among.
-    const KINDS: &'static [Kind];
+    const KINDS: &'static [EntryKind];
     /// The `kind` label of the route's metrics.
     const METRIC: &'static str;
 }
@@ -38,18 +38,18 @@ pub(crate) enum Procedures {}
 pub(crate) enum Views {}
 
 impl Family for Reducers {
-    const KINDS: &'static [Kind] = &[Kind::Reducer];
-    const METRIC: &'static str = "reducer";
+    const KINDS: &'static [EntryKind] = &[EntryKind::Reducer];
+    const METRIC: &'static str = EntryKind::Reducer.as_str();
 }
 
 impl Family for Procedures {
-    const KINDS: &'static [Kind] = &[Kind::Procedure];
-    const METRIC: &'static str = "procedure";
+    const KINDS: &'static [EntryKind] = &[EntryKind::Procedure];
+    const METRIC: &'static str = EntryKind::Procedure.as_str();
 }
 
 impl Family for Views {
-    const KINDS: &'static [Kind] = &[Kind::View, Kind::AnonymousView];
-    const METRIC: &'static str = "view";
+    const KINDS: &'static [EntryKind] = &[EntryKind::View, EntryKind::AnonymousView];
+    const METRIC: &'static str = EntryKind::View.as_str();
 }
 
 /// Calls the entry point `{name}` of family `F` with the body's JSON arguments.
@@ -63,8 +63,8 @@ pub(crate) async fn call<F: Family>(
         let name = name(path)?;
         let caller = caller?;
         let entry = entry::find(&state.module, &name, F::KINDS)?;
-        let identity = if entry.kind.needs_identity() {
-            Some(caller.required(&format!("{} `{name}`", entry.kind.as_str()))?)
+        let identity = if entry.point.kind.takes_caller() {
+            Some(caller.required(&format!("{} `{name}`", entry.point.kind.as_str()))?)
         } else {
             caller.0
         };

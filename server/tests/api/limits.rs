@@ -59,11 +59,9 @@ async fn fetch(router: &axum::Router, token: &str, url: &str) -> Answer {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_per_identity_and_the_queue_are_bounded() {
     let (url, accepted) = slow_server(2, Duration::from_millis(800));
-    let config = ServerConfig {
-        max_calls_per_identity: 1,
-        queue: 1,
-        ..ServerConfig::default()
-    };
+    let mut config = ServerConfig::default();
+    config.max_calls_per_identity = 1;
+    config.queue = 1;
     let router = server(config, allow(&url)).router();
     let (_, alice) = identity(&router).await;
     let (_, bob) = identity(&router).await;
@@ -115,10 +113,8 @@ async fn calls_per_identity_and_the_queue_are_bounded() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_over_the_timeout_is_answered_504_and_the_call_completes() {
     let (url, _accepted) = slow_server(1, Duration::from_millis(1500));
-    let config = ServerConfig {
-        request_timeout: Duration::from_millis(300),
-        ..ServerConfig::default()
-    };
+    let mut config = ServerConfig::default();
+    config.request_timeout = Duration::from_millis(300);
     let router = server(config, allow(&url)).router();
     let (_, token) = identity(&router).await;
     let late = fetch(&router, &token, &url).await;

@@ -14,5 +14,5 @@ extern "C" fn __describe_module__(sink: u32) -> i16 {
         columns: vec![7],
         unique: false,
     });
-    common::write(sink, &wasmod_abi::encoding::to_vec(&module))
+    common::write(sink, &wasmod_abi::description::encode(&module))
 }

@@ -16,5 +16,5 @@ extern "C" fn __describe_module__(sink: u32) -> i16 {
         wasmod_abi::Field::named("id", wasmod_abi::AlgebraicType::U32),
         wasmod_abi::Field::named("name", wasmod_abi::AlgebraicType::Ref(42)),
     ]);
-    common::write(sink, &wasmod_abi::encoding::to_vec(&module))
+    common::write(sink, &wasmod_abi::description::encode(&module))
 }

@@ -27,7 +27,7 @@ extern "C" fn __describe_module__(sink: u32) -> i16 {
     let names = REDUCERS.map(|(name, _)| name);
     common::write(
         sink,
-        &wasmod_abi::encoding::to_vec(&common::description(&names)),
+        &wasmod_abi::description::encode(&common::description(&names)),
     )
 }
 

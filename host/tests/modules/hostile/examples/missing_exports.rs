@@ -9,7 +9,7 @@ mod common;
 extern "C" fn __describe_module__(sink: u32) -> i16 {
     common::write(
         sink,
-        &wasmod_abi::encoding::to_vec(&common::description(&[])),
+        &wasmod_abi::description::encode(&common::description(&[])),
     )
 }
 
