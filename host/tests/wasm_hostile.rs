@@ -272,7 +272,7 @@ fn every_import_refuses_every_bad_pointer() {
             }
         }
     }
-    assert_eq!(checked, 108);
+    assert_eq!(checked, 112);
     let next = add(&mut module, 100, "after");
     assert!(next.is_success(), "{next}");
 }
