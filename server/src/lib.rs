@@ -19,7 +19,7 @@
 //!
 //! # Modules, one job each
 //!
-//! - [`routes`](mod@routes) (private): the endpoints and the layers around them;
+//! - `routes` (private): the endpoints and the layers around them;
 //! - [`entry`]: running entry points found by name (the finding, the JSON arguments and the
 //!   answers are the protocol's, [`wasmod_protocol::call`]), shared with `wasmod call`;
 //! - [`auth`]: identities and signed tokens; [`secret`]: the signing key on disk;

@@ -8,7 +8,7 @@
 //!
 //! The other limits are enforced where they apply: the body size by the router
 //! ([`axum::extract::DefaultBodyLimit`]), the request timeout by a middleware in
-//! [`crate::routes`], and the queue bound by the worker's channel.
+//! `routes`, and the queue bound by the worker's channel.
 
 use crate::error::{ApiError, ErrorCode};
 use std::collections::HashMap;

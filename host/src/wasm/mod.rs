@@ -3,7 +3,7 @@
 //! [`WasmModule`] is to a `.wasm` file what [`NativeModule`](crate::NativeModule) is to module
 //! code compiled natively: it loads the module (checks its imports and exports against the
 //! ABI, instantiates it, reads its description through the same orchestration in
-//! [`call`](crate::call), creates its tables, runs `init`) and calls its entry points by name.
+//! [`call`], creates its tables, runs `init`) and calls its entry points by name.
 //! Only the transport differs: the imports of `docs/abi.md` read and write the module's linear
 //! memory, each pointer bounds-checked, and the exports are called as typed wasm functions.
 //!
