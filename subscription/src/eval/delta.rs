@@ -1,0 +1,160 @@
+//! Evaluating one commit incrementally: what it changed in a query's rows, from the commit's
+//! changes and the tables as they are right after it, without reading whole tables.
+//!
+//! **One table.** A row enters the query's result exactly when it was inserted and passes the
+//! filter, and leaves it exactly when it was deleted and passed it: the commit's changes are
+//! net (a row is never both inserted and deleted), so filtering them is the whole delta.
+//!
+//! **A join** returns the rows `a` of the target table `A` that have at least one partner `b`
+//! in the other table `B` (`a.x = b.y` and the filter holds for the pair): a set, however many
+//! partners a row has. A commit changes `A` by `ΔA+` (inserted) and `ΔA-` (deleted), and `B` by
+//! `ΔB+` and `ΔB-`; the tables at hand are the new ones, `A'` and `B'`. A row's membership can
+//! change only if the row itself changed, or one of its possible partners did, so the
+//! candidates are
+//!
+//! ```text
+//! ΔA+  ∪  ΔA-  ∪  { a ∈ A' : a.x = b.y for some b ∈ ΔB+ ∪ ΔB- }   (through A's index on x)
+//! ```
+//!
+//! (a row of `A` that had a changed partner and is gone now is in `ΔA-`). For each candidate,
+//! with its partners in `B'` found through `B`'s index on `y`:
+//!
+//! ```text
+//! in result after  = a ∈ A'   and  some partner in B'
+//! in result before = a ∈ A    and  some partner in B = (B' \ ΔB+) ∪ ΔB-
+//! a ∈ A' : a ∉ ΔA-            a ∈ A : a ∈ ΔA-, or a ∈ A' and a ∉ ΔA+
+//! ```
+//!
+//! and the row is inserted into the result if it is in it only after, deleted if only before.
+//! This holds when the commit changes both tables, and for a table joined with itself (then
+//! `ΔA` and `ΔB` are the same changes). The work is proportional to the changed rows and their
+//! partners, never to the tables' sizes.
+
+use super::scan::{self, IndexScan};
+use super::{passes, Delta, Layouts, Rows};
+use crate::error::QueryError;
+use crate::plan::{Bytes, JoinPlan, Plan};
+use std::collections::{HashMap, HashSet};
+use wasmod_datastore::{Row, Tables, TxData};
+
+type Hasher = foldhash::fast::RandomState;
+
+/// The rows among `inserted` and `deleted` (changes of the plan's one table) that pass the
+/// plan's filter.
+pub(crate) fn filter_changes<'r>(
+    plan: &Plan<Bytes>,
+    layouts: &Layouts<'_>,
+    inserted: impl IntoIterator<Item = &'r Row>,
+    deleted: impl IntoIterator<Item = &'r Row>,
+) -> Delta {
+    Delta {
+        inserted: passing(plan, layouts, inserted),
+        deleted: passing(plan, layouts, deleted),
+    }
+}
+
+fn passing<'r>(
+    plan: &Plan<Bytes>,
+    layouts: &Layouts<'_>,
+    rows: impl IntoIterator<Item = &'r Row>,
+) -> Vec<Row> {
+    rows.into_iter()
+        .filter(|row| passes(plan, &Rows::one(layouts.target, row)))
+        .cloned()
+        .collect()
+}
+
+/// Whether a candidate row of the target table is in it after the commit, and before.
+#[derive(Clone, Copy)]
+struct Membership {
+    after: bool,
+    before: bool,
+}
+
+/// What the commit `changes` changed in the rows of the join `plan`, whose join is `join`;
+/// `tables` are the tables right after the commit. See the module docs for the rules.
+pub(crate) fn join_delta(
+    plan: &Plan<Bytes>,
+    join: &JoinPlan,
+    layouts: &Layouts<'_>,
+    changes: &TxData,
+    tables: &Tables,
+) -> Result<Delta, QueryError> {
+    let changed = |table: u32| {
+        changes.table(table).map_or((&[][..], &[][..]), |table| {
+            (&table.inserted[..], &table.deleted[..])
+        })
+    };
+    let (target_inserted, target_deleted) = changed(plan.target);
+    let (other_inserted, other_deleted) = changed(join.other);
+
+    let new_target: HashSet<&[u8], Hasher> = target_inserted.iter().map(|row| &**row).collect();
+    let new_other: HashSet<&[u8], Hasher> = other_inserted.iter().map(|row| &**row).collect();
+    let mut gone_partners: HashMap<&[u8], Vec<&Row>, Hasher> = HashMap::default();
+    for row in other_deleted {
+        if let Some(value) = layouts.other.column(row, usize::from(join.other_column)) {
+            gone_partners.entry(value).or_default().push(row);
+        }
+    }
+
+    let mut candidates: HashMap<Row, Membership, Hasher> = HashMap::default();
+    for row in target_inserted {
+        candidates.insert(
+            row.clone(),
+            Membership {
+                after: true,
+                before: false,
+            },
+        );
+    }
+    for row in target_deleted {
+        candidates.insert(
+            row.clone(),
+            Membership {
+                after: false,
+                before: true,
+            },
+        );
+    }
+    for partner in other_inserted.iter().chain(other_deleted) {
+        let Some(value) = layouts
+            .other
+            .column(partner, usize::from(join.other_column))
+        else {
+            continue;
+        };
+        let scan = IndexScan::equal(join.target_index, value);
+        for row in scan::rows(tables, plan.target, Some(&scan))? {
+            candidates.entry(row.clone()).or_insert(Membership {
+                after: true,
+                before: !new_target.contains(&**row),
+            });
+        }
+    }
+
+    let mut delta = Delta::default();
+    for (row, membership) in candidates {
+        let pair = |partner: &[u8]| {
+            passes(
+                plan,
+                &Rows::pair((layouts.target, &row), (layouts.other, partner)),
+            )
+        };
+        let after = membership.after
+            && scan::partners(tables, join, layouts.target, &row)?.any(|partner| pair(partner));
+        let before = membership.before
+            && (scan::partners(tables, join, layouts.target, &row)?
+                .any(|partner| !new_other.contains(&**partner) && pair(partner))
+                || layouts
+                    .target
+                    .column(&row, usize::from(join.target_column))
+                    .and_then(|value| gone_partners.get(value))
+                    .is_some_and(|gone| gone.iter().any(|partner| pair(partner))));
+        match (before, after) {
+            (false, true) => delta.inserted.push(row),
+            (true, false) => delta.deleted.push(row),
+            _ => {}
+        }
+    }
+    Ok(delta)
+}
