@@ -225,7 +225,10 @@ fn every_refusal_names_what_is_wrong() {
 
 #[test]
 fn a_query_past_the_length_limit_is_refused() {
-    let long = format!("SELECT * FROM player WHERE {}", "level = 1 AND ".repeat(10_000));
+    let long = format!(
+        "SELECT * FROM player WHERE {}",
+        "level = 1 AND ".repeat(10_000)
+    );
     assert_eq!(
         refusal(&long),
         format!("a query longer than {MAX_QUERY_LEN} bytes is not supported")

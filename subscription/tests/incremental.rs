@@ -1,0 +1,391 @@
+//! The property of incremental evaluation: after every commit, each query's view (its initial
+//! rows plus every delta applied so far) equals the query evaluated from scratch.
+//!
+//! Everything is random but deterministic (a seeded xorshift generator): the tables (a few
+//! column types, some columns indexed), the queries of the subset (filters of `AND`, `OR`
+//! and every comparison, `:sender`, joins of two tables and of a table with itself), and the
+//! transactions (inserts, deletes, updates through the primary key, several per commit),
+//! committed through the datastore. Values come from small domains so that filters and joins
+//! match often. Queries are added and removed along the way, so that initial rows are taken
+//! from tables that are not empty, and the registry's routes are undone.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use wasmod_abi::{AlgebraicType as T, Identity, IndexDef, ModuleDef, TableDef, Value};
+use wasmod_datastore::{Datastore, Row};
+use wasmod_subscription::{BoundQuery, Catalog, Query, QueryId, Subscriptions};
+
+/// How many random worlds (module, queries, transactions) are tried.
+const WORLDS: u64 = 100;
+/// Commits per world.
+const COMMITS: usize = 80;
+/// Queries subscribed per world (more are added along the way).
+const QUERIES: usize = 14;
+
+/// A deterministic xorshift generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    fn pick<'a, X>(&mut self, items: &'a [X]) -> &'a X {
+        &items[self.below(items.len())]
+    }
+}
+
+/// The column types of the random tables, with small domains of values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    U8,
+    I32,
+    Str,
+    Bool,
+    Who,
+    F64,
+}
+
+const KINDS: [Kind; 6] = [
+    Kind::U8,
+    Kind::I32,
+    Kind::Str,
+    Kind::Bool,
+    Kind::Who,
+    Kind::F64,
+];
+
+fn identity(n: usize) -> Identity {
+    Identity::from_bytes([n as u8 + 1; 32])
+}
+
+impl Kind {
+    fn ty(self) -> T {
+        match self {
+            Self::U8 => T::U8,
+            Self::I32 => T::I32,
+            Self::Str => T::String,
+            Self::Bool => T::Bool,
+            Self::Who => T::Identity,
+            Self::F64 => T::F64,
+        }
+    }
+
+    fn value(self, rng: &mut Rng) -> Value {
+        match self {
+            Self::U8 => Value::U8(rng.below(4) as u8),
+            Self::I32 => Value::I32(rng.below(5) as i32 - 2),
+            Self::Str => Value::String(["", "a", "b", "ab"][rng.below(4)].to_owned()),
+            Self::Bool => Value::Bool(rng.chance(50)),
+            Self::Who => Value::Identity(identity(rng.below(3))),
+            Self::F64 => Value::F64([-1.5, 0.0, 2.25][rng.below(3)]),
+        }
+    }
+
+    /// A literal of this kind as SQL.
+    fn literal(self, rng: &mut Rng) -> String {
+        match self.value(rng) {
+            Value::U8(value) => value.to_string(),
+            Value::I32(value) => value.to_string(),
+            Value::String(text) => format!("'{text}'"),
+            Value::Bool(value) => value.to_string(),
+            Value::Identity(_) if rng.chance(50) => ":sender".to_owned(),
+            Value::Identity(who) => format!("0x{}", who.to_hex()),
+            Value::F64(value) => format!("{value:?}"),
+            other => unreachable!("{other:?}"),
+        }
+    }
+}
+
+/// A random table: `id u32` (the primary key) then a few random columns, some indexed.
+struct TableShape {
+    name: String,
+    kinds: Vec<Kind>,
+    /// Whether each column (after `id`) is the first column of an index.
+    indexed: Vec<bool>,
+}
+
+fn module(rng: &mut Rng) -> (ModuleDef, Vec<TableShape>) {
+    let mut def = ModuleDef::default();
+    let mut shapes = Vec::new();
+    for table in 0..2 + rng.below(2) {
+        let name = format!("t{table}");
+        // Every table has an indexed `u8` column, so that joins always have a column to use.
+        let mut kinds = vec![Kind::U8];
+        let mut indexed = vec![true];
+        for _ in 0..1 + rng.below(3) {
+            kinds.push(*rng.pick(&KINDS));
+            indexed.push(rng.chance(50));
+        }
+        let mut columns = vec![("id".to_owned(), T::U32)];
+        columns.extend(
+            kinds
+                .iter()
+                .enumerate()
+                .map(|(n, kind)| (format!("c{n}"), kind.ty())),
+        );
+        let named: Vec<(&str, T)> = columns
+            .iter()
+            .map(|(name, ty)| (name.as_str(), ty.clone()))
+            .collect();
+        let mut table_def = TableDef::of_columns(&mut def.typespace, &name, &name, &named);
+        table_def.primary_key = Some(0);
+        table_def.indexes.push(IndexDef {
+            name: "id".into(),
+            columns: vec![0],
+            unique: true,
+        });
+        for (n, _) in indexed.iter().enumerate().filter(|(_, indexed)| **indexed) {
+            table_def.indexes.push(IndexDef {
+                name: format!("c{n}"),
+                // Some indexes have a second column: scans of their first column are prefixes.
+                columns: match n + 2 <= kinds.len() && rng.chance(30) {
+                    true => vec![n as u16 + 1, n as u16 + 2],
+                    false => vec![n as u16 + 1],
+                },
+                unique: false,
+            });
+        }
+        def.tables.push(table_def);
+        shapes.push(TableShape {
+            name,
+            kinds,
+            indexed,
+        });
+    }
+    (def, shapes)
+}
+
+const OPS: [&str; 6] = ["=", "!=", "<", "<=", ">", ">="];
+
+/// A random condition on the columns of `tables` (each with the name the query gives it).
+fn condition(rng: &mut Rng, tables: &[(&str, &TableShape)], depth: usize) -> String {
+    if depth > 0 && rng.chance(40) {
+        let joiner = if rng.chance(50) { "AND" } else { "OR" };
+        let parts: Vec<String> = (0..2 + rng.below(2))
+            .map(|_| condition(rng, tables, depth - 1))
+            .collect();
+        return format!("({})", parts.join(&format!(" {joiner} ")));
+    }
+    let (name, shape) = rng.pick(tables);
+    let column = rng.below(shape.kinds.len());
+    let kind = shape.kinds[column];
+    // Equalities are frequent, so that queries get routed by value.
+    let op = if rng.chance(40) { "=" } else { *rng.pick(&OPS) };
+    format!("{name}.c{column} {op} {}", kind.literal(rng))
+}
+
+/// A random query of the subset over `shapes`.
+fn query(rng: &mut Rng, shapes: &[TableShape]) -> String {
+    let first = rng.pick(shapes);
+    let filter = |rng: &mut Rng, tables: &[(&str, &TableShape)]| match rng.chance(85) {
+        true => format!(" WHERE {}", condition(rng, tables, 2)),
+        false => String::new(),
+    };
+    if rng.chance(60) {
+        let where_ = filter(rng, &[("a", first)]);
+        return format!("SELECT * FROM {} a{where_}", first.name);
+    }
+    let second = rng.pick(shapes);
+    let on = |rng: &mut Rng, shape: &TableShape, kind: Kind| {
+        let columns: Vec<usize> = (0..shape.kinds.len())
+            .filter(|&n| shape.indexed[n] && shape.kinds[n] == kind)
+            .collect();
+        format!("c{}", rng.pick(&columns))
+    };
+    let (x, y) = (on(rng, first, Kind::U8), on(rng, second, Kind::U8));
+    let where_ = filter(rng, &[("a", first), ("b", second)]);
+    let (target, from, join) = match rng.chance(50) {
+        true => (
+            "a",
+            format!("{} a", first.name),
+            format!("{} b", second.name),
+        ),
+        false => (
+            "b",
+            format!("{} b", second.name),
+            format!("{} a", first.name),
+        ),
+    };
+    format!("SELECT {target}.* FROM {from} JOIN {join} ON a.{x} = b.{y}{where_}")
+}
+
+/// A random row of `shape` with id `id`.
+fn row(rng: &mut Rng, shape: &TableShape, id: u32) -> Vec<u8> {
+    let mut values = vec![Value::U32(id)];
+    values.extend(shape.kinds.iter().map(|kind| kind.value(rng)));
+    Value::Product(values).to_bytes()
+}
+
+/// One random transaction of a few inserts, deletes and updates, committed.
+fn transact(
+    rng: &mut Rng,
+    datastore: &Datastore,
+    shapes: &[TableShape],
+) -> wasmod_datastore::TxData {
+    let mut tx = datastore.begin_mut();
+    for _ in 0..1 + rng.below(4) {
+        let table = rng.below(shapes.len());
+        let shape = &shapes[table];
+        let id = rng.below(10) as u32;
+        let existing = tx.scan(table as u32).unwrap_or_default();
+        match rng.below(3) {
+            0 => {
+                let mut bytes = row(rng, shape, id);
+                // A clash with an existing id is refused and changes nothing.
+                let _ = tx.insert(table as u32, &mut bytes);
+            }
+            1 if !existing.is_empty() => {
+                let victim = rng.pick(&existing).clone();
+                let deleted = tx.delete_rows(table as u32, &victim);
+                assert_eq!(deleted.ok(), Some(1));
+            }
+            _ if !existing.is_empty() => {
+                let victim = rng.pick(&existing);
+                let id = u32::from_le_bytes([victim[0], victim[1], victim[2], victim[3]]);
+                let bytes = row(rng, shape, id);
+                tx.update_by_unique(table as u32, 0, &bytes)
+                    .expect("the row with this id exists");
+            }
+            _ => {}
+        }
+    }
+    tx.commit()
+}
+
+/// A query subscribed to, with its view kept from its deltas.
+struct Subscribed {
+    id: QueryId,
+    query: BoundQuery,
+    text: String,
+    view: HashSet<Row>,
+}
+
+fn subscribe(
+    rng: &mut Rng,
+    catalog: &Arc<Catalog>,
+    shapes: &[TableShape],
+    datastore: &Datastore,
+    subscriptions: &mut Subscriptions,
+) -> Subscribed {
+    let text = query(rng, shapes);
+    let parsed = Query::parse(catalog, &text).unwrap_or_else(|error| panic!("`{text}`: {error}"));
+    let bound = parsed.bind(identity(rng.below(3)));
+    let id = subscriptions.add(bound.clone()).expect("one catalog");
+    let tables = datastore.begin_read();
+    let initial = bound.evaluate(&tables).expect("evaluates");
+    let view: HashSet<Row> = initial.iter().cloned().collect();
+    assert_eq!(
+        view.len(),
+        initial.len(),
+        "`{text}`: initial rows are a set"
+    );
+    Subscribed {
+        id,
+        query: bound,
+        text,
+        view,
+    }
+}
+
+/// What a world exercised: deltas applied, of one-table queries and of joins.
+#[derive(Default)]
+struct Coverage {
+    single: usize,
+    joins: usize,
+}
+
+fn world(seed: u64, coverage: &mut Coverage) {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let (def, shapes) = module(&mut rng);
+    let datastore = Datastore::new(&def).expect("a valid module");
+    let catalog = Arc::new(Catalog::new(&def));
+    let mut subscriptions = Subscriptions::new(catalog.clone());
+    let mut live: Vec<Subscribed> = Vec::new();
+    for _ in 0..QUERIES / 2 {
+        live.push(subscribe(
+            &mut rng,
+            &catalog,
+            &shapes,
+            &datastore,
+            &mut subscriptions,
+        ));
+    }
+    for commit in 0..COMMITS {
+        if commit % 10 == 5 {
+            for _ in 0..QUERIES / 4 {
+                live.push(subscribe(
+                    &mut rng,
+                    &catalog,
+                    &shapes,
+                    &datastore,
+                    &mut subscriptions,
+                ));
+            }
+            let gone = live.swap_remove(rng.below(live.len()));
+            subscriptions.remove(gone.id);
+        }
+        let changes = transact(&mut rng, &datastore, &shapes);
+        let tables = datastore.begin_read();
+        let deltas = subscriptions.evaluate(&changes, &tables);
+        for subscribed in &mut live {
+            let context = || format!("seed {seed}, commit {commit}, `{}`", subscribed.text);
+            let found = deltas.iter().find(|(id, _)| *id == subscribed.id);
+            if let Some((_, delta)) = found {
+                let delta = delta
+                    .as_ref()
+                    .unwrap_or_else(|error| panic!("{}: {error}", context()));
+                match subscribed.text.contains("JOIN") {
+                    true => coverage.joins += 1,
+                    false => coverage.single += 1,
+                }
+                for row in &delta.deleted {
+                    assert!(
+                        subscribed.view.remove(row),
+                        "{}: deleted a row it did not have",
+                        context()
+                    );
+                }
+                for row in &delta.inserted {
+                    assert!(
+                        subscribed.view.insert(row.clone()),
+                        "{}: inserted a row it had",
+                        context()
+                    );
+                }
+            }
+            let fresh: HashSet<Row> = subscribed
+                .query
+                .evaluate(&tables)
+                .expect("evaluates")
+                .into_iter()
+                .collect();
+            assert_eq!(subscribed.view, fresh, "{}: after {changes:?}", context());
+        }
+    }
+}
+
+#[test]
+fn every_view_follows_its_query_commit_after_commit() {
+    let mut coverage = Coverage::default();
+    for seed in 0..WORLDS {
+        world(seed, &mut coverage);
+    }
+    assert!(
+        coverage.single > 500 && coverage.joins > 500,
+        "too few deltas to mean much: {} of one-table queries, {} of joins",
+        coverage.single,
+        coverage.joins
+    );
+}
