@@ -68,20 +68,19 @@ pub(crate) fn validate(
             "SELECT * over a join (select `table.*` of the table whose rows it returns)".into(),
         ));
     };
-    let scopes = if *qualifier == from.name {
-        Scopes {
-            target: from,
-            other: Some(joined),
-        }
+    let (target, other) = if *qualifier == from.name {
+        (from, joined)
     } else if *qualifier == joined.name {
-        Scopes {
-            target: joined,
-            other: Some(from),
-        }
+        (joined, from)
     } else {
         return Err(QueryError::UnknownQualifier(qualifier.clone()));
     };
-    let join = join_plan(&scopes, &join.left, &join.right)?;
+    let other_id = other.id;
+    let scopes = Scopes {
+        target,
+        other: Some(other),
+    };
+    let join = join_plan(&scopes, other_id, &join.left, &join.right)?;
     Ok(Plan {
         target: scopes.target.id,
         join: Some(join),
@@ -153,8 +152,10 @@ impl Scopes<'_> {
     }
 }
 
+/// The join of `scopes` (whose other table has id `other_table`) on `left = right`.
 fn join_plan(
     scopes: &Scopes<'_>,
+    other_table: u32,
     left: &ColumnName,
     right: &ColumnName,
 ) -> Result<JoinPlan, QueryError> {
@@ -184,7 +185,7 @@ fn join_plan(
         })
     };
     Ok(JoinPlan {
-        other: scopes.other.as_ref().map_or(0, |scope| scope.id),
+        other: other_table,
         target_column: target.column,
         other_column: other.column,
         target_index: index(&target)?,
