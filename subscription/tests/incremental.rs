@@ -1,18 +1,23 @@
 //! The property of incremental evaluation: after every commit, each query's view (its initial
-//! rows plus every delta applied so far) equals the query evaluated from scratch.
+//! rows plus every delta applied so far) equals the query evaluated from scratch, and both
+//! equal a reference evaluation written here without the crate (every row decoded into values,
+//! every pair of rows tried).
 //!
 //! Everything is random but deterministic (a seeded xorshift generator): the tables (a few
-//! column types, some columns indexed), the queries of the subset (filters of `AND`, `OR`
-//! and every comparison, `:sender`, joins of two tables and of a table with itself), and the
-//! transactions (inserts, deletes, updates through the primary key, several per commit),
-//! committed through the datastore. Values come from small domains so that filters and joins
-//! match often. Queries are added and removed along the way, so that initial rows are taken
-//! from tables that are not empty, and the registry's routes are undone.
+//! column types, some columns indexed, some indexes of two columns), the queries of the subset
+//! (filters of `AND`, `OR` and every comparison, `:sender`, joins of two tables and of a table
+//! with itself, returning either side), and the transactions (inserts, deletes, updates through
+//! the primary key, several per commit, sometimes on both tables of a join), committed through
+//! the datastore. Values come from small domains so that filters and joins match often.
+//! Queries are added and removed along the way, so that initial rows are taken from tables
+//! that are not empty, and the registry's routes are undone. The test counts the deltas it
+//! applied and fails if there were too few to mean much.
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
-use wasmod_abi::{AlgebraicType as T, Identity, IndexDef, ModuleDef, TableDef, Value};
-use wasmod_datastore::{Datastore, Row};
+use wasmod_abi::{AlgebraicType as T, Identity, IndexDef, ModuleDef, Reader, TableDef, Value};
+use wasmod_datastore::{Datastore, Row, Tables, TxData};
 use wasmod_subscription::{BoundQuery, Catalog, Query, QueryId, Subscriptions};
 
 /// How many random worlds (module, queries, transactions) are tried.
@@ -92,20 +97,6 @@ impl Kind {
             Self::F64 => Value::F64([-1.5, 0.0, 2.25][rng.below(3)]),
         }
     }
-
-    /// A literal of this kind as SQL.
-    fn literal(self, rng: &mut Rng) -> String {
-        match self.value(rng) {
-            Value::U8(value) => value.to_string(),
-            Value::I32(value) => value.to_string(),
-            Value::String(text) => format!("'{text}'"),
-            Value::Bool(value) => value.to_string(),
-            Value::Identity(_) if rng.chance(50) => ":sender".to_owned(),
-            Value::Identity(who) => format!("0x{}", who.to_hex()),
-            Value::F64(value) => format!("{value:?}"),
-            other => unreachable!("{other:?}"),
-        }
-    }
 }
 
 /// A random table: `id u32` (the primary key) then a few random columns, some indexed.
@@ -167,58 +158,202 @@ fn module(rng: &mut Rng) -> (ModuleDef, Vec<TableShape>) {
     (def, shapes)
 }
 
-const OPS: [&str; 6] = ["=", "!=", "<", "<=", ">", ">="];
+/// The comparison operators, as SQL and as the orderings they accept.
+const OPS: [(&str, &[Ordering]); 6] = [
+    ("=", &[Ordering::Equal]),
+    ("!=", &[Ordering::Less, Ordering::Greater]),
+    ("<", &[Ordering::Less]),
+    ("<=", &[Ordering::Less, Ordering::Equal]),
+    (">", &[Ordering::Greater]),
+    (">=", &[Ordering::Greater, Ordering::Equal]),
+];
 
-/// A random condition on the columns of `tables` (each with the name the query gives it).
-fn condition(rng: &mut Rng, tables: &[(&str, &TableShape)], depth: usize) -> String {
-    if depth > 0 && rng.chance(40) {
-        let joiner = if rng.chance(50) { "AND" } else { "OR" };
-        let parts: Vec<String> = (0..2 + rng.below(2))
-            .map(|_| condition(rng, tables, depth - 1))
-            .collect();
-        return format!("({})", parts.join(&format!(" {joiner} ")));
-    }
-    let (name, shape) = rng.pick(tables);
-    let column = rng.below(shape.kinds.len());
-    let kind = shape.kinds[column];
-    // Equalities are frequent, so that queries get routed by value.
-    let op = if rng.chance(40) { "=" } else { *rng.pick(&OPS) };
-    format!("{name}.c{column} {op} {}", kind.literal(rng))
+/// A random condition, kept as a tree so that the test evaluates it on its own, without the
+/// crate.
+enum Condition {
+    /// `side.c{column} op literal`; side 0 is `a`, side 1 is `b`.
+    Compare {
+        side: usize,
+        column: usize,
+        op: usize,
+        /// The literal's value, and whether it is written `:sender`.
+        value: Value,
+        sender: bool,
+    },
+    Group {
+        and: bool,
+        parts: Vec<Condition>,
+    },
 }
 
-/// A random query of the subset over `shapes`.
-fn query(rng: &mut Rng, shapes: &[TableShape]) -> String {
-    let first = rng.pick(shapes);
-    let filter = |rng: &mut Rng, tables: &[(&str, &TableShape)]| match rng.chance(85) {
-        true => format!(" WHERE {}", condition(rng, tables, 2)),
-        false => String::new(),
-    };
-    if rng.chance(60) {
-        let where_ = filter(rng, &[("a", first)]);
-        return format!("SELECT * FROM {} a{where_}", first.name);
-    }
-    let second = rng.pick(shapes);
-    let on = |rng: &mut Rng, shape: &TableShape, kind: Kind| {
-        let columns: Vec<usize> = (0..shape.kinds.len())
-            .filter(|&n| shape.indexed[n] && shape.kinds[n] == kind)
+/// A random query of the subset: the rows of `a` (or of `b`, for a join returning `b`).
+struct Spec {
+    /// `a`'s table, and for a join `b`'s table with the join columns `a.c{x} = b.c{y}`.
+    a: usize,
+    join: Option<(usize, usize, usize)>,
+    /// Whether a join returns `b`'s rows.
+    returns_b: bool,
+    filter: Option<Condition>,
+    sender: Identity,
+}
+
+fn condition(rng: &mut Rng, shapes: &[&TableShape], depth: usize, sender: Identity) -> Condition {
+    if depth > 0 && rng.chance(40) {
+        let parts = (0..2 + rng.below(2))
+            .map(|_| condition(rng, shapes, depth - 1, sender))
             .collect();
-        format!("c{}", rng.pick(&columns))
-    };
-    let (x, y) = (on(rng, first, Kind::U8), on(rng, second, Kind::U8));
-    let where_ = filter(rng, &[("a", first), ("b", second)]);
-    let (target, from, join) = match rng.chance(50) {
-        true => (
-            "a",
-            format!("{} a", first.name),
-            format!("{} b", second.name),
-        ),
-        false => (
-            "b",
-            format!("{} b", second.name),
-            format!("{} a", first.name),
-        ),
-    };
-    format!("SELECT {target}.* FROM {from} JOIN {join} ON a.{x} = b.{y}{where_}")
+        return Condition::Group {
+            and: rng.chance(50),
+            parts,
+        };
+    }
+    let side = rng.below(shapes.len());
+    let column = rng.below(shapes[side].kinds.len());
+    let mut value = shapes[side].kinds[column].value(rng);
+    let sender_literal = matches!(value, Value::Identity(_)) && rng.chance(50);
+    if sender_literal {
+        value = Value::Identity(sender);
+    }
+    Condition::Compare {
+        side,
+        column,
+        // Equalities are frequent, so that queries get routed by value.
+        op: if rng.chance(40) {
+            0
+        } else {
+            rng.below(OPS.len())
+        },
+        value,
+        sender: sender_literal,
+    }
+}
+
+fn spec(rng: &mut Rng, shapes: &[TableShape]) -> Spec {
+    let sender = identity(rng.below(3));
+    let a = rng.below(shapes.len());
+    let join = rng.chance(40).then(|| {
+        let b = rng.below(shapes.len());
+        let joinable = |shape: &TableShape| -> Vec<usize> {
+            (0..shape.kinds.len())
+                .filter(|&n| shape.indexed[n] && shape.kinds[n] == Kind::U8)
+                .collect()
+        };
+        let x = *rng.pick(&joinable(&shapes[a]));
+        let y = *rng.pick(&joinable(&shapes[b]));
+        (b, x, y)
+    });
+    let mut tables = vec![&shapes[a]];
+    tables.extend(join.map(|(b, _, _)| &shapes[b]));
+    let filter = rng.chance(85).then(|| condition(rng, &tables, 2, sender));
+    Spec {
+        a,
+        join,
+        returns_b: join.is_some() && rng.chance(50),
+        filter,
+        sender,
+    }
+}
+
+impl Condition {
+    fn sql(&self) -> String {
+        match self {
+            Self::Compare {
+                side,
+                column,
+                op,
+                value,
+                sender,
+            } => {
+                let literal = match value {
+                    _ if *sender => ":sender".to_owned(),
+                    Value::U8(value) => value.to_string(),
+                    Value::I32(value) => value.to_string(),
+                    Value::String(text) => format!("'{text}'"),
+                    Value::Bool(value) => value.to_string(),
+                    Value::Identity(who) => format!("0x{}", who.to_hex()),
+                    Value::F64(value) => format!("{value:?}"),
+                    other => unreachable!("{other:?}"),
+                };
+                format!("{}.c{column} {} {literal}", ["a", "b"][*side], OPS[*op].0)
+            }
+            Self::Group { and, parts } => {
+                let parts: Vec<String> = parts.iter().map(Self::sql).collect();
+                format!("({})", parts.join(if *and { " AND " } else { " OR " }))
+            }
+        }
+    }
+
+    /// Whether the condition holds for the decoded rows `rows` (of `a`, then `b`).
+    fn holds(&self, rows: &[&[Value]]) -> bool {
+        match self {
+            Self::Compare {
+                side,
+                column,
+                op,
+                value,
+                ..
+            } => OPS[*op].1.contains(&rows[*side][column + 1].cmp(value)),
+            Self::Group { and: true, parts } => parts.iter().all(|part| part.holds(rows)),
+            Self::Group { and: false, parts } => parts.iter().any(|part| part.holds(rows)),
+        }
+    }
+}
+
+impl Spec {
+    fn sql(&self, shapes: &[TableShape]) -> String {
+        let where_ = self
+            .filter
+            .as_ref()
+            .map_or_else(String::new, |filter| format!(" WHERE {}", filter.sql()));
+        let a = &shapes[self.a].name;
+        let Some((b, x, y)) = self.join else {
+            return format!("SELECT * FROM {a} a{where_}");
+        };
+        let b = &shapes[b].name;
+        match self.returns_b {
+            false => format!("SELECT a.* FROM {a} a JOIN {b} b ON a.c{x} = b.c{y}{where_}"),
+            true => format!("SELECT b.* FROM {b} b JOIN {a} a ON b.c{y} = a.c{x}{where_}"),
+        }
+    }
+
+    /// The rows the query returns from `tables`, found by decoding every row and trying
+    /// every pair: slow, obvious, and independent of the crate.
+    fn reference(&self, def: &ModuleDef, tables: &Tables) -> HashSet<Row> {
+        let decoded = |table: usize| -> Vec<(Row, Vec<Value>)> {
+            let row_type = &def.tables[table].row_type;
+            tables
+                .scan(table as u32)
+                .expect("a table")
+                .into_iter()
+                .map(|row| {
+                    let value = Value::decode(row_type, &def.typespace, &mut Reader::new(&row));
+                    match value {
+                        Ok(Value::Product(fields)) => (row, fields),
+                        other => panic!("a row decodes to a product: {other:?}"),
+                    }
+                })
+                .collect()
+        };
+        let holds = |rows: &[&[Value]]| self.filter.as_ref().is_none_or(|f| f.holds(rows));
+        let a_rows = decoded(self.a);
+        let Some((b, x, y)) = self.join else {
+            return a_rows
+                .into_iter()
+                .filter(|(_, a)| holds(&[a]))
+                .map(|(row, _)| row)
+                .collect();
+        };
+        let b_rows = decoded(b);
+        let mut found = HashSet::new();
+        for (a_row, a) in &a_rows {
+            for (b_row, b) in &b_rows {
+                if a[x + 1] == b[y + 1] && holds(&[a, b]) {
+                    found.insert(if self.returns_b { b_row } else { a_row }.clone());
+                }
+            }
+        }
+        found
+    }
 }
 
 /// A random row of `shape` with id `id`.
@@ -229,11 +364,7 @@ fn row(rng: &mut Rng, shape: &TableShape, id: u32) -> Vec<u8> {
 }
 
 /// One random transaction of a few inserts, deletes and updates, committed.
-fn transact(
-    rng: &mut Rng,
-    datastore: &Datastore,
-    shapes: &[TableShape],
-) -> wasmod_datastore::TxData {
+fn transact(rng: &mut Rng, datastore: &Datastore, shapes: &[TableShape]) -> TxData {
     let mut tx = datastore.begin_mut();
     for _ in 0..1 + rng.below(4) {
         let table = rng.below(shapes.len());
@@ -267,23 +398,20 @@ fn transact(
 /// A query subscribed to, with its view kept from its deltas.
 struct Subscribed {
     id: QueryId,
+    spec: Spec,
     query: BoundQuery,
     text: String,
     view: HashSet<Row>,
 }
 
-fn subscribe(
-    rng: &mut Rng,
-    catalog: &Arc<Catalog>,
-    shapes: &[TableShape],
-    datastore: &Datastore,
-    subscriptions: &mut Subscriptions,
-) -> Subscribed {
-    let text = query(rng, shapes);
-    let parsed = Query::parse(catalog, &text).unwrap_or_else(|error| panic!("`{text}`: {error}"));
-    let bound = parsed.bind(identity(rng.below(3)));
+fn subscribe(rng: &mut Rng, world: &World, subscriptions: &mut Subscriptions) -> Subscribed {
+    let spec = spec(rng, &world.shapes);
+    let text = spec.sql(&world.shapes);
+    let parsed =
+        Query::parse(&world.catalog, &text).unwrap_or_else(|error| panic!("`{text}`: {error}"));
+    let bound = parsed.bind(spec.sender);
     let id = subscriptions.add(bound.clone()).expect("one catalog");
-    let tables = datastore.begin_read();
+    let tables = world.datastore.begin_read();
     let initial = bound.evaluate(&tables).expect("evaluates");
     let view: HashSet<Row> = initial.iter().cloned().collect();
     assert_eq!(
@@ -291,12 +419,26 @@ fn subscribe(
         initial.len(),
         "`{text}`: initial rows are a set"
     );
+    assert_eq!(
+        view,
+        spec.reference(&world.def, &tables),
+        "`{text}`: initial rows"
+    );
     Subscribed {
         id,
+        spec,
         query: bound,
         text,
         view,
     }
+}
+
+/// One random module with its tables.
+struct World {
+    def: ModuleDef,
+    shapes: Vec<TableShape>,
+    datastore: Datastore,
+    catalog: Arc<Catalog>,
 }
 
 /// What a world exercised: deltas applied, of one-table queries and of joins.
@@ -309,35 +451,27 @@ struct Coverage {
 fn world(seed: u64, coverage: &mut Coverage) {
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let (def, shapes) = module(&mut rng);
-    let datastore = Datastore::new(&def).expect("a valid module");
-    let catalog = Arc::new(Catalog::new(&def));
-    let mut subscriptions = Subscriptions::new(catalog.clone());
+    let world = World {
+        datastore: Datastore::new(&def).expect("a valid module"),
+        catalog: Arc::new(Catalog::new(&def)),
+        def,
+        shapes,
+    };
+    let mut subscriptions = Subscriptions::new(world.catalog.clone());
     let mut live: Vec<Subscribed> = Vec::new();
     for _ in 0..QUERIES / 2 {
-        live.push(subscribe(
-            &mut rng,
-            &catalog,
-            &shapes,
-            &datastore,
-            &mut subscriptions,
-        ));
+        live.push(subscribe(&mut rng, &world, &mut subscriptions));
     }
     for commit in 0..COMMITS {
         if commit % 10 == 5 {
             for _ in 0..QUERIES / 4 {
-                live.push(subscribe(
-                    &mut rng,
-                    &catalog,
-                    &shapes,
-                    &datastore,
-                    &mut subscriptions,
-                ));
+                live.push(subscribe(&mut rng, &world, &mut subscriptions));
             }
             let gone = live.swap_remove(rng.below(live.len()));
             subscriptions.remove(gone.id);
         }
-        let changes = transact(&mut rng, &datastore, &shapes);
-        let tables = datastore.begin_read();
+        let changes = transact(&mut rng, &world.datastore, &world.shapes);
+        let tables = world.datastore.begin_read();
         let deltas = subscriptions.evaluate(&changes, &tables);
         for subscribed in &mut live {
             let context = || format!("seed {seed}, commit {commit}, `{}`", subscribed.text);
@@ -346,7 +480,7 @@ fn world(seed: u64, coverage: &mut Coverage) {
                 let delta = delta
                     .as_ref()
                     .unwrap_or_else(|error| panic!("{}: {error}", context()));
-                match subscribed.text.contains("JOIN") {
+                match subscribed.spec.join.is_some() {
                     true => coverage.joins += 1,
                     false => coverage.single += 1,
                 }
@@ -372,6 +506,8 @@ fn world(seed: u64, coverage: &mut Coverage) {
                 .into_iter()
                 .collect();
             assert_eq!(subscribed.view, fresh, "{}: after {changes:?}", context());
+            let reference = subscribed.spec.reference(&world.def, &tables);
+            assert_eq!(fresh, reference, "{}: from scratch", context());
         }
     }
 }
