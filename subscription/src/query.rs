@@ -85,8 +85,9 @@ impl BoundQuery {
         self.plan.target
     }
 
-    /// A hash of the normalized query that is the same in every process and on every run (for
-    /// caches and logs; equality is still decided by comparing queries).
+    /// A hash of the normalized query that is the same in every process and on every run of
+    /// one build (a fixed seed; a new version of this crate or of `foldhash` may change it), for
+    /// caches, metrics and logs. Equality is still decided by comparing queries.
     pub fn fingerprint(&self) -> u64 {
         foldhash::fast::FixedState::with_seed(FINGERPRINT_SEED).hash_one(&self.plan)
     }
