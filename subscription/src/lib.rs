@@ -18,7 +18,9 @@
 //! 4. **Evaluate a commit** ([`Subscriptions::evaluate`]): from the commit's
 //!    [`TxData`](wasmod_datastore::TxData) and the tables right after it, each affected
 //!    query's [`Delta`] (rows inserted into and deleted from its result), evaluating only the
-//!    queries the commit can affect, each once, and never re-reading a whole table.
+//!    queries the commit can affect, each once, and never re-reading a whole table;
+//!    [`Subscriptions::evaluate_batch`] does the same for several commits when the tables are
+//!    already past the first of them.
 //!
 //! Rows are the datastore's shared encoded rows ([`Row`](wasmod_datastore::Row)); predicates
 //! read the columns they need in place (no row is decoded into values), and encoding deltas
@@ -39,5 +41,5 @@ pub use catalog::Catalog;
 pub use error::QueryError;
 pub use eval::Delta;
 pub use query::{BoundQuery, Query};
-pub use registry::{QueryId, Subscriptions};
+pub use registry::{Deltas, QueryId, Subscriptions};
 pub use sql::MAX_QUERY_LEN;

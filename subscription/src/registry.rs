@@ -19,7 +19,7 @@
 use crate::catalog::Catalog;
 use crate::column::RowLayout;
 use crate::error::QueryError;
-use crate::eval::{filter_changes, join_delta, not_in_catalog, Delta, Layouts};
+use crate::eval::{filter_changes, join_delta, not_in_catalog, Delta, Later, Layouts, State};
 use crate::plan::{Bytes, Plan};
 use crate::query::BoundQuery;
 use std::collections::{HashMap, HashSet};
@@ -27,6 +27,11 @@ use std::sync::Arc;
 use wasmod_datastore::{Row, TableChanges, Tables, TxData};
 
 type Hasher = foldhash::fast::RandomState;
+
+/// The deltas of one commit: each query whose rows it changed, by increasing id, with its
+/// delta, or the error its evaluation met (a query checked against another module's tables
+/// than the ones it is evaluated on).
+pub type Deltas = Vec<(QueryId, Result<Delta, QueryError>)>;
 
 /// Identifies one distinct query of a [`Subscriptions`], for as long as it has subscribers
 /// (then the id may be given to another query).
@@ -165,15 +170,46 @@ impl Subscriptions {
     }
 
     /// Evaluates the commit whose changes are `changes` over every query it can affect;
-    /// `tables` are the tables right after that commit (before any later one).
+    /// `tables` are the tables right after that commit, with no later commit applied (see
+    /// [`Subscriptions::evaluate_batch`] otherwise).
     ///
     /// Returns each query whose rows changed, by increasing id, with its delta, or the error
-    /// that its evaluation met (a query checked against another module's tables).
-    pub fn evaluate(
-        &mut self,
-        changes: &TxData,
-        tables: &Tables,
-    ) -> Vec<(QueryId, Result<Delta, QueryError>)> {
+    /// that its evaluation met.
+    pub fn evaluate(&mut self, changes: &TxData, tables: &Tables) -> Deltas {
+        self.evaluate_in(
+            changes,
+            State {
+                tables,
+                later: &Later::default(),
+            },
+        )
+    }
+
+    /// Evaluates the commits `commits`, in commit order, when `tables` are the tables right
+    /// after the last of them: the deltas of each commit, in the same order.
+    ///
+    /// This is for an evaluator that runs off the writer's lock: when it takes a read
+    /// transaction, the commits published before are exactly the ones applied to the tables it
+    /// sees, and it evaluates all of them under that one transaction. Joins look their partners
+    /// up in the tables as they were right after each commit (the later commits' changes
+    /// undone on the fly); queries of one table do not read the tables at all.
+    pub fn evaluate_batch(&mut self, commits: &[&TxData], tables: &Tables) -> Vec<Deltas> {
+        let mut later = Later::default();
+        let mut deltas = Vec::with_capacity(commits.len());
+        for changes in commits.iter().rev() {
+            let state = State {
+                tables,
+                later: &later,
+            };
+            deltas.push(self.evaluate_in(changes, state));
+            later.prepend(changes);
+        }
+        deltas.reverse();
+        deltas
+    }
+
+    /// [`Subscriptions::evaluate`] in the tables `state`.
+    fn evaluate_in(&mut self, changes: &TxData, state: State<'_>) -> Deltas {
         let mut results = Vec::new();
         let mut evaluated: HashSet<QueryId, Hasher> = HashSet::default();
         for table in &changes.tables {
@@ -191,7 +227,7 @@ impl Subscriptions {
                 }
                 let delta = match self.entry(id) {
                     Some(entry) if entry.query.plan().join.is_some() => {
-                        self.join(&entry.query, changes, tables)
+                        self.join(&entry.query, changes, state)
                     }
                     _ => self.single(id, &table.inserted, &table.deleted),
                 };
@@ -222,12 +258,12 @@ impl Subscriptions {
         &self,
         query: &BoundQuery,
         changes: &TxData,
-        tables: &Tables,
+        state: State<'_>,
     ) -> Result<Delta, QueryError> {
         let plan = query.plan();
         let layouts = Layouts::of(&self.catalog, plan).ok_or_else(not_in_catalog)?;
         match &plan.join {
-            Some(join) => join_delta(plan, join, &layouts, changes, tables),
+            Some(join) => join_delta(plan, join, &layouts, changes, state),
             None => Err(not_in_catalog()),
         }
     }

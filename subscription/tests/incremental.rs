@@ -470,13 +470,22 @@ fn world(seed: u64, coverage: &mut Coverage) {
             let gone = live.swap_remove(rng.below(live.len()));
             subscriptions.remove(gone.id);
         }
-        let changes = transact(&mut rng, &world.datastore, &world.shapes);
+        // Most commits are evaluated one by one; some in a batch, against the tables after
+        // the last commit of the batch (as an evaluator that fell behind does).
+        let batch: Vec<TxData> = (0..if rng.chance(25) { 2 + rng.below(3) } else { 1 })
+            .map(|_| transact(&mut rng, &world.datastore, &world.shapes))
+            .collect();
         let tables = world.datastore.begin_read();
-        let deltas = subscriptions.evaluate(&changes, &tables);
+        let deltas = match batch.as_slice() {
+            [one] => vec![subscriptions.evaluate(one, &tables)],
+            many => subscriptions.evaluate_batch(&many.iter().collect::<Vec<_>>(), &tables),
+        };
         for subscribed in &mut live {
             let context = || format!("seed {seed}, commit {commit}, `{}`", subscribed.text);
-            let found = deltas.iter().find(|(id, _)| *id == subscribed.id);
-            if let Some((_, delta)) = found {
+            for deltas in &deltas {
+                let Some((_, delta)) = deltas.iter().find(|(id, _)| *id == subscribed.id) else {
+                    continue;
+                };
                 let delta = delta
                     .as_ref()
                     .unwrap_or_else(|error| panic!("{}: {error}", context()));
@@ -505,7 +514,7 @@ fn world(seed: u64, coverage: &mut Coverage) {
                 .expect("evaluates")
                 .into_iter()
                 .collect();
-            assert_eq!(subscribed.view, fresh, "{}: after {changes:?}", context());
+            assert_eq!(subscribed.view, fresh, "{}: after {batch:?}", context());
             let reference = subscribed.spec.reference(&world.def, &tables);
             assert_eq!(fresh, reference, "{}: from scratch", context());
         }

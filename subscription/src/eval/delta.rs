@@ -8,7 +8,9 @@
 //! **A join** returns the rows `a` of the target table `A` that have at least one partner `b`
 //! in the other table `B` (`a.x = b.y` and the filter holds for the pair): a set, however many
 //! partners a row has. A commit changes `A` by `ΔA+` (inserted) and `ΔA-` (deleted), and `B` by
-//! `ΔB+` and `ΔB-`; the tables at hand are the new ones, `A'` and `B'`. A row's membership can
+//! `ΔB+` and `ΔB-`; the tables right after it are `A'` and `B'` (read through
+//! [`State`], which corrects the tables at hand when later commits are applied to them already).
+//! A row's membership can
 //! change only if the row itself changed, or one of its possible partners did, so the
 //! candidates are
 //!
@@ -30,12 +32,12 @@
 //! `ΔA` and `ΔB` are the same changes). The work is proportional to the changed rows and their
 //! partners, never to the tables' sizes.
 
-use super::scan::{self, IndexScan};
+use super::state::State;
 use super::{passes, Delta, Layouts, Rows};
 use crate::error::QueryError;
 use crate::plan::{Bytes, JoinPlan, Plan};
 use std::collections::{HashMap, HashSet};
-use wasmod_datastore::{Row, Tables, TxData};
+use wasmod_datastore::{Row, TxData};
 
 type Hasher = foldhash::fast::RandomState;
 
@@ -72,13 +74,13 @@ struct Membership {
 }
 
 /// What the commit `changes` changed in the rows of the join `plan`, whose join is `join`;
-/// `tables` are the tables right after the commit. See the module docs for the rules.
+/// `state` is the tables right after the commit. See the module docs for the rules.
 pub(crate) fn join_delta(
     plan: &Plan<Bytes>,
     join: &JoinPlan,
     layouts: &Layouts<'_>,
     changes: &TxData,
-    tables: &Tables,
+    state: State<'_>,
 ) -> Result<Delta, QueryError> {
     let changed = |table: u32| {
         changes.table(table).map_or((&[][..], &[][..]), |table| {
@@ -123,8 +125,14 @@ pub(crate) fn join_delta(
         else {
             continue;
         };
-        let scan = IndexScan::equal(join.target_index, value);
-        for row in scan::rows(tables, plan.target, Some(&scan))? {
+        let rows = state.rows_with(
+            plan.target,
+            join.target_index,
+            layouts.target,
+            join.target_column,
+            value,
+        )?;
+        for row in rows {
             candidates.entry(row.clone()).or_insert(Membership {
                 after: true,
                 before: !new_target.contains(&**row),
@@ -134,21 +142,29 @@ pub(crate) fn join_delta(
 
     let mut delta = Delta::default();
     for (row, membership) in candidates {
+        let Some(value) = layouts.target.column(&row, usize::from(join.target_column)) else {
+            continue;
+        };
         let pair = |partner: &[u8]| {
             passes(
                 plan,
                 &Rows::pair((layouts.target, &row), (layouts.other, partner)),
             )
         };
-        let after = membership.after
-            && scan::partners(tables, join, layouts.target, &row)?.any(|partner| pair(partner));
+        let partners = || {
+            state.rows_with(
+                join.other,
+                join.other_index,
+                layouts.other,
+                join.other_column,
+                value,
+            )
+        };
+        let after = membership.after && partners()?.any(|partner| pair(partner));
         let before = membership.before
-            && (scan::partners(tables, join, layouts.target, &row)?
-                .any(|partner| !new_other.contains(&**partner) && pair(partner))
-                || layouts
-                    .target
-                    .column(&row, usize::from(join.target_column))
-                    .and_then(|value| gone_partners.get(value))
+            && (partners()?.any(|partner| !new_other.contains(&**partner) && pair(partner))
+                || gone_partners
+                    .get(value)
                     .is_some_and(|gone| gone.iter().any(|partner| pair(partner))));
         match (before, after) {
             (false, true) => delta.inserted.push(row),

@@ -10,9 +10,11 @@
 mod delta;
 mod initial;
 mod scan;
+mod state;
 
 pub(crate) use delta::{filter_changes, join_delta};
 pub(crate) use initial::{evaluate, not_in_catalog};
+pub(crate) use state::{Later, State};
 
 use crate::catalog::Catalog;
 use crate::column::RowLayout;
