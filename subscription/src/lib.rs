@@ -34,6 +34,7 @@ mod literal;
 mod plan;
 mod query;
 mod registry;
+mod routes;
 mod sql;
 mod validate;
 

@@ -176,25 +176,33 @@ impl<V: Ord> Plan<V> {
     }
 }
 
+/// A comparison `side.column = value` that every pair of rows a plan returns satisfies (a
+/// top-level conjunct of its filter): what the registry routes the query by.
+pub(crate) struct Pin<'a> {
+    pub(crate) side: Side,
+    pub(crate) column: u16,
+    pub(crate) value: &'a Bytes,
+}
+
 impl Plan<Bytes> {
-    /// A comparison `target.column = value` that every returned row satisfies: what the
-    /// registry indexes the query under. Only for queries of one table.
-    pub(crate) fn pin(&self) -> Option<(u16, &Bytes)> {
-        if self.join.is_some() {
-            return None;
-        }
+    /// The plan's first top-level equality, if it has one.
+    pub(crate) fn pin(&self) -> Option<Pin<'_>> {
         self.filter
             .as_ref()?
             .conjuncts()
             .iter()
             .find_map(|part| match part {
                 Filter::Compare(Comparison {
-                    side: Side::Target,
+                    side,
                     column,
                     op: CompareOp::Eq,
                     value,
                     ..
-                }) => Some((*column, value)),
+                }) => Some(Pin {
+                    side: *side,
+                    column: *column,
+                    value,
+                }),
                 _ => None,
             })
     }

@@ -7,26 +7,25 @@
 //!   entry with a count of subscribers, evaluated once per commit.
 //! - **Routing by table.** Each query is listed under the tables it reads; a commit looks only
 //!   at the lists of the tables it changed.
-//! - **Routing by value.** A query of one table whose filter requires `column = v` (alone or
-//!   `AND`ed with more conditions; `v` may be `:sender`, bound) is listed under
-//!   `(table, column, v)` instead: for each changed row, the registry reads the row's
-//!   `column`, looks the value up, and evaluates only the queries listed under it. A commit
-//!   that touches one row of a table with 100,000 such queries on distinct values evaluates one
-//!   (two for an update that changes the value).
-//!
-//! Joins are routed by table only (under both of their tables).
+//! - **Routing by value.** A query whose filter requires `column = v` (alone or `AND`ed with
+//!   more conditions; `v` may be `:sender`, bound) is listed by `v` (see [`crate::routes`]).
+//!   For a query of one table, each changed row reaches only the queries of the value it has:
+//!   a commit that touches one row of a table with 100,000 such queries on distinct values
+//!   evaluates one (two for an update that changes the value). For joins, the commit computes
+//!   the values it may affect once per family of joins that differ only by `v`, and evaluates
+//!   the queries of those values.
 
 use crate::catalog::Catalog;
-use crate::column::RowLayout;
 use crate::error::QueryError;
-use crate::eval::{filter_changes, join_delta, not_in_catalog, Delta, Later, Layouts, State};
+use crate::eval::{
+    affected_values, filter_changes, join_delta, not_in_catalog, Delta, Later, Layouts, State,
+};
 use crate::plan::{Bytes, Plan};
 use crate::query::BoundQuery;
+use crate::routes::{forget, list, unlist, ByValue, Family, Hasher, TableRoutes};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use wasmod_datastore::{Row, TableChanges, Tables, TxData};
-
-type Hasher = foldhash::fast::RandomState;
+use wasmod_datastore::{Row, Tables, TxData};
 
 /// The deltas of one commit: each query whose rows it changed, by increasing id, with its
 /// delta, or the error its evaluation met (a query checked against another module's tables
@@ -57,31 +56,14 @@ pub struct Subscriptions {
     ids: HashMap<BoundQuery, QueryId, Hasher>,
     /// Where each table's queries are listed, by table id.
     tables: HashMap<u32, TableRoutes, Hasher>,
+    /// The joins routed by value, by family.
+    families: HashMap<Family, ByValue, Hasher>,
     evaluations: u64,
 }
 
 struct Entry {
     query: BoundQuery,
     subscribers: usize,
-}
-
-/// Queries listed under one column, by the value they require.
-type ByValue = HashMap<Bytes, Vec<QueryId>, Hasher>;
-
-/// The queries listed under one table.
-struct TableRoutes {
-    layout: RowLayout,
-    /// Queries of this table alone that require `column = value`, by column, then by value.
-    pinned: Vec<(u16, ByValue)>,
-    /// Every other query that reads this table.
-    unpinned: Vec<QueryId>,
-}
-
-/// The rows of one changed table that were routed to one query by value.
-#[derive(Default)]
-struct Routed<'r> {
-    inserted: Vec<&'r Row>,
-    deleted: Vec<&'r Row>,
 }
 
 impl Subscriptions {
@@ -93,6 +75,7 @@ impl Subscriptions {
             free: Vec::new(),
             ids: HashMap::default(),
             tables: HashMap::default(),
+            families: HashMap::default(),
             evaluations: 0,
         }
     }
@@ -210,16 +193,39 @@ impl Subscriptions {
 
     /// [`Subscriptions::evaluate`] in the tables `state`.
     fn evaluate_in(&mut self, changes: &TxData, state: State<'_>) -> Deltas {
-        let mut results = Vec::new();
         let mut evaluated: HashSet<QueryId, Hasher> = HashSet::default();
+        let mut families: HashSet<&Family, Hasher> = HashSet::default();
+        let mut results = Vec::new();
         for table in &changes.tables {
             let Some(routes) = self.tables.get(&table.table) else {
                 continue;
             };
             for (id, routed) in routes.by_value(table) {
                 evaluated.insert(id);
-                let delta = self.single(id, routed.inserted, routed.deleted);
-                results.push((id, delta));
+                results.push((id, self.single(id, routed.inserted, routed.deleted)));
+            }
+            for family in routes
+                .families
+                .iter()
+                .filter(|family| families.insert(family))
+            {
+                let ids = match self.family_candidates(family, changes, state) {
+                    Ok(ids) => ids,
+                    Err(error) => {
+                        let every = self
+                            .families
+                            .get(family)
+                            .into_iter()
+                            .flat_map(|by_value| by_value.values().flatten());
+                        results.extend(every.map(|&id| (id, Err(error.clone()))));
+                        continue;
+                    }
+                };
+                for id in ids {
+                    if evaluated.insert(id) {
+                        results.push((id, self.join(id, changes, state)));
+                    }
+                }
             }
             for &id in &routes.unpinned {
                 if !evaluated.insert(id) {
@@ -227,7 +233,7 @@ impl Subscriptions {
                 }
                 let delta = match self.entry(id) {
                     Some(entry) if entry.query.plan().join.is_some() => {
-                        self.join(&entry.query, changes, state)
+                        self.join(id, changes, state)
                     }
                     _ => self.single(id, &table.inserted, &table.deleted),
                 };
@@ -240,6 +246,28 @@ impl Subscriptions {
         results
     }
 
+    /// The queries of `family` that the commit `changes` may affect.
+    fn family_candidates(
+        &self,
+        family: &Family,
+        changes: &TxData,
+        state: State<'_>,
+    ) -> Result<Vec<QueryId>, QueryError> {
+        let Some(by_value) = self.families.get(family) else {
+            return Ok(Vec::new());
+        };
+        let layouts = Layouts::of(&self.catalog, family.target, Some(&family.join))
+            .ok_or_else(not_in_catalog)?;
+        let pin = (family.side, family.column);
+        let values = affected_values(family.target, &family.join, pin, &layouts, changes, state)?;
+        Ok(values
+            .iter()
+            .filter_map(|value| by_value.get(value))
+            .flatten()
+            .copied()
+            .collect())
+    }
+
     /// The delta of the one-table query `id` from its table's changed rows `inserted` and
     /// `deleted`.
     fn single<'r>(
@@ -248,24 +276,24 @@ impl Subscriptions {
         inserted: impl IntoIterator<Item = &'r Row>,
         deleted: impl IntoIterator<Item = &'r Row>,
     ) -> Result<Delta, QueryError> {
-        let entry = self.entry(id).ok_or_else(not_in_catalog)?;
-        let plan = entry.query.plan();
-        let layouts = Layouts::of(&self.catalog, plan).ok_or_else(not_in_catalog)?;
+        let plan = self.plan(id)?;
+        let layouts = Layouts::of(&self.catalog, plan.target, None).ok_or_else(not_in_catalog)?;
         Ok(filter_changes(plan, &layouts, inserted, deleted))
     }
 
-    fn join(
-        &self,
-        query: &BoundQuery,
-        changes: &TxData,
-        state: State<'_>,
-    ) -> Result<Delta, QueryError> {
-        let plan = query.plan();
-        let layouts = Layouts::of(&self.catalog, plan).ok_or_else(not_in_catalog)?;
-        match &plan.join {
-            Some(join) => join_delta(plan, join, &layouts, changes, state),
-            None => Err(not_in_catalog()),
-        }
+    /// The delta of the join `id` in the commit `changes`, after which the tables are `state`.
+    fn join(&self, id: QueryId, changes: &TxData, state: State<'_>) -> Result<Delta, QueryError> {
+        let plan = self.plan(id)?;
+        let join = plan.join.as_ref().ok_or_else(not_in_catalog)?;
+        let layouts =
+            Layouts::of(&self.catalog, plan.target, Some(join)).ok_or_else(not_in_catalog)?;
+        join_delta(plan, join, &layouts, changes, state)
+    }
+
+    fn plan(&self, id: QueryId) -> Result<&Plan<Bytes>, QueryError> {
+        self.entry(id)
+            .map(|entry| &**entry.query.plan())
+            .ok_or_else(not_in_catalog)
     }
 
     fn entry(&self, id: QueryId) -> Option<&Entry> {
@@ -276,114 +304,93 @@ impl Subscriptions {
         self.queries.get_mut(id.0 as usize)?.as_mut()
     }
 
-    /// Lists query `id` under the tables (or the value) that route commits to it.
+    /// Lists query `id` where commits find it (see [`crate::routes`]).
     fn route(&mut self, id: QueryId, query: &BoundQuery) {
         let plan = query.plan();
-        let pin = plan.pin();
-        for table in routed_tables(plan, pin.is_some()) {
-            let Some(info) = self.catalog.table(table) else {
-                continue;
-            };
-            let routes = self.tables.entry(table).or_insert_with(|| TableRoutes {
-                layout: info.layout.clone(),
-                pinned: Vec::new(),
-                unpinned: Vec::new(),
-            });
-            match pin {
-                Some((column, value)) => routes.pin(column, value, id),
-                None => routes.unpinned.push(id),
+        match (&plan.join, plan.pin()) {
+            (None, Some(pin)) => {
+                if let Some(routes) = self.routes(plan.target) {
+                    routes.pin(pin.column, pin.value, id);
+                }
+            }
+            (Some(join), Some(pin)) => {
+                let family = Family {
+                    target: plan.target,
+                    join: join.clone(),
+                    side: pin.side,
+                    column: pin.column,
+                };
+                if !self.families.contains_key(&family) {
+                    for table in plan.tables() {
+                        if let Some(routes) = self.routes(table) {
+                            routes.families.push(family.clone());
+                        }
+                    }
+                }
+                list(self.families.entry(family).or_default(), pin.value, id);
+            }
+            (_, None) => {
+                for table in plan.tables() {
+                    if let Some(routes) = self.routes(table) {
+                        routes.unpinned.push(id);
+                    }
+                }
             }
         }
+    }
+
+    /// The routes of table `table`, made if it has none yet; `None` for a table the catalog
+    /// does not have.
+    fn routes(&mut self, table: u32) -> Option<&mut TableRoutes> {
+        let layout = &self.catalog.table(table)?.layout;
+        Some(
+            self.tables
+                .entry(table)
+                .or_insert_with(|| TableRoutes::new(layout.clone())),
+        )
     }
 
     /// Undoes [`Subscriptions::route`].
     fn unroute(&mut self, id: QueryId, query: &BoundQuery) {
         let plan = query.plan();
-        let pin = plan.pin();
-        for table in routed_tables(plan, pin.is_some()) {
-            let Some(routes) = self.tables.get_mut(&table) else {
-                continue;
-            };
-            match pin {
-                Some((column, value)) => routes.unpin(column, value, id),
-                None => forget(&mut routes.unpinned, id),
+        match (&plan.join, plan.pin()) {
+            (None, Some(pin)) => {
+                if let Some(routes) = self.tables.get_mut(&plan.target) {
+                    routes.unpin(pin.column, pin.value, id);
+                }
             }
-            if routes.pinned.is_empty() && routes.unpinned.is_empty() {
+            (Some(join), Some(pin)) => {
+                let family = Family {
+                    target: plan.target,
+                    join: join.clone(),
+                    side: pin.side,
+                    column: pin.column,
+                };
+                let Some(by_value) = self.families.get_mut(&family) else {
+                    return;
+                };
+                unlist(by_value, pin.value, id);
+                if by_value.is_empty() {
+                    self.families.remove(&family);
+                    for table in plan.tables() {
+                        if let Some(routes) = self.tables.get_mut(&table) {
+                            forget(&mut routes.families, family.clone());
+                        }
+                    }
+                }
+            }
+            (_, None) => {
+                for table in plan.tables() {
+                    if let Some(routes) = self.tables.get_mut(&table) {
+                        forget(&mut routes.unpinned, id);
+                    }
+                }
+            }
+        }
+        for table in plan.tables() {
+            if self.tables.get(&table).is_some_and(TableRoutes::is_empty) {
                 self.tables.remove(&table);
             }
         }
-    }
-}
-
-/// The tables a query is listed under: its target alone if it is routed by value, else every
-/// table it reads.
-fn routed_tables(plan: &Plan<Bytes>, by_value: bool) -> Vec<u32> {
-    match by_value {
-        true => vec![plan.target],
-        false => plan.tables().collect(),
-    }
-}
-
-/// Removes `id` from `ids`.
-fn forget(ids: &mut Vec<QueryId>, id: QueryId) {
-    if let Some(position) = ids.iter().position(|listed| *listed == id) {
-        ids.swap_remove(position);
-    }
-}
-
-impl TableRoutes {
-    /// Lists query `id` under `column = value`.
-    fn pin(&mut self, column: u16, value: &Bytes, id: QueryId) {
-        let position = match self.pinned.iter().position(|(pinned, _)| *pinned == column) {
-            Some(position) => position,
-            None => {
-                self.pinned.push((column, HashMap::default()));
-                self.pinned.len() - 1
-            }
-        };
-        self.pinned[position]
-            .1
-            .entry(value.clone())
-            .or_default()
-            .push(id);
-    }
-
-    /// Undoes [`TableRoutes::pin`].
-    fn unpin(&mut self, column: u16, value: &Bytes, id: QueryId) {
-        let Some((_, by_value)) = self.pinned.iter_mut().find(|(pinned, _)| *pinned == column)
-        else {
-            return;
-        };
-        if let Some(ids) = by_value.get_mut(value) {
-            forget(ids, id);
-            if ids.is_empty() {
-                by_value.remove(value);
-            }
-        }
-        self.pinned.retain(|(_, by_value)| !by_value.is_empty());
-    }
-
-    /// The changed rows of `changes`, grouped by the pinned queries they are routed to.
-    fn by_value<'r>(&self, changes: &'r TableChanges) -> HashMap<QueryId, Routed<'r>, Hasher> {
-        let mut routed: HashMap<QueryId, Routed<'r>, Hasher> = HashMap::default();
-        for (column, by_value) in &self.pinned {
-            let mut send = |row: &'r Row, inserted: bool| {
-                let value = self.layout.column(row, usize::from(*column));
-                for &id in value
-                    .and_then(|value| by_value.get(value))
-                    .into_iter()
-                    .flatten()
-                {
-                    let rows = routed.entry(id).or_default();
-                    match inserted {
-                        true => rows.inserted.push(row),
-                        false => rows.deleted.push(row),
-                    }
-                }
-            };
-            changes.inserted.iter().for_each(|row| send(row, true));
-            changes.deleted.iter().for_each(|row| send(row, false));
-        }
-        routed
     }
 }

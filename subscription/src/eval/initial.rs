@@ -21,8 +21,10 @@ pub(crate) fn evaluate(
     plan: &Plan<Bytes>,
     tables: &Tables,
 ) -> Result<Vec<Row>, QueryError> {
-    let (Some(target), Some(layouts)) = (catalog.table(plan.target), Layouts::of(catalog, plan))
-    else {
+    let (Some(target), Some(layouts)) = (
+        catalog.table(plan.target),
+        Layouts::of(catalog, plan.target, plan.join.as_ref()),
+    ) else {
         return Err(not_in_catalog());
     };
     let filter = plan.filter.as_ref();

@@ -12,13 +12,13 @@ mod initial;
 mod scan;
 mod state;
 
-pub(crate) use delta::{filter_changes, join_delta};
+pub(crate) use delta::{affected_values, filter_changes, join_delta};
 pub(crate) use initial::{evaluate, not_in_catalog};
 pub(crate) use state::{Later, State};
 
 use crate::catalog::Catalog;
 use crate::column::RowLayout;
-use crate::plan::{Bytes, Filter, Plan, Side};
+use crate::plan::{Bytes, Filter, JoinPlan, Plan, Side};
 use wasmod_datastore::Row;
 
 /// What one commit changed in the rows of one query.
@@ -104,11 +104,11 @@ pub(crate) struct Layouts<'a> {
 }
 
 impl<'a> Layouts<'a> {
-    /// The layouts of `plan`'s tables; `None` if `catalog` does not have them (the plan was
-    /// checked against another module).
-    pub(crate) fn of(catalog: &'a Catalog, plan: &Plan<Bytes>) -> Option<Self> {
-        let target = &catalog.table(plan.target)?.layout;
-        let other = match &plan.join {
+    /// The layouts of the tables of a plan of `target` with the join `join`; `None` if
+    /// `catalog` does not have them (the plan was checked against another module).
+    pub(crate) fn of(catalog: &'a Catalog, target: u32, join: Option<&JoinPlan>) -> Option<Self> {
+        let target = &catalog.table(target)?.layout;
+        let other = match join {
             Some(join) => &catalog.table(join.other)?.layout,
             None => target,
         };
