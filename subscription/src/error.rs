@@ -100,3 +100,10 @@ impl fmt::Display for QueryError {
 }
 
 impl std::error::Error for QueryError {}
+
+impl QueryError {
+    /// The error of a plan that names a table the tables at hand do not have.
+    pub(crate) fn not_in_catalog() -> Self {
+        Self::Datastore("the query names a table the module does not have".to_owned())
+    }
+}

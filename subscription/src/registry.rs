@@ -17,9 +17,7 @@
 
 use crate::catalog::Catalog;
 use crate::error::QueryError;
-use crate::eval::{
-    affected_values, filter_changes, join_delta, not_in_catalog, Delta, Later, Layouts, State,
-};
+use crate::eval::{affected_values, filter_changes, join_delta, Delta, Later, Layouts, State};
 use crate::plan::{Bytes, Plan};
 use crate::query::BoundQuery;
 use crate::routes::{forget, list, unlist, ByValue, Family, Hasher, TableRoutes};
@@ -257,7 +255,7 @@ impl Subscriptions {
             return Ok(Vec::new());
         };
         let layouts = Layouts::of(&self.catalog, family.target, Some(&family.join))
-            .ok_or_else(not_in_catalog)?;
+            .ok_or_else(QueryError::not_in_catalog)?;
         let pin = (family.side, family.column);
         let values = affected_values(family.target, &family.join, pin, &layouts, changes, state)?;
         Ok(values
@@ -277,23 +275,24 @@ impl Subscriptions {
         deleted: impl IntoIterator<Item = &'r Row>,
     ) -> Result<Delta, QueryError> {
         let plan = self.plan(id)?;
-        let layouts = Layouts::of(&self.catalog, plan.target, None).ok_or_else(not_in_catalog)?;
+        let layouts =
+            Layouts::of(&self.catalog, plan.target, None).ok_or_else(QueryError::not_in_catalog)?;
         Ok(filter_changes(plan, &layouts, inserted, deleted))
     }
 
     /// The delta of the join `id` in the commit `changes`, after which the tables are `state`.
     fn join(&self, id: QueryId, changes: &TxData, state: State<'_>) -> Result<Delta, QueryError> {
         let plan = self.plan(id)?;
-        let join = plan.join.as_ref().ok_or_else(not_in_catalog)?;
-        let layouts =
-            Layouts::of(&self.catalog, plan.target, Some(join)).ok_or_else(not_in_catalog)?;
+        let join = plan.join.as_ref().ok_or_else(QueryError::not_in_catalog)?;
+        let layouts = Layouts::of(&self.catalog, plan.target, Some(join))
+            .ok_or_else(QueryError::not_in_catalog)?;
         join_delta(plan, join, &layouts, changes, state)
     }
 
     fn plan(&self, id: QueryId) -> Result<&Plan<Bytes>, QueryError> {
         self.entry(id)
             .map(|entry| &**entry.query.plan())
-            .ok_or_else(not_in_catalog)
+            .ok_or_else(QueryError::not_in_catalog)
     }
 
     fn entry(&self, id: QueryId) -> Option<&Entry> {

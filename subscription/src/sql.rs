@@ -79,7 +79,7 @@ pub(crate) enum Condition {
 
 /// A comparison operator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum CompareOp {
+pub(crate) enum CompareOp {
     /// `=`
     Eq,
     /// `!=` or `<>`

@@ -3,12 +3,12 @@
 
 #[path = "support/owners.rs"]
 mod owners;
+#[path = "support/players.rs"]
+mod players;
 
 use owners::{insert_one, item, owner, subscribed, ITEM, OTHER};
-use std::sync::Arc;
-use wasmod_abi::{AlgebraicType as T, IndexDef, ModuleDef, TableDef, Value};
-use wasmod_datastore::Datastore;
-use wasmod_subscription::{Catalog, Query, Subscriptions};
+use wasmod_abi::Value;
+use wasmod_subscription::Query;
 
 /// Subscriptions, one per owner, with distinct owners.
 const OWNERS: u32 = 100_000;
@@ -96,73 +96,12 @@ fn subscribers_of_one_query_share_it_until_the_last_leaves() {
     assert_eq!(subscriptions.add(again.bind(owner(99))), Ok(ids[3]));
 }
 
-/// `player (id u64 primary key, who Identity indexed)` and
-/// `item (id u64 primary key, holder u64 indexed)`.
-fn game() -> ModuleDef {
-    let index = |name: &str, column: u16, unique: bool| IndexDef {
-        name: name.into(),
-        columns: vec![column],
-        unique,
-    };
-    let mut def = ModuleDef::default();
-    let player = TableDef::of_columns(
-        &mut def.typespace,
-        "Player",
-        "player",
-        &[("id", T::U64), ("who", T::Identity)],
-    );
-    def.tables.push(TableDef {
-        primary_key: Some(0),
-        indexes: vec![index("id", 0, true), index("who", 1, false)],
-        ..player
-    });
-    let item = TableDef::of_columns(
-        &mut def.typespace,
-        "Item",
-        "item",
-        &[("id", T::U64), ("holder", T::U64)],
-    );
-    def.tables.push(TableDef {
-        primary_key: Some(0),
-        indexes: vec![index("id", 0, true), index("holder", 1, false)],
-        ..item
-    });
-    def
-}
-
 #[test]
 fn joins_that_differ_by_an_equality_are_evaluated_for_the_values_a_commit_touches() {
-    const PLAYERS: u32 = 10_000;
-    let def = game();
-    let datastore = Datastore::new(&def).expect("a valid module");
-    let catalog = Arc::new(Catalog::new(&def));
-    let mut tx = datastore.begin_mut();
-    for n in 0..PLAYERS {
-        let mut row = Value::Product(vec![Value::U64(n.into()), Value::Identity(owner(n))]);
-        tx.insert(0, &mut row.to_bytes()).expect("a new player");
-        row = Value::Product(vec![
-            Value::U64(u64::from(n) + 1_000_000),
-            Value::U64(n.into()),
-        ]);
-        tx.insert(1, &mut row.to_bytes()).expect("a new item");
-    }
-    tx.commit();
-
-    let mine = Query::parse(
-        &catalog,
-        "SELECT item.* FROM item JOIN player ON item.holder = player.id WHERE player.who = :sender",
-    )
-    .expect("a query of the subset");
-    let mut subscriptions = Subscriptions::new(catalog.clone());
-    let ids: Vec<_> = (0..PLAYERS)
-        .map(|n| subscriptions.add(mine.bind(owner(n))).expect("one catalog"))
-        .collect();
+    let (datastore, mut subscriptions, ids) = players::subscribed(10_000);
 
     // A new item of player 42: only the query of player 42's identity is evaluated.
-    let mut tx = datastore.begin_mut();
-    let mut row = Value::Product(vec![Value::U64(7), Value::U64(42)]).to_bytes();
-    tx.insert(1, &mut row).expect("a new item");
-    let changes = tx.commit();
+    let changes = players::new_item(&datastore, 7, 42);
     let deltas = subscriptions.evaluate(&changes, &datastore.begin_read());
     assert_eq!(subscriptions.evaluations(), 1);
     assert_eq!(deltas.len(), 1);
@@ -172,7 +111,8 @@ fn joins_that_differ_by_an_equality_are_evaluated_for_the_values_a_commit_touche
     // gains player 43's item, 43's loses it.
     let mut tx = datastore.begin_mut();
     let row = Value::Product(vec![Value::U64(43), Value::Identity(owner(44))]).to_bytes();
-    tx.update_by_unique(0, 0, &row).expect("player 43 exists");
+    tx.update_by_unique(players::PLAYER, 0, &row)
+        .expect("player 43 exists");
     let changes = tx.commit();
     let deltas = subscriptions.evaluate(&changes, &datastore.begin_read());
     assert_eq!(subscriptions.evaluations(), 3);

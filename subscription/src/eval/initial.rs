@@ -25,7 +25,7 @@ pub(crate) fn evaluate(
         catalog.table(plan.target),
         Layouts::of(catalog, plan.target, plan.join.as_ref()),
     ) else {
-        return Err(not_in_catalog());
+        return Err(QueryError::not_in_catalog());
     };
     let filter = plan.filter.as_ref();
     let target_scan = IndexScan::choose(target, Side::Target, filter);
@@ -35,7 +35,9 @@ pub(crate) fn evaluate(
             .cloned()
             .collect());
     };
-    let other = catalog.table(join.other).ok_or_else(not_in_catalog)?;
+    let other = catalog
+        .table(join.other)
+        .ok_or_else(QueryError::not_in_catalog)?;
     match (target_scan, IndexScan::choose(other, Side::Other, filter)) {
         (None, Some(other_scan)) => from_other(plan, join, &layouts, tables, &other_scan),
         (target_scan, _) => from_target(plan, join, &layouts, tables, target_scan.as_ref()),
@@ -91,9 +93,4 @@ fn from_other(
         }
     }
     Ok(found.into_iter().collect())
-}
-
-/// The error of a plan whose tables the catalog does not have.
-pub(crate) fn not_in_catalog() -> QueryError {
-    QueryError::Datastore("the query names a table the module does not have".to_owned())
 }

@@ -13,7 +13,7 @@ mod scan;
 mod state;
 
 pub(crate) use delta::{affected_values, filter_changes, join_delta};
-pub(crate) use initial::{evaluate, not_in_catalog};
+pub(crate) use initial::evaluate;
 pub(crate) use state::{Later, State};
 
 use crate::catalog::Catalog;
