@@ -313,12 +313,7 @@ impl Subscriptions {
                 }
             }
             (Some(join), Some(pin)) => {
-                let family = Family {
-                    target: plan.target,
-                    join: join.clone(),
-                    side: pin.side,
-                    column: pin.column,
-                };
+                let family = Family::of(plan.target, join, &pin);
                 if !self.families.contains_key(&family) {
                     for table in plan.tables() {
                         if let Some(routes) = self.routes(table) {
@@ -359,12 +354,7 @@ impl Subscriptions {
                 }
             }
             (Some(join), Some(pin)) => {
-                let family = Family {
-                    target: plan.target,
-                    join: join.clone(),
-                    side: pin.side,
-                    column: pin.column,
-                };
+                let family = Family::of(plan.target, join, &pin);
                 let Some(by_value) = self.families.get_mut(&family) else {
                     return;
                 };

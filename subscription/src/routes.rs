@@ -10,7 +10,7 @@
 //! - Every other query is listed under each table it reads ([`TableRoutes::unpinned`]).
 
 use crate::column::RowLayout;
-use crate::plan::{Bytes, JoinPlan, Side};
+use crate::plan::{Bytes, JoinPlan, Pin, Side};
 use crate::registry::QueryId;
 use std::collections::HashMap;
 use wasmod_datastore::{Row, TableChanges};
@@ -27,6 +27,18 @@ pub(crate) struct Family {
     pub(crate) join: JoinPlan,
     pub(crate) side: Side,
     pub(crate) column: u16,
+}
+
+impl Family {
+    /// The family of the joins of `target` with `join` that `pin` routes.
+    pub(crate) fn of(target: u32, join: &JoinPlan, pin: &Pin<'_>) -> Self {
+        Self {
+            target,
+            join: join.clone(),
+            side: pin.side,
+            column: pin.column,
+        }
+    }
 }
 
 /// The queries listed under one table.
