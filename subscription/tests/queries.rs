@@ -334,4 +334,12 @@ fn no_input_makes_the_parser_panic() {
         }
         let _ = Query::parse(&catalog, &String::from_utf8_lossy(&bytes));
     }
+    // Random characters after a valid start, where the parser meets them in conditions.
+    let alphabet: Vec<char> = " ()=<>!'\".,;:*-+0x1aXy_é\n".chars().collect();
+    for _ in 0..5_000 {
+        let tail: String = (0..1 + rng.next() % 30)
+            .map(|_| alphabet[(rng.next() % alphabet.len() as u64) as usize])
+            .collect();
+        let _ = Query::parse(&catalog, &format!("SELECT * FROM player WHERE {tail}"));
+    }
 }
