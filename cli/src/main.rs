@@ -18,14 +18,26 @@ mod render;
 mod source;
 mod units;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::LazyLock;
 use tracing_subscriber::EnvFilter;
+
+/// What `wasmod --version` prints after the name: the command's version and the ABI version
+/// of the modules it builds and serves.
+static VERSION: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "{} (ABI {}, imports from `{}`)",
+        env!("CARGO_PKG_VERSION"),
+        wasmod_abi::names::ABI_VERSION,
+        wasmod_abi::names::IMPORT_MODULE
+    )
+});
 
 /// Create, build, check, describe, call and serve wasmod modules.
 #[derive(Parser)]
-#[command(name = "wasmod", version, propagate_version = true)]
+#[command(name = "wasmod", propagate_version = true)]
 struct Cli {
     /// What to log, as a `tracing` filter: `info`, `debug`, `warn,wasmod::module=debug`, …
     /// Module logs have the target `wasmod::module`.
@@ -52,7 +64,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().version(VERSION.as_str()).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
     if let Err(error) = init_logging(&cli.log) {
         eprintln!("wasmod: {error}");
         return ExitCode::from(failure::USAGE);

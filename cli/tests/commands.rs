@@ -1,39 +1,43 @@
-//! The commands as a user runs them: `new` then `cargo test` and `build` on what it made;
-//! `describe`, `inspect` and `call` on the quickstart; the errors of bad input.
+//! The commands as a user runs them: `new` outside the checkout, then `cargo test`, `build`
+//! and `serve` on what it made; `describe`, `inspect` and `call` on the quickstart; the
+//! errors of bad input.
 //!
 //! Nested cargo runs use `target/wasm-tests` under the workspace root, which the other tests'
 //! wasm builds share: the `cargo test` running this holds the lock of its own target
 //! directory, and the generated crate reuses what is already built there.
 
+mod support;
+
 use serde_json::Value;
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
+use support::{agent, send, text, wasmod, Served};
 use wasmod_wasm_tests::{built, workspace_root, Profile};
 
-fn wasmod(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wasmod"))
-        .args(args)
-        .current_dir(dir)
-        .env(
-            "CARGO_TARGET_DIR",
-            workspace_root().join("target").join("wasm-tests"),
-        )
-        .output()
-        .expect("wasmod runs")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+/// The checkout the `wasmod` under test was built from, as it names it.
+fn built_from() -> &'static str {
+    let cli = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    cli.parent()
+        .and_then(|root| root.to_str())
+        .expect("a UTF-8 path")
 }
 
 #[test]
-fn a_new_module_tests_builds_and_passes_its_checks() {
+fn a_module_made_outside_the_checkout_tests_builds_and_serves() {
     let temp = tempfile::tempdir().expect("a temporary directory");
-    let root = workspace_root().to_str().expect("a UTF-8 path");
-    let created = wasmod(&["new", "todo", "--wasmod-path", root], temp.path());
+    assert!(
+        !temp.path().starts_with(workspace_root()),
+        "the temporary directory is outside the checkout"
+    );
+    let created = wasmod(&["new", "todo"], temp.path());
     assert!(created.status.success(), "{}", text(&created.stderr));
+    let said = text(&created.stdout);
+    assert!(
+        said.contains("(the checkout this wasmod was built from)"),
+        "{said}"
+    );
     let dir = temp.path().join("todo");
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("a manifest");
+    let root = built_from();
     assert!(
         manifest.contains(&format!("path = \"{root}/runtime\"")),
         "{manifest}"
@@ -77,6 +81,49 @@ fn a_new_module_tests_builds_and_passes_its_checks() {
         assert!(out.contains(line), "{line} in:\n{out}");
     }
 
+    // From another directory, by path.
+    let described = wasmod(&["describe", "todo"], temp.path());
+    assert!(described.status.success(), "{}", text(&described.stderr));
+    assert!(text(&described.stdout).contains("add(title: String)"));
+    let inspected = wasmod(&["inspect", "todo"], temp.path());
+    assert!(inspected.status.success(), "{}", text(&inspected.stderr));
+    let called = wasmod(&["call", "todo", "add", r#""in-process""#], temp.path());
+    assert!(called.status.success(), "{}", text(&called.stderr));
+    assert!(
+        text(&called.stdout).contains("committed"),
+        "{}",
+        text(&called.stdout)
+    );
+
+    let data = tempfile::tempdir().expect("a data directory");
+    let served = Served::start(&dir, data.path());
+    let agent = agent();
+    let url = |path: &str| format!("{}{path}", served.base);
+    let (status, issued) = send(&agent, "POST", &url("/v1/identity"), None, None);
+    assert_eq!(status, 200, "{issued}");
+    let token = issued["token"].as_str().expect("a token").to_owned();
+    let call = |path: &str, body: &str| send(&agent, "POST", &url(path), Some(&token), Some(body));
+    let added = call("/v1/reducers/add", r#"["write the tests"]"#);
+    assert_eq!(added.0, 200, "{}", added.1);
+    let mine = call("/v1/views/my_tasks", "[]");
+    assert_eq!(mine.0, 200, "{}", mine.1);
+    assert_eq!(
+        mine.1["result"][0]["title"], "write the tests",
+        "{}",
+        mine.1
+    );
+    let (exit, _, logs) = served.terminate();
+    assert!(exit.success(), "{logs}");
+
+    let chosen = wasmod(&["new", "chosen", "--wasmod-path", root], temp.path());
+    assert!(chosen.status.success(), "{}", text(&chosen.stderr));
+    let manifest =
+        std::fs::read_to_string(temp.path().join("chosen").join("Cargo.toml")).expect("a manifest");
+    assert!(
+        manifest.contains(&format!("path = \"{root}/runtime\"")),
+        "{manifest}"
+    );
+
     let again = wasmod(&["new", "todo"], temp.path());
     assert_eq!(again.status.code(), Some(2));
     assert!(
@@ -84,6 +131,19 @@ fn a_new_module_tests_builds_and_passes_its_checks() {
         "{}",
         text(&again.stderr)
     );
+}
+
+#[test]
+fn version_names_the_abi() {
+    let version = wasmod(&["--version"], std::path::Path::new("."));
+    assert!(version.status.success());
+    let expected = format!(
+        "wasmod {} (ABI {}, imports from `{}`)",
+        env!("CARGO_PKG_VERSION"),
+        wasmod_abi::names::ABI_VERSION,
+        wasmod_abi::names::IMPORT_MODULE
+    );
+    assert_eq!(text(&version.stdout).trim(), expected);
 }
 
 #[test]
@@ -109,7 +169,13 @@ fn new_depends_on_the_enclosing_checkout_by_a_relative_path() {
     let outside = wasmod(&["new", "elsewhere"], temp.path());
     assert!(outside.status.success(), "{}", text(&outside.stderr));
     let manifest = std::fs::read_to_string(temp.path().join("elsewhere/Cargo.toml")).expect("read");
-    assert!(manifest.contains("wasmod = \"0.1\""), "{manifest}");
+    assert!(
+        manifest.contains(&format!(
+            "wasmod = {{ path = \"{}/runtime\" }}",
+            built_from()
+        )),
+        "outside a checkout, the one this wasmod was built from: {manifest}"
+    );
 
     // A toolchain without the wasm32 target: the error says how to install it.
     let rustc = temp.path().join("rustc-without-wasm32");

@@ -1,142 +1,15 @@
 //! End to end: the real `wasmod serve` on the quickstart, called over loopback HTTP like a
 //! client would, then stopped with SIGTERM.
 
+mod support;
+
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use ureq::Agent;
+use support::{agent, send, Served};
 use wasmod_abi::Identity;
 use wasmod_server::{Secret, Tokens};
 use wasmod_wasm_tests::{built, Profile};
-
-/// The `wasmod serve` process; killed if the test ends early.
-struct Served {
-    child: Child,
-    base: String,
-    stderr: mpsc::Receiver<String>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Served {
-    /// Starts `wasmod serve wasm` on a free loopback port and waits for its address.
-    fn start(wasm: &Path, data: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmod"))
-            .arg("serve")
-            .arg(wasm)
-            .args(["--listen", "127.0.0.1:0", "--max-body", "64KiB"])
-            .arg("--data")
-            .arg(data)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("wasmod starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let stderr = child.stderr.take().expect("stderr");
-        let (lines, address) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(address) = line.strip_prefix("listening on ") {
-                    let _ = lines.send(address.to_owned());
-                }
-            }
-        });
-        let (logs, stderr_text) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = BufReader::new(stderr).read_to_string(&mut text);
-            let _ = logs.send(text);
-        });
-        let base = address
-            .recv_timeout(Duration::from_secs(120))
-            .expect("wasmod serve prints the address it listens on");
-        assert!(base.starts_with("http://127.0.0.1:"), "{base}");
-        Self {
-            child,
-            base,
-            stderr: stderr_text,
-        }
-    }
-
-    /// Sends SIGTERM and returns the exit status and everything the server logged.
-    fn terminate(mut self) -> (std::process::ExitStatus, Duration, String) {
-        let start = Instant::now();
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let exit = loop {
-            if let Some(exit) = self.child.try_wait().expect("the child") {
-                break exit;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "wasmod serve did not exit within 10s of SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let took = start.elapsed();
-        let logs = self
-            .stderr
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_default();
-        (exit, took, logs)
-    }
-}
-
-/// A blocking HTTP client that returns every status as a response.
-fn agent() -> Agent {
-    Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into()
-}
-
-/// One request: `(status, body as JSON or as a JSON string)`.
-fn send(
-    agent: &Agent,
-    method: &str,
-    url: &str,
-    token: Option<&str>,
-    body: Option<&str>,
-) -> (u16, Value) {
-    let authorization = token.map(|token| format!("Bearer {token}"));
-    let response = match method {
-        "GET" => {
-            let mut get = agent.get(url);
-            if let Some(authorization) = &authorization {
-                get = get.header("authorization", authorization);
-            }
-            get.call()
-        }
-        _ => {
-            let mut post = agent.post(url);
-            if let Some(authorization) = &authorization {
-                post = post.header("authorization", authorization);
-            }
-            match body {
-                Some(body) => post.send(body),
-                None => post.send_empty(),
-            }
-        }
-    };
-    let mut response = response.unwrap_or_else(|error| panic!("{method} {url}: {error}"));
-    let status = response.status().as_u16();
-    let text = response.body_mut().read_to_string().expect("a body");
-    let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, json)
-}
 
 fn code(answer: &(u16, Value)) -> (u16, &str) {
     (answer.0, answer.1["error"]["code"].as_str().unwrap_or("-"))

@@ -12,7 +12,11 @@
 //! 3. if the new directory is inside a checkout of wasmod (a directory whose `runtime/` is
 //!    the `wasmod` crate), a relative path dependency on it: examples and experiments inside
 //!    the repository use the code beside them;
-//! 4. otherwise this command's own version from crates.io (`wasmod = "0.1"`).
+//! 4. otherwise the checkout this command was built from, if it is still there (an absolute
+//!    path dependency, said in the output): what `cargo install --path cli` users get;
+//! 5. otherwise nothing: the crates are not on crates.io yet, so a registry dependency would
+//!    fail at the crate's first build; the command says so and names the two flags instead.
+//!    (Once they are published, this command's own version becomes this default.)
 
 use crate::failure::{Context, Failure, Result};
 use std::fs;
@@ -56,8 +60,8 @@ pub fn run(args: Args) -> Result {
             .to_owned(),
     };
     check_name(&name)?;
+    let (dependency, source) = dependency(&args, &dir, built_from())?;
     fs::create_dir_all(dir.join("src")).context(dir.display())?;
-    let dependency = dependency(&args, &dir)?;
     let files = [
         ("Cargo.toml", fill(CARGO_TOML, &name, &dependency)),
         ("src/lib.rs", fill(LIB_RS, &name, &dependency)),
@@ -68,7 +72,7 @@ pub fn run(args: Args) -> Result {
         fs::write(&path, contents).context(path.display())?;
     }
     println!("created module crate `{name}` in {}", args.dir.display());
-    println!("  depends on: {dependency}");
+    println!("  depends on: {dependency} ({source})");
     println!(
         "next: cd {} && cargo test && wasmod build",
         args.dir.display()
@@ -76,12 +80,19 @@ pub fn run(args: Args) -> Result {
     Ok(())
 }
 
-/// The `wasmod = ..` line of the new crate in `dir` (which exists).
-fn dependency(args: &Args, dir: &Path) -> Result<String> {
+/// The `wasmod = ..` line of the new crate in `dir` (an absolute path, which need not exist
+/// yet), and where it comes from, in words; `built_from` is the checkout this command was
+/// built from, if it is still one.
+fn dependency(
+    args: &Args,
+    dir: &Path,
+    built_from: Option<PathBuf>,
+) -> Result<(String, &'static str)> {
     if let Some(version) = &args.wasmod_version {
-        return Ok(format!("wasmod = {}", toml_string(version)));
+        let line = format!("wasmod = {}", toml_string(version));
+        return Ok((line, "the version asked for"));
     }
-    let checkout = match &args.wasmod_path {
+    let (checkout, source) = match &args.wasmod_path {
         Some(path) => {
             let path = path.canonicalize().context(path.display())?;
             if !is_checkout(&path) {
@@ -90,30 +101,49 @@ fn dependency(args: &Args, dir: &Path) -> Result<String> {
                     path.display()
                 )));
             }
-            Some(path)
+            (path, "the checkout asked for")
         }
-        None => dir
-            .ancestors()
-            .skip(1)
-            .find(|dir| is_checkout(dir))
-            .map(Path::to_owned),
+        None => match dir.ancestors().skip(1).find(|dir| is_checkout(dir)) {
+            Some(enclosing) => (enclosing.to_owned(), "the checkout around it"),
+            None => match built_from {
+                Some(checkout) => (checkout, "the checkout this wasmod was built from"),
+                None => {
+                    return Err(Failure::usage(format!(
+                        "no wasmod to depend on: this command was built from {}, which is no \
+                         longer a wasmod checkout, and wasmod is not on crates.io yet; choose \
+                         one with --wasmod-path <a wasmod checkout> or --wasmod-version \
+                         <version>",
+                        built_from_path().display()
+                    )))
+                }
+            },
+        },
     };
-    let Some(checkout) = checkout else {
-        let version = env!("CARGO_PKG_VERSION");
-        let major_minor: Vec<&str> = version.split('.').take(2).collect();
-        return Ok(format!("wasmod = \"{}\"", major_minor.join(".")));
-    };
-    let dir = dir.canonicalize().context(dir.display())?;
     let runtime = checkout.join("runtime");
     let path = if dir.starts_with(&checkout) {
-        relative(&dir, &runtime)
+        relative(dir, &runtime)
     } else {
         runtime
     };
     let path = path
         .to_str()
         .ok_or_else(|| Failure::usage(format!("{}: the path is not UTF-8", path.display())))?;
-    Ok(format!("wasmod = {{ path = {} }}", toml_string(path)))
+    Ok((
+        format!("wasmod = {{ path = {} }}", toml_string(path)),
+        source,
+    ))
+}
+
+/// Where this command was built from: the workspace above `cli/`.
+fn built_from_path() -> &'static Path {
+    let cli = Path::new(env!("CARGO_MANIFEST_DIR"));
+    cli.parent().unwrap_or(cli)
+}
+
+/// The checkout this command was built from, if it is still a wasmod checkout.
+fn built_from() -> Option<PathBuf> {
+    let checkout = built_from_path();
+    is_checkout(checkout).then(|| checkout.to_owned())
 }
 
 /// Whether `dir` is a checkout of wasmod: its `runtime/` is the `wasmod` crate.
@@ -195,6 +225,33 @@ mod tests {
         for bad in ["", "2fast", "my module", "naïve", "a.b"] {
             assert!(check_name(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn without_a_checkout_the_flags_are_named() {
+        let args = Args {
+            dir: PathBuf::from("/nowhere/mine"),
+            name: None,
+            wasmod_path: None,
+            wasmod_version: None,
+        };
+        let refused = dependency(&args, Path::new("/nowhere/mine"), None).unwrap_err();
+        let message = format!("{refused:?}");
+        for words in ["--wasmod-path", "--wasmod-version", "not on crates.io"] {
+            assert!(message.contains(words), "{message}");
+        }
+        let found = dependency(
+            &args,
+            Path::new("/nowhere/mine"),
+            Some(PathBuf::from("/src/wasmod")),
+        );
+        assert_eq!(
+            found.unwrap(),
+            (
+                "wasmod = { path = \"/src/wasmod/runtime\" }".to_owned(),
+                "the checkout this wasmod was built from"
+            )
+        );
     }
 
     #[test]
