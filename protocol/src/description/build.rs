@@ -227,24 +227,7 @@ mod tests {
     use wasmod_abi::{ColumnDef, Field, IndexDef, Lifecycle, ReducerDef, TypeDef};
 
     fn typespace() -> Typespace {
-        Typespace {
-            types: vec![
-                TypeDef {
-                    name: "geo::Point".into(),
-                    ty: AlgebraicType::Product(vec![
-                        Field::named("x", AlgebraicType::U32),
-                        Field::named("y", AlgebraicType::U32),
-                    ]),
-                },
-                TypeDef {
-                    name: "Shape".into(),
-                    ty: AlgebraicType::Sum(vec![
-                        Field::named("Dot", AlgebraicType::Ref(0)),
-                        Field::named("Empty", AlgebraicType::Product(vec![])),
-                    ]),
-                },
-            ],
-        }
+        super::super::example_typespace()
     }
 
     fn table(name: &str, row: u32, public: bool) -> TableDef {

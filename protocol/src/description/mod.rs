@@ -247,3 +247,28 @@ mod lifecycle {
             .ok_or_else(|| serde::de::Error::custom(format!("unknown lifecycle role `{text}`")))
     }
 }
+
+/// The typespace the description's tests share: a struct `geo::Point { x: u32, y: u32 }` and
+/// an enum `Shape { Dot(Point), Empty }`.
+#[cfg(test)]
+fn example_typespace() -> wasmod_abi::Typespace {
+    use wasmod_abi::{AlgebraicType, Field, TypeDef};
+    wasmod_abi::Typespace {
+        types: vec![
+            TypeDef {
+                name: "geo::Point".into(),
+                ty: AlgebraicType::Product(vec![
+                    Field::named("x", AlgebraicType::U32),
+                    Field::named("y", AlgebraicType::U32),
+                ]),
+            },
+            TypeDef {
+                name: "Shape".into(),
+                ty: AlgebraicType::Sum(vec![
+                    Field::named("Dot", AlgebraicType::Ref(0)),
+                    Field::named("Empty", AlgebraicType::Product(vec![])),
+                ]),
+            },
+        ],
+    }
+}

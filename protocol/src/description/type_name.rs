@@ -100,28 +100,10 @@ pub(super) fn field_name(index: usize, field: &Field) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmod_abi::TypeDef;
 
     #[test]
     fn types_are_written_as_in_rust() {
-        let ts = Typespace {
-            types: vec![
-                TypeDef {
-                    name: "geo::Point".into(),
-                    ty: AlgebraicType::Product(vec![
-                        Field::named("x", AlgebraicType::U32),
-                        Field::named("y", AlgebraicType::U32),
-                    ]),
-                },
-                TypeDef {
-                    name: "Shape".into(),
-                    ty: AlgebraicType::Sum(vec![
-                        Field::named("Dot", AlgebraicType::Ref(0)),
-                        Field::named("Empty", AlgebraicType::Product(vec![])),
-                    ]),
-                },
-            ],
-        };
+        let ts = super::super::example_typespace();
         let cases = [
             (
                 AlgebraicType::Array(Box::new(AlgebraicType::Ref(0))),
