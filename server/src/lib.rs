@@ -163,6 +163,13 @@ impl Server {
             ..
         } = self;
         realtime.start();
+        // Upgraded connections are the sockets' own: graceful shutdown does not end them, so
+        // they are told to close as soon as shutdown starts.
+        let stopper = realtime.stopper();
+        let shutdown = async move {
+            shutdown.await;
+            stopper.stop();
+        };
         axum::serve(listener, router)
             .with_graceful_shutdown(shutdown)
             .await?;

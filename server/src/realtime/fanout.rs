@@ -216,12 +216,7 @@ impl Evaluator {
             }
         }
         let caller = commit.meta.connection_id;
-        let by_reducer = commit
-            .meta
-            .entry
-            .as_ref()
-            .is_some_and(|entry| entry.kind == EntryKind::Reducer);
-        let own = by_reducer && self.sessions.contains_key(&caller);
+        let own = self.called_reducer(commit) && self.sessions.contains_key(&caller);
         if own {
             changes.entry(caller).or_default();
         }
@@ -242,6 +237,20 @@ impl Evaluator {
         for connection in overflowed {
             self.forget(connection);
         }
+    }
+
+    /// Whether a client's reducer call made `commit` (not a lifecycle reducer, which the host
+    /// calls, nor a procedure's transaction): its caller's connection then waits for it.
+    fn called_reducer(&self, commit: &Commit) -> bool {
+        let Some(entry) = &commit.meta.entry else {
+            return false;
+        };
+        entry.kind == EntryKind::Reducer
+            && self
+                .module
+                .reducers
+                .iter()
+                .any(|reducer| *reducer.name == *entry.name && reducer.lifecycle.is_none())
     }
 
     /// Handles one request, with the tables as of the last commit published.

@@ -81,9 +81,22 @@ pub struct Realtime {
 /// shutdown, closes every socket.
 #[derive(Debug)]
 pub struct RealtimeControl {
-    shutdown: watch::Sender<bool>,
+    shutdown: Stopper,
     sockets: watch::Receiver<usize>,
     evaluator: Option<fanout::Evaluator>,
+}
+
+/// Tells every socket to close: the first step of shutdown. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Stopper {
+    shutdown: Arc<watch::Sender<bool>>,
+}
+
+impl Stopper {
+    /// Tells every socket (and the evaluation task) to close; they do so on their own tasks.
+    pub fn stop(&self) {
+        self.shutdown.send_replace(true);
+    }
 }
 
 /// Counts one socket for as long as it lives.
@@ -120,7 +133,9 @@ impl Realtime {
             sockets,
         });
         let control = RealtimeControl {
-            shutdown: shutdown_sender,
+            shutdown: Stopper {
+                shutdown: Arc::new(shutdown_sender),
+            },
             sockets: sockets_receiver,
             evaluator: Some(evaluator),
         };
@@ -157,15 +172,20 @@ impl RealtimeControl {
     /// Starts the evaluation task, on the current runtime (once; later calls do nothing).
     pub fn start(&mut self) {
         if let Some(evaluator) = self.evaluator.take() {
-            tokio::spawn(evaluator.run(self.shutdown.subscribe()));
+            tokio::spawn(evaluator.run(self.shutdown.shutdown.subscribe()));
         }
+    }
+
+    /// What tells every socket to close, for the server's shutdown signal.
+    pub fn stopper(&self) -> Stopper {
+        self.shutdown.clone()
     }
 
     /// Closes every socket (each with a close frame, then its connection's
     /// `client_disconnected`) and waits at most `grace` for them; returns how many were still
     /// open when it stopped waiting.
     pub async fn close_all(&mut self, grace: Duration) -> usize {
-        self.shutdown.send_replace(true);
+        self.shutdown.stop();
         let all_closed = tokio::time::timeout(grace, self.sockets.wait_for(|&count| count == 0))
             .await
             .is_ok_and(|closed| closed.is_ok());
