@@ -55,6 +55,13 @@ pub enum Outbound {
     },
     /// A commit's changes to the connection's query sets.
     Update(Update),
+    /// The answer to a one-off query.
+    OneOff {
+        /// The query's request id.
+        request_id: u32,
+        /// Its rows, or why there are none.
+        result: Result<Arc<QueryRows>, String>,
+    },
 }
 
 /// A commit's changes to one connection's query sets.
@@ -130,6 +137,7 @@ impl Outbound {
                 .iter()
                 .map(|(_, queries)| rows(queries))
                 .sum(),
+            Self::OneOff { result, .. } => result.as_ref().map_or(0, |rows| rows.bytes()),
             Self::Identity { .. } | Self::SubscriptionError { .. } => 0,
         }
     }

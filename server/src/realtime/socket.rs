@@ -15,6 +15,7 @@ use super::close::{self, Close};
 use super::fanout::Request;
 use super::limits::{CLOSE_TIMEOUT, MAX_CALLS_IN_FLIGHT};
 use super::outbox::{self, Outbound, Outbox};
+use super::rows::QueryRows;
 use super::wire::Wire;
 use super::writer::{self, Renderer};
 use super::Realtime;
@@ -184,10 +185,10 @@ impl<W: Wire> Reader<'_, W> {
                 })
                 .await
             }
-            ClientMessage::OneOffQuery { .. } => self.outbox.close(Close::new(
-                close::UNSUPPORTED_DATA,
-                "OneOffQuery is not served yet",
-            )),
+            ClientMessage::OneOffQuery { request_id, query } => {
+                let result = self.one_off(&query).await;
+                let _ = self.outbox.push(Outbound::OneOff { request_id, result });
+            }
             _ => self.outbox.close(Close::new(
                 close::UNSUPPORTED_DATA,
                 "a message this server does not serve",
@@ -222,6 +223,35 @@ impl<W: Wire> Reader<'_, W> {
                 });
             }
         }
+    }
+
+    /// The rows of `query` in the committed tables, read on a blocking thread.
+    async fn one_off(&self, query: &str) -> Result<Arc<QueryRows>, String> {
+        let bound = Query::parse(&self.realtime.catalog, query)
+            .map_err(|error| error.to_string())?
+            .bind(self.identity);
+        let database = self.realtime.database.clone();
+        let module = self.realtime.module.clone();
+        let rows = tokio::task::spawn_blocking(move || {
+            let rows = bound
+                .evaluate(&database.begin_read())
+                .map_err(|error| error.to_string())?;
+            let table = module
+                .tables
+                .get(bound.table() as usize)
+                .map_or("", |table| &table.name);
+            QueryRows::new(table, &rows, &[])
+                .ok_or_else(|| "the rows are more than one message can carry".to_owned())
+        })
+        .await
+        .map_err(|error| format!("the query failed: {error}"))??;
+        if !self.outbox.fits(rows.bytes()) {
+            return Err(format!(
+                "the rows are {} bytes, more than this connection may have queued",
+                rows.bytes()
+            ));
+        }
+        Ok(Arc::new(rows))
     }
 
     /// Sends `request` to the evaluation task, waiting for room.

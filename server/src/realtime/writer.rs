@@ -181,6 +181,19 @@ impl<W: Wire> Renderer<W> {
                 query_set_id,
                 message,
             },
+            Outbound::OneOff { request_id, result } => {
+                let result = match result {
+                    Ok(rows) => {
+                        let (inserts, _) = W::rows(&self.module, &rows)?;
+                        Ok(vec![TableRows {
+                            table: rows.table.clone(),
+                            rows: inserts,
+                        }])
+                    }
+                    Err(message) => Err(message),
+                };
+                ServerMessage::OneOffQueryResult { request_id, result }
+            }
             Outbound::Update(update) if update.own => {
                 return match std::mem::replace(held, Held::Nothing) {
                     Held::Answer(answer) if answer.commit == Some(update.commit.offset) => {

@@ -142,7 +142,7 @@ async fn updates_reach_subscribers_in_binary() {
 }
 
 #[tokio::test]
-async fn a_sender_query_selects_the_subscribers_own_rows() {
+async fn sender_queries_select_the_subscribers_own_rows_and_one_off_queries_too() {
     let live = live().await;
     let mut alice = Client::connect(&live, Encoding::Json, Connect::default()).await;
     let (identity, ..) = alice.hello().await;
@@ -162,6 +162,22 @@ async fn a_sender_query_selects_the_subscribers_own_rows() {
     assert_eq!(rows.len(), 1, "{applied}");
     assert_eq!(rows[0]["identity"], identity.as_str());
     assert_eq!(rows[0]["online"], true);
+
+    let one_off = |request_id: u32, query: &str| json!({"OneOffQuery": {"request_id": request_id, "query": query}});
+    alice
+        .send(one_off(4, "SELECT * FROM user WHERE identity = :sender"))
+        .await;
+    let answer = alice.recv_kind("OneOffQueryResult").await;
+    assert_eq!(answer["request_id"], 4);
+    assert_eq!(answer["result"]["ok"][0]["table"], "user", "{answer}");
+    assert_eq!(
+        answer["result"]["ok"][0]["rows"][0]["identity"],
+        identity.as_str()
+    );
+    alice.send(one_off(5, "SELECT * FROM config")).await;
+    let refused = alice.recv_kind("OneOffQueryResult").await;
+    let message = refused["result"]["err"].as_str().expect("an error");
+    assert!(message.contains("private"), "{refused}");
     live.stop().await;
 }
 
