@@ -272,6 +272,18 @@ async fn a_malformed_frame_closes_that_socket_only() {
 }
 
 #[tokio::test]
+async fn a_message_over_the_size_limit_closes_the_socket() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    let huge = call_reducer(1, "send", &[&"x".repeat(2 << 20)]);
+    client.send(huge).await;
+    let (code, reason) = client.closed().await;
+    assert_eq!(code, 1009, "{reason}");
+    live.stop().await;
+}
+
+#[tokio::test]
 async fn pipelined_calls_are_answered_in_order() {
     let live = live().await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
