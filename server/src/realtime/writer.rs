@@ -316,3 +316,108 @@ impl<W: Wire> Renderer<W> {
         W::encode(&message)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::realtime::wire::Json;
+    use wasmod_host::datastore::{Commit, CommitMeta, EntryPoint};
+    use wasmod_protocol::ws::JsonServerMessage;
+
+    const ME: ConnectionId = ConnectionId::from_bytes([1; 16]);
+
+    fn renderer() -> Renderer<Json> {
+        Renderer::new(Arc::new(ModuleDef::default()), Identity::ZERO, ME)
+    }
+
+    fn own_update(offset: u64) -> Outbound {
+        let meta = CommitMeta {
+            connection_id: ME,
+            entry: Some(EntryPoint::new(EntryKind::Reducer, "send")),
+            ..CommitMeta::host()
+        };
+        Outbound::Update(Update {
+            commit: Arc::new(Commit {
+                offset,
+                meta,
+                changes: Default::default(),
+            }),
+            own: true,
+            changes: Vec::new(),
+        })
+    }
+
+    fn answer(request_id: u32, commit: Option<u64>) -> Answer<Box<serde_json::value::RawValue>> {
+        Answer::Reducer(ReducerAnswer {
+            request_id,
+            name: "send".into(),
+            commit,
+            offset: commit.unwrap_or(0),
+            timestamp: wasmod_abi::Timestamp::now(),
+            status: UpdateStatus::Committed,
+        })
+    }
+
+    /// The request id and offset of each `TransactionUpdate` frame.
+    fn updates(frames: Vec<Message>) -> Vec<(Option<u32>, u64)> {
+        frames
+            .into_iter()
+            .map(|frame| {
+                let Message::Text(text) = frame else {
+                    panic!("a text frame")
+                };
+                match JsonServerMessage::from_json(text.as_str()).expect("a message") {
+                    ServerMessage::TransactionUpdate(update) => (update.request_id, update.offset),
+                    other => panic!("not an update: {other:?}"),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_own_update_waits_for_its_answer_and_goes_out_once_with_its_request_id() {
+        let (renderer, mut held) = (renderer(), Held::Nothing);
+        let frames = renderer
+            .outbound(own_update(5), &mut held)
+            .expect("rendered");
+        assert!(frames.is_empty() && matches!(held, Held::Update(_)));
+        let frames = renderer
+            .answer(answer(9, Some(5)), &mut held)
+            .expect("rendered");
+        assert_eq!(updates(frames), [(Some(9), 5)]);
+        assert!(matches!(held, Held::Nothing));
+    }
+
+    #[test]
+    fn an_answer_waits_for_its_commits_update() {
+        let (renderer, mut held) = (renderer(), Held::Nothing);
+        let frames = renderer
+            .answer(answer(3, Some(8)), &mut held)
+            .expect("rendered");
+        assert!(frames.is_empty() && matches!(held, Held::Answer(_)));
+        let frames = renderer
+            .outbound(own_update(8), &mut held)
+            .expect("rendered");
+        assert_eq!(updates(frames), [(Some(3), 8)]);
+    }
+
+    #[test]
+    fn an_answer_without_a_commit_goes_out_alone() {
+        let (renderer, mut held) = (renderer(), Held::Nothing);
+        let frames = renderer
+            .answer(answer(4, None), &mut held)
+            .expect("rendered");
+        assert_eq!(updates(frames), [(Some(4), 0)]);
+        assert!(matches!(held, Held::Nothing));
+    }
+
+    #[test]
+    fn what_is_held_goes_out_alone_when_no_answer_can_come() {
+        let (renderer, mut held) = (renderer(), Held::Nothing);
+        renderer
+            .outbound(own_update(2), &mut held)
+            .expect("rendered");
+        let frames = renderer.release(&mut held).expect("rendered");
+        assert_eq!(updates(frames), [(None, 2)]);
+    }
+}

@@ -215,6 +215,24 @@ impl Client {
         }
     }
 
+    /// Sends a ping and waits (within [`PATIENCE`]) for its pong, skipping other messages.
+    pub async fn ping(&mut self, payload: &[u8]) {
+        let ping = Message::Ping(payload.to_vec().into());
+        self.socket.send(ping).await.expect("sent");
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let frame = tokio::time::timeout_at(deadline, self.socket.next())
+                .await
+                .expect("a pong in time")
+                .expect("the socket is open")
+                .expect("a frame");
+            if let Message::Pong(answer) = frame {
+                assert_eq!(&answer[..], payload);
+                return;
+            }
+        }
+    }
+
     /// Closes the socket cleanly.
     pub async fn close(mut self) {
         let _ = self.socket.close(None).await;

@@ -272,6 +272,19 @@ async fn a_malformed_frame_closes_that_socket_only() {
 }
 
 #[tokio::test]
+async fn pings_are_answered() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Binary, Connect::default()).await;
+    client.hello().await;
+    client.ping(b"are you there").await;
+    client
+        .send(call_reducer(1, "send", &["after the ping"]))
+        .await;
+    assert_eq!(client.recv_kind("TransactionUpdate").await["request_id"], 1);
+    live.stop().await;
+}
+
+#[tokio::test]
 async fn a_message_over_the_size_limit_closes_the_socket() {
     let live = live().await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
