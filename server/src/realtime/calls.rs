@@ -5,7 +5,7 @@
 //! Calls are pipelined: a client may send up to [`MAX_CALLS_IN_FLIGHT`] before the first is
 //! answered. Each is queued on the module's thread as soon as it is read (so they run in the
 //! order they came) and answered in that same order, by one task per connection
-//! ([`answer_in_order`]) that awaits them one after the other. A call over the limit is
+//! (`answer_in_order`) that awaits them one after the other. A call over the limit is
 //! answered at once with `busy`, ahead of the calls in flight (it never ran, so its place in
 //! the order means nothing).
 //!
