@@ -25,6 +25,13 @@ pub struct ServerConfig {
     /// How long shutdown waits for the module's thread to finish the calls already queued.
     /// Default: 30 s.
     pub shutdown_grace: Duration,
+    /// The most messages queued for one WebSocket client; a client with more waiting is too
+    /// slow and is closed (`4001`). Default: 1024.
+    pub outbound_messages: usize,
+    /// The most bytes of rows queued for one WebSocket client (counted in the binary
+    /// encoding); beyond, the client is closed (`4001`), and a subscription whose initial rows
+    /// are larger is refused. Default: 16 MiB.
+    pub outbound_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -36,6 +43,8 @@ impl Default for ServerConfig {
             queue: 256,
             token_ttl: Duration::from_secs(30 * 24 * 60 * 60),
             shutdown_grace: Duration::from_secs(30),
+            outbound_messages: 1024,
+            outbound_bytes: 16 << 20,
         }
     }
 }

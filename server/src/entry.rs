@@ -76,12 +76,30 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// Runs the call as `caller` (ignored by anonymous views) with the encoded `args`.
-    pub fn run(&self, module: &mut WasmModule, caller: Identity, args: &[u8]) -> Outcome {
+    /// The kind of entry point it calls.
+    pub fn kind(&self) -> EntryKind {
+        self.kind
+    }
+
+    /// The name of the entry point it calls.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs the call as `caller` (ignored by anonymous views) over the connection
+    /// `connection` ([`ConnectionId::ZERO`] for a call without one, such as an HTTP call) with
+    /// the encoded `args`.
+    pub fn run(
+        &self,
+        module: &mut WasmModule,
+        caller: Identity,
+        connection: ConnectionId,
+        args: &[u8],
+    ) -> Outcome {
         let name = &self.name;
         match self.kind {
-            EntryKind::Reducer => module.call_reducer(name, caller, ConnectionId::ZERO, args),
-            EntryKind::Procedure => module.call_procedure(name, caller, ConnectionId::ZERO, args),
+            EntryKind::Reducer => module.call_reducer(name, caller, connection, args),
+            EntryKind::Procedure => module.call_procedure(name, caller, connection, args),
             EntryKind::View | EntryKind::AnonymousView => module.call_view(name, caller, args),
             EntryKind::HttpHandler => Outcome::Failed {
                 code: Errno::NO_SUCH_ENTRY.code() as i16,

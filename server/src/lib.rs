@@ -24,6 +24,8 @@
 //!   answers are the protocol's, [`wasmod_protocol::call`]), shared with `wasmod call`;
 //! - [`auth`]: identities and signed tokens; [`secret`]: the signing key on disk;
 //! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
+//! - [`realtime`]: `GET /v1/subscribe`, the WebSocket of calls and live queries: sockets, the
+//!   evaluation task that turns commits into updates, bounded outbound queues;
 //! - [`worker`]: the module's thread; [`limits`]: calls per identity; [`metrics`]: counters;
 //! - [`error`]: the API's errors as HTTP answers; [`config`]: the limits' values.
 //!
@@ -51,6 +53,7 @@ pub mod entry;
 pub mod error;
 pub mod limits;
 pub mod metrics;
+pub mod realtime;
 mod routes;
 pub mod secret;
 pub mod worker;
@@ -64,6 +67,7 @@ pub use secret::Secret;
 use axum::Router;
 use limits::CallSlots;
 use metrics::Metrics;
+use realtime::{Realtime, RealtimeControl};
 use routes::AppState;
 use std::future::Future;
 use std::io;
@@ -79,6 +83,7 @@ pub struct Server {
     router: Router,
     database: Arc<Database>,
     connections: Connections,
+    realtime: RealtimeControl,
     thread: WorkerThread,
     shutdown_grace: std::time::Duration,
 }
@@ -92,6 +97,17 @@ impl Server {
         let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
         let connections = Connections::new(worker.clone());
+        let outbound = realtime::outbox::Bounds {
+            messages: config.outbound_messages,
+            bytes: config.outbound_bytes,
+        };
+        let (realtime, control) = Realtime::new(
+            description.clone(),
+            database.clone(),
+            worker.clone(),
+            connections.clone(),
+            outbound,
+        );
         let state = Arc::new(AppState {
             module: description,
             datastore,
@@ -100,11 +116,13 @@ impl Server {
             slots: CallSlots::new(config.max_calls_per_identity),
             metrics: Arc::new(Metrics::default()),
             config,
+            realtime,
         });
         Ok(Self {
             router: routes::router(state),
             database,
             connections,
+            realtime: control,
             thread,
             shutdown_grace: config.shutdown_grace,
         })
@@ -127,9 +145,10 @@ impl Server {
     }
 
     /// Serves the API on `listener` until `shutdown` completes, then stops accepting, lets
-    /// the requests in progress finish, closes the connections still open (each with its
-    /// `client_disconnected`), waits for the module's thread to finish the calls already
-    /// queued (at most [`ServerConfig::shutdown_grace`] for both), and returns.
+    /// the requests in progress finish, closes every WebSocket with a close frame (`1001`),
+    /// closes the connections still open (each with its `client_disconnected`: the sockets'
+    /// own first, then any left), waits for the module's thread to finish the calls already
+    /// queued (at most [`ServerConfig::shutdown_grace`] for all of it), and returns.
     pub async fn serve(
         self,
         listener: TcpListener,
@@ -138,16 +157,30 @@ impl Server {
         let Self {
             router,
             connections,
+            mut realtime,
             thread,
             shutdown_grace,
             ..
         } = self;
+        realtime.start();
+        // Upgraded connections are the sockets' own: graceful shutdown does not end them, so
+        // they are told to close as soon as shutdown starts.
+        let stopper = realtime.stopper();
+        let shutdown = async move {
+            shutdown.await;
+            stopper.stop();
+        };
         axum::serve(listener, router)
             .with_graceful_shutdown(shutdown)
             .await?;
-        // The router, and with it the last handle on the worker but the registry's, is gone:
-        // close the connections, then the module's thread finishes its queue and ends.
+        // The router, and with it the last handle on the worker but the registry's and the
+        // sockets', is gone: close the sockets (each closes its connection), then whatever
+        // connection is left, then the module's thread finishes its queue and ends.
         let finish = async move {
+            let open = realtime.close_all(shutdown_grace).await;
+            if open > 0 {
+                tracing::warn!(open, "sockets still open after the shutdown grace");
+            }
             let closed = connections.close_all().await;
             if closed > 0 {
                 tracing::info!(closed, "closed the connections still open");

@@ -23,6 +23,7 @@ use crate::error::{ApiError, ErrorCode};
 use std::io;
 use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
+use wasmod_host::datastore::durability::Ticket as DurabilityTicket;
 use wasmod_host::WasmModule;
 
 /// A unit of work for the module's thread.
@@ -87,56 +88,41 @@ impl Worker {
         self.submit(call, Queueing::WaitForRoom).await
     }
 
+    /// Queues `call` now, refusing it like [`Worker::run`] when the queue is full, and returns
+    /// the wait for its answer. Calls queued one after the other run in that order, so a
+    /// connection that queues several before awaiting any keeps them in order.
+    pub fn queue<R, F>(&self, call: F) -> Result<Pending<R>, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+    {
+        let (job, answered) = job(call);
+        self.jobs.try_send(job).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => ApiError::new(
+                ErrorCode::Busy,
+                "too many calls are waiting for the module: retry later",
+            ),
+            mpsc::error::TrySendError::Closed(_) => shutting_down(),
+        })?;
+        Ok(Pending { answered })
+    }
+
     async fn submit<R, F>(&self, call: F, queueing: Queueing) -> Result<R, ApiError>
     where
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
-        let (answer, answered) = oneshot::channel();
-        // The module's logs during the call belong to the request's span.
-        let span = tracing::Span::current();
-        let job: Job = Box::new(move |module| {
-            let _entered = span.enter();
-            if answer.is_closed() {
-                tracing::debug!("skipped a call whose requester has gone");
-                return;
+        let pending = match queueing {
+            Queueing::RefuseWhenFull => self.queue(call)?,
+            Queueing::WaitForRoom => {
+                let (job, answered) = job(call);
+                self.jobs.send(job).await.map_err(|_| shutting_down())?;
+                Pending { answered }
             }
-            // The requester may go while the call runs; the call's effects stand regardless.
-            let result = call(module);
-            let _ = answer.send((result, module.env_mut().take_durability()));
-        });
-        match queueing {
-            Queueing::RefuseWhenFull => self.jobs.try_send(job).map_err(|error| match error {
-                mpsc::error::TrySendError::Full(_) => ApiError::new(
-                    ErrorCode::Busy,
-                    "too many calls are waiting for the module: retry later",
-                ),
-                mpsc::error::TrySendError::Closed(_) => shutting_down(),
-            })?,
-            Queueing::WaitForRoom => self.jobs.send(job).await.map_err(|_| shutting_down())?,
-        }
-        let (result, durability) = answered.await.map_err(|_| {
-            ApiError::new(
-                ErrorCode::Internal,
-                "the module's thread dropped the call without answering",
-            )
-        })?;
-        // Nobody hears of a commit before the log has it.
-        if let Some(ticket) = durability {
-            let waited = tokio::task::spawn_blocking(move || ticket.wait()).await;
-            let not_durable = |reason: String| {
-                ApiError::new(
-                    ErrorCode::Internal,
-                    format!("the call committed in memory but could not be made durable: {reason}"),
-                )
-            };
-            match waited {
-                Ok(Ok(())) => {}
-                Ok(Err(error)) => return Err(not_durable(error.to_string())),
-                Err(error) => return Err(not_durable(error.to_string())),
-            }
-        }
-        Ok(result)
+        };
+        let finished = pending.finish().await?;
+        finished.durable?;
+        Ok(finished.value)
     }
 
     /// How many more calls the queue has room for now.
@@ -153,6 +139,75 @@ impl WorkerThread {
             tracing::error!("the module's thread panicked");
         }
     }
+}
+
+/// A queued call's answer, to wait for ([`Worker::queue`]).
+#[derive(Debug)]
+pub struct Pending<R> {
+    answered: oneshot::Receiver<(R, Option<DurabilityTicket>)>,
+}
+
+/// A finished call: what it returned, and whether its commits (if any) are durable.
+#[derive(Debug)]
+pub struct Finished<R> {
+    /// What the call returned.
+    pub value: R,
+    /// `Ok` once the commit log has the call's commits (at once without a log); `internal`
+    /// if they could not be made durable, although they are visible in memory.
+    pub durable: Result<(), ApiError>,
+}
+
+impl<R> Pending<R> {
+    /// Waits for the call to finish and for its commits to be durable.
+    ///
+    /// Fails with `internal` if the call did not answer (it panicked).
+    pub async fn finish(self) -> Result<Finished<R>, ApiError> {
+        let (value, durability) = self.answered.await.map_err(|_| {
+            ApiError::new(
+                ErrorCode::Internal,
+                "the module's thread dropped the call without answering",
+            )
+        })?;
+        // Nobody hears of a commit before the log has it.
+        let durable = match durability {
+            None => Ok(()),
+            Some(ticket) => match tokio::task::spawn_blocking(move || ticket.wait()).await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(error)) => Err(not_durable(error.to_string())),
+                Err(error) => Err(not_durable(error.to_string())),
+            },
+        };
+        Ok(Finished { value, durable })
+    }
+}
+
+/// The job that runs `call` on the module's thread, and the receiver of its answer.
+fn job<R, F>(call: F) -> (Job, oneshot::Receiver<(R, Option<DurabilityTicket>)>)
+where
+    R: Send + 'static,
+    F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+{
+    let (answer, answered) = oneshot::channel();
+    // The module's logs during the call belong to the request's span.
+    let span = tracing::Span::current();
+    let job: Job = Box::new(move |module| {
+        let _entered = span.enter();
+        if answer.is_closed() {
+            tracing::debug!("skipped a call whose requester has gone");
+            return;
+        }
+        // The requester may go while the call runs; the call's effects stand regardless.
+        let result = call(module);
+        let _ = answer.send((result, module.env_mut().take_durability()));
+    });
+    (job, answered)
+}
+
+fn not_durable(reason: String) -> ApiError {
+    ApiError::new(
+        ErrorCode::Internal,
+        format!("the call committed in memory but could not be made durable: {reason}"),
+    )
 }
 
 fn shutting_down() -> ApiError {

@@ -108,7 +108,9 @@ fn in_process(path: &Path, function: &str, args: &Value, caller: Identity) -> Re
         if entry.point.kind.takes_caller() {
             connections::connect(&mut loaded, caller, ConnectionId::ZERO)?;
         }
-        let outcome = entry.invocation().run(&mut loaded, caller, &encoded);
+        let outcome = entry
+            .invocation()
+            .run(&mut loaded, caller, ConnectionId::ZERO, &encoded);
         entry.answer(outcome)
     })())
 }

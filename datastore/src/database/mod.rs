@@ -138,6 +138,13 @@ impl Database {
         table >= self.module_tables
     }
 
+    /// The offset the next commit will have: the number of commits so far (with a log, over
+    /// the database's life). It does not move while a read transaction is open, so under one it
+    /// tells which commits the tables include.
+    pub fn next_offset(&self) -> u64 {
+        self.next_offset.load(Ordering::Relaxed)
+    }
+
     /// How many of the tables are the module's: ids `0..module_tables()`.
     pub fn module_tables(&self) -> u32 {
         self.module_tables

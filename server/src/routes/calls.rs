@@ -17,7 +17,7 @@ use crate::error::HttpError;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::Json;
-use wasmod_abi::{EntryKind, Identity};
+use wasmod_abi::{ConnectionId, EntryKind, Identity};
 use wasmod_protocol::http::CallResponse;
 
 /// The entry points one route calls.
@@ -79,7 +79,7 @@ pub(crate) async fn call<F: Family>(
             .worker
             .run(move |module| {
                 let _slot = slot;
-                invocation.run(module, sender, &args)
+                invocation.run(module, sender, ConnectionId::ZERO, &args)
             })
             .await?;
         entry.answer(outcome).map(Json)

@@ -2,7 +2,7 @@
 //!
 //! One file per group of routes: [`calls`] (reducers, procedures, views), [`tables`],
 //! [`identity`], [`module_http`] (the module's own handlers), [`ops`] (health, metrics, the
-//! description); [`extract`] turns requests into typed inputs with the API's errors.
+//! description), [`subscribe`] (the WebSocket handshake); [`extract`] turns requests into typed inputs with the API's errors.
 //!
 //! Around every route, outermost first: a `tracing` span per request (method, path; module
 //! logs of the request's call are emitted inside it), the request timeout (`timeout`, 504),
@@ -14,6 +14,7 @@ mod extract;
 mod identity;
 mod module_http;
 mod ops;
+mod subscribe;
 mod tables;
 
 use crate::auth::Tokens;
@@ -21,6 +22,7 @@ use crate::config::ServerConfig;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::CallSlots;
 use crate::metrics::Metrics;
+use crate::realtime::Realtime;
 use crate::worker::Worker;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
@@ -50,6 +52,8 @@ pub(crate) struct AppState {
     pub metrics: Arc<Metrics>,
     /// The limits.
     pub config: ServerConfig,
+    /// The WebSocket side: live queries and their evaluation.
+    pub realtime: Arc<Realtime>,
 }
 
 /// The shared state, as handlers receive it.
@@ -72,6 +76,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         )
         .route("/v1/views/{name}", post(calls::call::<calls::Views>))
         .route("/v1/tables/{name}", get(tables::read))
+        .route("/v1/subscribe", get(subscribe::subscribe))
         .route("/v1/http", any(module_http::forward))
         .route("/v1/http/", any(module_http::forward))
         .route("/v1/http/{*path}", any(module_http::forward))

@@ -4,4 +4,6 @@
 mod calls;
 mod connections;
 mod limits;
+mod live;
+mod subscribe;
 mod support;

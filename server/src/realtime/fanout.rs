@@ -1,0 +1,445 @@
+//! The evaluation task: one per server. It owns the registry of live queries and the feed of
+//! commits, and turns each commit into the updates of the connections it concerns.
+//!
+//! # A round
+//!
+//! The task sleeps until a commit or a request comes, then, on a blocking thread:
+//!
+//! 1. takes a read transaction: no commit can happen while it is held, and every commit the
+//!    tables include has been published to the feed (publishing happens under the writer's
+//!    lock);
+//! 2. drains the feed: exactly the commits the tables include and the task has not seen;
+//! 3. opens the connections that asked (before the commits, so that a connection's own
+//!    reducer commits always find it), then evaluates the commits with
+//!    [`Subscriptions::evaluate_batch`], which looks join partners up as of each commit;
+//! 4. turns each query's delta into shared rows once ([`QueryRows`]) and queues, per
+//!    connection, one [`Update`] per commit with the changes of its query sets;
+//! 5. under the same read transaction, subscribes and unsubscribes: a new query set's
+//!    initial rows are the tables as of the last commit drained, and its updates start with
+//!    the next one;
+//! 6. releases the transaction.
+//!
+//! # Falling behind
+//!
+//! The feed holds [`FEED_CAPACITY`](wasmod_host::datastore::FEED_CAPACITY) commits for the
+//! task; if it falls a whole ring behind ([`FeedError::Lagged`]), the missed commits' changes
+//! are gone, and no connection's view can be trusted. The task then closes every connection
+//! ([`close::RESYNC`]: reconnect and subscribe again) and starts afresh. Resending every
+//! subscriber's full rows instead would need the protocol to say "replace what you hold",
+//! which it does not yet.
+
+use super::close::{self, Close};
+use super::limits::FANOUT_REQUESTS;
+use super::outbox::{Outbound, Outbox, Update};
+use super::rows::QueryRows;
+use super::session::{Session, Subscribers};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+use tokio::sync::{mpsc, watch};
+use wasmod_abi::{ConnectionId, EntryKind, ModuleDef};
+use wasmod_host::datastore::{Commit, CommitReceiver, Database, FeedError, Tables};
+use wasmod_subscription::{BoundQuery, Catalog, Deltas, QueryError, QueryId, Subscriptions};
+
+/// What connections ask of the evaluation task.
+#[derive(Debug)]
+pub enum Request {
+    /// A connection opened: its messages go to `outbox`.
+    Open {
+        /// The connection.
+        connection: ConnectionId,
+        /// Its outbound queue.
+        outbox: Outbox,
+    },
+    /// Subscribe the connection to `queries` as query set `query_set_id`.
+    Subscribe {
+        /// The connection.
+        connection: ConnectionId,
+        /// The client's id for the query set.
+        query_set_id: u32,
+        /// The queries, parsed, checked and bound to the connection's identity.
+        queries: Vec<BoundQuery>,
+    },
+    /// End the connection's query set `query_set_id`.
+    Unsubscribe {
+        /// The connection.
+        connection: ConnectionId,
+        /// The query set.
+        query_set_id: u32,
+    },
+    /// The connection closed: forget it and its query sets.
+    Close {
+        /// The connection.
+        connection: ConnectionId,
+    },
+}
+
+/// The evaluation task's state, moved onto a blocking thread for each round.
+pub struct Evaluator {
+    module: Arc<ModuleDef>,
+    catalog: Arc<Catalog>,
+    database: Arc<Database>,
+    subscriptions: Subscriptions,
+    sessions: HashMap<ConnectionId, Session>,
+    subscribers: Subscribers,
+    requests: mpsc::Receiver<Request>,
+}
+
+/// What woke the task.
+enum Wake {
+    Commit(Result<Arc<Commit>, FeedError>),
+    Request(Request),
+}
+
+impl Evaluator {
+    /// An evaluator for `database`, whose tables `catalog` describes, and the sender of its
+    /// requests.
+    pub fn new(
+        module: Arc<ModuleDef>,
+        catalog: Arc<Catalog>,
+        database: Arc<Database>,
+    ) -> (mpsc::Sender<Request>, Self) {
+        let (sender, requests) = mpsc::channel(FANOUT_REQUESTS);
+        let evaluator = Self {
+            module,
+            database,
+            subscriptions: Subscriptions::new(catalog.clone()),
+            catalog,
+            sessions: HashMap::new(),
+            subscribers: Subscribers::default(),
+            requests,
+        };
+        (sender, evaluator)
+    }
+
+    /// Runs rounds until the server shuts down, the database closes or every requester has
+    /// gone.
+    pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
+        let mut feed = self.database.feed().subscribe();
+        loop {
+            let wake = tokio::select! {
+                commit = feed.recv() => Wake::Commit(commit),
+                request = self.requests.recv() => match request {
+                    Some(request) => Wake::Request(request),
+                    None => break,
+                },
+                () = super::stopped(&mut shutdown) => break,
+            };
+            if matches!(wake, Wake::Commit(Err(FeedError::Closed))) {
+                break;
+            }
+            let round = tokio::task::spawn_blocking(move || {
+                self.round(&mut feed, wake);
+                (self, feed)
+            });
+            match round.await {
+                Ok(state) => (self, feed) = state,
+                Err(error) => {
+                    tracing::error!("the subscription evaluation failed: {error}");
+                    return;
+                }
+            }
+        }
+        tracing::debug!("the subscription evaluation task has stopped");
+    }
+
+    /// One round (see the module docs), starting from what woke the task.
+    fn round(&mut self, feed: &mut CommitReceiver, wake: Wake) {
+        let tables = self.database.begin_read();
+        let mut commits = Vec::new();
+        let mut requests = Vec::new();
+        match wake {
+            Wake::Commit(result) => self.receive(result, &mut commits),
+            Wake::Request(request) => requests.push(request),
+        }
+        loop {
+            match feed.try_recv() {
+                Err(FeedError::Empty | FeedError::Closed) => break,
+                result => self.receive(result, &mut commits),
+            }
+        }
+        while let Ok(request) = self.requests.try_recv() {
+            requests.push(request);
+        }
+        let (opened, requests): (Vec<_>, Vec<_>) = requests
+            .into_iter()
+            .partition(|request| matches!(request, Request::Open { .. }));
+        for request in opened {
+            self.handle(request, &tables);
+        }
+        if !commits.is_empty() {
+            let changes: Vec<_> = commits.iter().map(|commit| &commit.changes).collect();
+            let deltas = self.subscriptions.evaluate_batch(&changes, &tables);
+            for (commit, deltas) in commits.iter().zip(deltas) {
+                self.publish(commit, deltas);
+            }
+        }
+        for request in requests {
+            self.handle(request, &tables);
+        }
+    }
+
+    /// Adds a commit received from the feed to `commits`; a lag forgets them and every
+    /// connection.
+    fn receive(&mut self, result: Result<Arc<Commit>, FeedError>, commits: &mut Vec<Arc<Commit>>) {
+        match result {
+            Ok(commit) => commits.push(commit),
+            Err(FeedError::Lagged { missed }) => {
+                commits.clear();
+                self.resynchronise(missed);
+            }
+            Err(FeedError::Closed | FeedError::Empty) => {}
+        }
+    }
+
+    /// Queues commit `commit`'s update to every connection whose query sets `deltas` changed,
+    /// and to the connection whose reducer call made it.
+    fn publish(&mut self, commit: &Arc<Commit>, deltas: Deltas) {
+        let mut changes: HashMap<ConnectionId, BTreeMap<u32, Vec<Arc<QueryRows>>>> = HashMap::new();
+        for (query, delta) in deltas {
+            let delta = match delta {
+                Ok(delta) => delta,
+                Err(error) => {
+                    tracing::error!(
+                        query = query.get(),
+                        "a query could not be evaluated: {error}"
+                    );
+                    continue;
+                }
+            };
+            let Some(rows) = self.rows(query, &delta.inserted, &delta.deleted) else {
+                continue;
+            };
+            for (connection, set) in self.subscribers.of(query) {
+                let sets = changes.entry(connection).or_default();
+                sets.entry(set).or_default().push(rows.clone());
+            }
+        }
+        let caller = commit.meta.connection_id;
+        let own = self.called_reducer(commit) && self.sessions.contains_key(&caller);
+        if own {
+            changes.entry(caller).or_default();
+        }
+        let mut overflowed = Vec::new();
+        for (connection, sets) in changes {
+            let Some(session) = self.sessions.get(&connection) else {
+                continue;
+            };
+            let update = Update {
+                commit: commit.clone(),
+                own: own && connection == caller,
+                changes: sets.into_iter().collect(),
+            };
+            if session.outbox.push(Outbound::Update(update)).is_err() {
+                overflowed.push(connection);
+            }
+        }
+        for connection in overflowed {
+            self.forget(connection);
+        }
+    }
+
+    /// Whether a client's reducer call made `commit` (not a lifecycle reducer, which the host
+    /// calls, nor a procedure's transaction): its caller's connection then waits for it.
+    fn called_reducer(&self, commit: &Commit) -> bool {
+        let Some(entry) = &commit.meta.entry else {
+            return false;
+        };
+        entry.kind == EntryKind::Reducer
+            && self
+                .module
+                .reducers
+                .iter()
+                .any(|reducer| *reducer.name == *entry.name && reducer.lifecycle.is_none())
+    }
+
+    /// Handles one request, with the tables as of the last commit published.
+    fn handle(&mut self, request: Request, tables: &Tables) {
+        match request {
+            Request::Open { connection, outbox } => {
+                self.sessions.insert(connection, Session::new(outbox));
+            }
+            Request::Subscribe {
+                connection,
+                query_set_id,
+                queries,
+            } => self.subscribe(connection, query_set_id, queries, tables),
+            Request::Unsubscribe {
+                connection,
+                query_set_id,
+            } => self.unsubscribe(connection, query_set_id),
+            Request::Close { connection } => self.forget(connection),
+        }
+    }
+
+    /// Subscribes `connection` to `queries` as query set `query_set_id`, all or nothing, and
+    /// queues their initial rows.
+    fn subscribe(
+        &mut self,
+        connection: ConnectionId,
+        query_set_id: u32,
+        queries: Vec<BoundQuery>,
+        tables: &Tables,
+    ) {
+        let Some(outbox) = self
+            .sessions
+            .get(&connection)
+            .map(|session| session.outbox.clone())
+        else {
+            return;
+        };
+        let refuse = |message: String| {
+            let _ = outbox.push(Outbound::SubscriptionError {
+                query_set_id,
+                message,
+            });
+        };
+        if self
+            .sessions
+            .get(&connection)
+            .is_some_and(|session| session.sets.contains_key(&query_set_id))
+        {
+            return refuse(format!("query set {query_set_id} is already subscribed"));
+        }
+        let mut added = Vec::new();
+        let mut rows = Vec::new();
+        for query in queries {
+            match self.add(query, tables) {
+                Ok((id, query_rows)) => {
+                    added.push(id);
+                    rows.push(query_rows);
+                }
+                Err(message) => {
+                    for id in added {
+                        self.subscriptions.remove(id);
+                    }
+                    return refuse(message);
+                }
+            }
+        }
+        let bytes = rows.iter().map(|rows| rows.bytes()).sum();
+        if !outbox.fits(bytes) {
+            for id in added {
+                self.subscriptions.remove(id);
+            }
+            return refuse(format!(
+                "the initial rows are {bytes} bytes, more than this connection may have queued"
+            ));
+        }
+        for &id in &added {
+            self.subscribers.add(id, (connection, query_set_id));
+        }
+        if let Some(session) = self.sessions.get_mut(&connection) {
+            session.sets.insert(query_set_id, added);
+        }
+        let applied = Outbound::Applied {
+            query_set_id,
+            offset: self.database.next_offset().saturating_sub(1),
+            queries: rows,
+        };
+        if outbox.push(applied).is_err() {
+            self.forget(connection);
+        }
+    }
+
+    /// Adds a subscriber of `query` and returns its id and its rows in `tables`.
+    fn add(
+        &mut self,
+        query: BoundQuery,
+        tables: &Tables,
+    ) -> Result<(QueryId, Arc<QueryRows>), String> {
+        let initial = query.evaluate(tables).map_err(|error| error.to_string())?;
+        let id = self
+            .subscriptions
+            .add(query)
+            .map_err(|error: QueryError| error.to_string())?;
+        match self.rows(id, &initial, &[]) {
+            Some(rows) => Ok((id, rows)),
+            None => {
+                self.subscriptions.remove(id);
+                Err("the query's rows are more than one message can carry".to_owned())
+            }
+        }
+    }
+
+    /// The rows `inserted` and `deleted` of query `query`, shared.
+    fn rows(
+        &self,
+        query: QueryId,
+        inserted: &[wasmod_host::datastore::Row],
+        deleted: &[wasmod_host::datastore::Row],
+    ) -> Option<Arc<QueryRows>> {
+        let table = self.subscriptions.query(query)?.table();
+        let name = &self.module.tables.get(table as usize)?.name;
+        let rows = QueryRows::new(name, inserted, deleted);
+        if rows.is_none() {
+            tracing::error!(
+                query = query.get(),
+                "a query's delta passes 4 GiB: not sent"
+            );
+        }
+        rows.map(Arc::new)
+    }
+
+    /// Ends `connection`'s query set `query_set_id`.
+    fn unsubscribe(&mut self, connection: ConnectionId, query_set_id: u32) {
+        let Some(session) = self.sessions.get_mut(&connection) else {
+            return;
+        };
+        match session.sets.remove(&query_set_id) {
+            Some(queries) => {
+                for id in queries {
+                    self.subscribers.remove(id, (connection, query_set_id));
+                    self.subscriptions.remove(id);
+                }
+            }
+            None => {
+                let _ = session.outbox.push(Outbound::SubscriptionError {
+                    query_set_id,
+                    message: format!("query set {query_set_id} is not subscribed"),
+                });
+            }
+        }
+    }
+
+    /// Forgets `connection` and its query sets.
+    fn forget(&mut self, connection: ConnectionId) {
+        let Some(session) = self.sessions.remove(&connection) else {
+            return;
+        };
+        for (set, queries) in session.sets {
+            for id in queries {
+                self.subscribers.remove(id, (connection, set));
+                self.subscriptions.remove(id);
+            }
+        }
+    }
+
+    /// The task missed `missed` commits: every connection is closed and forgotten.
+    fn resynchronise(&mut self, missed: u64) {
+        tracing::warn!(
+            missed,
+            connections = self.sessions.len(),
+            "the subscription evaluation fell behind the commit feed: closing every connection"
+        );
+        let reason = format!(
+            "the server fell {missed} commits behind and lost this connection's updates: reconnect and subscribe again"
+        );
+        for (_, session) in self.sessions.drain() {
+            session
+                .outbox
+                .close(Close::new(close::RESYNC, reason.clone()));
+        }
+        self.subscribers.clear();
+        self.subscriptions = Subscriptions::new(self.catalog.clone());
+    }
+}
+
+impl fmt::Debug for Evaluator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Evaluator")
+            .field("connections", &self.sessions.len())
+            .field("queries", &self.subscriptions.len())
+            .finish()
+    }
+}

@@ -1,0 +1,32 @@
+//! The fixed bounds of one WebSocket connection.
+//!
+//! Every client byte is hostile and 10,000 idle connections must stay cheap, so buffers start
+//! small and grow only for large messages, messages have a size limit, and a connection has a
+//! bounded number of calls in flight. The outbound queue's bounds are settings
+//! ([`ServerConfig`](crate::ServerConfig)), since they trade memory for tolerance of slow
+//! clients.
+
+use std::time::Duration;
+
+/// The largest message (and frame) a client may send: larger ones close the connection
+/// (`1009`).
+pub const MAX_INBOUND_MESSAGE: usize = 1 << 20;
+
+/// The read buffer a connection starts with (tungstenite's default is 128 KiB).
+pub const READ_BUFFER: usize = 4 * 1024;
+
+/// The write buffer a connection starts with: frames are written out once it holds this much
+/// (tungstenite's default is 128 KiB).
+pub const WRITE_BUFFER: usize = 4 * 1024;
+
+/// The most calls one connection may have queued or running; a call beyond it is answered
+/// with `busy` at once.
+pub const MAX_CALLS_IN_FLIGHT: usize = 16;
+
+/// How long a close frame may take to reach a client before the socket is dropped anyway (a
+/// client that stopped reading never takes it).
+pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How many subscribe, unsubscribe and close requests may wait for the evaluation task; a
+/// reader waits for room.
+pub const FANOUT_REQUESTS: usize = 1024;

@@ -1,0 +1,198 @@
+//! The real-time side of the server: `GET /v1/subscribe`, a WebSocket per client that carries
+//! its calls, its live queries and their updates (`docs/protocol.md` is the wire protocol).
+//!
+//! # Shape
+//!
+//! ```text
+//!                       ┌──────────── one evaluation task per server (fanout) ───────────┐
+//! commit feed ─────────▶│ read tx · drain commits · evaluate_batch · subscribe requests │
+//!                       └───────┬──────────────────────────────────────────────────────┘
+//!                               │ each query's delta as shared rows (Arc), per commit
+//!                               ▼
+//! socket ─▶ reader ──calls──▶ worker (module thread) ──▶ answers, in request order
+//!             │                                               │
+//!             └─ subscribe / unsubscribe ─▶ fanout            ▼
+//!                                         outbox (bounded) ─▶ writer ─▶ socket
+//! ```
+//!
+//! - [`socket`]: one task per socket reads frames ([`socket::serve`]) and one writer task per
+//!   socket ([`writer`]) is the only one that writes frames.
+//! - [`fanout`]: the evaluation task. It owns the registry of live queries
+//!   ([`wasmod_subscription::Subscriptions`]) and the feed of commits, evaluates commits off
+//!   the module's thread and queues each connection's updates.
+//! - [`session`]: a connection's query sets, as the evaluation task keeps them.
+//! - [`calls`]: a connection's calls, at most [`limits::MAX_CALLS_IN_FLIGHT`] in flight,
+//!   answered in the order they came.
+//! - [`outbox`]: a connection's bounded outbound queue; a client that cannot keep up is
+//!   closed rather than queued for without bound.
+//! - [`wire`]: the two encodings (binary and JSON) behind one trait, so that everything above
+//!   is written once; [`rows`]: a query's rows of one commit, shared by every subscriber.
+//! - [`limits`]: frame sizes, buffers, calls in flight; [`close`]: the close codes.
+//!
+//! The WebSocket implementation is axum's `ws` (tokio-tungstenite underneath). Issue 11 asks
+//! for the choice to be made by measurement against other implementations; that measurement
+//! has not been made yet, and everything that depends on the library is in [`socket`],
+//! [`writer`] and [`wire`].
+
+pub mod calls;
+pub mod close;
+pub mod fanout;
+pub mod limits;
+pub mod outbox;
+pub mod rows;
+pub mod session;
+pub mod socket;
+pub mod wire;
+pub mod writer;
+
+use crate::connections::Connections;
+use crate::worker::Worker;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+use wasmod_abi::ModuleDef;
+use wasmod_host::datastore::Database;
+use wasmod_subscription::Catalog;
+
+/// What every socket of the server shares.
+#[derive(Debug)]
+pub struct Realtime {
+    /// The module's description: entry points, tables, types.
+    pub module: Arc<ModuleDef>,
+    /// The module's tables as queries see them.
+    pub catalog: Arc<Catalog>,
+    /// The module's database: offsets and one-off reads.
+    pub database: Arc<Database>,
+    /// The module's thread, for calls.
+    pub worker: Worker,
+    /// The live connections and their lifecycle reducers.
+    pub connections: Connections,
+    /// The evaluation task's requests.
+    pub fanout: mpsc::Sender<fanout::Request>,
+    /// The bounds of each connection's outbound queue.
+    pub outbound: outbox::Bounds,
+    /// Becomes `true` when the server shuts down: every socket closes.
+    shutdown: watch::Receiver<bool>,
+    /// How many sockets are being served.
+    sockets: watch::Sender<usize>,
+}
+
+/// The half of the real-time side that the server keeps: starts the evaluation task and, at
+/// shutdown, closes every socket.
+#[derive(Debug)]
+pub struct RealtimeControl {
+    shutdown: Stopper,
+    sockets: watch::Receiver<usize>,
+    evaluator: Option<fanout::Evaluator>,
+}
+
+/// Tells every socket to close: the first step of shutdown. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Stopper {
+    shutdown: Arc<watch::Sender<bool>>,
+}
+
+impl Stopper {
+    /// Tells every socket (and the evaluation task) to close; they do so on their own tasks.
+    pub fn stop(&self) {
+        self.shutdown.send_replace(true);
+    }
+}
+
+/// Counts one socket for as long as it lives.
+#[derive(Debug)]
+pub struct SocketGuard {
+    sockets: watch::Sender<usize>,
+}
+
+impl Realtime {
+    /// The real-time side of a server over `database`, whose calls run on `worker` and whose
+    /// connections `connections` registers. The evaluation task starts with
+    /// [`RealtimeControl::start`].
+    pub fn new(
+        module: Arc<ModuleDef>,
+        database: Arc<Database>,
+        worker: Worker,
+        connections: Connections,
+        outbound: outbox::Bounds,
+    ) -> (Arc<Self>, RealtimeControl) {
+        let catalog = Arc::new(Catalog::new(&module));
+        let (requests, evaluator) =
+            fanout::Evaluator::new(module.clone(), catalog.clone(), database.clone());
+        let (shutdown_sender, shutdown) = watch::channel(false);
+        let (sockets, sockets_receiver) = watch::channel(0);
+        let realtime = Arc::new(Self {
+            module,
+            catalog,
+            database,
+            worker,
+            connections,
+            fanout: requests,
+            outbound,
+            shutdown,
+            sockets,
+        });
+        let control = RealtimeControl {
+            shutdown: Stopper {
+                shutdown: Arc::new(shutdown_sender),
+            },
+            sockets: sockets_receiver,
+            evaluator: Some(evaluator),
+        };
+        (realtime, control)
+    }
+
+    /// Counts a socket until the guard is dropped, so that shutdown can wait for it.
+    pub fn socket_guard(&self) -> SocketGuard {
+        self.sockets.send_modify(|count| *count += 1);
+        SocketGuard {
+            sockets: self.sockets.clone(),
+        }
+    }
+
+    /// A receiver that sees `true` once the server shuts down.
+    pub fn shutdown(&self) -> watch::Receiver<bool> {
+        self.shutdown.clone()
+    }
+}
+
+/// Completes once `shutdown` is `true` (or its sender has gone).
+pub async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|&stop| stop).await;
+}
+
+impl Drop for SocketGuard {
+    fn drop(&mut self) {
+        self.sockets
+            .send_modify(|count| *count = count.saturating_sub(1));
+    }
+}
+
+impl RealtimeControl {
+    /// Starts the evaluation task, on the current runtime (once; later calls do nothing).
+    pub fn start(&mut self) {
+        if let Some(evaluator) = self.evaluator.take() {
+            tokio::spawn(evaluator.run(self.shutdown.shutdown.subscribe()));
+        }
+    }
+
+    /// What tells every socket to close, for the server's shutdown signal.
+    pub fn stopper(&self) -> Stopper {
+        self.shutdown.clone()
+    }
+
+    /// Closes every socket (each with a close frame, then its connection's
+    /// `client_disconnected`) and waits at most `grace` for them; returns how many were still
+    /// open when it stopped waiting.
+    pub async fn close_all(&mut self, grace: Duration) -> usize {
+        self.shutdown.stop();
+        let all_closed = tokio::time::timeout(grace, self.sockets.wait_for(|&count| count == 0))
+            .await
+            .is_ok_and(|closed| closed.is_ok());
+        if all_closed {
+            0
+        } else {
+            *self.sockets.borrow()
+        }
+    }
+}

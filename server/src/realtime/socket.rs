@@ -1,0 +1,278 @@
+//! One socket's life: the connection opened (the module's `client_connected`), its identity
+//! sent, its frames read until it ends, and the connection closed (the module's
+//! `client_disconnected`, once).
+//!
+//! The task that runs [`serve`] is the socket's reader. It spawns the writer
+//! ([`super::writer`]) and the task that answers calls in order ([`super::calls`]), decodes
+//! each frame and hands it on: calls to the module's thread, subscriptions to the evaluation
+//! task. It never writes a frame itself: a frame that is not a message asks the writer to
+//! close the socket with a close code that says why ([`super::close`]).
+//!
+//! Pings are answered by the WebSocket library as it reads, before any queue.
+
+use super::calls::{CallKind, Calls, CallsSetup};
+use super::close::{self, Close};
+use super::fanout::Request;
+use super::limits::{CLOSE_TIMEOUT, MAX_CALLS_IN_FLIGHT};
+use super::outbox::{self, Outbound, Outbox};
+use super::rows::QueryRows;
+use super::wire::Wire;
+use super::writer::{self, Renderer};
+use super::Realtime;
+use axum::extract::ws::{Message, WebSocket};
+use futures_util::{SinkExt, StreamExt};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use wasmod_abi::{ConnectionId, Identity};
+use wasmod_protocol::ws::ClientMessage;
+use wasmod_subscription::Query;
+
+/// Serves the socket `socket` of `identity` (whose token is `token`) in the encoding `W`.
+pub async fn serve<W: Wire>(
+    socket: WebSocket,
+    realtime: Arc<Realtime>,
+    identity: Identity,
+    token: String,
+) {
+    let _counted = realtime.socket_guard();
+    let (mut sink, mut stream) = socket.split();
+    let connection = match realtime.connections.connect(identity).await {
+        Ok(connection) => connection,
+        Err(error) => {
+            tracing::info!(identity = %identity, "a WebSocket connection was refused: {}", error.message);
+            let refused = Close::new(close::REFUSED, error.message);
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.send(refused.frame())).await;
+            return;
+        }
+    };
+    let connection_id = connection.id();
+    let (outbox, outbound) = outbox::channel(realtime.outbound);
+    let _ = outbox.push(Outbound::Identity {
+        identity,
+        token,
+        connection_id,
+    });
+    let opened = Request::Open {
+        connection: connection_id,
+        outbox: outbox.clone(),
+    };
+    if realtime.fanout.send(opened).await.is_err() {
+        outbox.close(Close::new(
+            close::INTERNAL,
+            "the server's evaluation task has stopped",
+        ));
+    }
+    let (answers, answered) = mpsc::channel(MAX_CALLS_IN_FLIGHT);
+    let setup = CallsSetup {
+        module: realtime.module.clone(),
+        database: realtime.database.clone(),
+        worker: realtime.worker.clone(),
+        identity,
+        connection: connection_id,
+    };
+    let (calls, answering) = Calls::<W>::new(setup, answers);
+    let answering = tokio::spawn(answering);
+    let renderer = Renderer::<W>::new(realtime.module.clone(), identity, connection_id);
+    let mut writer = tokio::spawn(writer::run(
+        sink,
+        outbound,
+        answered,
+        renderer,
+        realtime.shutdown(),
+    ));
+    let reader = Reader {
+        realtime: &realtime,
+        calls: &calls,
+        outbox: &outbox,
+        identity,
+        connection: connection_id,
+    };
+    tokio::select! {
+        () = reader.read(&mut stream) => {
+            if tokio::time::timeout(2 * CLOSE_TIMEOUT, &mut writer).await.is_err() {
+                writer.abort();
+            }
+        }
+        _ = &mut writer => {}
+    }
+    let _ = realtime
+        .fanout
+        .send(Request::Close {
+            connection: connection_id,
+        })
+        .await;
+    answering.abort();
+    connection.close().await;
+}
+
+/// The reading side of one socket.
+struct Reader<'a, W: Wire> {
+    realtime: &'a Realtime,
+    calls: &'a Calls<W>,
+    outbox: &'a Outbox,
+    identity: Identity,
+    connection: ConnectionId,
+}
+
+impl<W: Wire> Reader<'_, W> {
+    /// Reads frames until the socket ends or one of them is not a message; in both cases the
+    /// writer has been asked to close the socket when this returns.
+    async fn read(&self, stream: &mut futures_util::stream::SplitStream<WebSocket>) {
+        loop {
+            let frame = match stream.next().await {
+                None => return self.outbox.close(Close::new(close::NORMAL, "")),
+                Some(Err(error)) => return self.outbox.close(read_error(&error)),
+                Some(Ok(frame)) => frame,
+            };
+            let message = match frame {
+                Message::Ping(_) | Message::Pong(_) => continue,
+                Message::Close(_) => return self.outbox.close(Close::new(close::NORMAL, "")),
+                data => W::decode(data),
+            };
+            match message {
+                Ok(message) => self.handle(message).await,
+                Err(close) => {
+                    tracing::info!(
+                        code = close.code,
+                        "a client sent a frame that is not a message: {}",
+                        close.reason
+                    );
+                    return self.outbox.close(close);
+                }
+            }
+        }
+    }
+
+    /// Hands one message on.
+    async fn handle(&self, message: ClientMessage<W::Args>) {
+        match message {
+            ClientMessage::CallReducer {
+                request_id,
+                name,
+                args,
+            } => {
+                self.calls
+                    .call(CallKind::Reducer, request_id, name, args)
+                    .await
+            }
+            ClientMessage::CallProcedure {
+                request_id,
+                name,
+                args,
+            } => {
+                self.calls
+                    .call(CallKind::Procedure, request_id, name, args)
+                    .await
+            }
+            ClientMessage::CallView {
+                request_id,
+                name,
+                args,
+            } => {
+                self.calls
+                    .call(CallKind::View, request_id, name, args)
+                    .await
+            }
+            ClientMessage::Subscribe {
+                query_set_id,
+                queries,
+                ..
+            } => self.subscribe(query_set_id, &queries).await,
+            ClientMessage::Unsubscribe { query_set_id } => {
+                self.request(Request::Unsubscribe {
+                    connection: self.connection,
+                    query_set_id,
+                })
+                .await
+            }
+            ClientMessage::OneOffQuery { request_id, query } => {
+                let result = self.one_off(&query).await;
+                let _ = self.outbox.push(Outbound::OneOff { request_id, result });
+            }
+            _ => self.outbox.close(Close::new(
+                close::UNSUPPORTED_DATA,
+                "a message this server does not serve",
+            )),
+        }
+    }
+
+    /// Parses and binds `queries` (all or nothing), and asks the evaluation task to subscribe
+    /// them as query set `query_set_id`.
+    async fn subscribe(&self, query_set_id: u32, queries: &[String]) {
+        let bound: Result<Vec<_>, String> = queries
+            .iter()
+            .map(|text| {
+                Query::parse(&self.realtime.catalog, text)
+                    .map(|query| query.bind(self.identity))
+                    .map_err(|error| format!("{text}: {error}"))
+            })
+            .collect();
+        match bound {
+            Ok(queries) => {
+                self.request(Request::Subscribe {
+                    connection: self.connection,
+                    query_set_id,
+                    queries,
+                })
+                .await
+            }
+            Err(message) => {
+                let _ = self.outbox.push(Outbound::SubscriptionError {
+                    query_set_id,
+                    message,
+                });
+            }
+        }
+    }
+
+    /// The rows of `query` in the committed tables, read on a blocking thread.
+    async fn one_off(&self, query: &str) -> Result<Arc<QueryRows>, String> {
+        let bound = Query::parse(&self.realtime.catalog, query)
+            .map_err(|error| error.to_string())?
+            .bind(self.identity);
+        let database = self.realtime.database.clone();
+        let module = self.realtime.module.clone();
+        let rows = tokio::task::spawn_blocking(move || {
+            let rows = bound
+                .evaluate(&database.begin_read())
+                .map_err(|error| error.to_string())?;
+            let table = module
+                .tables
+                .get(bound.table() as usize)
+                .map_or("", |table| &table.name);
+            QueryRows::new(table, &rows, &[])
+                .ok_or_else(|| "the rows are more than one message can carry".to_owned())
+        })
+        .await
+        .map_err(|error| format!("the query failed: {error}"))??;
+        if !self.outbox.fits(rows.bytes()) {
+            return Err(format!(
+                "the rows are {} bytes, more than this connection may have queued",
+                rows.bytes()
+            ));
+        }
+        Ok(Arc::new(rows))
+    }
+
+    /// Sends `request` to the evaluation task, waiting for room.
+    async fn request(&self, request: Request) {
+        if self.realtime.fanout.send(request).await.is_err() {
+            self.outbox.close(Close::new(
+                close::INTERNAL,
+                "the server's evaluation task has stopped",
+            ));
+        }
+    }
+}
+
+/// The close for a socket whose read failed: `1009` for a message over the size limit, `1000`
+/// otherwise (the socket is gone). axum hides tungstenite's error type, so the size error is
+/// told by its text (`Message too long: …`, pinned by the server's size-limit test).
+fn read_error(error: &axum::Error) -> Close {
+    let text = error.to_string();
+    if text.contains("too long") {
+        Close::new(close::TOO_BIG, text)
+    } else {
+        Close::new(close::NORMAL, text)
+    }
+}

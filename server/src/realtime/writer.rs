@@ -1,0 +1,423 @@
+//! The writer task: the only one that writes a socket's frames.
+//!
+//! It takes messages from two places and renders them in the connection's encoding:
+//!
+//! - the outbound queue ([`super::outbox`]): identity, subscription answers, commit updates,
+//!   in commit order;
+//! - the call answers ([`super::calls`]), in request order.
+//!
+//! # The caller's own update
+//!
+//! A reducer call that commits is seen twice: by the evaluation task, as a commit made over
+//! this connection (an [`Update`] marked `own`, which it queues even when no query set
+//! changed), and by the call's answer ([`ReducerAnswer`], with the commit's offset, after the
+//! commit is durable). The writer joins them into **one** `TransactionUpdate`, with the call's
+//! `request_id` and status and the commit's changes, and sends it when it has both: whichever
+//! comes first is held, and the writer stops taking messages from the other side's source
+//! until its partner comes, so that both commit order and answer order are kept. A call that
+//! made no commit (it failed, or changed nothing) is answered alone, as a `TransactionUpdate`
+//! with no changes. So the caller sees its own update once, and only once it is durable.
+//!
+//! A held own update waits for answers, which come: the call is in flight. A held answer waits
+//! for its update, which the evaluation task always queues (or it closes the connection).
+
+use super::calls::{Answer, ReducerAnswer};
+use super::close::{self, Close};
+use super::limits::CLOSE_TIMEOUT;
+use super::outbox::{Outbound, OutboxReceiver, Update};
+use super::wire::Wire;
+use axum::extract::ws::{Message, WebSocket};
+use futures_util::stream::SplitSink;
+use futures_util::SinkExt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use tokio::sync::{mpsc, watch};
+use wasmod_abi::{ConnectionId, EntryKind, Identity, ModuleDef};
+use wasmod_protocol::ws::{
+    EntryPointName, QuerySetUpdate, ServerMessage, TableRows, TableUpdate, TransactionUpdate,
+    UpdateStatus,
+};
+
+/// The socket's sending half.
+pub type Sink = SplitSink<WebSocket, Message>;
+
+/// Renders messages for one connection, in the encoding `W`.
+#[derive(Debug)]
+pub struct Renderer<W: Wire> {
+    module: Arc<ModuleDef>,
+    identity: Identity,
+    connection: ConnectionId,
+    wire: PhantomData<W>,
+}
+
+/// Which side the writer holds a message of, waiting for its partner.
+#[derive(Debug)]
+enum Held {
+    Nothing,
+    /// An own update, waiting for its call's answer.
+    Update(Update),
+    /// A reducer's answer, waiting for its commit's update.
+    Answer(ReducerAnswer),
+}
+
+/// Writes the socket until it must close: when asked to (through the outbox), at shutdown, or
+/// when the socket fails. Returns why it closed.
+pub async fn run<W: Wire>(
+    mut sink: Sink,
+    mut outbound: OutboxReceiver,
+    mut answers: mpsc::Receiver<Answer<W::Value>>,
+    renderer: Renderer<W>,
+    mut shutdown: watch::Receiver<bool>,
+) -> Close {
+    let signal = outbound.close_signal();
+    let mut held = Held::Nothing;
+    let mut answers_open = true;
+    loop {
+        let frames = tokio::select! {
+            biased;
+            close = signal.closing() => return finish(&mut sink, close).await,
+            () = super::stopped(&mut shutdown) => {
+                let close = Close::new(close::GOING_AWAY, "the server is shutting down");
+                return finish(&mut sink, close).await;
+            }
+            answer = answers.recv(), if answers_open && !matches!(held, Held::Answer(_)) => {
+                match answer {
+                    Some(answer) => renderer.answer(answer, &mut held),
+                    None => {
+                        answers_open = false;
+                        renderer.release(&mut held)
+                    }
+                }
+            }
+            message = outbound.recv(), if !matches!(held, Held::Update(_)) => match message {
+                Some(message) => renderer.outbound(message, &mut held),
+                None => return finish(&mut sink, Close::new(close::NORMAL, "")).await,
+            },
+        };
+        let frames = match frames {
+            Ok(frames) => frames,
+            Err(reason) => {
+                tracing::error!("a message could not be rendered: {reason}");
+                let close = Close::new(
+                    close::INTERNAL,
+                    format!("a message could not be rendered: {reason}"),
+                );
+                return finish(&mut sink, close).await;
+            }
+        };
+        for frame in frames {
+            tokio::select! {
+                sent = sink.send(frame) => if sent.is_err() {
+                    return Close::new(close::NORMAL, "the socket is closed");
+                },
+                close = signal.closing() => return finish(&mut sink, close).await,
+            }
+        }
+    }
+}
+
+/// Sends the close frame, for at most [`CLOSE_TIMEOUT`] (a client that stopped reading never
+/// takes it), and returns `close`.
+async fn finish(sink: &mut Sink, close: Close) -> Close {
+    if close.code != close::NORMAL {
+        tracing::info!(code = close.code, reason = %close.reason, "closing a WebSocket");
+    }
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.send(close.frame())).await;
+    close
+}
+
+/// What rendering gives: the frames to send, or why a message could not be rendered.
+type Frames = Result<Vec<Message>, String>;
+
+impl<W: Wire> Renderer<W> {
+    /// A renderer for the connection `connection` of `identity`.
+    pub fn new(module: Arc<ModuleDef>, identity: Identity, connection: ConnectionId) -> Self {
+        Self {
+            module,
+            identity,
+            connection,
+            wire: PhantomData,
+        }
+    }
+
+    /// The frames for a message of the outbound queue, holding an own update until its answer.
+    fn outbound(&self, message: Outbound, held: &mut Held) -> Frames {
+        let message = match message {
+            Outbound::Identity {
+                identity,
+                token,
+                connection_id,
+            } => ServerMessage::IdentityToken {
+                identity,
+                token,
+                connection_id,
+            },
+            Outbound::Applied {
+                query_set_id,
+                offset,
+                queries,
+            } => {
+                let tables = queries
+                    .iter()
+                    .map(|rows| {
+                        let (inserts, _) = W::rows(&self.module, rows)?;
+                        Ok(TableRows {
+                            table: rows.table.clone(),
+                            rows: inserts,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?;
+                ServerMessage::SubscribeApplied {
+                    query_set_id,
+                    offset,
+                    tables,
+                    resumed: false,
+                }
+            }
+            Outbound::SubscriptionError {
+                query_set_id,
+                message,
+            } => ServerMessage::SubscriptionError {
+                query_set_id,
+                message,
+            },
+            Outbound::OneOff { request_id, result } => {
+                let result = match result {
+                    Ok(rows) => {
+                        let (inserts, _) = W::rows(&self.module, &rows)?;
+                        Ok(vec![TableRows {
+                            table: rows.table.clone(),
+                            rows: inserts,
+                        }])
+                    }
+                    Err(message) => Err(message),
+                };
+                ServerMessage::OneOffQueryResult { request_id, result }
+            }
+            Outbound::Update(update) if update.own => {
+                return match std::mem::replace(held, Held::Nothing) {
+                    Held::Answer(answer) if answer.commit == Some(update.commit.offset) => {
+                        Ok(vec![self.update(&update, Some(&answer))?])
+                    }
+                    Held::Answer(answer) => {
+                        *held = Held::Answer(answer);
+                        Ok(vec![self.update(&update, None)?])
+                    }
+                    Held::Nothing | Held::Update(_) => {
+                        *held = Held::Update(update);
+                        Ok(Vec::new())
+                    }
+                };
+            }
+            Outbound::Update(update) => return Ok(vec![self.update(&update, None)?]),
+        };
+        Ok(vec![W::encode(&message)])
+    }
+
+    /// The frames for a call's answer, holding a reducer's answer until its commit's update.
+    fn answer(&self, answer: Answer<W::Value>, held: &mut Held) -> Frames {
+        let reducer = match answer {
+            Answer::Result { request_id, result } => {
+                let message = ServerMessage::CallResult { request_id, result };
+                return Ok(vec![W::encode(&message)]);
+            }
+            Answer::Reducer(reducer) => reducer,
+        };
+        let Some(commit) = reducer.commit else {
+            return Ok(vec![self.alone(&reducer)]);
+        };
+        match std::mem::replace(held, Held::Nothing) {
+            Held::Update(update) if update.commit.offset == commit => {
+                Ok(vec![self.update(&update, Some(&reducer))?])
+            }
+            Held::Update(update) => {
+                *held = Held::Update(update);
+                Ok(vec![self.alone(&reducer)])
+            }
+            Held::Nothing | Held::Answer(_) => {
+                *held = Held::Answer(reducer);
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    /// Sends what is held without its partner: no answer will come any more.
+    fn release(&self, held: &mut Held) -> Frames {
+        match std::mem::replace(held, Held::Nothing) {
+            Held::Nothing => Ok(Vec::new()),
+            Held::Update(update) => Ok(vec![self.update(&update, None)?]),
+            Held::Answer(answer) => Ok(vec![self.alone(&answer)]),
+        }
+    }
+
+    /// A commit's update, joined with the answer of the call that made it, if any.
+    fn update(&self, update: &Update, answer: Option<&ReducerAnswer>) -> Result<Message, String> {
+        let meta = &update.commit.meta;
+        let changes = update
+            .changes
+            .iter()
+            .map(|(query_set_id, queries)| {
+                let tables = queries
+                    .iter()
+                    .map(|rows| {
+                        let (inserts, deletes) = W::rows(&self.module, rows)?;
+                        Ok(TableUpdate {
+                            table: rows.table.clone(),
+                            inserts,
+                            deletes,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?;
+                Ok(QuerySetUpdate {
+                    query_set_id: *query_set_id,
+                    tables,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let entry_point = match &meta.entry {
+            Some(entry) => EntryPointName {
+                kind: entry.kind,
+                name: entry.name.to_string(),
+            },
+            None => EntryPointName {
+                kind: EntryKind::Reducer,
+                name: String::new(),
+            },
+        };
+        let message = ServerMessage::TransactionUpdate(TransactionUpdate {
+            offset: update.commit.offset,
+            timestamp: meta.timestamp,
+            caller_identity: meta.caller,
+            caller_connection_id: meta.connection_id,
+            entry_point,
+            status: answer.map_or(UpdateStatus::Committed, |answer| answer.status.clone()),
+            request_id: answer.map(|answer| answer.request_id),
+            changes,
+        });
+        Ok(W::encode(&message))
+    }
+
+    /// A reducer's answer without a commit to join: a `TransactionUpdate` with no changes.
+    fn alone(&self, answer: &ReducerAnswer) -> Message {
+        let message: ServerMessage<W::Rows, W::Value> =
+            ServerMessage::TransactionUpdate(TransactionUpdate {
+                offset: answer.offset,
+                timestamp: answer.timestamp,
+                caller_identity: self.identity,
+                caller_connection_id: self.connection,
+                entry_point: EntryPointName {
+                    kind: EntryKind::Reducer,
+                    name: answer.name.clone(),
+                },
+                status: answer.status.clone(),
+                request_id: Some(answer.request_id),
+                changes: Vec::new(),
+            });
+        W::encode(&message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::realtime::wire::Json;
+    use wasmod_host::datastore::{Commit, CommitMeta, EntryPoint};
+    use wasmod_protocol::ws::JsonServerMessage;
+
+    const ME: ConnectionId = ConnectionId::from_bytes([1; 16]);
+
+    fn renderer() -> Renderer<Json> {
+        Renderer::new(Arc::new(ModuleDef::default()), Identity::ZERO, ME)
+    }
+
+    fn own_update(offset: u64) -> Outbound {
+        let meta = CommitMeta {
+            connection_id: ME,
+            entry: Some(EntryPoint::new(EntryKind::Reducer, "send")),
+            ..CommitMeta::host()
+        };
+        Outbound::Update(Update {
+            commit: Arc::new(Commit {
+                offset,
+                meta,
+                changes: Default::default(),
+            }),
+            own: true,
+            changes: Vec::new(),
+        })
+    }
+
+    fn answer(request_id: u32, commit: Option<u64>) -> Answer<Box<serde_json::value::RawValue>> {
+        Answer::Reducer(ReducerAnswer {
+            request_id,
+            name: "send".into(),
+            commit,
+            offset: commit.unwrap_or(0),
+            timestamp: wasmod_abi::Timestamp::now(),
+            status: UpdateStatus::Committed,
+        })
+    }
+
+    /// The request id and offset of each `TransactionUpdate` frame.
+    fn updates(frames: Vec<Message>) -> Vec<(Option<u32>, u64)> {
+        frames
+            .into_iter()
+            .map(|frame| {
+                let Message::Text(text) = frame else {
+                    panic!("a text frame")
+                };
+                match JsonServerMessage::from_json(text.as_str()).expect("a message") {
+                    ServerMessage::TransactionUpdate(update) => (update.request_id, update.offset),
+                    other => panic!("not an update: {other:?}"),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_own_update_waits_for_its_answer_and_goes_out_once_with_its_request_id() {
+        let (renderer, mut held) = (renderer(), Held::Nothing);
+        let frames = renderer
+            .outbound(own_update(5), &mut held)
+            .expect("rendered");
+        assert!(frames.is_empty() && matches!(held, Held::Update(_)));
+        let frames = renderer
+            .answer(answer(9, Some(5)), &mut held)
+            .expect("rendered");
+        assert_eq!(updates(frames), [(Some(9), 5)]);
+        assert!(matches!(held, Held::Nothing));
+    }
+
+    #[test]
+    fn an_answer_waits_for_its_commits_update() {
+        let (renderer, mut held) = (renderer(), Held::Nothing);
+        let frames = renderer
+            .answer(answer(3, Some(8)), &mut held)
+            .expect("rendered");
+        assert!(frames.is_empty() && matches!(held, Held::Answer(_)));
+        let frames = renderer
+            .outbound(own_update(8), &mut held)
+            .expect("rendered");
+        assert_eq!(updates(frames), [(Some(3), 8)]);
+    }
+
+    #[test]
+    fn an_answer_without_a_commit_goes_out_alone() {
+        let (renderer, mut held) = (renderer(), Held::Nothing);
+        let frames = renderer
+            .answer(answer(4, None), &mut held)
+            .expect("rendered");
+        assert_eq!(updates(frames), [(Some(4), 0)]);
+        assert!(matches!(held, Held::Nothing));
+    }
+
+    #[test]
+    fn what_is_held_goes_out_alone_when_no_answer_can_come() {
+        let (renderer, mut held) = (renderer(), Held::Nothing);
+        renderer
+            .outbound(own_update(2), &mut held)
+            .expect("rendered");
+        let frames = renderer.release(&mut held).expect("rendered");
+        assert_eq!(updates(frames), [(None, 2)]);
+    }
+}

@@ -1,0 +1,90 @@
+//! `GET /v1/subscribe`: the WebSocket handshake (`docs/protocol.md`).
+//!
+//! Everything that can be refused is refused here, as an HTTP error, before the upgrade: a
+//! request that is not a WebSocket upgrade, a subprotocol other than `v1.bin.wasmod` and
+//! `v1.json.wasmod`, a bad token. The token comes from `Authorization: Bearer <token>` or,
+//! for browsers (which cannot set headers on a WebSocket), the `token` query parameter; with
+//! neither, a new identity is issued and its token sent in the first message. The module's
+//! `client_connected` runs once the socket is open ([`crate::realtime::socket`]).
+
+use super::extract::Caller;
+use super::Shared;
+use crate::auth;
+use crate::error::{ApiError, ErrorCode, HttpError};
+use crate::realtime::limits::{MAX_INBOUND_MESSAGE, READ_BUFFER, WRITE_BUFFER};
+use crate::realtime::socket;
+use crate::realtime::wire::{Binary, Json, Wire};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{Query, State};
+use axum::response::Response;
+use serde::Deserialize;
+
+/// The handshake's query parameters.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Params {
+    /// A token, for clients that cannot send an `Authorization` header.
+    token: Option<String>,
+}
+
+/// Upgrades to a WebSocket in the subprotocol the client asked for.
+pub(crate) async fn subscribe(
+    State(state): Shared,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    caller: Result<Caller, HttpError>,
+    params: Result<Query<Params>, QueryRejection>,
+) -> Result<Response, HttpError> {
+    let upgrade = upgrade.map_err(|rejection| {
+        ApiError::new(
+            ErrorCode::BadRequest,
+            format!("GET /v1/subscribe is a WebSocket endpoint: {rejection}"),
+        )
+    })?;
+    let Query(params) = params.map_err(|rejection| {
+        ApiError::new(
+            ErrorCode::BadRequest,
+            format!("the query string is not valid: {rejection}"),
+        )
+    })?;
+    let upgrade = upgrade.protocols([Binary::PROTOCOL, Json::PROTOCOL]);
+    let binary = match upgrade
+        .selected_protocol()
+        .map(|protocol| protocol.as_bytes())
+    {
+        Some(protocol) => protocol == Binary::PROTOCOL.as_bytes(),
+        None => {
+            return Err(HttpError(ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "ask for the subprotocol {} or {} (Sec-WebSocket-Protocol)",
+                    Binary::PROTOCOL,
+                    Json::PROTOCOL
+                ),
+            )))
+        }
+    };
+    let identity = match (caller?.0, params.token) {
+        (Some(identity), _) => identity,
+        (None, Some(token)) => state.tokens.verify(&token)?,
+        (None, None) => auth::new_identity().map_err(|error| {
+            ApiError::new(
+                ErrorCode::Internal,
+                format!("no randomness for a new identity: {error}"),
+            )
+        })?,
+    };
+    let token = state.tokens.issue(identity).token;
+    let realtime = state.realtime.clone();
+    let upgrade = upgrade
+        .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(WRITE_BUFFER)
+        .max_write_buffer_size(WRITE_BUFFER + state.config.outbound_bytes)
+        .max_message_size(MAX_INBOUND_MESSAGE)
+        .max_frame_size(MAX_INBOUND_MESSAGE);
+    Ok(if binary {
+        upgrade.on_upgrade(move |ws| socket::serve::<Binary>(ws, realtime, identity, token))
+    } else {
+        upgrade.on_upgrade(move |ws| socket::serve::<Json>(ws, realtime, identity, token))
+    })
+}

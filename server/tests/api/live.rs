@@ -1,0 +1,347 @@
+//! A quickstart server on a loopback socket, and WebSocket clients of `GET /v1/subscribe` in
+//! either encoding, for the tests of the real-time side.
+
+use crate::support::server;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use wasmod_abi::encoding::to_vec;
+use wasmod_host::datastore::Database;
+use wasmod_host::AllowList;
+use wasmod_protocol::ws::{BinaryClientMessage, BinaryServerMessage, BIN_PROTOCOL, JSON_PROTOCOL};
+use wasmod_server::ServerConfig;
+
+/// How long a test waits for a message that should come.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A server being served on a loopback port; stops when dropped (or by [`Live::stop`]).
+pub struct Live {
+    pub addr: SocketAddr,
+    /// The module's database (its feed shows the lifecycle reducers' commits).
+    pub database: Arc<Database>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Live {
+    /// A fresh quickstart with `config`, served on a free loopback port.
+    pub async fn start(config: ServerConfig) -> Self {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(std::env::var("WASMOD_TEST_LOG").unwrap_or_else(|_| "off".into()))
+            .with_test_writer()
+            .try_init();
+        let server = server(config, AllowList::new());
+        let database = server.database().clone();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
+        let addr = listener.local_addr().expect("its address");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.serve(listener, async {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            database,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Shuts the server down and waits for `serve` to return.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(PATIENCE, task)
+                .await
+                .expect("the server stops")
+                .expect("the server task")
+                .expect("serve");
+        }
+    }
+
+    /// The subscribe URL, with `query` (`?token=..`) if not empty.
+    pub fn url(&self, query: &str) -> String {
+        format!("ws://{}/v1/subscribe{query}", self.addr)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// The two encodings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    Binary,
+    Json,
+}
+
+/// A WebSocket client that reads every server message as JSON (binary messages are decoded,
+/// then rendered as JSON with their rows as byte arrays).
+pub struct Client {
+    pub encoding: Encoding,
+    socket: WebSocketStream<MaybeTlsStream<TcpStream>>,
+}
+
+/// How a client connects.
+#[derive(Default)]
+pub struct Connect<'a> {
+    pub query: &'a str,
+    pub bearer: Option<&'a str>,
+    /// A small receive buffer, for a client that stops reading.
+    pub small_buffer: bool,
+}
+
+impl Client {
+    /// Connects to `live` in `encoding`.
+    pub async fn connect(live: &Live, encoding: Encoding, how: Connect<'_>) -> Self {
+        let mut request = live
+            .url(how.query)
+            .into_client_request()
+            .expect("a request");
+        let protocol = match encoding {
+            Encoding::Binary => BIN_PROTOCOL,
+            Encoding::Json => JSON_PROTOCOL,
+        };
+        let headers = request.headers_mut();
+        headers.insert(
+            "Sec-WebSocket-Protocol",
+            protocol.parse().expect("a header"),
+        );
+        if let Some(token) = how.bearer {
+            let value = format!("Bearer {token}").parse().expect("a header");
+            headers.insert("Authorization", value);
+        }
+        let socket = TcpSocket::new_v4().expect("a socket");
+        if how.small_buffer {
+            socket.set_recv_buffer_size(4096).expect("a small buffer");
+        }
+        let stream = socket.connect(live.addr).await.expect("connected");
+        let (socket, _) = tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(stream))
+            .await
+            .expect("the handshake");
+        Self { encoding, socket }
+    }
+
+    /// Sends a JSON message, or its binary twin: `args` of calls as a JSON array of strings
+    /// in JSON, encoded as the product of those strings in binary.
+    pub async fn send(&mut self, message: Value) {
+        let frame = match self.encoding {
+            Encoding::Json => Message::text(message.to_string()),
+            Encoding::Binary => Message::binary(binary(&message).to_bytes()),
+        };
+        self.socket.send(frame).await.expect("sent");
+    }
+
+    /// Sends a raw frame.
+    pub async fn send_frame(&mut self, frame: Message) {
+        self.socket.send(frame).await.expect("sent");
+    }
+
+    /// The next message, as JSON; panics after [`PATIENCE`] or on a close.
+    pub async fn recv(&mut self) -> Value {
+        match self.next(PATIENCE).await {
+            Some(Ok(message)) => message,
+            Some(Err(close)) => panic!("closed: {close:?}"),
+            None => panic!("no message within {PATIENCE:?}"),
+        }
+    }
+
+    /// The next message of kind `kind` (skipping others), its payload.
+    pub async fn recv_kind(&mut self, kind: &str) -> Value {
+        loop {
+            let message = self.recv().await;
+            if let Some(payload) = message.get(kind) {
+                return payload.clone();
+            }
+        }
+    }
+
+    /// The next message within `wait`: `None` if none came, `Err` with the close code and
+    /// reason if the socket closed.
+    pub async fn next(&mut self, wait: Duration) -> Option<Result<Value, (u16, String)>> {
+        loop {
+            let frame = tokio::time::timeout(wait, self.socket.next()).await.ok()?;
+            let frame = match frame {
+                None => return Some(Err((CloseCode::Abnormal.into(), String::new()))),
+                Some(Err(error)) => {
+                    return Some(Err((CloseCode::Abnormal.into(), error.to_string())))
+                }
+                Some(Ok(frame)) => frame,
+            };
+            return Some(Ok(match frame {
+                Message::Text(text) => serde_json::from_str(&text).expect("JSON"),
+                Message::Binary(bytes) => {
+                    let message = BinaryServerMessage::from_bytes(&bytes).expect("a message");
+                    binary_json(&message)
+                }
+                Message::Close(close) => {
+                    let (code, reason) = close
+                        .map(|close| (close.code.into(), close.reason.to_string()))
+                        .unwrap_or((CloseCode::Status.into(), String::new()));
+                    return Some(Err((code, reason)));
+                }
+                _ => continue,
+            }));
+        }
+    }
+
+    /// Reads until the socket closes, within [`PATIENCE`]: its close code and reason.
+    pub async fn closed(&mut self) -> (u16, String) {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.next(left).await {
+                Some(Ok(_)) => continue,
+                Some(Err(close)) => return close,
+                None => panic!("not closed within {PATIENCE:?}"),
+            }
+        }
+    }
+
+    /// Sends a ping and waits (within [`PATIENCE`]) for its pong, skipping other messages.
+    pub async fn ping(&mut self, payload: &[u8]) {
+        let ping = Message::Ping(payload.to_vec().into());
+        self.socket.send(ping).await.expect("sent");
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let frame = tokio::time::timeout_at(deadline, self.socket.next())
+                .await
+                .expect("a pong in time")
+                .expect("the socket is open")
+                .expect("a frame");
+            if let Message::Pong(answer) = frame {
+                assert_eq!(&answer[..], payload);
+                return;
+            }
+        }
+    }
+
+    /// Closes the socket cleanly.
+    pub async fn close(mut self) {
+        let _ = self.socket.close(None).await;
+        while let Ok(Some(Ok(_))) = tokio::time::timeout(PATIENCE, self.socket.next()).await {}
+    }
+
+    /// The identity token message, first of every connection: `(identity, token, connection id)`.
+    pub async fn hello(&mut self) -> (String, String, String) {
+        let hello = self.recv_kind("IdentityToken").await;
+        let field = |name: &str| hello[name].as_str().expect(name).to_owned();
+        (field("identity"), field("token"), field("connection_id"))
+    }
+}
+
+/// `{"Subscribe": ..}`.
+pub fn subscribe(query_set_id: u32, queries: &[&str]) -> Value {
+    json!({"Subscribe": {"query_set_id": query_set_id, "queries": queries, "resume_from": null}})
+}
+
+/// `{"CallReducer": ..}` with string arguments.
+pub fn call_reducer(request_id: u32, name: &str, args: &[&str]) -> Value {
+    json!({"CallReducer": {"request_id": request_id, "name": name, "args": args}})
+}
+
+/// The binary twin of a JSON client message.
+fn binary(message: &Value) -> BinaryClientMessage {
+    let (kind, body) = message
+        .as_object()
+        .and_then(|object| object.iter().next())
+        .expect("{kind: body}");
+    let number = |name: &str| body[name].as_u64().expect(name) as u32;
+    let text = |name: &str| body[name].as_str().expect(name).to_owned();
+    let args = || {
+        let strings: Vec<String> = body["args"]
+            .as_array()
+            .expect("args")
+            .iter()
+            .map(|arg| arg.as_str().expect("a string argument").to_owned())
+            .collect();
+        strings.iter().flat_map(to_vec).collect()
+    };
+    match kind.as_str() {
+        "Subscribe" => BinaryClientMessage::Subscribe {
+            query_set_id: number("query_set_id"),
+            queries: serde_json::from_value(body["queries"].clone()).expect("queries"),
+            resume_from: None,
+        },
+        "Unsubscribe" => BinaryClientMessage::Unsubscribe {
+            query_set_id: number("query_set_id"),
+        },
+        "CallReducer" => BinaryClientMessage::CallReducer {
+            request_id: number("request_id"),
+            name: text("name"),
+            args: args(),
+        },
+        other => panic!("no binary twin for {other}"),
+    }
+}
+
+/// A binary server message as JSON: rows as arrays of byte arrays, for the tests to look at.
+fn binary_json(message: &BinaryServerMessage) -> Value {
+    use wasmod_protocol::ws::{RowList, ServerMessage};
+    let rows = |list: &RowList| -> Value { list.iter().map(|row| row.to_vec()).collect() };
+    let hex = |bytes: &[u8]| -> String { bytes.iter().map(|byte| format!("{byte:02x}")).collect() };
+    match message {
+        ServerMessage::IdentityToken {
+            identity,
+            token,
+            connection_id,
+        } => json!({"IdentityToken": {
+            "identity": hex(&identity.to_bytes()),
+            "token": token,
+            "connection_id": hex(&connection_id.to_bytes()),
+        }}),
+        ServerMessage::SubscribeApplied {
+            query_set_id,
+            offset,
+            tables,
+            ..
+        } => json!({"SubscribeApplied": {
+            "query_set_id": query_set_id,
+            "offset": offset,
+            "tables": tables.iter().map(|table| json!({"table": table.table, "rows": rows(&table.rows)})).collect::<Vec<_>>(),
+        }}),
+        ServerMessage::TransactionUpdate(update) => json!({"TransactionUpdate": {
+            "offset": update.offset,
+            "request_id": update.request_id,
+            "status": format!("{:?}", update.status),
+            "entry_point": {"name": update.entry_point.name},
+            "changes": update.changes.iter().map(|set| json!({
+                "query_set_id": set.query_set_id,
+                "tables": set.tables.iter().map(|table| json!({
+                    "table": table.table,
+                    "inserts": rows(&table.inserts),
+                    "deletes": rows(&table.deletes),
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        }}),
+        ServerMessage::CallResult { request_id, result } => json!({"CallResult": {
+            "request_id": request_id,
+            "result": match result {
+                Ok(bytes) => json!({"ok": bytes}),
+                Err(error) => json!({"err": {"code": error.code.as_str(), "message": error.message}}),
+            },
+        }}),
+        ServerMessage::SubscriptionError {
+            query_set_id,
+            message,
+        } => json!({"SubscriptionError": {"query_set_id": query_set_id, "message": message}}),
+        other => panic!("unexpected message {other:?}"),
+    }
+}

@@ -1,0 +1,407 @@
+//! `GET /v1/subscribe` over real loopback sockets: the handshake, subscriptions and their
+//! updates in both encodings, calls, bad input, slow clients, disconnects and shutdown.
+
+use crate::live::{call_reducer, subscribe, Client, Connect, Encoding, Live};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::Message;
+use wasmod_server::ServerConfig;
+
+/// How long a test waits to be sure a message does not come.
+const QUIET: Duration = Duration::from_millis(300);
+
+async fn live() -> Live {
+    Live::start(ServerConfig::default()).await
+}
+
+/// Whether the JSON rows `rows` hold one whose text (in JSON) or bytes (in binary) include
+/// `text`.
+fn has_text(rows: &Value, text: &str) -> bool {
+    rows.as_array().expect("rows").iter().any(|row| match row {
+        Value::Object(row) => row.get("text").and_then(Value::as_str) == Some(text),
+        Value::Array(bytes) => {
+            let bytes: Vec<u8> = bytes
+                .iter()
+                .map(|byte| byte.as_u64().unwrap_or(0) as u8)
+                .collect();
+            bytes
+                .windows(text.len())
+                .any(|window| window == text.as_bytes())
+        }
+        _ => false,
+    })
+}
+
+#[tokio::test]
+async fn an_identity_is_issued_without_a_token_and_kept_with_one() {
+    let live = live().await;
+    let mut first = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    let (identity, token, connection) = first.hello().await;
+    assert_eq!(identity.len(), 64);
+    assert_eq!(connection.len(), 32);
+    let query = format!("?token={token}");
+    let by_query = Connect {
+        query: &query,
+        ..Connect::default()
+    };
+    let mut again = Client::connect(&live, Encoding::Binary, by_query).await;
+    let (same, _, other_connection) = again.hello().await;
+    assert_eq!(same, identity);
+    assert_ne!(
+        other_connection, connection,
+        "each connection has its own id"
+    );
+    let by_header = Connect {
+        bearer: Some(&token),
+        ..Connect::default()
+    };
+    let mut third = Client::connect(&live, Encoding::Json, by_header).await;
+    assert_eq!(third.hello().await.0, identity);
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn an_unknown_subprotocol_or_a_bad_token_is_refused_before_the_upgrade() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let live = live().await;
+    let mut request = live.url("").into_client_request().expect("a request");
+    let headers = request.headers_mut();
+    headers.insert(
+        "Sec-WebSocket-Protocol",
+        "v2.xml.wasmod".parse().expect("header"),
+    );
+    let refused = tokio_tungstenite::connect_async(request)
+        .await
+        .expect_err("refused");
+    assert!(refused.to_string().contains("400"), "{refused}");
+    let mut request = live
+        .url("?token=nonsense")
+        .into_client_request()
+        .expect("a request");
+    let headers = request.headers_mut();
+    headers.insert(
+        "Sec-WebSocket-Protocol",
+        "v1.json.wasmod".parse().expect("header"),
+    );
+    let refused = tokio_tungstenite::connect_async(request)
+        .await
+        .expect_err("refused");
+    assert!(refused.to_string().contains("401"), "{refused}");
+    live.stop().await;
+}
+
+/// A subscriber sees another client's message; the sender sees its own update once, with its
+/// request id.
+async fn updates_reach_subscribers(encoding: Encoding) {
+    let live = live().await;
+    let mut reader = Client::connect(&live, encoding, Connect::default()).await;
+    reader.hello().await;
+    reader.send(subscribe(7, &["SELECT * FROM message"])).await;
+    let applied = reader.recv_kind("SubscribeApplied").await;
+    assert_eq!(applied["query_set_id"], 7);
+    assert_eq!(applied["tables"][0]["table"], "message");
+    assert_eq!(applied["tables"][0]["rows"], json!([]));
+
+    let mut writer = Client::connect(&live, encoding, Connect::default()).await;
+    writer.hello().await;
+    writer.send(subscribe(1, &["SELECT * FROM message"])).await;
+    writer.recv_kind("SubscribeApplied").await;
+    writer.send(call_reducer(42, "send", &["hello"])).await;
+
+    let update = reader.recv_kind("TransactionUpdate").await;
+    assert_eq!(update["request_id"], Value::Null, "{update}");
+    assert_eq!(update["entry_point"]["name"], "send");
+    let table = &update["changes"][0]["tables"][0];
+    assert_eq!(update["changes"][0]["query_set_id"], 7);
+    assert_eq!(table["table"], "message");
+    assert!(has_text(&table["inserts"], "hello"), "{update}");
+
+    let own = writer.recv_kind("TransactionUpdate").await;
+    assert_eq!(own["request_id"], 42, "{own}");
+    assert_eq!(own["status"], "Committed");
+    assert_eq!(own["offset"], update["offset"]);
+    assert!(has_text(
+        &own["changes"][0]["tables"][0]["inserts"],
+        "hello"
+    ));
+    assert!(
+        writer.next(QUIET).await.is_none(),
+        "the caller sees its update once"
+    );
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn updates_reach_subscribers_in_json() {
+    updates_reach_subscribers(Encoding::Json).await;
+}
+
+#[tokio::test]
+async fn updates_reach_subscribers_in_binary() {
+    updates_reach_subscribers(Encoding::Binary).await;
+}
+
+#[tokio::test]
+async fn sender_queries_select_the_subscribers_own_rows_and_one_off_queries_too() {
+    let live = live().await;
+    let mut alice = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    let (identity, ..) = alice.hello().await;
+    let mut bob = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    bob.hello().await;
+    alice
+        .send(subscribe(
+            1,
+            &["SELECT * FROM user WHERE identity = :sender"],
+        ))
+        .await;
+    let applied = alice.recv_kind("SubscribeApplied").await;
+    let rows = applied["tables"][0]["rows"]
+        .as_array()
+        .expect("rows")
+        .clone();
+    assert_eq!(rows.len(), 1, "{applied}");
+    assert_eq!(rows[0]["identity"], identity.as_str());
+    assert_eq!(rows[0]["online"], true);
+
+    let one_off = |request_id: u32, query: &str| json!({"OneOffQuery": {"request_id": request_id, "query": query}});
+    alice
+        .send(one_off(4, "SELECT * FROM user WHERE identity = :sender"))
+        .await;
+    let answer = alice.recv_kind("OneOffQueryResult").await;
+    assert_eq!(answer["request_id"], 4);
+    assert_eq!(answer["result"]["ok"][0]["table"], "user", "{answer}");
+    assert_eq!(
+        answer["result"]["ok"][0]["rows"][0]["identity"],
+        identity.as_str()
+    );
+    alice.send(one_off(5, "SELECT * FROM config")).await;
+    let refused = alice.recv_kind("OneOffQueryResult").await;
+    let message = refused["result"]["err"].as_str().expect("an error");
+    assert!(message.contains("private"), "{refused}");
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn bad_queries_and_private_tables_are_subscription_errors() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    for (query, says) in [
+        ("SELECT * FROM config", "private"),
+        ("SELECT * FROM nowhere", "no table"),
+        ("DELETE FROM message", "not supported"),
+    ] {
+        client
+            .send(subscribe(3, &["SELECT * FROM message", query]))
+            .await;
+        let error = client.recv_kind("SubscriptionError").await;
+        assert_eq!(error["query_set_id"], 3);
+        let message = error["message"].as_str().expect("a message");
+        assert!(message.contains(says), "{query}: {message}");
+    }
+    // Nothing was subscribed: the id is still free.
+    client.send(subscribe(3, &["SELECT * FROM message"])).await;
+    client.recv_kind("SubscribeApplied").await;
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn unsubscribing_stops_the_updates() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    let mut other = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    other.hello().await;
+    client.send(subscribe(5, &["SELECT * FROM message"])).await;
+    client.recv_kind("SubscribeApplied").await;
+    other.send(call_reducer(1, "send", &["one"])).await;
+    client.recv_kind("TransactionUpdate").await;
+    client
+        .send(json!({"Unsubscribe": {"query_set_id": 5}}))
+        .await;
+    // The unsubscribe is handled before the next commit is evaluated: wait until the
+    // evaluation task has seen it by subscribing to something else and waiting for its rows.
+    client.send(subscribe(6, &["SELECT * FROM config"])).await;
+    client.recv_kind("SubscriptionError").await;
+    other.send(call_reducer(2, "send", &["two"])).await;
+    other.recv_kind("TransactionUpdate").await;
+    assert!(
+        client.next(QUIET).await.is_none(),
+        "no update after unsubscribing"
+    );
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn calls_to_lifecycle_reducers_are_refused() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    client.send(call_reducer(9, "init", &[])).await;
+    let answer = client.recv_kind("CallResult").await;
+    assert_eq!(answer["request_id"], 9);
+    assert_eq!(
+        answer["result"]["err"]["code"], "lifecycle_reducer",
+        "{answer}"
+    );
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn a_malformed_frame_closes_that_socket_only() {
+    let live = live().await;
+    let mut bad = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    bad.hello().await;
+    let mut good = Client::connect(&live, Encoding::Binary, Connect::default()).await;
+    good.hello().await;
+    bad.send_frame(Message::text("{\"CallReducer\": 12")).await;
+    let (code, reason) = bad.closed().await;
+    assert_eq!(code, 1007, "{reason}");
+    assert!(reason.contains("JSON"), "{reason}");
+    good.send_frame(Message::binary(vec![0xff, 0xff])).await;
+    let (code, _) = good.closed().await;
+    assert_eq!(code, 1007);
+    let mut fine = Client::connect(&live, Encoding::Binary, Connect::default()).await;
+    fine.hello().await;
+    fine.send(call_reducer(1, "send", &["still here"])).await;
+    assert_eq!(
+        fine.recv_kind("TransactionUpdate").await["status"],
+        "Committed"
+    );
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn pings_are_answered() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Binary, Connect::default()).await;
+    client.hello().await;
+    client.ping(b"are you there").await;
+    client
+        .send(call_reducer(1, "send", &["after the ping"]))
+        .await;
+    assert_eq!(client.recv_kind("TransactionUpdate").await["request_id"], 1);
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn a_message_over_the_size_limit_closes_the_socket() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    let huge = call_reducer(1, "send", &[&"x".repeat(2 << 20)]);
+    client.send(huge).await;
+    let (code, reason) = client.closed().await;
+    assert_eq!(code, 1009, "{reason}");
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn pipelined_calls_are_answered_in_order() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    let calls = 12;
+    for request_id in 0..calls {
+        let call = if request_id % 3 == 2 {
+            call_reducer(request_id, "send", &[""]) // refused by the module: empty
+        } else {
+            call_reducer(request_id, "send", &["pipelined"])
+        };
+        client.send(call).await;
+    }
+    for request_id in 0..calls {
+        let answer = client.recv_kind("TransactionUpdate").await;
+        assert_eq!(answer["request_id"], request_id, "{answer}");
+        let committed = answer["status"] == "Committed";
+        assert_eq!(committed, request_id % 3 != 2, "{answer}");
+    }
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_closed_while_others_get_every_update() {
+    let mut config = ServerConfig::default();
+    config.outbound_messages = 128;
+    config.outbound_bytes = 1 << 20;
+    let live = Live::start(config).await;
+    let small = Connect {
+        small_buffer: true,
+        ..Connect::default()
+    };
+    let mut slow = Client::connect(&live, Encoding::Json, small).await;
+    slow.hello().await;
+    // Many query sets of one query: each update to the slow client is large, so that it
+    // passes what the kernel's buffers hold in a few commits.
+    let sets = 64;
+    for query_set_id in 0..sets {
+        slow.send(subscribe(query_set_id, &["SELECT * FROM message"]))
+            .await;
+    }
+    for _ in 0..sets {
+        slow.recv_kind("SubscribeApplied").await;
+    }
+    let mut fast = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    fast.hello().await;
+    fast.send(subscribe(1, &["SELECT * FROM message"])).await;
+    fast.recv_kind("SubscribeApplied").await;
+
+    let text = "x".repeat(1000);
+    let messages = 200;
+    for request_id in 0..messages {
+        fast.send(call_reducer(request_id, "send", &[&text])).await;
+        // The fast client reads everything: its own updates, one per call.
+        let update = fast.recv_kind("TransactionUpdate").await;
+        assert_eq!(update["request_id"], request_id);
+        assert!(has_text(
+            &update["changes"][0]["tables"][0]["inserts"],
+            &text
+        ));
+    }
+    let (code, reason) = slow.closed().await;
+    assert_eq!(code, 4001, "{reason}");
+    assert!(reason.contains("too slow"), "{reason}");
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn closing_the_socket_runs_client_disconnected() {
+    let live = live().await;
+    let mut watcher = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    watcher.hello().await;
+    let mut leaving = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    let (identity, ..) = leaving.hello().await;
+    let query = format!("SELECT * FROM user WHERE identity = 0x{identity}");
+    watcher.send(subscribe(1, &[&query])).await;
+    let applied = watcher.recv_kind("SubscribeApplied").await;
+    assert_eq!(applied["tables"][0]["rows"][0]["online"], true, "{applied}");
+    leaving.close().await;
+    let update = watcher.recv_kind("TransactionUpdate").await;
+    assert_eq!(update["entry_point"]["name"], "disconnected", "{update}");
+    let row = &update["changes"][0]["tables"][0]["inserts"][0];
+    assert_eq!(row["online"], false, "{update}");
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn shutdown_closes_every_socket_and_disconnects_its_connection() {
+    let live = live().await;
+    let mut feed = live.database.feed().subscribe();
+    let mut clients = Vec::new();
+    for encoding in [Encoding::Json, Encoding::Binary] {
+        let mut client = Client::connect(&live, encoding, Connect::default()).await;
+        client.hello().await;
+        clients.push(client);
+    }
+    live.stop().await;
+    for mut client in clients {
+        let (code, reason) = client.closed().await;
+        assert_eq!(code, 1001, "{reason}");
+    }
+    let mut disconnected = 0;
+    while let Ok(commit) = feed.try_recv() {
+        let entry = commit.meta.entry.as_ref();
+        disconnected += usize::from(entry.is_some_and(|entry| &*entry.name == "disconnected"));
+    }
+    assert_eq!(disconnected, 2, "every connection was disconnected");
+}
