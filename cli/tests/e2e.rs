@@ -199,3 +199,57 @@ fn wasmod_serve_answers_a_client_and_stops_on_sigterm() {
         started.elapsed()
     );
 }
+
+/// The rows of the quickstart's `user` table, as the API serves them.
+fn users(agent: &ureq::Agent, base: &str) -> Value {
+    let (status, users) = send(agent, "GET", &format!("{base}/v1/tables/user"), None, None);
+    assert_eq!(status, 200, "{users}");
+    users["rows"].clone()
+}
+
+#[test]
+fn a_connection_cut_by_a_crash_is_disconnected_once_at_the_next_start() {
+    use tungstenite::client::IntoClientRequest;
+    let wasm = built(Profile::Release).library_path("quickstart");
+    let data = tempfile::tempdir().expect("a data directory");
+    let agent = agent();
+    let served = Served::start(&wasm, data.path());
+    let address = served.base.trim_start_matches("http://").to_owned();
+    let mut request = format!("ws://{address}/v1/subscribe")
+        .into_client_request()
+        .expect("a request");
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "v1.json.wasmod".parse().expect("a header value"),
+    );
+    let (mut socket, _) = tungstenite::connect(request).expect("the socket opens");
+    let first = socket.read().expect("the first message");
+    let first: Value = serde_json::from_str(first.to_text().expect("text")).expect("JSON");
+    let identity = first["IdentityToken"]["identity"]
+        .as_str()
+        .expect("an identity")
+        .to_owned();
+    let online =
+        json!([{"identity": identity, "name": format!("user-{}", &identity[..8]), "online": true}]);
+    assert_eq!(users(&agent, &served.base), online, "client_connected ran");
+
+    // SIGKILL with the connection open: no client_disconnected can run.
+    drop(served);
+    drop(socket);
+
+    let leftover = "disconnected a connection left open by the last run";
+    let served = Served::start(&wasm, data.path());
+    let rows = users(&agent, &served.base);
+    assert_eq!(
+        rows[0]["online"], false,
+        "the next start disconnected it: {rows}"
+    );
+    let (exit, _, logs) = served.terminate();
+    assert!(exit.success(), "{logs}");
+    assert_eq!(logs.matches(leftover).count(), 1, "{logs}");
+
+    let served = Served::start(&wasm, data.path());
+    let (exit, _, logs) = served.terminate();
+    assert!(exit.success(), "{logs}");
+    assert_eq!(logs.matches(leftover).count(), 0, "not twice: {logs}");
+}
