@@ -13,6 +13,10 @@
 //! that are not empty, and the registry's routes are undone. The test counts the deltas it
 //! applied and fails if there were too few to mean much.
 
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
+
 use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -26,30 +30,6 @@ const WORLDS: u64 = 100;
 const COMMITS: usize = 80;
 /// Queries subscribed per world (more are added along the way).
 const QUERIES: usize = 14;
-
-/// A deterministic xorshift generator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-
-    fn pick<'a, X>(&mut self, items: &'a [X]) -> &'a X {
-        &items[self.below(items.len())]
-    }
-}
 
 /// The column types of the random tables, with small domains of values.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,6 +1,10 @@
 //! Parsing and checking queries: what the subset accepts, every refusal with its message, and
 //! that no input makes the parser panic.
 
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
+
 use std::sync::{Arc, LazyLock};
 use wasmod_abi::{AlgebraicType as T, Identity, IndexDef, ModuleDef, TableDef};
 use wasmod_subscription::{Catalog, Query, MAX_QUERY_LEN};
@@ -254,22 +258,6 @@ fn a_long_chain_of_conditions_costs_no_stack() {
     accepted(&chain);
 }
 
-/// A tiny deterministic generator (xorshift), so that the fuzz run is the same every time.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
-
 #[test]
 fn no_input_makes_the_parser_panic() {
     let words = [
@@ -324,7 +312,7 @@ fn no_input_makes_the_parser_panic() {
     let catalog = catalog();
     for _ in 0..5_000 {
         let len = 1 + rng.next() % 14;
-        let text: Vec<&str> = (0..len).map(|_| rng.pick(&words)).collect();
+        let text: Vec<&str> = (0..len).map(|_| *rng.pick(&words)).collect();
         let text = text.join(" ");
         let _ = Query::parse(&catalog, &text);
         let mut bytes = text.into_bytes();
