@@ -130,6 +130,16 @@ impl TxData {
     pub fn table(&self, table: u32) -> Option<&TableChanges> {
         self.tables.iter().find(|changes| changes.table == table)
     }
+
+    /// The bytes of the rows inserted and deleted: what keeping the changes costs, near
+    /// enough.
+    pub fn row_bytes(&self) -> usize {
+        self.tables
+            .iter()
+            .flat_map(|table| table.inserted.iter().chain(&table.deleted))
+            .map(|row| row.len())
+            .sum()
+    }
 }
 
 /// The rows one transaction inserted into and deleted from one table.

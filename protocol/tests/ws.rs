@@ -112,6 +112,10 @@ fn server_messages<R, V>(rows: impl Fn(&[(u64, &str)]) -> R, value: V) -> Vec<Se
                 table: "player".into(),
                 rows: rows(&[(1, "ann")]),
             }],
+            deletes: vec![TableRows {
+                table: "player".into(),
+                rows: rows(&[(2, "bob")]),
+            }],
             resumed: true,
         },
         update(UpdateStatus::Committed, Some(1)),

@@ -32,6 +32,17 @@ pub struct ServerConfig {
     /// encoding); beyond, the client is closed (`4001`), and a subscription whose initial rows
     /// are larger is refused. Default: 16 MiB.
     pub outbound_bytes: usize,
+    /// The most recent commits kept so that a WebSocket client that reconnects (with
+    /// `resume_from`) is sent what changed since its last offset rather than all its rows;
+    /// `0` keeps none. Only a server with a commit log resumes. Default: 4096.
+    pub resume_commits: usize,
+    /// The most bytes of rows those commits may hold; the oldest are forgotten beyond.
+    /// Default: 64 MiB.
+    pub resume_bytes: usize,
+    /// How long a WebSocket client may stay silent before the server pings it; a client that
+    /// then stays silent for as long again (it sent nothing, not even the pong) is closed
+    /// (`4003`). Default: 30 s.
+    pub ping_interval: Duration,
 }
 
 impl Default for ServerConfig {
@@ -45,6 +56,9 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(30),
             outbound_messages: 1024,
             outbound_bytes: 16 << 20,
+            resume_commits: 4096,
+            resume_bytes: 64 << 20,
+            ping_interval: Duration::from_secs(30),
         }
     }
 }

@@ -97,16 +97,23 @@ impl Server {
         let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
         let connections = Connections::new(worker.clone());
-        let outbound = realtime::outbox::Bounds {
-            messages: config.outbound_messages,
-            bytes: config.outbound_bytes,
+        let settings = realtime::Settings {
+            outbound: realtime::outbox::Bounds {
+                messages: config.outbound_messages,
+                bytes: config.outbound_bytes,
+            },
+            resume: realtime::window::WindowBounds {
+                commits: config.resume_commits,
+                bytes: config.resume_bytes,
+            },
+            ping_interval: config.ping_interval,
         };
         let (realtime, control) = Realtime::new(
             description.clone(),
             database.clone(),
             worker.clone(),
             connections.clone(),
-            outbound,
+            settings,
         );
         let state = Arc::new(AppState {
             module: description,

@@ -21,6 +21,8 @@
 //!    queries the commit can affect, each once, and never re-reading a whole table;
 //!    [`Subscriptions::evaluate_batch`] does the same for several commits when the tables are
 //!    already past the first of them.
+//! 5. **Catch a client up** ([`changes_since`]): the net change of some queries over several
+//!    commits, for a client that reconnects holding its rows as of the first of them.
 //!
 //! Rows are the datastore's shared encoded rows ([`Row`](wasmod_datastore::Row)); predicates
 //! read the columns they need in place (no row is decoded into values), and encoding deltas
@@ -34,6 +36,7 @@ mod literal;
 mod plan;
 mod query;
 mod registry;
+mod resume;
 mod routes;
 mod sql;
 mod validate;
@@ -43,4 +46,5 @@ pub use error::QueryError;
 pub use eval::Delta;
 pub use query::{BoundQuery, Query};
 pub use registry::{Deltas, QueryId, Subscriptions};
+pub use resume::changes_since;
 pub use sql::MAX_QUERY_LEN;

@@ -22,7 +22,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use wasmod_abi::{AlgebraicType as T, Identity, IndexDef, ModuleDef, Reader, TableDef, Value};
 use wasmod_datastore::{Datastore, Row, Tables, TxData};
-use wasmod_subscription::{BoundQuery, Catalog, Query, QueryId, Subscriptions};
+use wasmod_subscription::{changes_since, BoundQuery, Catalog, Query, QueryId, Subscriptions};
 
 /// How many random worlds (module, queries, transactions) are tried.
 const WORLDS: u64 = 100;
@@ -382,9 +382,18 @@ struct Subscribed {
     query: BoundQuery,
     text: String,
     view: HashSet<Row>,
+    /// Its rows when it was subscribed, and how many commits had been made then: a client
+    /// that resumes from there applies [`changes_since`] of the commits after.
+    initial: HashSet<Row>,
+    since: usize,
 }
 
-fn subscribe(rng: &mut Rng, world: &World, subscriptions: &mut Subscriptions) -> Subscribed {
+fn subscribe(
+    rng: &mut Rng,
+    world: &World,
+    subscriptions: &mut Subscriptions,
+    since: usize,
+) -> Subscribed {
     let spec = spec(rng, &world.shapes);
     let text = spec.sql(&world.shapes);
     let parsed =
@@ -409,7 +418,9 @@ fn subscribe(rng: &mut Rng, world: &World, subscriptions: &mut Subscriptions) ->
         spec,
         query: bound,
         text,
+        initial: view.clone(),
         view,
+        since,
     }
 }
 
@@ -426,6 +437,8 @@ struct World {
 struct Coverage {
     single: usize,
     joins: usize,
+    /// Resumptions that had changes to apply.
+    resumed: usize,
 }
 
 fn world(seed: u64, coverage: &mut Coverage) {
@@ -439,13 +452,19 @@ fn world(seed: u64, coverage: &mut Coverage) {
     };
     let mut subscriptions = Subscriptions::new(world.catalog.clone());
     let mut live: Vec<Subscribed> = Vec::new();
+    let mut history: Vec<TxData> = Vec::new();
     for _ in 0..QUERIES / 2 {
-        live.push(subscribe(&mut rng, &world, &mut subscriptions));
+        live.push(subscribe(&mut rng, &world, &mut subscriptions, 0));
     }
     for commit in 0..COMMITS {
         if commit % 10 == 5 {
             for _ in 0..QUERIES / 4 {
-                live.push(subscribe(&mut rng, &world, &mut subscriptions));
+                live.push(subscribe(
+                    &mut rng,
+                    &world,
+                    &mut subscriptions,
+                    history.len(),
+                ));
             }
             let gone = live.swap_remove(rng.below(live.len()));
             subscriptions.remove(gone.id);
@@ -498,6 +517,51 @@ fn world(seed: u64, coverage: &mut Coverage) {
             let reference = subscribed.spec.reference(&world.def, &tables);
             assert_eq!(fresh, reference, "{}: from scratch", context());
         }
+        history.extend(batch);
+        if commit % 10 == 9 {
+            resume_every_query(&live, &history, &tables, coverage);
+        }
+    }
+}
+
+/// Checks that each of `live`, caught up from its initial rows with the net changes of every
+/// commit since it was subscribed (evaluated all at once, as for a client that resumes), holds
+/// what its view holds.
+fn resume_every_query(
+    live: &[Subscribed],
+    history: &[TxData],
+    tables: &Tables,
+    coverage: &mut Coverage,
+) {
+    for subscribed in live {
+        let commits: Vec<&TxData> = history[subscribed.since..].iter().collect();
+        let [net] = changes_since(std::slice::from_ref(&subscribed.query), &commits, tables)
+            .unwrap_or_else(|error| panic!("`{}`: {error}", subscribed.text))
+            .try_into()
+            .expect("one delta per query");
+        let mut resumed = subscribed.initial.clone();
+        for row in &net.deleted {
+            assert!(
+                resumed.remove(row),
+                "`{}`: resuming deleted a row it did not have",
+                subscribed.text
+            );
+        }
+        for row in &net.inserted {
+            assert!(
+                resumed.insert(row.clone()),
+                "`{}`: resuming inserted a row it had",
+                subscribed.text
+            );
+        }
+        assert_eq!(
+            resumed,
+            subscribed.view,
+            "`{}`: resumed after {} commits",
+            subscribed.text,
+            commits.len()
+        );
+        coverage.resumed += usize::from(!net.is_empty());
     }
 }
 
@@ -508,9 +572,10 @@ fn every_view_follows_its_query_commit_after_commit() {
         world(seed, &mut coverage);
     }
     assert!(
-        coverage.single > 500 && coverage.joins > 500,
-        "too few deltas to mean much: {} of one-table queries, {} of joins",
+        coverage.single > 500 && coverage.joins > 500 && coverage.resumed > 200,
+        "too few deltas to mean much: {} of one-table queries, {} of joins, {} resumptions",
         coverage.single,
-        coverage.joins
+        coverage.joins,
+        coverage.resumed
     );
 }

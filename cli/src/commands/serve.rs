@@ -80,7 +80,16 @@ pub fn run(args: Args) -> Result {
     let secret = Secret::load_or_create(&data).map_err(Failure::usage)?;
     let allow = AllowList::from_rules(&args.allow_http)
         .map_err(|error| Failure::usage(format!("--allow-http: {error}")))?;
-    let mut options = durability::Options::default().with_mode(args.durability);
+    let mut server_config = ServerConfig::default();
+    server_config.max_body_bytes = args.max_body;
+    server_config.max_calls_per_identity = args.max_calls_per_identity;
+    server_config.request_timeout = args.request_timeout;
+    server_config.queue = args.queue;
+    server_config.token_ttl = args.token_ttl;
+    // The last commits before a restart stay at hand for WebSocket clients that resume.
+    let mut options = durability::Options::default()
+        .with_mode(args.durability)
+        .with_recent(server_config.resume_commits, server_config.resume_bytes);
     options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
     let persistence = Persistence::new(data.join("db"), options);
     // The server waits for durability off the module's thread (see `wasmod_server::worker`).
@@ -97,12 +106,6 @@ pub fn run(args: Args) -> Result {
         durability = %args.durability,
         "loaded the module"
     );
-    let mut server_config = ServerConfig::default();
-    server_config.max_body_bytes = args.max_body;
-    server_config.max_calls_per_identity = args.max_calls_per_identity;
-    server_config.request_timeout = args.request_timeout;
-    server_config.queue = args.queue;
-    server_config.token_ttl = args.token_ttl;
     let server =
         Server::new(loaded, secret, server_config).context("starting the module's thread")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -47,6 +47,18 @@ impl CommitMeta {
             entry: None,
         }
     }
+
+    /// The metadata of a commit read back from the log, which keeps only its changes: who
+    /// made it, when and how are unknown (zero identity, zero connection, the epoch, no entry
+    /// point).
+    pub fn recovered() -> Self {
+        Self {
+            timestamp: Timestamp::UNIX_EPOCH,
+            caller: Identity::ZERO,
+            connection_id: ConnectionId::ZERO,
+            entry: None,
+        }
+    }
 }
 
 /// One committed transaction, as observers and subscribers of the

@@ -31,7 +31,7 @@ pub use feed::{CommitFeed, CommitReceiver, FeedError, FEED_CAPACITY};
 use crate::durability::{self, Durability, DurabilityError, RecoveryReport, Ticket};
 use crate::tx::{MutTx, ReadTx};
 use crate::{Datastore, Error, SchemaError};
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -56,6 +56,8 @@ pub struct Database {
     /// How many of the stored tables are the module's (the system tables follow).
     module_tables: u32,
     connection_table: u32,
+    /// The last commits recovery replayed, until someone takes them.
+    recovered: Mutex<Vec<Arc<Commit>>>,
 }
 
 /// A transaction's commit, as [`Database::commit`] returns it.
@@ -88,12 +90,24 @@ impl Database {
     ) -> Result<Self, DurabilityError> {
         let stored = stored_tables(module).map_err(DurabilityError::Schema)?;
         let recovered = durability::open(dir, &stored, options)?;
-        Ok(Self::new(
+        let database = Self::new(
             module,
             recovered.datastore,
             Some(recovered.durability),
             Some(recovered.report),
-        ))
+        );
+        *database.recovered.lock() = recovered
+            .recent
+            .into_iter()
+            .map(|(offset, changes)| {
+                Arc::new(Commit {
+                    offset,
+                    meta: CommitMeta::recovered(),
+                    changes,
+                })
+            })
+            .collect();
+        Ok(database)
     }
 
     fn new(
@@ -113,6 +127,7 @@ impl Database {
             next_offset: AtomicU64::new(next_offset),
             module_tables,
             connection_table: module_tables,
+            recovered: Mutex::new(Vec::new()),
         }
     }
 
@@ -153,6 +168,15 @@ impl Database {
     /// What recovery found; `None` for a database in memory.
     pub fn recovery(&self) -> Option<&RecoveryReport> {
         self.recovery.as_ref()
+    }
+
+    /// The last commits that recovery replayed, oldest first (as many as
+    /// [`durability::Options::recent_commits`] asked for), for whoever takes them first: the
+    /// commits just before [`Database::next_offset`] at opening, with metadata
+    /// [`CommitMeta::recovered`] (the log keeps only the changes). Empty the second time, and
+    /// for a database in memory.
+    pub fn take_recovered(&self) -> Vec<Arc<Commit>> {
+        std::mem::take(&mut *self.recovered.lock())
     }
 
     /// The commit log, if the database has one.

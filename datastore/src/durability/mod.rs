@@ -107,12 +107,26 @@ pub struct Options {
     /// last one (see [`Durability::snapshot_if_due`]); `None` for never. Default: every
     /// 100,000 transactions.
     pub snapshot_every: Option<u64>,
+    /// How many of the last transactions recovery keeps (their changes, in
+    /// [`Recovered::recent`]), for a server whose clients resume from an offset they saw
+    /// before a restart; at most [`Options::recent_bytes`] of rows. Default: 0.
+    pub recent_commits: usize,
+    /// The most bytes of rows those transactions may hold. Default: 64 MiB.
+    pub recent_bytes: usize,
 }
 
 impl Options {
     /// These options with durability `mode`.
     pub fn with_mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// These options keeping, on recovery, the last `commits` transactions (at most `bytes`
+    /// of rows) in [`Recovered::recent`].
+    pub fn with_recent(mut self, commits: usize, bytes: usize) -> Self {
+        self.recent_commits = commits;
+        self.recent_bytes = bytes;
         self
     }
 }
@@ -124,6 +138,8 @@ impl Default for Options {
             group_window: Duration::ZERO,
             max_segment_bytes: 64 << 20,
             snapshot_every: Some(100_000),
+            recent_commits: 0,
+            recent_bytes: 64 << 20,
         }
     }
 }
@@ -374,6 +390,10 @@ pub struct Recovered {
     pub durability: Durability,
     /// What recovery found.
     pub report: RecoveryReport,
+    /// The last transactions replayed, oldest first, with their offsets: as many as
+    /// [`Options::recent_commits`] and [`Options::recent_bytes`] allow, in an unbroken run
+    /// that ends with the last one.
+    pub recent: Vec<(u64, TxData)>,
 }
 
 /// Opens (creating it if needed) the log in `dir` for the module described by `def`,
@@ -401,7 +421,7 @@ pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, 
     let datastore = Datastore::new(def).map_err(DurabilityError::Schema)?;
     let schema = segment::schema_hash(def);
     upgrade::prepare(dir, def, schema)?;
-    let replayed = recovery::replay(dir, schema, &datastore)?;
+    let replayed = recovery::replay(dir, schema, &datastore, &options)?;
     let file = match replayed.tail {
         Some((path, len)) => {
             let file = OpenOptions::new()
@@ -435,5 +455,6 @@ pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, 
             _lock: Arc::new(lock),
         },
         report: replayed.report,
+        recent: replayed.recent.into(),
     })
 }

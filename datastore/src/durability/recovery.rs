@@ -21,8 +21,10 @@
 
 use super::frame::{self, Frame};
 use super::segment::{self, Header, HEADER_LEN};
-use super::{DurabilityError, RecoveryReport, TornTail};
+use super::{DurabilityError, Options, RecoveryReport, TornTail};
+use crate::tx::TxData;
 use crate::Datastore;
+use std::collections::VecDeque;
 use std::fs::{self, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -37,6 +39,43 @@ pub(crate) struct Replayed {
     pub(crate) next: u64,
     /// The offset of the snapshot loaded (0 for none).
     pub(crate) snapshot: u64,
+    /// The last transactions replayed (see [`Recovered::recent`](super::Recovered::recent)).
+    pub(crate) recent: VecDeque<(u64, TxData)>,
+}
+
+/// The last transactions replayed, within [`Options::recent_commits`] and
+/// [`Options::recent_bytes`].
+struct Recent {
+    commits: VecDeque<(u64, TxData)>,
+    bytes: usize,
+    max_commits: usize,
+    max_bytes: usize,
+}
+
+impl Recent {
+    fn new(options: &Options) -> Self {
+        Self {
+            commits: VecDeque::new(),
+            bytes: 0,
+            max_commits: options.recent_commits,
+            max_bytes: options.recent_bytes,
+        }
+    }
+
+    /// Keeps transaction `offset`'s `changes`, the oldest kept forgotten past the bounds.
+    fn keep(&mut self, offset: u64, changes: TxData) {
+        if self.max_commits == 0 {
+            return;
+        }
+        self.bytes += changes.row_bytes();
+        self.commits.push_back((offset, changes));
+        while self.commits.len() > self.max_commits || self.bytes > self.max_bytes {
+            match self.commits.pop_front() {
+                Some((_, oldest)) => self.bytes -= oldest.row_bytes(),
+                None => break,
+            }
+        }
+    }
 }
 
 /// Replays the segments of `dir`, written for tables hashing to `schema`, into `datastore`.
@@ -44,7 +83,9 @@ pub(crate) fn replay(
     dir: &Path,
     schema: [u8; 32],
     datastore: &Datastore,
+    options: &Options,
 ) -> Result<Replayed, DurabilityError> {
+    let mut recent = Recent::new(options);
     let started = Instant::now();
     let segments = segment::list(dir)?;
     let mut tx = datastore.begin_mut();
@@ -106,7 +147,7 @@ pub(crate) fn replay(
                     let (offset, changes) = super::record::decode(payload)
                         .map_err(|reason| corrupt(path, at, reason.into()))?;
                     if offset < base {
-                        // In the snapshot already.
+                        // In the snapshot already (and older than any transaction kept).
                         at = end;
                         continue;
                     }
@@ -124,6 +165,7 @@ pub(crate) fn replay(
                             format!("transaction {offset} does not apply: {}", error.message()),
                         )
                     })?;
+                    recent.keep(offset, changes);
                     next += 1;
                     at = end;
                 }
@@ -155,6 +197,7 @@ pub(crate) fn replay(
         tail,
         next,
         snapshot: base,
+        recent: recent.commits,
     })
 }
 

@@ -17,7 +17,7 @@
 //! snapshot is renamed into place first (from then on the upgrade is decided), then the old
 //! log is removed, then the new description is recorded.
 
-use super::{recovery, segment, snapshot, DurabilityError};
+use super::{recovery, segment, snapshot, DurabilityError, Options};
 use crate::Datastore;
 use std::fs;
 use std::path::Path;
@@ -82,7 +82,8 @@ fn carry_over(
     mapping: &[(u32, u32)],
 ) -> Result<(), DurabilityError> {
     let before = Datastore::new(old).map_err(DurabilityError::Schema)?;
-    let replayed = recovery::replay(dir, segment::schema_hash(old), &before)?;
+    // The new schema starts from a snapshot: no transaction before it is kept.
+    let replayed = recovery::replay(dir, segment::schema_hash(old), &before, &Options::default())?;
     let after = Datastore::new(new).map_err(DurabilityError::Schema)?;
     {
         let read = before.begin_read();

@@ -505,3 +505,41 @@ fn snapshots_are_taken_in_the_background_when_due() {
     assert_eq!(recovered.report.transactions, 9);
     assert_eq!(players(&recovered), expected(1..=9));
 }
+
+#[test]
+fn recovery_keeps_the_last_transactions_it_is_asked_for() {
+    let dir = tempfile::tempdir().expect("a directory");
+    drop(log_of(dir.path(), 10));
+    let reopen = |commits, bytes| {
+        let options = options(Mode::Fsync).with_recent(commits, bytes);
+        durability::open(dir.path(), &module(), options).expect("the log opens")
+    };
+    let offsets = |recovered: &Recovered| -> Vec<u64> {
+        recovered.recent.iter().map(|(offset, _)| *offset).collect()
+    };
+    let none = reopen(0, usize::MAX);
+    assert!(none.recent.is_empty(), "none asked for");
+    drop(none);
+
+    let last = reopen(4, usize::MAX);
+    assert_eq!(offsets(&last), vec![6, 7, 8, 9]);
+    for (offset, changes) in &last.recent {
+        let id = *offset as u32 + 1;
+        assert_eq!(changes.tables.len(), 1);
+        assert_eq!(changes.tables[0].table, PLAYER);
+        let inserted: Vec<&[u8]> = changes.tables[0]
+            .inserted
+            .iter()
+            .map(|row| &row[..])
+            .collect();
+        assert_eq!(
+            inserted,
+            vec![&player(id, &format!("p{id}"), u64::from(id))[..]]
+        );
+    }
+    drop(last);
+
+    let row = player(10, "p10", 10).len();
+    let by_bytes = reopen(100, 3 * row);
+    assert_eq!(offsets(&by_bytes), vec![7, 8, 9], "three rows' worth");
+}

@@ -37,12 +37,15 @@ pub enum ServerMessage<Rows, Value> {
         query_set_id: u32,
         /// The transaction offset the rows are as of: later updates follow it.
         offset: u64,
-        /// The matching rows, per table (only what changed since `resume_from` when
-        /// `resumed`).
+        /// The matching rows, one entry per query in the order of the queries; when
+        /// `resumed`, only the rows that entered the query's result since `resume_from`.
         tables: Vec<TableRows<Rows>>,
-        /// Whether the server resumed from the client's `resume_from` offset: the rows are
-        /// then the changes since it, to apply to what the client holds, rather than the
-        /// whole state.
+        /// When `resumed`, the rows that left each query's result since `resume_from`, one
+        /// entry per query like `tables`; empty otherwise.
+        deletes: Vec<TableRows<Rows>>,
+        /// Whether the server resumed from the client's `resume_from` offset: `tables` and
+        /// `deletes` are then the changes since it, to apply to what the client holds (remove
+        /// `deletes`, add `tables`), rather than the whole state.
         resumed: bool,
     },
     /// A commit, or the failure of the caller's own reducer call.

@@ -33,6 +33,8 @@ pub const TOO_SLOW: CloseCode = 4001;
 /// The evaluation task fell behind the commit feed: the connection's updates are lost, so it
 /// must reconnect and subscribe again.
 pub const RESYNC: CloseCode = 4002;
+/// The client stayed silent (not even answering a ping) for two ping intervals.
+pub const IDLE: CloseCode = 4003;
 
 /// The most bytes a close frame's reason may have.
 const MAX_REASON: usize = 123;

@@ -14,10 +14,12 @@
 //!    [`Subscriptions::evaluate_batch`], which looks join partners up as of each commit;
 //! 4. turns each query's delta into shared rows once ([`QueryRows`]) and queues, per
 //!    connection, one [`Update`] per commit with the changes of its query sets;
-//! 5. under the same read transaction, subscribes and unsubscribes: a new query set's
-//!    initial rows are the tables as of the last commit drained, and its updates start with
-//!    the next one;
-//! 6. releases the transaction.
+//! 5. keeps the commits in the window of recent commits ([`ResumeWindow`]);
+//! 6. under the same read transaction, subscribes and unsubscribes: a new query set's
+//!    initial rows are the tables as of the last commit drained (or, for a client that
+//!    resumes from an offset the window covers, the net changes of the commits since it), and
+//!    its updates start with the next one;
+//! 7. releases the transaction.
 //!
 //! # Falling behind
 //!
@@ -33,13 +35,14 @@ use super::limits::FANOUT_REQUESTS;
 use super::outbox::{Outbound, Outbox, Update};
 use super::rows::QueryRows;
 use super::session::{Session, Subscribers};
+use super::window::{ResumeWindow, WindowBounds};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use wasmod_abi::{ConnectionId, EntryKind, ModuleDef};
-use wasmod_host::datastore::{Commit, CommitReceiver, Database, FeedError, Tables};
-use wasmod_subscription::{BoundQuery, Catalog, Deltas, QueryError, QueryId, Subscriptions};
+use wasmod_host::datastore::{Commit, CommitReceiver, Database, FeedError, Row, Tables};
+use wasmod_subscription::{BoundQuery, Catalog, Deltas, Subscriptions};
 
 /// What connections ask of the evaluation task.
 #[derive(Debug)]
@@ -59,6 +62,8 @@ pub enum Request {
         query_set_id: u32,
         /// The queries, parsed, checked and bound to the connection's identity.
         queries: Vec<BoundQuery>,
+        /// The last offset the client applied, if it is resuming.
+        resume_from: Option<u64>,
     },
     /// End the connection's query set `query_set_id`.
     Unsubscribe {
@@ -82,6 +87,7 @@ pub struct Evaluator {
     subscriptions: Subscriptions,
     sessions: HashMap<ConnectionId, Session>,
     subscribers: Subscribers,
+    window: ResumeWindow,
     requests: mpsc::Receiver<Request>,
 }
 
@@ -92,15 +98,25 @@ enum Wake {
 }
 
 impl Evaluator {
-    /// An evaluator for `database`, whose tables `catalog` describes, and the sender of its
-    /// requests.
+    /// An evaluator for `database`, whose tables `catalog` describes, keeping the recent
+    /// commits that `resume` bounds for clients that resume; and the sender of its requests.
     pub fn new(
         module: Arc<ModuleDef>,
         catalog: Arc<Catalog>,
         database: Arc<Database>,
+        resume: WindowBounds,
     ) -> (mpsc::Sender<Request>, Self) {
         let (sender, requests) = mpsc::channel(FANOUT_REQUESTS);
+        let recovered = database.take_recovered();
+        let start = recovered
+            .first()
+            .map_or(database.next_offset(), |commit| commit.offset);
+        let mut window = ResumeWindow::new(resume, start, database.log().is_some());
+        for commit in &recovered {
+            window.push(commit);
+        }
         let evaluator = Self {
+            window,
             module,
             database,
             subscriptions: Subscriptions::new(catalog.clone()),
@@ -172,6 +188,7 @@ impl Evaluator {
             let deltas = self.subscriptions.evaluate_batch(&changes, &tables);
             for (commit, deltas) in commits.iter().zip(deltas) {
                 self.publish(commit, deltas);
+                self.window.push(commit);
             }
         }
         for request in requests {
@@ -207,8 +224,15 @@ impl Evaluator {
                     continue;
                 }
             };
-            let Some(rows) = self.rows(query, &delta.inserted, &delta.deleted) else {
+            let Some(table) = self.subscriptions.query(query).map(BoundQuery::table) else {
                 continue;
+            };
+            let rows = match self.rows(table, &delta.inserted, &delta.deleted) {
+                Ok(rows) => rows,
+                Err(error) => {
+                    tracing::error!(query = query.get(), "a query's delta is not sent: {error}");
+                    continue;
+                }
             };
             for (connection, set) in self.subscribers.of(query) {
                 let sets = changes.entry(connection).or_default();
@@ -263,7 +287,8 @@ impl Evaluator {
                 connection,
                 query_set_id,
                 queries,
-            } => self.subscribe(connection, query_set_id, queries, tables),
+                resume_from,
+            } => self.subscribe(connection, query_set_id, queries, resume_from, tables),
             Request::Unsubscribe {
                 connection,
                 query_set_id,
@@ -273,58 +298,59 @@ impl Evaluator {
     }
 
     /// Subscribes `connection` to `queries` as query set `query_set_id`, all or nothing, and
-    /// queues their initial rows.
+    /// queues their rows: the changes since `resume_from` if the window still holds every
+    /// commit after it, all of them otherwise.
     fn subscribe(
         &mut self,
         connection: ConnectionId,
         query_set_id: u32,
         queries: Vec<BoundQuery>,
+        resume_from: Option<u64>,
         tables: &Tables,
     ) {
-        let Some(outbox) = self
-            .sessions
-            .get(&connection)
-            .map(|session| session.outbox.clone())
-        else {
+        let Some(session) = self.sessions.get(&connection) else {
             return;
         };
+        let outbox = session.outbox.clone();
         let refuse = |message: String| {
             let _ = outbox.push(Outbound::SubscriptionError {
                 query_set_id,
                 message,
             });
         };
-        if self
-            .sessions
-            .get(&connection)
-            .is_some_and(|session| session.sets.contains_key(&query_set_id))
-        {
+        if session.sets.contains_key(&query_set_id) {
             return refuse(format!("query set {query_set_id} is already subscribed"));
         }
-        let mut added = Vec::new();
-        let mut rows = Vec::new();
+        let missed = resume_from.and_then(|applied| self.window.since(applied));
+        let resumed = missed.is_some();
+        let rows = match missed {
+            Some(commits) => self.changes_since(&queries, &commits, tables),
+            None => queries
+                .iter()
+                .map(|query| self.initial_rows(query, tables))
+                .collect(),
+        };
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(message) => return refuse(message),
+        };
+        let bytes = rows.iter().map(|rows| rows.bytes()).sum();
+        if !outbox.fits(bytes) {
+            return refuse(format!(
+                "the rows are {bytes} bytes, more than this connection may have queued"
+            ));
+        }
+        let mut added = Vec::with_capacity(queries.len());
         for query in queries {
-            match self.add(query, tables) {
-                Ok((id, query_rows)) => {
-                    added.push(id);
-                    rows.push(query_rows);
-                }
-                Err(message) => {
+            match self.subscriptions.add(query) {
+                Ok(id) => added.push(id),
+                Err(error) => {
                     for id in added {
                         self.subscriptions.remove(id);
                     }
-                    return refuse(message);
+                    return refuse(error.to_string());
                 }
             }
-        }
-        let bytes = rows.iter().map(|rows| rows.bytes()).sum();
-        if !outbox.fits(bytes) {
-            for id in added {
-                self.subscriptions.remove(id);
-            }
-            return refuse(format!(
-                "the initial rows are {bytes} bytes, more than this connection may have queued"
-            ));
         }
         for &id in &added {
             self.subscribers.add(id, (connection, query_set_id));
@@ -336,49 +362,53 @@ impl Evaluator {
             query_set_id,
             offset: self.database.next_offset().saturating_sub(1),
             queries: rows,
+            resumed,
         };
         if outbox.push(applied).is_err() {
             self.forget(connection);
         }
     }
 
-    /// Adds a subscriber of `query` and returns its id and its rows in `tables`.
-    fn add(
-        &mut self,
-        query: BoundQuery,
-        tables: &Tables,
-    ) -> Result<(QueryId, Arc<QueryRows>), String> {
-        let initial = query.evaluate(tables).map_err(|error| error.to_string())?;
-        let id = self
-            .subscriptions
-            .add(query)
-            .map_err(|error: QueryError| error.to_string())?;
-        match self.rows(id, &initial, &[]) {
-            Some(rows) => Ok((id, rows)),
-            None => {
-                self.subscriptions.remove(id);
-                Err("the query's rows are more than one message can carry".to_owned())
-            }
-        }
+    /// The rows of `query` in `tables`, shared.
+    fn initial_rows(&self, query: &BoundQuery, tables: &Tables) -> Result<Arc<QueryRows>, String> {
+        let rows = query.evaluate(tables).map_err(|error| error.to_string())?;
+        self.rows(query.table(), &rows, &[])
     }
 
-    /// The rows `inserted` and `deleted` of query `query`, shared.
+    /// What `commits` changed in each of `queries`, shared: for a client that holds their
+    /// rows as of just before the first of them.
+    fn changes_since(
+        &self,
+        queries: &[BoundQuery],
+        commits: &[Arc<Commit>],
+        tables: &Tables,
+    ) -> Result<Vec<Arc<QueryRows>>, String> {
+        let changes: Vec<_> = commits.iter().map(|commit| &commit.changes).collect();
+        let deltas = wasmod_subscription::changes_since(queries, &changes, tables)
+            .map_err(|error| error.to_string())?;
+        queries
+            .iter()
+            .zip(deltas)
+            .map(|(query, delta)| self.rows(query.table(), &delta.inserted, &delta.deleted))
+            .collect()
+    }
+
+    /// The rows `inserted` and `deleted` of table `table`, shared; an error if they are more
+    /// than one message can carry.
     fn rows(
         &self,
-        query: QueryId,
-        inserted: &[wasmod_host::datastore::Row],
-        deleted: &[wasmod_host::datastore::Row],
-    ) -> Option<Arc<QueryRows>> {
-        let table = self.subscriptions.query(query)?.table();
-        let name = &self.module.tables.get(table as usize)?.name;
-        let rows = QueryRows::new(name, inserted, deleted);
-        if rows.is_none() {
-            tracing::error!(
-                query = query.get(),
-                "a query's delta passes 4 GiB: not sent"
-            );
-        }
-        rows.map(Arc::new)
+        table: u32,
+        inserted: &[Row],
+        deleted: &[Row],
+    ) -> Result<Arc<QueryRows>, String> {
+        let name = self
+            .module
+            .tables
+            .get(table as usize)
+            .map_or("", |table| &table.name);
+        QueryRows::new(name, inserted, deleted)
+            .map(Arc::new)
+            .ok_or_else(|| "the rows are more than one message can carry (4 GiB)".to_owned())
     }
 
     /// Ends `connection`'s query set `query_set_id`.

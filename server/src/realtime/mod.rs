@@ -27,6 +27,8 @@
 //!   closed rather than queued for without bound.
 //! - [`wire`]: the two encodings (binary and JSON) behind one trait, so that everything above
 //!   is written once; [`rows`]: a query's rows of one commit, shared by every subscriber.
+//! - [`window`]: the recent commits, for clients that reconnect and resume from the last
+//!   offset they applied.
 //! - [`limits`]: frame sizes, buffers, calls in flight; [`close`]: the close codes.
 //!
 //! The WebSocket implementation is axum's `ws` (tokio-tungstenite underneath). Issue 11 asks
@@ -42,6 +44,7 @@ pub mod outbox;
 pub mod rows;
 pub mod session;
 pub mod socket;
+pub mod window;
 pub mod wire;
 pub mod writer;
 
@@ -69,8 +72,8 @@ pub struct Realtime {
     pub connections: Connections,
     /// The evaluation task's requests.
     pub fanout: mpsc::Sender<fanout::Request>,
-    /// The bounds of each connection's outbound queue.
-    pub outbound: outbox::Bounds,
+    /// The settings every connection follows.
+    pub settings: Settings,
     /// Becomes `true` when the server shuts down: every socket closes.
     shutdown: watch::Receiver<bool>,
     /// How many sockets are being served.
@@ -99,6 +102,17 @@ impl Stopper {
     }
 }
 
+/// The settings of the real-time side, from the server's configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// The bounds of each connection's outbound queue.
+    pub outbound: outbox::Bounds,
+    /// The bounds of the recent commits kept for clients that resume.
+    pub resume: window::WindowBounds,
+    /// How long a client may stay silent before it is pinged (and, as long again, closed).
+    pub ping_interval: Duration,
+}
+
 /// Counts one socket for as long as it lives.
 #[derive(Debug)]
 pub struct SocketGuard {
@@ -114,11 +128,15 @@ impl Realtime {
         database: Arc<Database>,
         worker: Worker,
         connections: Connections,
-        outbound: outbox::Bounds,
+        settings: Settings,
     ) -> (Arc<Self>, RealtimeControl) {
         let catalog = Arc::new(Catalog::new(&module));
-        let (requests, evaluator) =
-            fanout::Evaluator::new(module.clone(), catalog.clone(), database.clone());
+        let (requests, evaluator) = fanout::Evaluator::new(
+            module.clone(),
+            catalog.clone(),
+            database.clone(),
+            settings.resume,
+        );
         let (shutdown_sender, shutdown) = watch::channel(false);
         let (sockets, sockets_receiver) = watch::channel(0);
         let realtime = Arc::new(Self {
@@ -128,7 +146,7 @@ impl Realtime {
             worker,
             connections,
             fanout: requests,
-            outbound,
+            settings,
             shutdown,
             sockets,
         });

@@ -37,14 +37,17 @@ pub enum Outbound {
         /// The connection's id.
         connection_id: ConnectionId,
     },
-    /// A query set's initial rows.
+    /// A query set's rows, once it is subscribed.
     Applied {
         /// The query set.
         query_set_id: u32,
         /// The offset of the last commit the rows include.
         offset: u64,
-        /// Each query's rows.
+        /// Each query's rows: all of them, or, when `resumed`, what changed since the
+        /// client's `resume_from` (inserts and deletes).
         queries: Vec<Arc<QueryRows>>,
+        /// Whether the rows are the changes since the client's `resume_from`.
+        resumed: bool,
     },
     /// A query set that could not be subscribed.
     SubscriptionError {
@@ -106,6 +109,7 @@ struct Shared {
     max_bytes: usize,
     close: Mutex<Option<Close>>,
     closing: Notify,
+    ping: Notify,
 }
 
 /// A queue with `bounds`.
@@ -116,6 +120,7 @@ pub fn channel(bounds: Bounds) -> (Outbox, OutboxReceiver) {
         max_bytes: bounds.bytes,
         close: Mutex::new(None),
         closing: Notify::new(),
+        ping: Notify::new(),
     });
     (
         Outbox {
@@ -187,6 +192,12 @@ impl Outbox {
         self.shared.closing.notify_one();
     }
 
+    /// Asks the writer to ping the client, ahead of whatever is queued (a ping asked for while
+    /// one is pending is sent once).
+    pub fn ping(&self) {
+        self.shared.ping.notify_one();
+    }
+
     fn overflow(&self, reason: String) -> Overflow {
         tracing::warn!("closing a slow client: {reason}");
         self.close(Close::new(close::TOO_SLOW, reason));
@@ -210,7 +221,7 @@ impl OutboxReceiver {
     }
 }
 
-/// Tells the writer when someone asks for the socket to be closed.
+/// Tells the writer when someone asks for the socket to be closed, or for a ping.
 #[derive(Debug)]
 pub struct CloseSignal {
     shared: Arc<Shared>,
@@ -231,5 +242,10 @@ impl CloseSignal {
             }
             self.shared.closing.notified().await;
         }
+    }
+
+    /// Waits until someone asks for a ping ([`Outbox::ping`]).
+    pub async fn ping_asked(&self) {
+        self.shared.ping.notified().await;
     }
 }

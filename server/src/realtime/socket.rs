@@ -8,7 +8,10 @@
 //! task. It never writes a frame itself: a frame that is not a message asks the writer to
 //! close the socket with a close code that says why ([`super::close`]).
 //!
-//! Pings are answered by the WebSocket library as it reads, before any queue.
+//! Pings are answered by the WebSocket library as it reads, before any queue. A client that
+//! sends nothing for a ping interval is pinged (by the writer); one that then stays silent for
+//! another interval, not even answering, is closed with [`close::IDLE`]: a peer that vanished
+//! without closing (a laptop closed, a network gone) does not hold its connection forever.
 
 use super::calls::{CallKind, Calls, CallsSetup};
 use super::close::{self, Close};
@@ -46,7 +49,7 @@ pub async fn serve<W: Wire>(
         }
     };
     let connection_id = connection.id();
-    let (outbox, outbound) = outbox::channel(realtime.outbound);
+    let (outbox, outbound) = outbox::channel(realtime.settings.outbound);
     let _ = outbox.push(Outbound::Identity {
         identity,
         token,
@@ -118,8 +121,29 @@ impl<W: Wire> Reader<'_, W> {
     /// Reads frames until the socket ends or one of them is not a message; in both cases the
     /// writer has been asked to close the socket when this returns.
     async fn read(&self, stream: &mut futures_util::stream::SplitStream<WebSocket>) {
+        let interval = self.realtime.settings.ping_interval;
+        let mut pinged = false;
         loop {
-            let frame = match stream.next().await {
+            let frame = match tokio::time::timeout(interval, stream.next()).await {
+                Err(_silent) if !pinged => {
+                    self.outbox.ping();
+                    pinged = true;
+                    continue;
+                }
+                Err(_silent) => {
+                    let reason = format!(
+                        "the client sent nothing, not even a pong, for {:?}",
+                        2 * interval
+                    );
+                    tracing::info!(connection = %self.connection.to_hex(), "{reason}: closing it");
+                    return self.outbox.close(Close::new(close::IDLE, reason));
+                }
+                Ok(frame) => {
+                    pinged = false;
+                    frame
+                }
+            };
+            let frame = match frame {
                 None => return self.outbox.close(Close::new(close::NORMAL, "")),
                 Some(Err(error)) => return self.outbox.close(read_error(&error)),
                 Some(Ok(frame)) => frame,
@@ -176,8 +200,8 @@ impl<W: Wire> Reader<'_, W> {
             ClientMessage::Subscribe {
                 query_set_id,
                 queries,
-                ..
-            } => self.subscribe(query_set_id, &queries).await,
+                resume_from,
+            } => self.subscribe(query_set_id, &queries, resume_from).await,
             ClientMessage::Unsubscribe { query_set_id } => {
                 self.request(Request::Unsubscribe {
                     connection: self.connection,
@@ -197,8 +221,8 @@ impl<W: Wire> Reader<'_, W> {
     }
 
     /// Parses and binds `queries` (all or nothing), and asks the evaluation task to subscribe
-    /// them as query set `query_set_id`.
-    async fn subscribe(&self, query_set_id: u32, queries: &[String]) {
+    /// them as query set `query_set_id`, resuming from offset `resume_from` if it can.
+    async fn subscribe(&self, query_set_id: u32, queries: &[String], resume_from: Option<u64>) {
         let bound: Result<Vec<_>, String> = queries
             .iter()
             .map(|text| {
@@ -213,6 +237,7 @@ impl<W: Wire> Reader<'_, W> {
                     connection: self.connection,
                     query_set_id,
                     queries,
+                    resume_from,
                 })
                 .await
             }

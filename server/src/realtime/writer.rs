@@ -4,7 +4,9 @@
 //!
 //! - the outbound queue ([`super::outbox`]): identity, subscription answers, commit updates,
 //!   in commit order;
-//! - the call answers ([`super::calls`]), in request order.
+//! - the call answers ([`super::calls`]), in request order;
+//! - the reader's requests for a ping, when the client has been silent (sent ahead of the
+//!   queue, so that a client busy reading a backlog is not taken for a dead one).
 //!
 //! # The caller's own update
 //!
@@ -80,6 +82,7 @@ pub async fn run<W: Wire>(
                 let close = Close::new(close::GOING_AWAY, "the server is shutting down");
                 return finish(&mut sink, close).await;
             }
+            () = signal.ping_asked() => Ok(vec![Message::Ping(Default::default())]),
             answer = answers.recv(), if answers_open && !matches!(held, Held::Answer(_)) => {
                 match answer {
                     Some(answer) => renderer.answer(answer, &mut held),
@@ -156,22 +159,27 @@ impl<W: Wire> Renderer<W> {
                 query_set_id,
                 offset,
                 queries,
+                resumed,
             } => {
-                let tables = queries
-                    .iter()
-                    .map(|rows| {
-                        let (inserts, _) = W::rows(&self.module, rows)?;
-                        Ok(TableRows {
-                            table: rows.table.clone(),
-                            rows: inserts,
-                        })
-                    })
-                    .collect::<Result<_, String>>()?;
+                let mut tables = Vec::with_capacity(queries.len());
+                let mut deletes = Vec::new();
+                for query in &queries {
+                    let (inserted, deleted) = W::rows(&self.module, query)?;
+                    let of_table = |rows| TableRows {
+                        table: query.table.clone(),
+                        rows,
+                    };
+                    tables.push(of_table(inserted));
+                    if resumed {
+                        deletes.push(of_table(deleted));
+                    }
+                }
                 ServerMessage::SubscribeApplied {
                     query_set_id,
                     offset,
                     tables,
-                    resumed: false,
+                    deletes,
+                    resumed,
                 }
             }
             Outbound::SubscriptionError {

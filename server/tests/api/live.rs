@@ -18,7 +18,7 @@ use wasmod_abi::encoding::to_vec;
 use wasmod_host::datastore::Database;
 use wasmod_host::AllowList;
 use wasmod_protocol::ws::{BinaryClientMessage, BinaryServerMessage, BIN_PROTOCOL, JSON_PROTOCOL};
-use wasmod_server::ServerConfig;
+use wasmod_server::{Server, ServerConfig};
 
 /// How long a test waits for a message that should come.
 pub const PATIENCE: Duration = Duration::from_secs(10);
@@ -35,11 +35,15 @@ pub struct Live {
 impl Live {
     /// A fresh quickstart with `config`, served on a free loopback port.
     pub async fn start(config: ServerConfig) -> Self {
+        Self::serve(server(config, AllowList::new())).await
+    }
+
+    /// `server`, served on a free loopback port.
+    pub async fn serve(server: Server) -> Self {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(std::env::var("WASMOD_TEST_LOG").unwrap_or_else(|_| "off".into()))
             .with_test_writer()
             .try_init();
-        let server = server(config, AllowList::new());
         let database = server.database().clone();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -247,9 +251,37 @@ impl Client {
     }
 }
 
+/// Whether the JSON rows `rows` hold one whose text (in JSON) or bytes (in binary) include
+/// `text`.
+pub fn has_text(rows: &Value, text: &str) -> bool {
+    rows.as_array().expect("rows").iter().any(|row| match row {
+        Value::Object(row) => row.get("text").and_then(Value::as_str) == Some(text),
+        Value::Array(bytes) => {
+            let bytes: Vec<u8> = bytes
+                .iter()
+                .map(|byte| byte.as_u64().unwrap_or(0) as u8)
+                .collect();
+            bytes
+                .windows(text.len())
+                .any(|window| window == text.as_bytes())
+        }
+        _ => false,
+    })
+}
+
 /// `{"Subscribe": ..}`.
 pub fn subscribe(query_set_id: u32, queries: &[&str]) -> Value {
     json!({"Subscribe": {"query_set_id": query_set_id, "queries": queries, "resume_from": null}})
+}
+
+/// `{"Subscribe": ..}` of a client that resumes from offset `resume_from`.
+pub fn resubscribe(query_set_id: u32, queries: &[&str], resume_from: u64) -> Value {
+    json!({"Subscribe": {"query_set_id": query_set_id, "queries": queries, "resume_from": resume_from}})
+}
+
+/// `{"OneOffQuery": ..}`.
+pub fn one_off(request_id: u32, query: &str) -> Value {
+    json!({"OneOffQuery": {"request_id": request_id, "query": query}})
 }
 
 /// `{"CallReducer": ..}` with string arguments.
@@ -278,7 +310,11 @@ fn binary(message: &Value) -> BinaryClientMessage {
         "Subscribe" => BinaryClientMessage::Subscribe {
             query_set_id: number("query_set_id"),
             queries: serde_json::from_value(body["queries"].clone()).expect("queries"),
-            resume_from: None,
+            resume_from: body["resume_from"].as_u64(),
+        },
+        "OneOffQuery" => BinaryClientMessage::OneOffQuery {
+            request_id: number("request_id"),
+            query: text("query"),
         },
         "Unsubscribe" => BinaryClientMessage::Unsubscribe {
             query_set_id: number("query_set_id"),
@@ -294,7 +330,7 @@ fn binary(message: &Value) -> BinaryClientMessage {
 
 /// A binary server message as JSON: rows as arrays of byte arrays, for the tests to look at.
 fn binary_json(message: &BinaryServerMessage) -> Value {
-    use wasmod_protocol::ws::{RowList, ServerMessage};
+    use wasmod_protocol::ws::{RowList, ServerMessage, TableRows};
     let rows = |list: &RowList| -> Value { list.iter().map(|row| row.to_vec()).collect() };
     let hex = |bytes: &[u8]| -> String { bytes.iter().map(|byte| format!("{byte:02x}")).collect() };
     match message {
@@ -311,12 +347,23 @@ fn binary_json(message: &BinaryServerMessage) -> Value {
             query_set_id,
             offset,
             tables,
-            ..
-        } => json!({"SubscribeApplied": {
-            "query_set_id": query_set_id,
-            "offset": offset,
-            "tables": tables.iter().map(|table| json!({"table": table.table, "rows": rows(&table.rows)})).collect::<Vec<_>>(),
-        }}),
+            deletes,
+            resumed,
+        } => {
+            let listed = |tables: &[TableRows<RowList>]| -> Vec<Value> {
+                tables
+                    .iter()
+                    .map(|table| json!({"table": table.table, "rows": rows(&table.rows)}))
+                    .collect()
+            };
+            json!({"SubscribeApplied": {
+                "query_set_id": query_set_id,
+                "offset": offset,
+                "tables": listed(tables),
+                "deletes": listed(deletes),
+                "resumed": resumed,
+            }})
+        }
         ServerMessage::TransactionUpdate(update) => json!({"TransactionUpdate": {
             "offset": update.offset,
             "request_id": update.request_id,
@@ -342,6 +389,16 @@ fn binary_json(message: &BinaryServerMessage) -> Value {
             query_set_id,
             message,
         } => json!({"SubscriptionError": {"query_set_id": query_set_id, "message": message}}),
+        ServerMessage::OneOffQueryResult { request_id, result } => json!({"OneOffQueryResult": {
+            "request_id": request_id,
+            "result": match result {
+                Ok(tables) => json!({"ok": tables.iter().map(|table| json!({
+                    "table": table.table,
+                    "rows": rows(&table.rows),
+                })).collect::<Vec<_>>()}),
+                Err(message) => json!({"err": message}),
+            },
+        }}),
         other => panic!("unexpected message {other:?}"),
     }
 }

@@ -5,5 +5,6 @@ mod calls;
 mod connections;
 mod limits;
 mod live;
+mod resume;
 mod subscribe;
 mod support;

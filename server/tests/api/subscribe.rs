@@ -1,7 +1,7 @@
 //! `GET /v1/subscribe` over real loopback sockets: the handshake, subscriptions and their
 //! updates in both encodings, calls, bad input, slow clients, disconnects and shutdown.
 
-use crate::live::{call_reducer, subscribe, Client, Connect, Encoding, Live};
+use crate::live::{call_reducer, has_text, subscribe, Client, Connect, Encoding, Live};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
@@ -12,24 +12,6 @@ const QUIET: Duration = Duration::from_millis(300);
 
 async fn live() -> Live {
     Live::start(ServerConfig::default()).await
-}
-
-/// Whether the JSON rows `rows` hold one whose text (in JSON) or bytes (in binary) include
-/// `text`.
-fn has_text(rows: &Value, text: &str) -> bool {
-    rows.as_array().expect("rows").iter().any(|row| match row {
-        Value::Object(row) => row.get("text").and_then(Value::as_str) == Some(text),
-        Value::Array(bytes) => {
-            let bytes: Vec<u8> = bytes
-                .iter()
-                .map(|byte| byte.as_u64().unwrap_or(0) as u8)
-                .collect();
-            bytes
-                .windows(text.len())
-                .any(|window| window == text.as_bytes())
-        }
-        _ => false,
-    })
 }
 
 #[tokio::test]
@@ -404,4 +386,34 @@ async fn shutdown_closes_every_socket_and_disconnects_its_connection() {
         disconnected += usize::from(entry.is_some_and(|entry| &*entry.name == "disconnected"));
     }
     assert_eq!(disconnected, 2, "every connection was disconnected");
+}
+
+#[tokio::test]
+async fn a_silent_client_is_pinged_then_closed() {
+    let mut config = ServerConfig::default();
+    config.ping_interval = Duration::from_millis(200);
+    let live = Live::start(config).await;
+    let mut silent = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    silent.hello().await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let (code, reason) = silent.closed().await;
+    assert_eq!(code, 4003, "{reason}");
+    assert!(reason.contains("not even a pong"), "{reason}");
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_that_answers_pings_stays_connected() {
+    let mut config = ServerConfig::default();
+    config.ping_interval = Duration::from_millis(200);
+    let live = Live::start(config).await;
+    let mut quiet = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    quiet.hello().await;
+    // Reading answers the server's pings (the client library does), so it is never idle.
+    for _ in 0..10 {
+        assert!(quiet.next(Duration::from_millis(100)).await.is_none(), "nothing to read");
+    }
+    quiet.send(call_reducer(1, "send", &["still here"])).await;
+    assert_eq!(quiet.recv_kind("TransactionUpdate").await["status"], "Committed");
+    live.stop().await;
 }

@@ -5,10 +5,13 @@ use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
 use serde_json::Value;
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use tower::ServiceExt;
+use wasmod_host::datastore::durability;
 use wasmod_host::{
-    AllowList, CompiledModule, InstanceEnv, OutboundHttp, WasmConfig, WasmEngine, WasmModule,
+    AllowList, CompiledModule, InstanceEnv, OutboundHttp, Persistence, WasmConfig, WasmEngine,
+    WasmModule,
 };
 use wasmod_server::{Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
@@ -29,6 +32,23 @@ pub fn quickstart() -> &'static CompiledModule {
 /// A server over a fresh quickstart with `config`, whose procedures may reach `allow`.
 pub fn server(config: ServerConfig, allow: AllowList) -> Server {
     let env = InstanceEnv::unloaded().with_http_client(Arc::new(OutboundHttp::new(allow)));
+    server_in(config, env)
+}
+
+/// A server over the quickstart with `config`, its tables kept in a commit log in `dir`
+/// (recovered from it if it has one).
+pub fn durable_server(config: ServerConfig, dir: &Path) -> Server {
+    let options =
+        durability::Options::default().with_recent(config.resume_commits, config.resume_bytes);
+    let persistence = Persistence::new(dir, options);
+    server_in(
+        config,
+        InstanceEnv::unloaded().with_persistence(persistence),
+    )
+}
+
+/// A server over the quickstart loaded with `env`.
+fn server_in(config: ServerConfig, env: InstanceEnv) -> Server {
     let module =
         WasmModule::load(quickstart(), WasmConfig::default(), env).expect("the quickstart loads");
     Server::new(module, Secret::from_bytes(SECRET), config).expect("the server starts")

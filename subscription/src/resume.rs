@@ -1,0 +1,66 @@
+//! Catching a client up: what a client that held some queries' rows as of an earlier commit
+//! must apply to hold them as of now.
+//!
+//! A client that reconnects after a short absence still holds its rows; sending it every row
+//! again costs as much as its first subscription. When the commits it missed are still at hand,
+//! [`changes_since`] evaluates its queries over those commits incrementally (as
+//! [`Subscriptions::evaluate_batch`] does for an evaluator that fell behind: joins look their
+//! partners up as of each commit) and nets the deltas: a row inserted and deleted again in
+//! the meantime is in neither list, so the client applies exactly the difference between the
+//! two states.
+
+use crate::error::QueryError;
+use crate::eval::Delta;
+use crate::query::BoundQuery;
+use crate::registry::{QueryId, Subscriptions};
+use std::collections::{BTreeMap, HashMap};
+use wasmod_datastore::{Row, Tables, TxData};
+
+/// The net change of each of `queries` over `commits` (in commit order), when `tables` are
+/// the tables right after the last of them: per query, in the order given, the rows its result
+/// holds now and did not before the first commit (`inserted`), and those it held then and does
+/// not now (`deleted`), each list in the rows' byte order.
+///
+/// Fails with the first error of an evaluation (or [`QueryError::OtherModule`] if the queries
+/// are of different modules' catalogs).
+pub fn changes_since(
+    queries: &[BoundQuery],
+    commits: &[&TxData],
+    tables: &Tables,
+) -> Result<Vec<Delta>, QueryError> {
+    let Some(first) = queries.first() else {
+        return Ok(Vec::new());
+    };
+    let mut registry = Subscriptions::new(first.catalog().clone());
+    let ids = queries
+        .iter()
+        .map(|query| registry.add(query.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut counts: HashMap<QueryId, BTreeMap<Row, i64>> = HashMap::new();
+    for deltas in registry.evaluate_batch(commits, tables) {
+        for (id, delta) in deltas {
+            let delta = delta?;
+            let rows = counts.entry(id).or_default();
+            for row in delta.inserted {
+                *rows.entry(row).or_default() += 1;
+            }
+            for row in delta.deleted {
+                *rows.entry(row).or_default() -= 1;
+            }
+        }
+    }
+    Ok(ids
+        .iter()
+        .map(|id| {
+            let mut net = Delta::default();
+            for (row, count) in counts.get(id).into_iter().flatten() {
+                match count.signum() {
+                    1 => net.inserted.push(row.clone()),
+                    -1 => net.deleted.push(row.clone()),
+                    _ => {}
+                }
+            }
+            net
+        })
+        .collect())
+}
