@@ -286,7 +286,12 @@ pub fn one_off(request_id: u32, query: &str) -> Value {
 
 /// `{"CallReducer": ..}` with string arguments.
 pub fn call_reducer(request_id: u32, name: &str, args: &[&str]) -> Value {
-    json!({"CallReducer": {"request_id": request_id, "name": name, "args": args}})
+    call("CallReducer", request_id, name, args)
+}
+
+/// `{kind: ..}`, a call (`CallReducer`, `CallProcedure`, `CallView`) with string arguments.
+pub fn call(kind: &str, request_id: u32, name: &str, args: &[&str]) -> Value {
+    json!({kind: {"request_id": request_id, "name": name, "args": args}})
 }
 
 /// The binary twin of a JSON client message.
@@ -320,6 +325,16 @@ fn binary(message: &Value) -> BinaryClientMessage {
             query_set_id: number("query_set_id"),
         },
         "CallReducer" => BinaryClientMessage::CallReducer {
+            request_id: number("request_id"),
+            name: text("name"),
+            args: args(),
+        },
+        "CallProcedure" => BinaryClientMessage::CallProcedure {
+            request_id: number("request_id"),
+            name: text("name"),
+            args: args(),
+        },
+        "CallView" => BinaryClientMessage::CallView {
             request_id: number("request_id"),
             name: text("name"),
             args: args(),

@@ -1,7 +1,7 @@
 //! `GET /v1/subscribe` over real loopback sockets: the handshake, subscriptions and their
 //! updates in both encodings, calls, bad input, slow clients, disconnects and shutdown.
 
-use crate::live::{call_reducer, has_text, subscribe, Client, Connect, Encoding, Live};
+use crate::live::{call, call_reducer, has_text, subscribe, Client, Connect, Encoding, Live};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
@@ -411,9 +411,134 @@ async fn a_client_that_answers_pings_stays_connected() {
     quiet.hello().await;
     // Reading answers the server's pings (the client library does), so it is never idle.
     for _ in 0..10 {
-        assert!(quiet.next(Duration::from_millis(100)).await.is_none(), "nothing to read");
+        assert!(
+            quiet.next(Duration::from_millis(100)).await.is_none(),
+            "nothing to read"
+        );
     }
     quiet.send(call_reducer(1, "send", &["still here"])).await;
-    assert_eq!(quiet.recv_kind("TransactionUpdate").await["status"], "Committed");
+    assert_eq!(
+        quiet.recv_kind("TransactionUpdate").await["status"],
+        "Committed"
+    );
+    live.stop().await;
+}
+
+/// Whether a call's returned value holds `text`: in its JSON, or in its encoding's bytes.
+fn value_has_text(value: &Value, text: &str) -> bool {
+    match value.as_array() {
+        Some(bytes) if bytes.iter().all(Value::is_u64) => {
+            let bytes: Vec<u8> = bytes
+                .iter()
+                .filter_map(Value::as_u64)
+                .map(|b| b as u8)
+                .collect();
+            bytes
+                .windows(text.len())
+                .any(|window| window == text.as_bytes())
+        }
+        _ => value.to_string().contains(text),
+    }
+}
+
+async fn procedures_and_views_are_answered(encoding: Encoding) {
+    let live = live().await;
+    let mut client = Client::connect(&live, encoding, Connect::default()).await;
+    client.hello().await;
+    client
+        .send(call_reducer(1, "send", &["for the views"]))
+        .await;
+    client.recv_kind("TransactionUpdate").await;
+
+    client.send(call("CallView", 2, "my_messages", &[])).await;
+    let mine = client.recv_kind("CallResult").await;
+    assert_eq!(mine["request_id"], 2, "{mine}");
+    assert!(
+        value_has_text(&mine["result"]["ok"], "for the views"),
+        "{mine}"
+    );
+
+    client.send(call("CallView", 3, "recent", &[])).await;
+    let recent = client.recv_kind("CallResult").await;
+    assert_eq!(recent["request_id"], 3, "{recent}");
+    assert!(
+        value_has_text(&recent["result"]["ok"], "for the views"),
+        "{recent}"
+    );
+
+    // No outbound HTTP is allowed: the procedure runs and returns its own error.
+    client
+        .send(call(
+            "CallProcedure",
+            4,
+            "fetch_motd",
+            &["http://127.0.0.1:9/"],
+        ))
+        .await;
+    let motd = client.recv_kind("CallResult").await;
+    assert_eq!(motd["request_id"], 4, "{motd}");
+    assert!(
+        motd["result"].get("ok").is_some(),
+        "the procedure ran: {motd}"
+    );
+
+    for (request_id, kind, name) in [(5, "CallView", "nope"), (6, "CallProcedure", "send")] {
+        client.send(call(kind, request_id, name, &[])).await;
+        let refused = client.recv_kind("CallResult").await;
+        assert_eq!(refused["request_id"], request_id, "{refused}");
+        assert_eq!(
+            refused["result"]["err"]["code"], "no_such_entry",
+            "{refused}"
+        );
+    }
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn procedures_and_views_are_answered_in_json() {
+    procedures_and_views_are_answered(Encoding::Json).await;
+}
+
+#[tokio::test]
+async fn procedures_and_views_are_answered_in_binary() {
+    procedures_and_views_are_answered(Encoding::Binary).await;
+}
+
+#[tokio::test]
+async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    // Holding the writer's lock stops the module's thread at its first call's transaction.
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let database = live.database.clone();
+    let (held, holding) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let tx = database.begin_mut();
+        held.send(()).expect("the test waits");
+        let _ = released.recv();
+        drop(tx);
+    });
+    holding.recv().expect("the lock is held");
+    let calls = 24;
+    for request_id in 0..calls {
+        client
+            .send(call_reducer(request_id, "send", &["crowded"]))
+            .await;
+    }
+    let mut busy = Vec::new();
+    for _ in 0..calls - 16 {
+        let answer = client.recv_kind("CallResult").await;
+        assert_eq!(answer["result"]["err"]["code"], "busy", "{answer}");
+        busy.push(answer["request_id"].as_u64().expect("a request id"));
+    }
+    assert_eq!(busy, (16..u64::from(calls)).collect::<Vec<_>>());
+    release.send(()).expect("the holder waits");
+    holder.join().expect("the holder");
+    for request_id in 0..16 {
+        let answer = client.recv_kind("TransactionUpdate").await;
+        assert_eq!(answer["request_id"], request_id, "{answer}");
+        assert_eq!(answer["status"], "Committed", "{answer}");
+    }
     live.stop().await;
 }
