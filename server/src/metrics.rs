@@ -39,12 +39,48 @@ struct Recorded {
     durations: BTreeMap<&'static str, Histogram>,
 }
 
+/// A Prometheus histogram of durations, over [`BUCKETS`].
 #[derive(Debug, Default)]
-struct Histogram {
+pub(crate) struct Histogram {
     /// Counts per bucket (not cumulative), then the count above the last bound.
     buckets: [u64; BUCKETS.len() + 1],
     sum: f64,
     count: u64,
+}
+
+impl Histogram {
+    /// Counts one observation of `seconds`.
+    pub(crate) fn observe(&mut self, seconds: f64) {
+        let bucket = BUCKETS
+            .iter()
+            .position(|&bound| seconds <= bound)
+            .unwrap_or(BUCKETS.len());
+        self.buckets[bucket] += 1;
+        self.sum += seconds;
+        self.count += 1;
+    }
+
+    /// Writes the histogram's series as `name`, with `labels` (`kind="reducer"`, or empty).
+    pub(crate) fn write(&self, out: &mut String, name: &str, labels: &str) {
+        let with = |extra: &str| match (labels.is_empty(), extra.is_empty()) {
+            (true, true) => String::new(),
+            (true, false) => format!("{{{extra}}}"),
+            (false, true) => format!("{{{labels}}}"),
+            (false, false) => format!("{{{labels},{extra}}}"),
+        };
+        let mut cumulative = 0;
+        for (bound, count) in BUCKETS.iter().zip(self.buckets) {
+            cumulative += count;
+            let _ = writeln!(
+                out,
+                "{name}_bucket{} {cumulative}",
+                with(&format!("le=\"{bound}\""))
+            );
+        }
+        let _ = writeln!(out, "{name}_bucket{} {}", with("le=\"+Inf\""), self.count);
+        let _ = writeln!(out, "{name}_sum{} {}", with(""), self.sum);
+        let _ = writeln!(out, "{name}_count{} {}", with(""), self.count);
+    }
 }
 
 /// One request being handled; count it with [`InFlight::finish`] (or it counts as
@@ -97,28 +133,10 @@ impl Metrics {
         );
         out.push_str("# TYPE wasmod_call_duration_seconds histogram\n");
         for (kind, histogram) in &recorded.durations {
-            let mut cumulative = 0;
-            for (bound, count) in BUCKETS.iter().zip(histogram.buckets) {
-                cumulative += count;
-                let _ = writeln!(
-                    out,
-                    "wasmod_call_duration_seconds_bucket{{kind=\"{kind}\",le=\"{bound}\"}} {cumulative}"
-                );
-            }
-            let _ = writeln!(
-                out,
-                "wasmod_call_duration_seconds_bucket{{kind=\"{kind}\",le=\"+Inf\"}} {}",
-                histogram.count
-            );
-            let _ = writeln!(
-                out,
-                "wasmod_call_duration_seconds_sum{{kind=\"{kind}\"}} {}",
-                histogram.sum
-            );
-            let _ = writeln!(
-                out,
-                "wasmod_call_duration_seconds_count{{kind=\"{kind}\"}} {}",
-                histogram.count
+            histogram.write(
+                &mut out,
+                "wasmod_call_duration_seconds",
+                &format!("kind=\"{kind}\""),
             );
         }
         out.push_str("# HELP wasmod_calls_in_flight Requests being handled now.\n");
@@ -134,14 +152,7 @@ impl Metrics {
     fn record(&self, kind: &'static str, outcome: &'static str, seconds: f64) {
         let mut recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
         *recorded.calls.entry((kind, outcome)).or_default() += 1;
-        let histogram = recorded.durations.entry(kind).or_default();
-        let bucket = BUCKETS
-            .iter()
-            .position(|&bound| seconds <= bound)
-            .unwrap_or(BUCKETS.len());
-        histogram.buckets[bucket] += 1;
-        histogram.sum += seconds;
-        histogram.count += 1;
+        recorded.durations.entry(kind).or_default().observe(seconds);
     }
 }
 

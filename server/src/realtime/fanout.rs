@@ -35,10 +35,12 @@ use super::limits::FANOUT_REQUESTS;
 use super::outbox::{Outbound, Outbox, Update};
 use super::rows::QueryRows;
 use super::session::{Session, Subscribers};
+use super::stats::{Dropped, Registry, Stats};
 use super::window::{ResumeWindow, WindowBounds};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::{mpsc, watch};
 use wasmod_abi::{ConnectionId, EntryKind, ModuleDef};
 use wasmod_host::datastore::{Commit, CommitReceiver, Database, FeedError, Row, Tables};
@@ -88,6 +90,9 @@ pub struct Evaluator {
     sessions: HashMap<ConnectionId, Session>,
     subscribers: Subscribers,
     window: ResumeWindow,
+    stats: Arc<Stats>,
+    /// Whether connections or query sets came or went since the counters were last told.
+    resized: bool,
     requests: mpsc::Receiver<Request>,
 }
 
@@ -105,6 +110,7 @@ impl Evaluator {
         catalog: Arc<Catalog>,
         database: Arc<Database>,
         resume: WindowBounds,
+        stats: Arc<Stats>,
     ) -> (mpsc::Sender<Request>, Self) {
         let (sender, requests) = mpsc::channel(FANOUT_REQUESTS);
         let recovered = database.take_recovered();
@@ -117,6 +123,8 @@ impl Evaluator {
         }
         let evaluator = Self {
             window,
+            stats,
+            resized: false,
             module,
             database,
             subscriptions: Subscriptions::new(catalog.clone()),
@@ -185,7 +193,9 @@ impl Evaluator {
         }
         if !commits.is_empty() {
             let changes: Vec<_> = commits.iter().map(|commit| &commit.changes).collect();
+            let started = Instant::now();
             let deltas = self.subscriptions.evaluate_batch(&changes, &tables);
+            self.stats.evaluated(commits.len(), started.elapsed());
             for (commit, deltas) in commits.iter().zip(deltas) {
                 self.publish(commit, deltas);
                 self.window.push(commit);
@@ -193,6 +203,23 @@ impl Evaluator {
         }
         for request in requests {
             self.handle(request, &tables);
+        }
+        if std::mem::take(&mut self.resized) {
+            self.stats.registry(self.registry());
+        }
+    }
+
+    /// The sizes of the registry, for the counters.
+    fn registry(&self) -> Registry {
+        let sets = self
+            .sessions
+            .values()
+            .flat_map(|session| session.sets.values());
+        Registry {
+            connections: self.sessions.len(),
+            query_sets: sets.clone().count(),
+            subscribed_queries: sets.map(Vec::len).sum(),
+            distinct_queries: self.subscriptions.len(),
         }
     }
 
@@ -245,6 +272,7 @@ impl Evaluator {
             changes.entry(caller).or_default();
         }
         let mut overflowed = Vec::new();
+        self.stats.updates(changes.len());
         for (connection, sets) in changes {
             let Some(session) = self.sessions.get(&connection) else {
                 continue;
@@ -279,6 +307,7 @@ impl Evaluator {
 
     /// Handles one request, with the tables as of the last commit published.
     fn handle(&mut self, request: Request, tables: &Tables) {
+        self.resized = true;
         match request {
             Request::Open { connection, outbox } => {
                 self.sessions.insert(connection, Session::new(outbox));
@@ -437,6 +466,7 @@ impl Evaluator {
         let Some(session) = self.sessions.remove(&connection) else {
             return;
         };
+        self.resized = true;
         for (set, queries) in session.sets {
             for id in queries {
                 self.subscribers.remove(id, (connection, set));
@@ -455,6 +485,8 @@ impl Evaluator {
         let reason = format!(
             "the server fell {missed} commits behind and lost this connection's updates: reconnect and subscribe again"
         );
+        self.stats.dropped(Dropped::Lagged, self.sessions.len());
+        self.resized = true;
         for (_, session) in self.sessions.drain() {
             session
                 .outbox

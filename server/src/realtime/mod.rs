@@ -29,7 +29,8 @@
 //!   is written once; [`rows`]: a query's rows of one commit, shared by every subscriber.
 //! - [`window`]: the recent commits, for clients that reconnect and resume from the last
 //!   offset they applied.
-//! - [`limits`]: frame sizes, buffers, calls in flight; [`close`]: the close codes.
+//! - [`limits`]: frame sizes, buffers, calls in flight; [`close`]: the close codes;
+//!   [`stats`]: the counters of `/metrics`.
 //!
 //! The WebSocket implementation is axum's `ws` (tokio-tungstenite underneath). Issue 11 asks
 //! for the choice to be made by measurement against other implementations; that measurement
@@ -44,6 +45,7 @@ pub mod outbox;
 pub mod rows;
 pub mod session;
 pub mod socket;
+pub mod stats;
 pub mod window;
 pub mod wire;
 pub mod writer;
@@ -74,6 +76,8 @@ pub struct Realtime {
     pub fanout: mpsc::Sender<fanout::Request>,
     /// The settings every connection follows.
     pub settings: Settings,
+    /// The counters of `/metrics`.
+    pub stats: Arc<stats::Stats>,
     /// Becomes `true` when the server shuts down: every socket closes.
     shutdown: watch::Receiver<bool>,
     /// How many sockets are being served.
@@ -131,11 +135,13 @@ impl Realtime {
         settings: Settings,
     ) -> (Arc<Self>, RealtimeControl) {
         let catalog = Arc::new(Catalog::new(&module));
+        let stats = Arc::new(stats::Stats::default());
         let (requests, evaluator) = fanout::Evaluator::new(
             module.clone(),
             catalog.clone(),
             database.clone(),
             settings.resume,
+            stats.clone(),
         );
         let (shutdown_sender, shutdown) = watch::channel(false);
         let (sockets, sockets_receiver) = watch::channel(0);
@@ -147,6 +153,7 @@ impl Realtime {
             connections,
             fanout: requests,
             settings,
+            stats,
             shutdown,
             sockets,
         });

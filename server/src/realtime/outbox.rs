@@ -10,6 +10,7 @@
 
 use super::close::{self, Close};
 use super::rows::QueryRows;
+use super::stats::{Dropped, Stats};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{mpsc, Notify};
@@ -105,6 +106,7 @@ struct Queued {
 
 #[derive(Debug)]
 struct Shared {
+    stats: Arc<Stats>,
     bytes: AtomicUsize,
     max_bytes: usize,
     close: Mutex<Option<Close>>,
@@ -112,10 +114,11 @@ struct Shared {
     ping: Notify,
 }
 
-/// A queue with `bounds`.
-pub fn channel(bounds: Bounds) -> (Outbox, OutboxReceiver) {
+/// A queue with `bounds`, counted in `stats`.
+pub fn channel(bounds: Bounds, stats: Arc<Stats>) -> (Outbox, OutboxReceiver) {
     let (sender, receiver) = mpsc::channel(bounds.messages.max(1));
     let shared = Arc::new(Shared {
+        stats,
         bytes: AtomicUsize::new(0),
         max_bytes: bounds.bytes,
         close: Mutex::new(None),
@@ -162,7 +165,11 @@ impl Outbox {
             )));
         }
         match self.sender.try_send(Queued { message, bytes }) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                let depth = self.sender.max_capacity() - self.sender.capacity();
+                self.shared.stats.queued(depth);
+                Ok(())
+            }
             Err(mpsc::error::TrySendError::Full(_)) => {
                 self.shared.bytes.fetch_sub(bytes, Ordering::Relaxed);
                 Err(self.overflow(format!(
@@ -200,6 +207,7 @@ impl Outbox {
 
     fn overflow(&self, reason: String) -> Overflow {
         tracing::warn!("closing a slow client: {reason}");
+        self.shared.stats.dropped(Dropped::Slow, 1);
         self.close(Close::new(close::TOO_SLOW, reason));
         Overflow
     }
@@ -211,6 +219,11 @@ impl OutboxReceiver {
         let queued = self.receiver.recv().await?;
         self.shared.bytes.fetch_sub(queued.bytes, Ordering::Relaxed);
         Some(queued.message)
+    }
+
+    /// The counters the queue is counted in.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.shared.stats
     }
 
     /// What tells the writer to close the socket.

@@ -19,6 +19,7 @@ use super::fanout::Request;
 use super::limits::{CLOSE_TIMEOUT, MAX_CALLS_IN_FLIGHT};
 use super::outbox::{self, Outbound, Outbox};
 use super::rows::QueryRows;
+use super::stats::Dropped;
 use super::wire::Wire;
 use super::writer::{self, Renderer};
 use super::Realtime;
@@ -49,7 +50,7 @@ pub async fn serve<W: Wire>(
         }
     };
     let connection_id = connection.id();
-    let (outbox, outbound) = outbox::channel(realtime.settings.outbound);
+    let (outbox, outbound) = outbox::channel(realtime.settings.outbound, realtime.stats.clone());
     let _ = outbox.push(Outbound::Identity {
         identity,
         token,
@@ -136,6 +137,7 @@ impl<W: Wire> Reader<'_, W> {
                         2 * interval
                     );
                     tracing::info!(connection = %self.connection.to_hex(), "{reason}: closing it");
+                    self.realtime.stats.dropped(Dropped::Idle, 1);
                     return self.outbox.close(Close::new(close::IDLE, reason));
                 }
                 Ok(frame) => {

@@ -72,6 +72,7 @@ pub async fn run<W: Wire>(
     mut shutdown: watch::Receiver<bool>,
 ) -> Close {
     let signal = outbound.close_signal();
+    let stats = outbound.stats().clone();
     let mut held = Held::Nothing;
     let mut answers_open = true;
     loop {
@@ -109,13 +110,24 @@ pub async fn run<W: Wire>(
             }
         };
         for frame in frames {
+            let bytes = frame_len(&frame);
             tokio::select! {
-                sent = sink.send(frame) => if sent.is_err() {
-                    return Close::new(close::NORMAL, "the socket is closed");
+                sent = sink.send(frame) => match sent {
+                    Ok(()) => stats.sent(bytes),
+                    Err(_) => return Close::new(close::NORMAL, "the socket is closed"),
                 },
                 close = signal.closing() => return finish(&mut sink, close).await,
             }
         }
+    }
+}
+
+/// The bytes of a frame's payload.
+fn frame_len(frame: &Message) -> usize {
+    match frame {
+        Message::Text(text) => text.len(),
+        Message::Binary(bytes) | Message::Ping(bytes) | Message::Pong(bytes) => bytes.len(),
+        Message::Close(_) => 0,
     }
 }
 

@@ -18,7 +18,11 @@ pub(crate) async fn health(State(state): Shared) -> Json<Value> {
 pub(crate) async fn metrics(State(state): Shared) -> impl IntoResponse {
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
-        state.metrics.render(),
+        {
+            let mut text = state.metrics.render();
+            state.realtime.stats.render(&mut text);
+            text
+        },
     )
 }
 

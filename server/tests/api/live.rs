@@ -75,6 +75,26 @@ impl Live {
         }
     }
 
+    /// The text of `GET /metrics`.
+    pub async fn metrics(&self) -> String {
+        let url = format!("http://{}/metrics", self.addr);
+        tokio::task::spawn_blocking(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .timeout_global(Some(PATIENCE))
+                .build()
+                .into();
+            agent
+                .get(&url)
+                .call()
+                .expect("an answer")
+                .body_mut()
+                .read_to_string()
+                .expect("a body")
+        })
+        .await
+        .expect("joined")
+    }
+
     /// The subscribe URL, with `query` (`?token=..`) if not empty.
     pub fn url(&self, query: &str) -> String {
         format!("ws://{}/v1/subscribe{query}", self.addr)

@@ -542,3 +542,66 @@ async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
     }
     live.stop().await;
 }
+
+/// The value of the series `series` (name and labels) in the metrics `text`.
+fn series(text: &str, series: &str) -> u64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|value| value.parse().ok())
+        .unwrap_or_else(|| panic!("no `{series}` in:\n{text}"))
+}
+
+#[tokio::test]
+async fn the_real_time_side_is_counted_in_the_metrics() {
+    let mut config = ServerConfig::default();
+    config.ping_interval = Duration::from_millis(200);
+    let live = Live::start(config).await;
+    let mut clients = Vec::new();
+    for _ in 0..2 {
+        let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+        client.hello().await;
+        client.send(subscribe(1, &["SELECT * FROM message"])).await;
+        client.recv_kind("SubscribeApplied").await;
+        clients.push(client);
+    }
+    clients[0].send(subscribe(2, &["SELECT * FROM user"])).await;
+    clients[0].recv_kind("SubscribeApplied").await;
+    clients[1].send(call_reducer(1, "send", &["counted"])).await;
+    for client in &mut clients {
+        client.recv_kind("TransactionUpdate").await;
+    }
+    let text = live.metrics().await;
+    assert_eq!(series(&text, "wasmod_ws_connections"), 2, "{text}");
+    assert_eq!(series(&text, "wasmod_ws_query_sets"), 3, "{text}");
+    assert_eq!(series(&text, "wasmod_ws_queries{kind=\"subscribed\"}"), 3);
+    assert_eq!(series(&text, "wasmod_ws_queries{kind=\"distinct\"}"), 2);
+    assert!(series(&text, "wasmod_ws_updates_total") >= 2, "{text}");
+    assert!(
+        series(&text, "wasmod_ws_sent_messages_total") >= 7,
+        "{text}"
+    );
+    assert!(series(&text, "wasmod_ws_sent_bytes_total") > 500, "{text}");
+    assert!(
+        series(&text, "wasmod_ws_queue_high_water_messages") >= 1,
+        "{text}"
+    );
+    assert!(
+        series(&text, "wasmod_ws_evaluation_seconds_count") >= 1,
+        "{text}"
+    );
+    assert_eq!(series(&text, "wasmod_ws_dropped_total{reason=\"idle\"}"), 0);
+
+    // The clients go silent (reading would answer the server's pings): closed as idle, and
+    // counted.
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let (code, _) = clients[0].closed().await;
+    assert_eq!(code, 4003);
+    drop(clients);
+    tokio::time::sleep(QUIET).await;
+    let text = live.metrics().await;
+    assert!(
+        series(&text, "wasmod_ws_dropped_total{reason=\"idle\"}") >= 1,
+        "{text}"
+    );
+    live.stop().await;
+}
