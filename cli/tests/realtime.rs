@@ -1,0 +1,304 @@
+//! `wasmod subscribe` and `wasmod sql` against the real `wasmod serve` of the quickstart (one
+//! server for the whole session), then `wasmod sql` offline over the data directory it left.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use support::{agent, send, text, wasmod, Served};
+use wasmod_wasm_tests::{built, Profile};
+
+/// How long a line or an exit may take on a loaded machine.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A running `wasmod subscribe`, its stdout read line by line; killed if the test ends early.
+struct Subscriber {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Subscriber {
+    fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+            .arg("subscribe")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("wasmod subscribe starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = sender.send(line);
+            }
+        });
+        Self { child, lines }
+    }
+
+    /// The next line of stdout, as JSON.
+    fn next(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(PATIENCE)
+            .expect("wasmod subscribe prints a line");
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line}"))
+    }
+
+    /// Waits for the exit; returns its status, the lines not read yet, and stderr.
+    fn finish(mut self) -> (ExitStatus, Vec<String>, String) {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("the child") {
+                break status;
+            }
+            assert!(start.elapsed() < PATIENCE, "wasmod subscribe did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        let _ = self
+            .child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut stderr);
+        let rest = std::iter::from_fn(|| self.lines.recv_timeout(PATIENCE).ok()).collect();
+        (status, rest, stderr)
+    }
+
+    fn interrupt(&self) {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The identity and token `wasmod subscribe` printed on stderr for a new identity.
+fn issued(stderr: &str) -> (String, String) {
+    let line = stderr
+        .lines()
+        .find(|line| line.contains("subscribed as a new identity"))
+        .unwrap_or_else(|| panic!("no identity on stderr: {stderr}"));
+    let identity = line
+        .split("identity, ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .expect("the identity")
+        .to_owned();
+    let token = line.rsplit(' ').next().expect("the token").to_owned();
+    (identity, token)
+}
+
+/// `wasmod sql … --json`'s rows, sorted (rows come in no particular order).
+fn sql_rows(args: &[&str], dir: &Path) -> Vec<Value> {
+    let mut all = vec!["sql", "--json"];
+    all.extend_from_slice(args);
+    let output = wasmod(&all, dir);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let mut rows: Vec<Value> = text(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|error| panic!("{error}: {line}")))
+        .collect();
+    rows.sort_by_key(Value::to_string);
+    rows
+}
+
+#[test]
+fn subscribe_and_sql_against_the_served_quickstart_then_offline() {
+    let wasm = built(Profile::Release).library_path("quickstart");
+    let wasm_path = wasm.to_str().expect("a UTF-8 path");
+    let data = tempfile::tempdir().expect("a data directory");
+    let data_path = data.path().to_str().expect("a UTF-8 path");
+    let dir = data.path();
+    let served = Served::start(&wasm, data.path());
+    let base = served.base.clone();
+    let agent = agent();
+    let (status, caller) = send(&agent, "POST", &format!("{base}/v1/identity"), None, None);
+    assert_eq!(status, 200, "{caller}");
+    let token = caller["token"].as_str().expect("a token").to_owned();
+    let say = |words: &str| {
+        let body = serde_json::json!([words]).to_string();
+        let url = format!("{base}/v1/reducers/send");
+        let answer = send(&agent, "POST", &url, Some(&token), Some(&body));
+        assert_eq!(answer.0, 200, "{}", answer.1);
+    };
+    say("before");
+
+    // The initial rows, then the update of a reducer called over HTTP, then the exit asked for.
+    let subscriber = Subscriber::start(&[
+        &base,
+        "SELECT * FROM message",
+        "--updates",
+        "1",
+        "--timeout",
+        "60s",
+    ]);
+    let applied = subscriber.next();
+    let tables = &applied["SubscribeApplied"]["tables"];
+    assert_eq!(tables[0]["table"], "message", "{applied}");
+    assert_eq!(tables[0]["rows"][0]["text"], "before", "{applied}");
+    assert_eq!(tables[0]["rows"].as_array().map(Vec::len), Some(1));
+    say("after");
+    let update = subscriber.next();
+    let update = &update["TransactionUpdate"];
+    assert_eq!(update["entry_point"]["name"], "send", "{update}");
+    assert_eq!(update["caller_identity"], caller["identity"], "{update}");
+    let change = &update["changes"][0]["tables"][0];
+    assert_eq!(change["table"], "message", "{update}");
+    assert_eq!(change["inserts"][0]["text"], "after", "{update}");
+    assert_eq!(change["deletes"], serde_json::json!([]), "{update}");
+    let (status, rest, stderr) = subscriber.finish();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        rest.is_empty(),
+        "nothing after the update asked for: {rest:?}"
+    );
+
+    // The token printed on stderr is the subscriber's identity's: `:sender` finds its row.
+    let (identity, issued_token) = issued(&stderr);
+    let mine = sql_rows(
+        &[
+            &base,
+            "SELECT * FROM user WHERE identity = :sender",
+            "--token",
+            &issued_token,
+        ],
+        dir,
+    );
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(mine[0]["identity"], identity.as_str());
+
+    // Ctrl-C: a clean exit, and a close frame (the server ran client_disconnected).
+    let subscriber = Subscriber::start(&[&base, "SELECT * FROM user"]);
+    assert!(subscriber.next()["SubscribeApplied"].is_object());
+    subscriber.interrupt();
+    let (status, _, stderr) = subscriber.finish();
+    assert!(status.success(), "{status}: {stderr}");
+    let (interrupted, _) = issued(&stderr);
+    let users = sql_rows(&[&base, "SELECT * FROM user"], dir);
+    let row = users
+        .iter()
+        .find(|row| row["identity"] == interrupted.as_str())
+        .unwrap_or_else(|| panic!("{interrupted} in {users:?}"));
+    assert_eq!(row["online"], false, "{row}");
+
+    // Queries the server refuses: status 1 and its message, nothing on stdout.
+    for (query, message) in [
+        ("SELECT * FROM nope", "no table is named `nope`"),
+        ("SELECT * FROM config", "private"),
+        (
+            "SELECT * FROM message WHERE id = 'x'",
+            "expected an integer",
+        ),
+    ] {
+        let output = wasmod(&["subscribe", &base, query], dir);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{query}: {stderr}");
+        assert!(
+            stderr.contains("the server refused the subscription") && stderr.contains(message),
+            "{query}: {stderr}"
+        );
+        assert!(output.stdout.is_empty(), "{query}");
+        let output = wasmod(&["sql", &base, query], dir);
+        assert_eq!(output.status.code(), Some(1), "{query}");
+        assert!(text(&output.stderr).contains(message), "{query}");
+    }
+
+    // `wasmod sql` as a table: the declared columns, the rows, the count.
+    let output = wasmod(&["sql", &base, "SELECT * FROM message"], dir);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let table = text(&output.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].starts_with("id | sender"), "{table}");
+    assert!(lines[0].ends_with("| text"), "{table}");
+    assert!(lines[1].starts_with("---+-"), "{table}");
+    assert!(
+        lines.iter().any(|line| line.ends_with("| before")),
+        "{table}"
+    );
+    assert_eq!(lines.last(), Some(&"(2 rows)"), "{table}");
+    let over_the_server = sql_rows(&[&base, "SELECT * FROM message"], dir);
+    assert_eq!(over_the_server.len(), 2, "{over_the_server:?}");
+
+    // Offline while the server holds the data directory: refused, naming the way around.
+    let output = wasmod(
+        &[
+            "sql",
+            wasm_path,
+            "--data",
+            data_path,
+            "SELECT * FROM message",
+        ],
+        dir,
+    );
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("in use") && stderr.contains("wasmod sql http://"),
+        "{stderr}"
+    );
+
+    // Offline once it stopped: the same rows as over the server, and private tables too.
+    let (exit, _, logs) = served.terminate();
+    assert!(exit.success(), "{logs}");
+    let offline = |query: &'static str| vec![wasm_path, "--data", data_path, query];
+    assert_eq!(
+        sql_rows(&offline("SELECT * FROM message"), dir),
+        over_the_server
+    );
+    let config = sql_rows(&offline("SELECT * FROM config"), dir);
+    assert_eq!(config.len(), 1, "{config:?}");
+    assert_eq!(config[0]["key"], "motd_url");
+    let mut sender = offline("SELECT * FROM user WHERE identity = :sender");
+    let output = wasmod(&[&["sql"], &sender[..]].concat(), dir);
+    let stderr = text(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "--identity is needed: {stderr}"
+    );
+    assert!(stderr.contains("--identity"), "{stderr}");
+    sender.extend(["--identity", identity.as_str()]);
+    let mine = sql_rows(&sender, dir);
+    assert_eq!(mine.len(), 1, "{mine:?}");
+    assert_eq!(mine[0]["identity"], identity.as_str());
+}
+
+#[test]
+fn urls_that_name_no_reachable_server_fail_clearly() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let refused = wasmod(
+        &["subscribe", "http://127.0.0.1:1", "SELECT * FROM user"],
+        dir.path(),
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("cannot connect to ws://127.0.0.1:1/v1/subscribe"),
+        "{}",
+        text(&refused.stderr)
+    );
+    for url in ["https://example.org", "ftp://example.org"] {
+        let output = wasmod(&["subscribe", url, "SELECT * FROM user"], dir.path());
+        assert_eq!(output.status.code(), Some(2), "{url}");
+        assert!(text(&output.stderr).contains(url), "{url}");
+    }
+    let output = wasmod(
+        &["sql", "http://127.0.0.1:1", "SELECT * FROM user"],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+}
