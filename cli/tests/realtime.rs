@@ -1,15 +1,22 @@
 //! `wasmod subscribe` and `wasmod sql` against the real `wasmod serve` of the quickstart (one
-//! server for the whole session), then `wasmod sql` offline over the data directory it left.
+//! server for the whole session), then `wasmod sql` offline over the data directory it left;
+//! and `wasmod subscribe` against a scripted WebSocket peer, for what a real server does not
+//! show (the close frame the command sends, a close the server sends).
 
 mod support;
 
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use support::{agent, send, text, wasmod, Served};
+use tungstenite::handshake::server::{Request, Response};
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::protocol::CloseFrame;
+use tungstenite::{Message, WebSocket};
 use wasmod_wasm_tests::{built, Profile};
 
 /// How long a line or an exit may take on a loaded machine.
@@ -301,4 +308,87 @@ fn urls_that_name_no_reachable_server_fail_clearly() {
         dir.path(),
     );
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+}
+
+/// One connection of a scripted peer that speaks the JSON subprotocol: accepts the handshake,
+/// sends an `IdentityToken`, reads the `Subscribe` and answers it with empty rows.
+fn scripted_subscription(listener: &TcpListener) -> WebSocket<TcpStream> {
+    let (stream, _) = listener.accept().expect("a connection");
+    stream
+        .set_read_timeout(Some(PATIENCE))
+        .expect("a read timeout");
+    let agree = |request: &Request, mut response: Response| {
+        let asked = request.headers().get("sec-websocket-protocol").cloned();
+        assert_eq!(
+            asked.as_ref().and_then(|value| value.to_str().ok()),
+            Some("v1.json.wasmod")
+        );
+        response
+            .headers_mut()
+            .insert("sec-websocket-protocol", asked.expect("the subprotocol"));
+        Ok(response)
+    };
+    let mut socket = tungstenite::accept_hdr(stream, agree).expect("the handshake");
+    let identity = format!(
+        r#"{{"IdentityToken":{{"identity":"{}","token":"t0k3n","connection_id":"{}"}}}}"#,
+        "ab".repeat(32),
+        "cd".repeat(16)
+    );
+    socket.send(Message::text(identity)).expect("sent");
+    let subscribe = socket.read().expect("the subscription");
+    let subscribe: Value = serde_json::from_str(subscribe.to_text().expect("text")).expect("JSON");
+    assert_eq!(
+        subscribe["Subscribe"]["queries"],
+        serde_json::json!(["SELECT * FROM t"]),
+        "{subscribe}"
+    );
+    let id = &subscribe["Subscribe"]["query_set_id"];
+    let applied = format!(
+        r#"{{"SubscribeApplied":{{"query_set_id":{id},"offset":0,"tables":[],"resumed":false}}}}"#
+    );
+    socket.send(Message::text(applied)).expect("sent");
+    socket
+}
+
+#[test]
+fn ctrl_c_sends_a_close_frame_and_a_close_from_the_server_is_a_failure() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+
+    // Ctrl-C: a normal close frame, then a clean exit.
+    let subscriber = Subscriber::start(&[&url, "SELECT * FROM t"]);
+    let mut socket = scripted_subscription(&listener);
+    assert!(subscriber.next()["SubscribeApplied"].is_object());
+    subscriber.interrupt();
+    let close = loop {
+        match socket.read().expect("a close frame before the socket ends") {
+            Message::Close(frame) => break frame,
+            _ => continue,
+        }
+    };
+    assert_eq!(close.map(|frame| frame.code), Some(CloseCode::Normal));
+    drop(socket);
+    let (status, _, stderr) = subscriber.finish();
+    assert!(status.success(), "{status}: {stderr}");
+
+    // The server closes: status 1, its code and reason on stderr.
+    let subscriber = Subscriber::start(&[&url, "SELECT * FROM t", "--token", "t0k3n"]);
+    let mut socket = scripted_subscription(&listener);
+    assert!(subscriber.next()["SubscribeApplied"].is_object());
+    let frame = CloseFrame {
+        code: CloseCode::Library(4001),
+        reason: "the client is too slow".into(),
+    };
+    socket.close(Some(frame)).expect("a close frame");
+    while socket.read().is_ok() {}
+    let (status, _, stderr) = subscriber.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the server closed the connection (4001): the client is too slow"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("t0k3n"),
+        "a given token is not printed: {stderr}"
+    );
 }
