@@ -33,8 +33,25 @@ use wasmod_abi::Identity;
 use wasmod_protocol::ws::TableRows;
 use wasmod_protocol::ModuleDescription;
 
+/// What `wasmod sql --help` says after the options: the output, and the exit status.
+const HELP: &str = "\
+On a server, the query is a OneOffQuery over its WebSocket (GET /v1/subscribe), as the identity
+of --token (or a new one: the connection runs the module's client_connected, as every client's
+does); :sender is that identity, and private tables are refused. On a module, the tables are
+read from its data directory offline, as `wasmod serve` recovers them; it must not be served
+meanwhile.
+
+Output: a table (the columns in their declared order; strings bare, other values as JSON) and
+the count of rows; or with --json one row per line, in the JSON mapping (docs/json.md). Rows
+come in no particular order.
+
+Exit status: 1 for a query refused (outside the SQL subset, an unknown table or column, a type
+mismatch) or a server that closed the connection; 2 for a command that could not run (a bad
+URL, a refused connection, a data directory missing or in use).";
+
 /// `wasmod sql`'s arguments.
 #[derive(clap::Args)]
+#[command(after_help = HELP)]
 pub struct Args {
     /// A server's URL (`http://127.0.0.1:3000`), or a module crate's directory (built first)
     /// or compiled module (`.wasm`) to query its data directory offline.

@@ -35,8 +35,21 @@ use wasmod_protocol::ws::{ClientMessage, JsonServerMessage};
 /// The id of the one query set the command subscribes.
 const QUERY_SET: u32 = 1;
 
+/// What `wasmod subscribe --help` says after the options: the output, and how it ends.
+const HELP: &str = "\
+Output: stdout gets the protocol's own JSON messages (docs/protocol.md), one per line, as the
+server sent them: the query set's SubscribeApplied (its rows, per query), then a
+TransactionUpdate per commit that changes them (inserts and deletes, per table). Without
+--token the server makes a new identity; its token goes to stderr, to come back as it.
+
+Ends: after --updates N, after --timeout, or on Ctrl-C/SIGTERM, each with a close frame and
+status 0 (a --timeout before the initial rows or the updates asked for is status 1). A query
+the server refuses (SubscriptionError) or a close from the server: status 1 and its message.
+A URL that is not a server's, or a refused connection: status 2.";
+
 /// `wasmod subscribe`'s arguments.
 #[derive(clap::Args)]
+#[command(after_help = HELP)]
 pub struct Args {
     /// The server's URL: `http://127.0.0.1:3000` (or `ws://…`).
     url: String,

@@ -17,7 +17,10 @@
 //! the point of querying offline.
 //!
 //! The module is read (its description) but not loaded: no reducer runs, not even `init` (a
-//! directory never served holds no rows).
+//! directory never served holds no rows). Opening is `serve`'s own, so it does what `serve`'s
+//! next start would: a directory written by an older, compatible build of the module is
+//! upgraded to this one's tables (`docs/durability.md`, "Module upgrades"); query with the build
+//! you serve.
 
 use super::Answer;
 use crate::check;
