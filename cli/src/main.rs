@@ -5,8 +5,8 @@
 //! them: [`cargo`] (building a crate for wasm32), [`source`] (a module given as a `.wasm` file
 //! or a crate directory), [`check`] (the checks every built module goes through), [`render`]
 //! (descriptions as text), [`units`] (durations, sizes and identities on the command line),
-//! [`api`] (a server's HTTP API) and [`websocket`] (its WebSocket), [`lines`] (JSON lines on
-//! stdout), and [`failure`] (errors and exit codes).
+//! [`api`] (a server's HTTP API) and [`websocket`] (its WebSocket), [`output`] (JSON lines and
+//! text on stdout), and [`failure`] (errors and exit codes).
 //!
 //! Exit status: `0` success; `1` the module or the call failed (an inspection violation, a
 //! call that ended in an error); `2` the command could not run (bad arguments, a build that
@@ -17,7 +17,7 @@ mod cargo;
 mod check;
 mod commands;
 mod failure;
-mod lines;
+mod output;
 mod render;
 mod source;
 mod units;

@@ -42,7 +42,9 @@ impl Subscriber {
         let (sender, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let _ = sender.send(line);
+                if sender.send(line).is_err() {
+                    break; // Nobody reads: the pipe closes.
+                }
             }
         });
         Self { child, lines }
@@ -76,6 +78,11 @@ impl Subscriber {
             .read_to_string(&mut stderr);
         let rest = std::iter::from_fn(|| self.lines.recv_timeout(PATIENCE).ok()).collect();
         (status, rest, stderr)
+    }
+
+    /// Stops reading stdout: the pipe closes at the next line.
+    fn stop_reading(&mut self) {
+        self.lines = mpsc::channel().1;
     }
 
     fn interrupt(&self) {
@@ -203,6 +210,20 @@ fn subscribe_and_sql_against_the_served_quickstart_then_offline() {
         .unwrap_or_else(|| panic!("{interrupted} in {users:?}"));
     assert_eq!(row["online"], false, "{row}");
 
+    // A reader that goes away (`| head -n 1`) ends the output, not in an error.
+    let mut subscriber = Subscriber::start(&[&base, "SELECT * FROM message"]);
+    assert!(subscriber.next()["SubscribeApplied"].is_object());
+    subscriber.stop_reading();
+    let start = Instant::now();
+    while subscriber.child.try_wait().expect("the child").is_none() {
+        assert!(start.elapsed() < PATIENCE, "wasmod subscribe writes on");
+        say("to nobody");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, _, stderr) = subscriber.finish();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+
     // Queries the server refuses: status 1 and its message, nothing on stdout.
     for (query, message) in [
         ("SELECT * FROM nope", "no table is named `nope`"),
@@ -237,9 +258,13 @@ fn subscribe_and_sql_against_the_served_quickstart_then_offline() {
         lines.iter().any(|line| line.ends_with("| before")),
         "{table}"
     );
-    assert_eq!(lines.last(), Some(&"(2 rows)"), "{table}");
     let over_the_server = sql_rows(&[&base, "SELECT * FROM message"], dir);
-    assert_eq!(over_the_server.len(), 2, "{over_the_server:?}");
+    let count = format!("({} rows)", over_the_server.len());
+    assert_eq!(lines.last(), Some(&count.as_str()), "{table}");
+    assert_eq!(lines.len(), over_the_server.len() + 3, "{table}");
+    let texts: Vec<&Value> = over_the_server.iter().map(|row| &row["text"]).collect();
+    assert!(texts.contains(&&Value::from("after")), "{texts:?}");
+    assert!(texts.len() > 2, "before, after, and to nobody: {texts:?}");
 
     // Offline while the server holds the data directory: refused, naming the way around.
     let output = wasmod(

@@ -24,7 +24,7 @@ mod remote;
 mod table;
 
 use crate::failure::{Failure, Result};
-use crate::lines;
+use crate::output::{self, Printed};
 use crate::units;
 use crate::websocket;
 use serde_json::value::RawValue;
@@ -132,13 +132,24 @@ pub fn run(args: Args) -> Result {
         )?
     };
     for rows in &answer.tables {
-        if args.json {
-            for row in &rows.rows {
-                lines::print(row.get())?;
-            }
+        let printed = if args.json {
+            print_json_lines(&rows.rows)?
         } else {
-            print!("{}", table::render(&answer.description, rows)?);
+            output::text(&table::render(&answer.description, rows)?)?
+        };
+        if printed == Printed::Closed {
+            break;
         }
     }
     Ok(())
+}
+
+/// Prints `rows`, one JSON line each, until stdout closes.
+fn print_json_lines(rows: &[Box<RawValue>]) -> Result<Printed> {
+    for row in rows {
+        if output::json_line(row.get())? == Printed::Closed {
+            return Ok(Printed::Closed);
+        }
+    }
+    Ok(Printed::Written)
 }

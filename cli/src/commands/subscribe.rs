@@ -26,7 +26,7 @@
 //! a server's, or a connection refused, status 2.
 
 use crate::failure::{Failure, Result};
-use crate::lines;
+use crate::output::{self, Printed};
 use crate::units;
 use crate::websocket::{self, Connection};
 use std::time::Duration;
@@ -115,7 +115,8 @@ async fn subscribe(args: Args) -> Result {
     outcome
 }
 
-/// Prints the query set's messages until `limit` updates have come (forever without one).
+/// Prints the query set's messages until `limit` updates have come (forever without one), or
+/// until nobody reads them.
 async fn follow(
     connection: &mut Connection,
     limit: Option<u64>,
@@ -127,12 +128,16 @@ async fn follow(
             JsonServerMessage::SubscribeApplied { query_set_id, .. }
                 if query_set_id == QUERY_SET =>
             {
-                lines::print(&received.text)?;
                 progress.applied = true;
+                if output::json_line(&received.text)? == Printed::Closed {
+                    return Ok(());
+                }
             }
             JsonServerMessage::TransactionUpdate(_) => {
-                lines::print(&received.text)?;
                 progress.updates += 1;
+                if output::json_line(&received.text)? == Printed::Closed {
+                    return Ok(());
+                }
             }
             JsonServerMessage::SubscriptionError { message, .. } => {
                 return Err(Failure::module(format!(
