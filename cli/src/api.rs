@@ -9,7 +9,7 @@ use ureq::Agent;
 use wasmod_protocol::ModuleDescription;
 
 /// How long one request may take.
-const TIMEOUT: Duration = Duration::from_secs(60);
+pub const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// An HTTP client that returns every status as an answer.
 pub fn agent() -> Agent {

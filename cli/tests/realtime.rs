@@ -105,7 +105,7 @@ impl Drop for Subscriber {
 fn issued(stderr: &str) -> (String, String) {
     let line = stderr
         .lines()
-        .find(|line| line.contains("subscribed as a new identity"))
+        .find(|line| line.contains("connected as a new identity"))
         .unwrap_or_else(|| panic!("no identity on stderr: {stderr}"));
     let identity = line
         .split("identity, ")
@@ -333,6 +333,20 @@ fn urls_that_name_no_reachable_server_fail_clearly() {
         dir.path(),
     );
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+
+    // A peer that takes the connection and never answers the handshake: --timeout bounds it.
+    let silent = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let url = format!("http://{}", silent.local_addr().expect("an address"));
+    let output = wasmod(
+        &["subscribe", &url, "SELECT * FROM user", "--timeout", "1s"],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("no connection within 1s"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 /// One connection of a scripted peer that speaks the JSON subprotocol: accepts the handshake,
@@ -417,5 +431,17 @@ fn ctrl_c_sends_a_close_frame_and_a_close_from_the_server_is_a_failure() {
     assert!(
         !stderr.contains("t0k3n"),
         "a given token is not printed: {stderr}"
+    );
+
+    // --timeout before the updates asked for: status 1, saying how many came.
+    let subscriber =
+        Subscriber::start(&[&url, "SELECT * FROM t", "--updates", "1", "--timeout", "1s"]);
+    let _socket = scripted_subscription(&listener);
+    assert!(subscriber.next()["SubscribeApplied"].is_object());
+    let (status, _, stderr) = subscriber.finish();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("0 of the 1 updates asked for came within 1s"),
+        "{stderr}"
     );
 }

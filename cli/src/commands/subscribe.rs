@@ -30,6 +30,7 @@ use crate::output::{self, Printed};
 use crate::units;
 use crate::websocket::{self, Connection};
 use std::time::Duration;
+use tokio::time::{sleep_until, timeout_at, Instant};
 use wasmod_protocol::ws::{ClientMessage, JsonServerMessage};
 
 /// The id of the one query set the command subscribes.
@@ -83,10 +84,17 @@ pub fn run(args: Args) -> Result {
 }
 
 async fn subscribe(args: Args) -> Result {
-    let mut connection = Connection::connect(&args.url, args.token.as_deref()).await?;
+    let deadline = args.timeout.map(|timeout| Instant::now() + timeout);
+    let connecting = Connection::connect(&args.url, args.token.as_deref());
+    let mut connection = match deadline {
+        Some(deadline) => timeout_at(deadline, connecting)
+            .await
+            .map_err(|_| Failure::module(format!("no connection within {}", waited(&args))))??,
+        None => connecting.await?,
+    };
     if args.token.is_none() {
         eprintln!(
-            "wasmod: subscribed as a new identity, {}; its token (reuse it with --token or WASMOD_TOKEN): {}",
+            "wasmod: connected as a new identity, {}; its token (reuse it with --token or WASMOD_TOKEN): {}",
             connection.identity, connection.token
         );
     } else {
@@ -101,8 +109,8 @@ async fn subscribe(args: Args) -> Result {
         .await?;
     let mut progress = Progress::default();
     let timeout = async {
-        match args.timeout {
-            Some(timeout) => tokio::time::sleep(timeout).await,
+        match deadline {
+            Some(deadline) => sleep_until(deadline).await,
             None => std::future::pending().await,
         }
     };
@@ -154,9 +162,7 @@ async fn follow(
 
 /// The outcome of reaching `--timeout` with `progress`.
 fn timed_out(args: &Args, progress: &Progress) -> Result {
-    let waited = args
-        .timeout
-        .map_or_else(String::new, |timeout| format!("{timeout:?}"));
+    let waited = waited(args);
     if !progress.applied {
         return Err(Failure::module(format!(
             "the subscription was not applied within {waited}"
@@ -169,4 +175,10 @@ fn timed_out(args: &Args, progress: &Progress) -> Result {
         ))),
         _ => Ok(()),
     }
+}
+
+/// `--timeout`, for messages.
+fn waited(args: &Args) -> String {
+    args.timeout
+        .map_or_else(String::new, |timeout| format!("{timeout:?}"))
 }
