@@ -90,9 +90,12 @@ pub fn run<T>(task: impl Future<Output = Result<T>>) -> Result<T> {
         .block_on(task)
 }
 
+/// The socket of a connection.
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
 /// An open connection, past its `IdentityToken`.
 pub struct Connection {
-    socket: WebSocketStream<MaybeTlsStream<TcpStream>>,
+    socket: Socket,
     url: String,
     /// The identity the connection runs as.
     pub identity: Identity,
@@ -131,26 +134,21 @@ impl Connection {
         let config = WebSocketConfig::default()
             .max_message_size(Some(MAX_MESSAGE))
             .max_frame_size(Some(MAX_MESSAGE));
-        let (socket, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), true)
-            .await
-            .map_err(|error| handshake_failure(&url, error))?;
-        let mut connection = Self {
-            socket,
-            url,
-            identity: Identity::ZERO,
-            token: String::new(),
-        };
-        match connection.next().await?.message {
+        let (mut socket, _) =
+            tokio_tungstenite::connect_async_with_config(request, Some(config), true)
+                .await
+                .map_err(|error| handshake_failure(&url, error))?;
+        match read(&mut socket, &url).await?.message {
             JsonServerMessage::IdentityToken {
                 identity, token, ..
-            } => {
-                connection.identity = identity;
-                connection.token = token;
-                Ok(connection)
-            }
+            } => Ok(Self {
+                socket,
+                url,
+                identity,
+                token,
+            }),
             _ => Err(Failure::module(format!(
-                "{}: the server's first message is not its IdentityToken",
-                connection.url
+                "{url}: the server's first message is not its IdentityToken"
             ))),
         }
     }
@@ -166,39 +164,7 @@ impl Connection {
     /// The server's next message. Pings are answered as frames are read; a close from the
     /// server, or the end of the socket, is a failure that says which.
     pub async fn next(&mut self) -> Result<Received> {
-        loop {
-            let frame = self.socket.next().await.ok_or_else(|| {
-                Failure::module(format!(
-                    "{}: the connection ended without a close frame",
-                    self.url
-                ))
-            })?;
-            match frame {
-                Ok(Message::Text(text)) => {
-                    let message = JsonServerMessage::from_json(text.as_str()).map_err(|error| {
-                        Failure::module(format!("{}: {error}: {}", self.url, text.as_str()))
-                    })?;
-                    return Ok(Received {
-                        text: text.as_str().to_owned(),
-                        message,
-                    });
-                }
-                Ok(Message::Binary(_)) => {
-                    return Err(Failure::module(format!(
-                        "{}: a binary frame on the JSON protocol",
-                        self.url
-                    )))
-                }
-                Ok(Message::Close(frame)) => return Err(self.closed(frame)),
-                Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {}
-                Err(error) => {
-                    return Err(Failure::module(format!(
-                        "reading from {}: {error}",
-                        self.url
-                    )))
-                }
-            }
-        }
+        read(&mut self.socket, &self.url).await
     }
 
     /// Closes the connection with `1000` and waits (a little) for the server's close frame, so
@@ -216,23 +182,49 @@ impl Connection {
             tracing::warn!(url = %self.url, "the server did not answer the close frame");
         }
     }
+}
 
-    /// The failure for the server's close `frame`.
-    fn closed(&self, frame: Option<CloseFrame>) -> Failure {
+/// The next message from the server at `url` on `socket` (see [`Connection::next`]).
+async fn read(socket: &mut Socket, url: &str) -> Result<Received> {
+    loop {
+        let frame = socket.next().await.ok_or_else(|| {
+            Failure::module(format!("{url}: the connection ended without a close frame"))
+        })?;
         match frame {
-            Some(frame) if frame.reason.is_empty() => Failure::module(format!(
-                "{}: the server closed the connection ({})",
-                self.url,
-                u16::from(frame.code)
-            )),
-            Some(frame) => Failure::module(format!(
-                "{}: the server closed the connection ({}): {}",
-                self.url,
-                u16::from(frame.code),
-                frame.reason.as_str()
-            )),
-            None => Failure::module(format!("{}: the server closed the connection", self.url)),
+            Ok(Message::Text(text)) => {
+                let message = JsonServerMessage::from_json(text.as_str()).map_err(|error| {
+                    Failure::module(format!("{url}: {error}: {}", text.as_str()))
+                })?;
+                return Ok(Received {
+                    text: text.as_str().to_owned(),
+                    message,
+                });
+            }
+            Ok(Message::Binary(_)) => {
+                return Err(Failure::module(format!(
+                    "{url}: a binary frame on the JSON protocol"
+                )))
+            }
+            Ok(Message::Close(frame)) => return Err(closed(url, frame)),
+            Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {}
+            Err(error) => return Err(Failure::module(format!("reading from {url}: {error}"))),
         }
+    }
+}
+
+/// The failure for the close `frame` of the server at `url`.
+fn closed(url: &str, frame: Option<CloseFrame>) -> Failure {
+    match frame {
+        Some(frame) if frame.reason.is_empty() => Failure::module(format!(
+            "{url}: the server closed the connection ({})",
+            u16::from(frame.code)
+        )),
+        Some(frame) => Failure::module(format!(
+            "{url}: the server closed the connection ({}): {}",
+            u16::from(frame.code),
+            frame.reason.as_str()
+        )),
+        None => Failure::module(format!("{url}: the server closed the connection")),
     }
 }
 
