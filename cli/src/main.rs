@@ -1,22 +1,27 @@
-//! `wasmod`: create, build, check, describe, call and serve wasmod modules.
+//! `wasmod`: create, build, check, describe, call and serve wasmod modules; subscribe to a
+//! served module's tables and query them.
 //!
 //! Each subcommand lives in its own file under `commands/`; what several share lives beside
 //! them: [`cargo`] (building a crate for wasm32), [`source`] (a module given as a `.wasm` file
 //! or a crate directory), [`check`] (the checks every built module goes through), [`render`]
-//! (descriptions as text), [`units`] (durations and sizes on the command line), and
-//! [`failure`] (errors and exit codes).
+//! (descriptions as text), [`units`] (durations, sizes and identities on the command line),
+//! [`api`] (a server's HTTP API) and [`websocket`] (its WebSocket), [`output`] (JSON lines and
+//! text on stdout), and [`failure`] (errors and exit codes).
 //!
 //! Exit status: `0` success; `1` the module or the call failed (an inspection violation, a
 //! call that ended in an error); `2` the command could not run (bad arguments, a build that
 //! failed, a file that cannot be read, a server that cannot start).
 
+mod api;
 mod cargo;
 mod check;
 mod commands;
 mod failure;
+mod output;
 mod render;
 mod source;
 mod units;
+mod websocket;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use std::io::IsTerminal;
@@ -35,7 +40,8 @@ static VERSION: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
-/// Create, build, check, describe, call and serve wasmod modules.
+/// Create, build, check, describe, call and serve wasmod modules; subscribe to a served
+/// module's tables and query them.
 #[derive(Parser)]
 #[command(name = "wasmod", propagate_version = true)]
 struct Cli {
@@ -61,6 +67,10 @@ enum Command {
     Call(commands::call::Args),
     /// Serve a module over HTTP.
     Serve(commands::serve::Args),
+    /// Subscribe to queries on a server: print the initial rows and every update as JSON lines.
+    Subscribe(commands::subscribe::Args),
+    /// Run one query on a server, or offline over a module's data directory.
+    Sql(commands::sql::Args),
 }
 
 fn main() -> ExitCode {
@@ -80,6 +90,8 @@ fn main() -> ExitCode {
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Call(args) => commands::call::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Subscribe(args) => commands::subscribe::run(args),
+        Command::Sql(args) => commands::sql::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

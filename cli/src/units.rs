@@ -1,7 +1,8 @@
-//! Durations and sizes as written on the command line: `500ms`, `30s`, `10m`, `12h`, `30d`;
-//! `4096`, `512KiB`, `1MiB`, `1GiB`.
+//! Durations, sizes and identities as written on the command line: `500ms`, `30s`, `10m`,
+//! `12h`, `30d`; `4096`, `512KiB`, `1MiB`, `1GiB`; an identity's 64 hex digits.
 
 use std::time::Duration;
+use wasmod_abi::Identity;
 
 /// Parses a duration: a whole number followed by `ms`, `s`, `m`, `h` or `d`.
 pub fn duration(text: &str) -> Result<Duration, String> {
@@ -49,6 +50,12 @@ pub fn size(text: &str) -> Result<usize, String> {
         .ok_or_else(|| format!("`{text}` is too large"))
 }
 
+/// Parses an identity: its 64 hex digits, in either case.
+pub fn identity(text: &str) -> Result<Identity, String> {
+    Identity::from_hex(text.trim())
+        .ok_or_else(|| format!("`{text}` is not an identity: write its 64 hex digits"))
+}
+
 /// Splits `text` into its leading digits and the rest.
 fn split(text: &str) -> (&str, &str) {
     let text = text.trim();
@@ -88,6 +95,15 @@ mod tests {
         assert_eq!(size("1MiB"), Ok(1 << 20));
         for bad in ["", "MiB", "1MB", "1.5MiB", "-1"] {
             assert!(size(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn identities() {
+        let hex = "AB".repeat(32);
+        assert_eq!(identity(&hex), Ok(Identity::from_bytes([0xab; 32])));
+        for bad in ["", "ab", &"ab".repeat(33), &"zz".repeat(32)] {
+            assert!(identity(bad).is_err(), "{bad}");
         }
     }
 }

@@ -19,6 +19,7 @@ mod remote;
 use crate::check;
 use crate::failure::{Failure, Result};
 use crate::source::Module;
+use crate::units;
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
@@ -43,8 +44,8 @@ pub struct Args {
     #[arg(long, value_name = "JSON", conflicts_with = "args")]
     json: Option<String>,
     /// In-process only: the identity to call as, 64 hex digits (default: a new one).
-    #[arg(long, value_name = "HEX")]
-    identity: Option<String>,
+    #[arg(long, value_name = "HEX", value_parser = units::identity)]
+    identity: Option<Identity>,
     /// On a server only: the token to call with (default: a new identity's).
     #[arg(long, env = "WASMOD_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -69,8 +70,8 @@ pub fn run(args: Args) -> Result {
         if args.token.is_some() {
             return Err(Failure::usage("--token is for calls to a server"));
         }
-        let caller = match &args.identity {
-            Some(hex) => parse_identity(hex)?,
+        let caller = match args.identity {
+            Some(identity) => identity,
             None => wasmod_server::auth::new_identity()
                 .map_err(|error| Failure::usage(format!("no randomness: {error}")))?,
         };
@@ -139,12 +140,4 @@ fn arguments(args: &Args) -> Result<Value> {
 
 fn is_url(target: &str) -> bool {
     target.starts_with("http://") || target.starts_with("https://")
-}
-
-fn parse_identity(text: &str) -> Result<Identity> {
-    Identity::from_hex(text.trim()).ok_or_else(|| {
-        Failure::usage(format!(
-            "--identity {text:?} is not an identity: write its 64 hex digits"
-        ))
-    })
 }

@@ -6,3 +6,5 @@ pub mod describe;
 pub mod inspect;
 pub mod new;
 pub mod serve;
+pub mod sql;
+pub mod subscribe;

@@ -7,35 +7,19 @@
 //! answer is read as the protocol's typed message; one that is not is the server's failure.
 
 use super::Answer;
-use crate::failure::{Context, Failure, Result};
-use serde::de::DeserializeOwned;
+use crate::api::{self, parse, request};
+use crate::failure::{Failure, Result};
 use serde_json::Value;
-use std::time::Duration;
 use ureq::Agent;
 use wasmod_abi::EntryKind;
 use wasmod_protocol::http::{call_route, CallResponse, IdentityResponse};
-use wasmod_protocol::{ErrorBody, ModuleDescription};
-
-/// How long one request may take.
-const TIMEOUT: Duration = Duration::from_secs(60);
+use wasmod_protocol::ErrorBody;
 
 /// Calls `function` with `args` on the server at `base`.
 pub fn call(base: &str, function: &str, args: &Value, token: Option<&str>) -> Result<Answer> {
     let base = base.trim_end_matches('/');
-    let agent: Agent = Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(TIMEOUT))
-        .build()
-        .into();
-    let description: ModuleDescription =
-        match request(&agent, "GET", &format!("{base}/v1/module"), None, None)? {
-            (200, text) => parse(&text, "a module description")?,
-            (status, text) => {
-                return Err(Failure::usage(format!(
-                    "{base} did not describe its module ({status}): {text}"
-                )))
-            }
-        };
+    let agent = api::agent();
+    let description = api::describe(&agent, base)?;
     let kind = description
         .callable_kind(function)
         .unwrap_or(EntryKind::Reducer);
@@ -69,45 +53,6 @@ fn new_token(agent: &Agent, base: &str) -> Result<String> {
     }
 }
 
-/// The answer `text`, which should be `what`: the server's failure if it is not.
-fn parse<T: DeserializeOwned>(text: &str, what: &str) -> Result<T> {
-    serde_json::from_str(text).map_err(|error| {
-        Failure::module(format!(
-            "the server's answer is not {what} ({error}): {text}"
-        ))
-    })
-}
-
-/// Sends one request and returns the status and the body.
-fn request(
-    agent: &Agent,
-    method: &str,
-    url: &str,
-    token: Option<&str>,
-    body: Option<&str>,
-) -> Result<(u16, String)> {
-    let authorization = token.map(|token| format!("Bearer {token}"));
-    let response = if method == "GET" {
-        agent.get(url).call()
-    } else {
-        let mut post = agent.post(url).content_type("application/json");
-        if let Some(authorization) = &authorization {
-            post = post.header("authorization", authorization);
-        }
-        match body {
-            Some(body) => post.send(body),
-            None => post.send_empty(),
-        }
-    };
-    let mut response = response.context(format!("{method} {url}"))?;
-    let status = response.status().as_u16();
-    let text = response
-        .body_mut()
-        .read_to_string()
-        .context(format!("reading the answer to {method} {url}"))?;
-    Ok((status, text))
-}
-
 /// `name` as one path segment: unreserved characters as they are, others percent-encoded.
 fn encode_segment(name: &str) -> String {
     name.bytes()
@@ -128,11 +73,5 @@ mod tests {
     fn names_are_encoded_as_one_segment() {
         assert_eq!(encode_segment("set_name"), "set_name");
         assert_eq!(encode_segment("a/b c"), "a%2Fb%20c");
-    }
-
-    #[test]
-    fn answers_that_are_not_the_protocols_are_the_servers_failure() {
-        assert!(parse::<CallResponse>(r#"{"duration_us":1,"status":"committed"}"#, "x").is_ok());
-        assert!(parse::<CallResponse>("<html>", "a call's result").is_err());
     }
 }
