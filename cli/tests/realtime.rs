@@ -385,7 +385,7 @@ fn scripted_subscription(listener: &TcpListener) -> WebSocket<TcpStream> {
     );
     let id = &subscribe["Subscribe"]["query_set_id"];
     let applied = format!(
-        r#"{{"SubscribeApplied":{{"query_set_id":{id},"offset":0,"tables":[],"resumed":false}}}}"#
+        r#"{{"SubscribeApplied":{{"query_set_id":{id},"offset":0,"tables":[],"deletes":[],"resumed":false}}}}"#
     );
     socket.send(Message::text(applied)).expect("sent");
     socket

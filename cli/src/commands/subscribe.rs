@@ -10,7 +10,7 @@
 //! (`v1.json.wasmod`) for tools, whether they read this command or the socket:
 //!
 //! ```text
-//! {"SubscribeApplied":{"query_set_id":1,"offset":3,"tables":[{"table":"message","rows":[…]}],"resumed":false}}
+//! {"SubscribeApplied":{"query_set_id":1,"offset":3,"tables":[{"table":"message","rows":[…]}],"deletes":[],"resumed":false}}
 //! {"TransactionUpdate":{"offset":4,…,"changes":[{"query_set_id":1,"tables":[{"table":"message","inserts":[…],"deletes":[]}]}]}}
 //! ```
 //!
