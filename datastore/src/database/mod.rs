@@ -170,6 +170,15 @@ impl Database {
         self.recovery.as_ref()
     }
 
+    /// The wait for the published commit at `offset` to be durable (and every earlier one
+    /// with it); ready at once without a log. For a subscriber of the feed that must not show
+    /// a commit before a crash could no longer lose it.
+    pub fn durable(&self, offset: u64) -> Ticket {
+        self.log
+            .as_ref()
+            .map_or_else(Ticket::ready, |log| log.ticket(offset))
+    }
+
     /// The last commits that recovery replayed, oldest first (as many as
     /// [`durability::Options::recent_commits`] asked for), for whoever takes them first: the
     /// commits just before [`Database::next_offset`] at opening, with metadata

@@ -306,6 +306,12 @@ impl Durability {
         self.writer.append(changes)
     }
 
+    /// The wait for transaction `offset`, appended already, to be durable (every earlier one
+    /// is once it is): for whoever learns of a commit some other way than its own ticket.
+    pub fn ticket(&self, offset: u64) -> Ticket {
+        self.writer.ticket(offset)
+    }
+
     /// How many times the log has been synced: commits divided by syncs is the group size.
     pub fn syncs(&self) -> u64 {
         self.writer.syncs()

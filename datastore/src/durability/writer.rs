@@ -144,6 +144,14 @@ impl Writer {
         }
     }
 
+    /// The wait for the record at `offset` (appended already) to be durable.
+    pub(crate) fn ticket(&self, offset: u64) -> Ticket {
+        Ticket {
+            shared: Some(self.shared.clone()),
+            offset,
+        }
+    }
+
     /// How many syncs the log has made.
     pub(crate) fn syncs(&self) -> u64 {
         self.shared.syncs.load(Ordering::Relaxed)

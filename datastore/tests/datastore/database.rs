@@ -111,6 +111,33 @@ fn offsets_go_on_from_the_log_after_a_restart() {
 }
 
 #[test]
+fn a_feed_subscriber_waits_for_a_commit_to_be_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options::default().with_mode(Mode::Group);
+    let database = Database::open(dir.path(), &module(), options).unwrap();
+    let mut feed = database.feed().subscribe();
+    let mut tx = database.begin_mut();
+    tx.insert(PLAYER, &mut player(1, "p1", 1)).unwrap();
+    // The committer does not wait: the subscriber does, from the offset it was given.
+    let committed = database.commit(tx, meta("insert"));
+    let commit = feed.try_recv().unwrap();
+    database.durable(commit.offset).wait().unwrap();
+    assert!(database.log().unwrap().syncs() >= 1, "durable means synced");
+    drop(committed);
+    let recovered = Database::open(dir.path(), &module(), options);
+    assert!(
+        recovered.is_err(),
+        "the directory is locked while the first is open"
+    );
+    drop(database);
+    let recovered = Database::open(dir.path(), &module(), options).unwrap();
+    assert_eq!(recovered.recovery().unwrap().transactions, 1);
+
+    let memory = Database::in_memory(&module()).unwrap();
+    memory.durable(0).wait().unwrap();
+}
+
+#[test]
 fn connections_are_recorded_once_and_forgotten_once() {
     let database = Database::in_memory(&module()).unwrap();
     let system = database.module_tables();
