@@ -162,14 +162,18 @@ async fn join_one(url: &str, subscribe: Subscribe) -> Result<(client::Sender, cl
         let applied = tokio::time::timeout(client::CONNECT_TIMEOUT, receiver.next()).await;
         match applied {
             Ok(Ok(Received::Message(message))) => match *message {
-                ServerMessage::SubscribeApplied { query_set_id, .. } if query_set_id == QUERY_SET => {}
+                ServerMessage::SubscribeApplied { query_set_id, .. }
+                    if query_set_id == QUERY_SET => {}
                 other => bail!("the answer to Subscribe was {other:?}"),
             },
             Ok(Ok(Received::Closed { code, reason })) => {
                 bail!("closed instead of subscribed: {code} {reason}")
             }
             Ok(Err(error)) => return Err(error),
-            Err(_) => bail!("no answer to Subscribe within {:?}", client::CONNECT_TIMEOUT),
+            Err(_) => bail!(
+                "no answer to Subscribe within {:?}",
+                client::CONNECT_TIMEOUT
+            ),
         }
     }
     Ok((sender, receiver))

@@ -31,7 +31,12 @@ pub async fn measure(paths: &Paths, connections: usize, run: Duration) -> Result
         &paths.wasmod,
         &paths.module,
         data.path(),
-        &["--durability".into(), "group".into(), "--queue".into(), queue],
+        &[
+            "--durability".into(),
+            "group".into(),
+            "--queue".into(),
+            queue,
+        ],
     )?;
     let url = format!("{}/v1/subscribe", served.ws_base);
     let mut callers = try_join_all((0..connections).map(|_| Caller::open(&url))).await?;

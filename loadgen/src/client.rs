@@ -108,8 +108,9 @@ impl Receiver {
             };
             match frame {
                 Message::Binary(bytes) => {
-                    let message = BinaryServerMessage::from_bytes(&bytes)
-                        .map_err(|error| anyhow!("a server frame that is not a message: {error}"))?;
+                    let message = BinaryServerMessage::from_bytes(&bytes).map_err(|error| {
+                        anyhow!("a server frame that is not a message: {error}")
+                    })?;
                     return Ok(Received::Message(Box::new(message)));
                 }
                 Message::Close(frame) => {

@@ -132,7 +132,10 @@ impl Session {
         };
         let url = format!("{}/v1/subscribe", served.ws_base);
         let (subscribe, publisher) = match target {
-            Target::Wasmod => (Subscribe::Messages, Publisher::Caller(Caller::open(&url).await?)),
+            Target::Wasmod => (
+                Subscribe::Messages,
+                Publisher::Caller(Caller::open(&url).await?),
+            ),
             Target::Floor(_) => (Subscribe::Nothing, Publisher::Floor),
         };
         let audience = Audience::join(&url, clients, subscribe).await?;
@@ -154,7 +157,9 @@ impl Session {
         let start = Instant::now();
         match &mut self.publisher {
             Publisher::Caller(caller) => {
-                let calls = caller.call(Pace::new(rate, count), start + Duration::from_secs(3600)).await?;
+                let calls = caller
+                    .call(Pace::new(rate, count), start + Duration::from_secs(3600))
+                    .await?;
                 if !calls.all_committed() {
                     bail!("the writer's calls did not all commit: {calls:?}");
                 }
@@ -218,7 +223,10 @@ pub async fn measure(paths: &Paths, target: Target, plan: &Plan) -> Result<Outco
         let rows = session.audience.tally.rows.load(Ordering::Relaxed);
         let deliveries = session.audience.tally.deliveries.load(Ordering::Relaxed);
         if rows != deliveries {
-            bail!("{}: {deliveries} updates carried {rows} rows (one each expected)", target.name());
+            bail!(
+                "{}: {deliveries} updates carried {rows} rows (one each expected)",
+                target.name()
+            );
         }
         let unexpected = session.audience.tally.unexpected.load(Ordering::Relaxed);
         if unexpected > 0 {
@@ -263,5 +271,7 @@ pub fn describe(step: &Step) -> String {
 
 /// A latency in milliseconds, or `-`.
 pub fn millis(latency: Option<Duration>) -> String {
-    latency.map_or("-".into(), |latency| format!("{:.2} ms", latency.as_secs_f64() * 1e3))
+    latency.map_or("-".into(), |latency| {
+        format!("{:.2} ms", latency.as_secs_f64() * 1e3)
+    })
 }

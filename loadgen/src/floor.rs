@@ -156,7 +156,9 @@ async fn pump<M, S, R, E, F>(
     if sink.send(frame(hub.hello.clone())).await.is_err() {
         return;
     }
-    let reading = incoming.take_while(|read| std::future::ready(read.is_ok())).for_each(|_| async {});
+    let reading = incoming
+        .take_while(|read| std::future::ready(read.is_ok()))
+        .for_each(|_| async {});
     let writing = async {
         loop {
             match updates.recv().await {
@@ -225,7 +227,7 @@ mod tungstenite {
 
 /// The floor on `tokio-websockets`.
 mod websockets {
-    use super::{pump, Hub, BUFFER, BIN_PROTOCOL, TOO_SLOW};
+    use super::{pump, Hub, BIN_PROTOCOL, BUFFER, TOO_SLOW};
     use futures_util::StreamExt;
     use http::{HeaderName, HeaderValue};
     use std::sync::Arc;
@@ -278,7 +280,10 @@ mod tests {
 
     #[test]
     fn broadcast_commands_parse_and_bad_ones_are_errors() {
-        assert_eq!(parse_broadcast("broadcast 250.5 1000").unwrap(), (250.5, 1000));
+        assert_eq!(
+            parse_broadcast("broadcast 250.5 1000").unwrap(),
+            (250.5, 1000)
+        );
         assert!(parse_broadcast("broadcast 250").is_err());
         assert!(parse_broadcast("send 1 2").is_err());
         assert!(parse_broadcast("").is_err());

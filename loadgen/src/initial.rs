@@ -52,17 +52,28 @@ pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
     for &size in sizes {
         let start = Instant::now();
         let to_add = size.saturating_sub(filled);
-        let share = |index: usize| to_add / FILLERS as u64 + u64::from((index as u64) < to_add % FILLERS as u64);
+        let share = |index: usize| {
+            to_add / FILLERS as u64 + u64::from((index as u64) < to_add % FILLERS as u64)
+        };
         let runs = fillers.iter_mut().enumerate().map(|(index, caller)| {
-            caller.call(Pace::new(f64::MAX, share(index)), start + Duration::from_secs(3600))
+            caller.call(
+                Pace::new(f64::MAX, share(index)),
+                start + Duration::from_secs(3600),
+            )
         });
-        let calls = try_join_all(runs).await?.into_iter().fold(Calls::default(), Calls::plus);
+        let calls = try_join_all(runs)
+            .await?
+            .into_iter()
+            .fold(Calls::default(), Calls::plus);
         if !calls.all_committed() {
             bail!("filling {TABLE} to {size} rows: {calls:?}");
         }
         filled = size;
         let fill = start.elapsed();
-        eprintln!("  filled {TABLE} to {size} rows in {:.1} s", fill.as_secs_f64());
+        eprintln!(
+            "  filled {TABLE} to {size} rows in {:.1} s",
+            fill.as_secs_f64()
+        );
         let before = served.memory()?;
         let answer = subscribe(&url).await?;
         let after = served.memory()?;

@@ -112,7 +112,11 @@ mod tests {
                 "{value} -> bucket {index} -> {upper}"
             );
             if index > 0 {
-                assert!(upper_bound(index - 1) < value, "{value} also fits bucket {}", index - 1);
+                assert!(
+                    upper_bound(index - 1) < value,
+                    "{value} also fits bucket {}",
+                    index - 1
+                );
             }
             value = value * 9 / 8 + 1;
         }

@@ -180,12 +180,14 @@ fn exit(result: Result<()>) -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     let loadgen = std::env::current_exe().context("this program's path")?;
-    let wasmod = cli
-        .wasmod
-        .unwrap_or_else(|| loadgen.with_file_name(format!("wasmod{}", std::env::consts::EXE_SUFFIX)));
+    let wasmod = cli.wasmod.unwrap_or_else(|| {
+        loadgen.with_file_name(format!("wasmod{}", std::env::consts::EXE_SUFFIX))
+    });
     let module = match cli.module {
         Some(module) => module,
-        None => wasmod_wasm_tests::built(wasmod_wasm_tests::Profile::Release).library_path("quickstart"),
+        None => {
+            wasmod_wasm_tests::built(wasmod_wasm_tests::Profile::Release).library_path("quickstart")
+        }
     };
     let paths = Paths {
         wasmod,

@@ -27,7 +27,9 @@ impl Pace {
     /// How many sends should have happened by `now`, at most the pace's count.
     pub fn due(&self, now: Instant) -> u64 {
         let elapsed = now.saturating_duration_since(self.start).as_secs_f64();
-        ((elapsed * self.per_second).floor() as u64 + 1).min(self.count)
+        ((elapsed * self.per_second).floor() as u64)
+            .saturating_add(1)
+            .min(self.count)
     }
 
     /// How many sends the pace makes in all.
@@ -47,6 +49,12 @@ mod tests {
         assert_eq!(pace.due(start), 1);
         assert_eq!(pace.due(start + Duration::from_millis(100)), 101);
         assert_eq!(pace.due(start + Duration::from_secs(10)), 500);
+    }
+
+    #[test]
+    fn an_unbounded_pace_has_everything_due_without_overflowing() {
+        let pace = Pace::new(f64::MAX, u64::MAX);
+        assert_eq!(pace.due(pace.start + Duration::from_millis(1)), u64::MAX);
     }
 
     #[test]

@@ -106,12 +106,11 @@ pub fn wasmod_serve(wasmod: &Path, module: &Path, data: &Path, extra: &[String])
     }
     let mut command = Command::new(wasmod);
     command
-        .arg("serve")
+        .args(["--log", "warn", "serve"])
         .arg(module)
         .args(["--listen", "127.0.0.1:0", "--data"])
         .arg(data)
-        .args(extra)
-        .env("RUST_LOG", "warn");
+        .args(extra);
     Served::start(command)
 }
 
@@ -157,7 +156,7 @@ pub fn raise_open_files(wanted: u64) -> Result<u64> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         bail!("getrlimit: {}", std::io::Error::last_os_error());
     }
-    let target = (wanted as libc::rlim_t).min(limit.rlim_max);
+    let target = wanted.min(limit.rlim_max);
     if target > limit.rlim_cur {
         limit.rlim_cur = target;
         // SAFETY: `limit` is a valid `rlimit` with the soft limit under the hard one.
@@ -165,7 +164,7 @@ pub fn raise_open_files(wanted: u64) -> Result<u64> {
             bail!("setrlimit: {}", std::io::Error::last_os_error());
         }
     }
-    Ok(limit.rlim_cur.max(target) as u64)
+    Ok(limit.rlim_cur.max(target))
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     }
     values.sort_by(f64::total_cmp);
     let middle = values.len() / 2;
-    if values.len() % 2 == 0 {
+    if values.len().is_multiple_of(2) {
         (values[middle - 1] + values[middle]) / 2.0
     } else {
         values[middle]
@@ -67,7 +67,10 @@ pub async fn delivery(paths: &Paths, settings: &Settings) -> Result<()> {
         Some(Duration::from_secs_f64(median(values)))
     };
     let floor = saturation(1);
-    println!("## Delivery over loopback ({} clients, binary protocol)", plan.clients);
+    println!(
+        "## Delivery over loopback ({} clients, binary protocol)",
+        plan.clients
+    );
     println!();
     println!("| server | deliveries/s at saturation | ratio to the tungstenite floor | p50 at half | p99 at half | clients lost in the search |");
     println!("|---|---:|---:|---:|---:|---|");
@@ -97,7 +100,10 @@ pub async fn delivery(paths: &Paths, settings: &Settings) -> Result<()> {
 
 /// Pipelined calls per second, for every connection count.
 pub async fn calls(paths: &Paths, settings: &Settings) -> Result<()> {
-    println!("## Pipelined reducer calls (`send`, durability `group`, {} in flight per connection)", crate::caller::IN_FLIGHT);
+    println!(
+        "## Pipelined reducer calls (`send`, durability `group`, {} in flight per connection)",
+        crate::caller::IN_FLIGHT
+    );
     println!();
     println!("| connections | committed calls/s (median) | runs | busy answers |");
     println!("|---:|---:|---|---:|");
@@ -107,12 +113,19 @@ pub async fn calls(paths: &Paths, settings: &Settings) -> Result<()> {
         for run in 1..=settings.repeat {
             eprintln!("calls, run {run}: {connections} connections");
             let result = calls::measure(paths, connections, settings.call_run).await?;
-            eprintln!("  {:.0} committed/s ({:?})", result.per_second, result.calls);
+            eprintln!(
+                "  {:.0} committed/s ({:?})",
+                result.per_second, result.calls
+            );
             rates.push(result.per_second);
             busy += result.calls.busy;
         }
         let runs: Vec<String> = rates.iter().map(|rate| format!("{rate:.0}")).collect();
-        println!("| {connections} | {:.0} | {} | {busy} |", median(rates.clone()), runs.join(", "));
+        println!(
+            "| {connections} | {:.0} | {} | {busy} |",
+            median(rates.clone()),
+            runs.join(", ")
+        );
     }
     println!();
     println!("Goal: ≥ 100,000 committed calls/s.");
@@ -127,7 +140,10 @@ pub async fn idle(paths: &Paths, settings: &Settings) -> Result<()> {
         eprintln!("idle, run {run}: {} connections", settings.idle);
         results.push(idle::measure(paths, settings.idle).await?);
     }
-    println!("## {} idle subscribed connections: the server's memory", settings.idle);
+    println!(
+        "## {} idle subscribed connections: the server's memory",
+        settings.idle
+    );
     println!();
     println!("| run | VmRSS before | VmRSS after | VmHWM after | per connection |");
     println!("|---:|---:|---:|---:|---:|");
@@ -170,7 +186,11 @@ pub async fn initial(paths: &Paths, settings: &Settings) -> Result<()> {
             Some(refusal) => format!("refused: {refusal}"),
             None => "all rows".into(),
         };
-        if let Some((_, got)) = results.iter().filter_map(|r| r.answer.as_ref().ok()).find(|(_, got)| *got != rows) {
+        if let Some((_, got)) = results
+            .iter()
+            .filter_map(|r| r.answer.as_ref().ok())
+            .find(|(_, got)| *got != rows)
+        {
             bail!("a subscription to {rows} rows received {got}");
         }
         let time = if times.is_empty() {
