@@ -37,7 +37,8 @@ pub async fn measure(paths: &Paths, connections: usize, run: Duration) -> Result
             "--queue".into(),
             queue,
         ],
-    )?;
+    )
+    .await?;
     let url = format!("{}/v1/subscribe", served.ws_base);
     let mut callers = try_join_all((0..connections).map(|_| Caller::open(&url))).await?;
     let start = Instant::now();

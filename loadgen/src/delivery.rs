@@ -57,7 +57,7 @@ impl Target {
     /// The target's name in reports.
     pub fn name(self) -> String {
         match self {
-            Self::Wasmod => "wasmod serve (quickstart)".into(),
+            Self::Wasmod => "wasmod serve".into(),
             Self::Floor(library) => format!("floor: {}", library.name()),
         }
     }
@@ -121,13 +121,14 @@ impl Session {
                     &paths.module,
                     data.path(),
                     &["--durability".into(), "group".into()],
-                )?;
+                )
+                .await?;
                 (served, Some(data))
             }
             Target::Floor(library) => {
                 let mut command = std::process::Command::new(&paths.loadgen);
                 command.args(["floor-server", "--library", library.argument()]);
-                (Served::start(command)?, None)
+                (Served::start(command).await?, None)
             }
         };
         let url = format!("{}/v1/subscribe", served.ws_base);
@@ -167,7 +168,7 @@ impl Session {
             Publisher::Floor => {
                 self.served.tell(&format!("broadcast {rate} {count}"))?;
                 let timeout = Duration::from_secs_f64(count as f64 / rate) + DRAIN;
-                let answer = tokio::task::block_in_place(|| self.served.next_line(timeout))?;
+                let answer = self.served.next_line(timeout).await?;
                 if answer != format!("done {count}") {
                     bail!("the floor answered {answer:?} to a broadcast of {count}");
                 }

@@ -49,7 +49,7 @@ pub async fn measure(paths: &Paths, connections: usize) -> Result<IdleMemory> {
         );
     }
     let data = tempfile::tempdir().context("a data directory")?;
-    let served = process::wasmod_serve(&paths.wasmod, &paths.module, data.path(), &[])?;
+    let served = process::wasmod_serve(&paths.wasmod, &paths.module, data.path(), &[]).await?;
     let before = served.memory()?;
     let url = format!("{}/v1/subscribe", served.ws_base);
     let audience = Audience::join(&url, connections, Subscribe::Messages).await?;

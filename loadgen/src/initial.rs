@@ -44,7 +44,8 @@ pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
         &paths.module,
         data.path(),
         &["--queue".into(), queue],
-    )?;
+    )
+    .await?;
     let url = format!("{}/v1/subscribe", served.ws_base);
     let mut fillers = try_join_all((0..FILLERS).map(|_| Caller::open(&url))).await?;
     let mut filled = 0;

@@ -7,10 +7,11 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 /// How long a child may take to print its address (a debug `wasmod serve` compiles the
 /// module first).
@@ -23,13 +24,28 @@ pub struct Served {
     /// `ws://127.0.0.1:PORT`.
     pub ws_base: String,
     stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
+    lines: mpsc::UnboundedReceiver<String>,
 }
 
 impl Served {
     /// Starts `command` (stdout piped, stderr inherited) and waits for its address line.
-    pub fn start(mut command: Command) -> Result<Self> {
+    ///
+    /// The child is killed on drop, and also by the kernel if this process dies without
+    /// dropping it (an abort, a signal): `PR_SET_PDEATHSIG`, which fires when the thread that
+    /// spawned the child ends, and the runtime's worker threads that spawn children live as
+    /// long as the process.
+    pub async fn start(mut command: Command) -> Result<Self> {
         let program = command.get_program().to_string_lossy().into_owned();
+        // SAFETY: the closure runs in the child between fork and exec and only makes one
+        // async-signal-safe system call.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -38,7 +54,7 @@ impl Served {
             .with_context(|| format!("starting {program}"))?;
         let stdout = child.stdout.take().context("the child's stdout")?;
         let stdin = child.stdin.take();
-        let (sender, lines) = mpsc::channel();
+        let (sender, lines) = mpsc::unbounded_channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if sender.send(line).is_err() {
@@ -52,10 +68,9 @@ impl Served {
             stdin,
             lines,
         };
-        let line = served
-            .lines
-            .recv_timeout(START_TIMEOUT)
-            .map_err(|_| anyhow!("{program} did not print its address within {START_TIMEOUT:?}"))?;
+        let line = served.next_line(START_TIMEOUT).await.with_context(|| {
+            format!("{program} did not print its address within {START_TIMEOUT:?}")
+        })?;
         let address = line
             .strip_prefix("listening on http://")
             .ok_or_else(|| anyhow!("{program} printed {line:?} instead of its address"))?;
@@ -81,10 +96,12 @@ impl Served {
     }
 
     /// The child's next line on stdout, waiting at most `timeout`.
-    pub fn next_line(&self, timeout: Duration) -> Result<String> {
-        self.lines
-            .recv_timeout(timeout)
-            .map_err(|_| anyhow!("no answer from the child within {timeout:?}"))
+    pub async fn next_line(&mut self, timeout: Duration) -> Result<String> {
+        match tokio::time::timeout(timeout, self.lines.recv()).await {
+            Ok(Some(line)) => Ok(line),
+            Ok(None) => bail!("the child's stdout ended"),
+            Err(_) => bail!("no line from the child within {timeout:?}"),
+        }
     }
 }
 
@@ -97,7 +114,12 @@ impl Drop for Served {
 
 /// `wasmod serve MODULE` on a free loopback port, with its data in `data` and `extra`
 /// arguments (durability, queue) after.
-pub fn wasmod_serve(wasmod: &Path, module: &Path, data: &Path, extra: &[String]) -> Result<Served> {
+pub async fn wasmod_serve(
+    wasmod: &Path,
+    module: &Path,
+    data: &Path,
+    extra: &[String],
+) -> Result<Served> {
     if !wasmod.is_file() {
         bail!(
             "{} is not a file: build it (`cargo build -p wasmod-cli`) or pass --wasmod",
@@ -111,7 +133,7 @@ pub fn wasmod_serve(wasmod: &Path, module: &Path, data: &Path, extra: &[String])
         .args(["--listen", "127.0.0.1:0", "--data"])
         .arg(data)
         .args(extra);
-    Served::start(command)
+    Served::start(command).await
 }
 
 /// A process's resident memory, from `/proc/<pid>/status`.
