@@ -7,9 +7,9 @@
 
 use crate::caller::{Caller, Calls, IN_FLIGHT};
 use crate::pace::Pace;
-use crate::process;
+use crate::target::Target;
 use crate::Paths;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use futures_util::future::try_join_all;
 use std::time::{Duration, Instant};
 
@@ -25,21 +25,11 @@ pub struct Throughput {
 /// Opens `connections` callers on a fresh server and keeps them calling for `run`. Fails if
 /// nothing committed or a call failed (busy answers are counted, not failures).
 pub async fn measure(paths: &Paths, connections: usize, run: Duration) -> Result<Throughput> {
-    let data = tempfile::tempdir().context("a data directory")?;
     let queue = (connections * IN_FLIGHT * 2).to_string();
-    let served = process::wasmod_serve(
-        &paths.wasmod,
-        &paths.module,
-        data.path(),
-        &[
-            "--durability".into(),
-            "group".into(),
-            "--queue".into(),
-            queue,
-        ],
-    )
-    .await?;
-    let url = format!("{}/v1/subscribe", served.ws_base);
+    let started = Target::Wasmod
+        .start(paths, &["--durability", "group", "--queue", &queue])
+        .await?;
+    let url = started.url();
     let mut callers = try_join_all((0..connections).map(|_| Caller::open(&url))).await?;
     let start = Instant::now();
     let stop = start + run;
@@ -51,7 +41,7 @@ pub async fn measure(paths: &Paths, connections: usize, run: Duration) -> Result
         .into_iter()
         .fold(Calls::default(), Calls::plus);
     let elapsed = start.elapsed().as_secs_f64();
-    drop(served);
+    drop(started);
     if calls.committed == 0 || calls.failed > 0 {
         bail!("{connections} connections: {calls:?}");
     }

@@ -11,13 +11,12 @@
 //! rate a step achieved. The latency is then measured at half of it, on a fresh server and
 //! fresh clients (the search may have closed some).
 
-use crate::audience::{Audience, Subscribe};
+use crate::audience::Audience;
 use crate::caller::Caller;
-use crate::floor::Library;
 use crate::pace::{Pace, TICK};
-use crate::process::{self, Served};
+use crate::target::{Started, Target};
 use crate::Paths;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -42,25 +41,6 @@ pub struct Plan {
     pub step: Duration,
     /// How long the latency run publishes.
     pub latency_run: Duration,
-}
-
-/// What a server is measured as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Target {
-    /// `wasmod serve` on the quickstart.
-    Wasmod,
-    /// A bare broadcast floor on a WebSocket library.
-    Floor(Library),
-}
-
-impl Target {
-    /// The target's name in reports.
-    pub fn name(self) -> String {
-        match self {
-            Self::Wasmod => "wasmod serve".into(),
-            Self::Floor(library) => format!("floor: {}", library.name()),
-        }
-    }
 }
 
 /// One step of a search.
@@ -100,10 +80,9 @@ pub struct Outcome {
 
 /// A server with its clients and its publisher.
 struct Session {
-    served: Served,
+    started: Started,
     audience: Audience,
     publisher: Publisher,
-    _data: Option<tempfile::TempDir>,
 }
 
 enum Publisher {
@@ -113,38 +92,17 @@ enum Publisher {
 
 impl Session {
     async fn open(paths: &Paths, target: Target, clients: usize) -> Result<Self> {
-        let (served, data) = match target {
-            Target::Wasmod => {
-                let data = tempfile::tempdir().context("a data directory")?;
-                let served = process::wasmod_serve(
-                    &paths.wasmod,
-                    &paths.module,
-                    data.path(),
-                    &["--durability".into(), "group".into()],
-                )
-                .await?;
-                (served, Some(data))
-            }
-            Target::Floor(library) => {
-                let mut command = std::process::Command::new(&paths.loadgen);
-                command.args(["floor-server", "--library", library.argument()]);
-                (Served::start(command).await?, None)
-            }
+        let started = target.start(paths, &["--durability", "group"]).await?;
+        let url = started.url();
+        let publisher = match target {
+            Target::Wasmod => Publisher::Caller(Caller::open(&url).await?),
+            Target::Floor(_) => Publisher::Floor,
         };
-        let url = format!("{}/v1/subscribe", served.ws_base);
-        let (subscribe, publisher) = match target {
-            Target::Wasmod => (
-                Subscribe::Messages,
-                Publisher::Caller(Caller::open(&url).await?),
-            ),
-            Target::Floor(_) => (Subscribe::Nothing, Publisher::Floor),
-        };
-        let audience = Audience::join(&url, clients, subscribe).await?;
+        let audience = Audience::join(&url, clients, target.subscribe()).await?;
         Ok(Self {
-            served,
+            started,
             audience,
             publisher,
-            _data: data,
         })
     }
 
@@ -166,9 +124,11 @@ impl Session {
                 }
             }
             Publisher::Floor => {
-                self.served.tell(&format!("broadcast {rate} {count}"))?;
+                self.started
+                    .served
+                    .tell(&format!("broadcast {rate} {count}"))?;
                 let timeout = Duration::from_secs_f64(count as f64 / rate) + DRAIN;
-                let answer = self.served.next_line(timeout).await?;
+                let answer = self.started.served.next_line(timeout).await?;
                 if answer != format!("done {count}") {
                     bail!("the floor answered {answer:?} to a broadcast of {count}");
                 }

@@ -6,10 +6,11 @@
 //! raised as far as the hard limit allows, and a hard limit too low for the run is reported
 //! before anything starts.
 
-use crate::audience::{Audience, Subscribe};
-use crate::process::{self, raise_open_files, Memory};
+use crate::audience::Audience;
+use crate::process::{raise_open_files, Memory};
+use crate::target::Target;
 use crate::Paths;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -37,8 +38,8 @@ impl IdleMemory {
     }
 }
 
-/// Connects `connections` subscribed clients to a fresh server and reads its memory.
-pub async fn measure(paths: &Paths, connections: usize) -> Result<IdleMemory> {
+/// Connects `connections` subscribed clients to a fresh `target` and reads its memory.
+pub async fn measure(paths: &Paths, target: Target, connections: usize) -> Result<IdleMemory> {
     let needed = connections as u64 + SPARE_DESCRIPTORS;
     let limit = raise_open_files(needed)?;
     if limit < needed {
@@ -48,13 +49,11 @@ pub async fn measure(paths: &Paths, connections: usize) -> Result<IdleMemory> {
              fewer connections"
         );
     }
-    let data = tempfile::tempdir().context("a data directory")?;
-    let served = process::wasmod_serve(&paths.wasmod, &paths.module, data.path(), &[]).await?;
-    let before = served.memory()?;
-    let url = format!("{}/v1/subscribe", served.ws_base);
-    let audience = Audience::join(&url, connections, Subscribe::Messages).await?;
+    let started = target.start(paths, &[]).await?;
+    let before = started.served.memory()?;
+    let audience = Audience::join(&started.url(), connections, target.subscribe()).await?;
     tokio::time::sleep(SETTLE).await;
-    let after = served.memory()?;
+    let after = started.served.memory()?;
     let lost = audience.tally.lost.load(Ordering::Relaxed);
     if lost > 0 {
         bail!(

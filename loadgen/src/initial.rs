@@ -8,10 +8,11 @@
 use crate::caller::{Caller, Calls};
 use crate::client::{self, Received};
 use crate::pace::Pace;
-use crate::process::{self, Memory};
+use crate::process::Memory;
 use crate::sample::{QUERY_SET, TABLE};
+use crate::target::Target;
 use crate::Paths;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use futures_util::future::try_join_all;
 use std::time::{Duration, Instant};
 use wasmod_protocol::ws::{ClientMessage, ServerMessage};
@@ -37,16 +38,9 @@ pub struct Initial {
 
 /// Fills the table to each of `sizes` (ascending) and subscribes to it at each.
 pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
-    let data = tempfile::tempdir().context("a data directory")?;
     let queue = (FILLERS * crate::caller::IN_FLIGHT * 2).to_string();
-    let served = process::wasmod_serve(
-        &paths.wasmod,
-        &paths.module,
-        data.path(),
-        &["--queue".into(), queue],
-    )
-    .await?;
-    let url = format!("{}/v1/subscribe", served.ws_base);
+    let started = Target::Wasmod.start(paths, &["--queue", &queue]).await?;
+    let url = started.url();
     let mut fillers = try_join_all((0..FILLERS).map(|_| Caller::open(&url))).await?;
     let mut filled = 0;
     let mut results = Vec::new();
@@ -75,9 +69,9 @@ pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
             "  filled {TABLE} to {size} rows in {:.1} s",
             fill.as_secs_f64()
         );
-        let before = served.memory()?;
+        let before = started.served.memory()?;
         let answer = subscribe(&url).await?;
-        let after = served.memory()?;
+        let after = started.served.memory()?;
         results.push(Initial {
             fill,
             before,

@@ -31,6 +31,7 @@ mod pace;
 mod process;
 mod report;
 mod sample;
+mod target;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};

@@ -118,7 +118,7 @@ pub async fn wasmod_serve(
     wasmod: &Path,
     module: &Path,
     data: &Path,
-    extra: &[String],
+    extra: &[&str],
 ) -> Result<Served> {
     if !wasmod.is_file() {
         bail!(

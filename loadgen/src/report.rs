@@ -2,18 +2,11 @@
 //! (for `benches/RESULTS.md`), as soon as it is done, so that a later failure loses nothing.
 //! Progress goes to stderr, results to stdout.
 
-use crate::delivery::{self, millis, Target};
-use crate::floor::Library;
+use crate::delivery::{self, millis};
+use crate::target::{self, Target};
 use crate::{calls, idle, initial, Paths, Settings};
 use anyhow::{bail, Result};
 use std::time::Duration;
-
-/// The targets of the delivery measurement, wasmod first, then the floors.
-const TARGETS: [Target; 3] = [
-    Target::Wasmod,
-    Target::Floor(Library::Tungstenite),
-    Target::Floor(Library::TokioWebsockets),
-];
 
 /// The median of `values` (the mean of the middle two for an even count), 0 for none.
 pub fn median(mut values: Vec<f64>) -> f64 {
@@ -50,9 +43,9 @@ pub fn header(paths: &Paths, settings: &Settings) {
 /// Deliveries per second at saturation and latency at half of it, for every target.
 pub async fn delivery(paths: &Paths, settings: &Settings) -> Result<()> {
     let plan = &settings.delivery;
-    let mut outcomes: Vec<Vec<delivery::Outcome>> = vec![Vec::new(); TARGETS.len()];
+    let mut outcomes: Vec<Vec<delivery::Outcome>> = vec![Vec::new(); target::ALL.len()];
     for run in 1..=settings.repeat {
-        for (index, &target) in TARGETS.iter().enumerate() {
+        for (index, &target) in target::ALL.iter().enumerate() {
             eprintln!("delivery, run {run}: {}", target.name());
             outcomes[index].push(delivery::measure(paths, target, plan).await?);
         }
@@ -74,7 +67,7 @@ pub async fn delivery(paths: &Paths, settings: &Settings) -> Result<()> {
     println!();
     println!("| server | deliveries/s at saturation | ratio to the tungstenite floor | p50 at half | p99 at half | clients lost in the search |");
     println!("|---|---:|---:|---:|---:|---|");
-    for (index, target) in TARGETS.iter().enumerate() {
+    for (index, target) in target::ALL.iter().enumerate() {
         let lost = outcomes[index]
             .iter()
             .find_map(|o| o.first_loss.clone())
@@ -133,33 +126,49 @@ pub async fn calls(paths: &Paths, settings: &Settings) -> Result<()> {
     Ok(())
 }
 
-/// The server's memory with idle subscribed connections.
+/// The server's memory with idle subscribed connections, wasmod's and the floors'.
 pub async fn idle(paths: &Paths, settings: &Settings) -> Result<()> {
-    let mut results = Vec::new();
+    let mut results: Vec<(Target, idle::IdleMemory)> = Vec::new();
     for run in 1..=settings.repeat {
-        eprintln!("idle, run {run}: {} connections", settings.idle);
-        results.push(idle::measure(paths, settings.idle).await?);
+        for target in target::ALL {
+            eprintln!(
+                "idle, run {run}: {} connections to {}",
+                settings.idle,
+                target.name()
+            );
+            results.push((target, idle::measure(paths, target, settings.idle).await?));
+        }
     }
     println!(
         "## {} idle subscribed connections: the server's memory",
         settings.idle
     );
     println!();
-    println!("| run | VmRSS before | VmRSS after | VmHWM after | per connection |");
-    println!("|---:|---:|---:|---:|---:|");
-    for (run, result) in results.iter().enumerate() {
+    println!("| server | VmRSS before | VmRSS after | VmHWM after | per connection |");
+    println!("|---|---:|---:|---:|---:|");
+    for (target, result) in &results {
         println!(
             "| {} | {} | {} | {} | {:.1} KiB |",
-            run + 1,
+            target.name(),
             mib(result.before.resident),
             mib(result.after.resident),
             mib(result.after.peak),
             result.per_connection() / 1024.0
         );
     }
-    let after = median(results.iter().map(|r| r.after.resident as f64).collect());
+    let wasmod_after = median(
+        results
+            .iter()
+            .filter(|(target, _)| *target == Target::Wasmod)
+            .map(|(_, result)| result.after.resident as f64)
+            .collect(),
+    );
     println!();
-    println!("Median VmRSS after: {}. Goal: ≤ 200 MB.", mib(after as u64));
+    println!(
+        "wasmod's median VmRSS after: {} ({:.0} MB). Goal: ≤ 200 MB.",
+        mib(wasmod_after as u64),
+        wasmod_after / 1e6
+    );
     println!();
     Ok(())
 }
