@@ -203,6 +203,9 @@ fn run(cli: Cli) -> Result<()> {
     if let Some(repeat) = cli.repeat {
         settings.repeat = repeat.max(1);
     }
+    // A thousand clients need more descriptors than the usual soft limit of 1024; the
+    // servers inherit the raised limit.
+    process::raise_open_files(u64::MAX)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
