@@ -81,5 +81,9 @@ mod tests {
             bytes.len(),
             "every update has one size"
         );
+        // docs/protocol.md's binary `TransactionUpdate` of one `message` row with the text
+        // "hi" is 178 bytes; this one's text is longer.
+        let text = message_text(7).len();
+        assert_eq!(bytes.len(), 178 - 2 + text);
     }
 }
