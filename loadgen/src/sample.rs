@@ -82,8 +82,9 @@ mod tests {
             "every update has one size"
         );
         // docs/protocol.md's binary `TransactionUpdate` of one `message` row with the text
-        // "hi" is 178 bytes; this one's text is longer.
+        // "hi" is 178 bytes, as its caller gets it (with a 4-byte request id); a subscriber's
+        // has no request id, and this one's text is longer.
         let text = message_text(7).len();
-        assert_eq!(bytes.len(), 178 - 2 + text);
+        assert_eq!(bytes.len(), 178 - 4 - 2 + text);
     }
 }
