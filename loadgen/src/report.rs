@@ -192,6 +192,9 @@ pub async fn initial(paths: &Paths, settings: &Settings) -> Result<()> {
             .map(|(took, _)| took.as_secs_f64())
             .collect();
         let answer = match results.iter().find_map(|r| r.answer.as_ref().err()) {
+            Some(refusal) if settings.refusal_fails => {
+                bail!("a subscription to {rows} rows was refused: {refusal}")
+            }
             Some(refusal) => format!("refused: {refusal}"),
             None => "all rows".into(),
         };
