@@ -53,7 +53,7 @@ pub struct Step {
     /// Deliveries per second achieved: received over the time from the first publication
     /// to the last receipt.
     pub achieved: f64,
-    /// Deliveries expected and received.
+    /// Deliveries expected: the publications times the clients still connected.
     pub expected: u64,
     /// Deliveries received.
     pub received: u64,
@@ -61,9 +61,9 @@ pub struct Step {
     pub lost: u64,
     /// Whether the step kept up.
     pub kept_up: bool,
-    /// Median and 99th-percentile latency of the step.
+    /// The step's median commit-to-receipt latency.
     pub p50: Option<Duration>,
-    /// 99th percentile.
+    /// Its 99th percentile.
     pub p99: Option<Duration>,
 }
 

@@ -1,5 +1,6 @@
 //! Goal 4 of issue 11's benchmarks: the server's resident memory with many idle subscribed
-//! connections (`VmRSS` and `VmHWM` of the `wasmod serve` process, before and after).
+//! connections (`VmRSS` and `VmHWM` of the `wasmod serve` process, before and after), and
+//! the floors' with as many connections, to tell the WebSocket library's share from wasmod's.
 //!
 //! Every connection is a file descriptor in the load generator and one in the server (which
 //! inherits the load generator's limit), and a loopback ephemeral port: the soft limit is
