@@ -1,0 +1,180 @@
+//! Many subscribed clients at once, and what they received.
+//!
+//! Each client connects, waits for its first message, subscribes to the quickstart's
+//! `message` table (on a wasmod server; a floor server broadcasts to every socket unasked),
+//! then reads every update on its own task and records, in one shared [`Tally`], the
+//! delivery and its commit-to-receipt latency: the update's `timestamp` (when the
+//! transaction ran, on the same clock) to the moment the client decoded it.
+
+use crate::client::{self, Received};
+use crate::latency::Histogram;
+use crate::sample::{QUERY_SET, TABLE};
+use anyhow::{bail, Result};
+use futures_util::{stream, StreamExt};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::task::JoinHandle;
+use wasmod_abi::Timestamp;
+use wasmod_protocol::ws::{BinaryServerMessage, ClientMessage, ServerMessage};
+
+/// How many clients connect at once.
+const CONNECTING: usize = 64;
+
+/// Whether clients subscribe after their first message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subscribe {
+    /// `SELECT * FROM message`, as query set [`QUERY_SET`]: a wasmod server.
+    Messages,
+    /// Nothing: a floor server sends to every socket.
+    Nothing,
+}
+
+/// What the clients of an audience received, counted across them all.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// `TransactionUpdate`s received.
+    pub deliveries: AtomicU64,
+    /// Rows inserted by them.
+    pub rows: AtomicU64,
+    /// Commit-to-receipt latency of each.
+    pub latency: Histogram,
+    /// Messages of another kind (none is expected).
+    pub unexpected: AtomicU64,
+    /// Sockets closed by the server, or failed.
+    pub lost: AtomicU64,
+    /// Why the first lost socket was lost.
+    pub first_loss: Mutex<Option<String>>,
+}
+
+impl Tally {
+    /// Counts one lost socket and keeps the first reason.
+    fn lose(&self, why: String) {
+        self.lost.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut first) = self.first_loss.lock() {
+            first.get_or_insert(why);
+        }
+    }
+
+    /// Why the first socket was lost, if one was.
+    pub fn first_loss(&self) -> Option<String> {
+        self.first_loss.lock().ok().and_then(|first| first.clone())
+    }
+
+    fn record(&self, message: BinaryServerMessage) {
+        match message {
+            ServerMessage::TransactionUpdate(update) => {
+                let rows: usize = update
+                    .changes
+                    .iter()
+                    .flat_map(|set| &set.tables)
+                    .map(|table| table.inserts.len())
+                    .sum();
+                let now = Timestamp::now().to_micros_since_unix_epoch();
+                let latency = now.saturating_sub(update.timestamp.to_micros_since_unix_epoch());
+                self.latency.record(latency.max(0) as u64);
+                self.rows.fetch_add(rows as u64, Ordering::Relaxed);
+                self.deliveries.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {
+                self.unexpected.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Subscribed clients, each reading on its own task; disconnected on drop.
+#[derive(Debug)]
+pub struct Audience {
+    /// What they received.
+    pub tally: Arc<Tally>,
+    readers: Vec<JoinHandle<()>>,
+    // Kept so that the sockets stay open; never written to after subscribing.
+    _senders: Vec<client::Sender>,
+}
+
+impl Audience {
+    /// Connects `count` clients to `url`, [`CONNECTING`] at a time, each subscribed as
+    /// `subscribe` says; fails if any of them cannot connect or subscribe.
+    pub async fn join(url: &str, count: usize, subscribe: Subscribe) -> Result<Self> {
+        let tally = Arc::new(Tally::default());
+        let joined: Vec<Result<_>> = stream::iter(0..count)
+            .map(|_| join_one(url, subscribe))
+            .buffer_unordered(CONNECTING)
+            .collect()
+            .await;
+        let mut readers = Vec::with_capacity(count);
+        let mut senders = Vec::with_capacity(count);
+        for joined in joined {
+            let (sender, mut receiver) = joined?;
+            senders.push(sender);
+            let tally = tally.clone();
+            readers.push(tokio::spawn(async move {
+                loop {
+                    match receiver.next().await {
+                        Ok(Received::Message(message)) => tally.record(*message),
+                        Ok(Received::Closed { code, reason }) => {
+                            tally.lose(format!("closed by the server: {code} {reason}"));
+                            return;
+                        }
+                        Err(error) => {
+                            tally.lose(format!("{error:#}"));
+                            return;
+                        }
+                    }
+                }
+            }));
+        }
+        Ok(Self {
+            tally,
+            readers,
+            _senders: senders,
+        })
+    }
+
+    /// How many clients joined.
+    pub fn len(&self) -> usize {
+        self.readers.len()
+    }
+}
+
+impl Drop for Audience {
+    fn drop(&mut self) {
+        for reader in &self.readers {
+            reader.abort();
+        }
+    }
+}
+
+/// One client: connected and, if asked, subscribed.
+async fn join_one(url: &str, subscribe: Subscribe) -> Result<(client::Sender, client::Receiver)> {
+    let (mut sender, mut receiver, first) = client::connect(url).await?;
+    if !matches!(first, ServerMessage::IdentityToken { .. }) {
+        bail!("the first message was not an IdentityToken: {first:?}");
+    }
+    if subscribe == Subscribe::Messages {
+        sender
+            .send(&ClientMessage::Subscribe {
+                query_set_id: QUERY_SET,
+                queries: vec![format!("SELECT * FROM {TABLE}")],
+                resume_from: None,
+            })
+            .await?;
+        let applied = tokio::time::timeout(client::CONNECT_TIMEOUT, receiver.next()).await;
+        match applied {
+            Ok(Ok(Received::Message(message))) => match *message {
+                ServerMessage::SubscribeApplied { query_set_id, .. }
+                    if query_set_id == QUERY_SET => {}
+                other => bail!("the answer to Subscribe was {other:?}"),
+            },
+            Ok(Ok(Received::Closed { code, reason })) => {
+                bail!("closed instead of subscribed: {code} {reason}")
+            }
+            Ok(Err(error)) => return Err(error),
+            Err(_) => bail!(
+                "no answer to Subscribe within {:?}",
+                client::CONNECT_TIMEOUT
+            ),
+        }
+    }
+    Ok((sender, receiver))
+}

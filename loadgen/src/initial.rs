@@ -1,0 +1,113 @@
+//! Goal 5 of issue 11's benchmarks: the initial rows of a subscription to a large table,
+//! the time from `Subscribe` sent to `SubscribeApplied` decoded (its last byte received), and
+//! the server's peak resident memory (`VmHWM`).
+//!
+//! The table (the quickstart's `message`) is filled by pipelined `send` calls over many
+//! connections, up to each size asked in turn, on one server.
+
+use crate::caller::{Caller, Calls};
+use crate::client::{self, Received};
+use crate::pace::Pace;
+use crate::process::Memory;
+use crate::sample::{QUERY_SET, TABLE};
+use crate::target::Target;
+use crate::Paths;
+use anyhow::{bail, Result};
+use futures_util::future::try_join_all;
+use std::time::{Duration, Instant};
+use wasmod_protocol::ws::{ClientMessage, ServerMessage};
+
+/// Connections that fill the table.
+const FILLERS: usize = 64;
+
+/// How long the initial rows may take.
+const SUBSCRIBE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// One size's result.
+#[derive(Clone, Debug)]
+pub struct Initial {
+    /// How long filling the table up to this size took (from the previous size).
+    pub fill: Duration,
+    /// The server's memory before subscribing.
+    pub before: Memory,
+    /// The answer: the time to the last byte and the rows, or the server's refusal.
+    pub answer: Result<(Duration, u64), String>,
+    /// The server's memory after the answer.
+    pub after: Memory,
+}
+
+/// Fills the table to each of `sizes` (ascending) and subscribes to it at each.
+pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
+    let queue = (FILLERS * crate::caller::IN_FLIGHT * 2).to_string();
+    let started = Target::Wasmod.start(paths, &["--queue", &queue]).await?;
+    let url = started.url();
+    let mut fillers = try_join_all((0..FILLERS).map(|_| Caller::open(&url))).await?;
+    let mut filled = 0;
+    let mut results = Vec::new();
+    for &size in sizes {
+        let start = Instant::now();
+        let to_add = size.saturating_sub(filled);
+        let share = |index: usize| {
+            to_add / FILLERS as u64 + u64::from((index as u64) < to_add % FILLERS as u64)
+        };
+        let runs = fillers.iter_mut().enumerate().map(|(index, caller)| {
+            caller.call(
+                Pace::new(f64::MAX, share(index)),
+                start + Duration::from_secs(3600),
+            )
+        });
+        let calls = try_join_all(runs)
+            .await?
+            .into_iter()
+            .fold(Calls::default(), Calls::plus);
+        if !calls.all_committed() {
+            bail!("filling {TABLE} to {size} rows: {calls:?}");
+        }
+        filled = size;
+        let fill = start.elapsed();
+        eprintln!(
+            "  filled {TABLE} to {size} rows in {:.1} s",
+            fill.as_secs_f64()
+        );
+        let before = started.served.memory()?;
+        let answer = subscribe(&url).await?;
+        let after = started.served.memory()?;
+        results.push(Initial {
+            fill,
+            before,
+            answer,
+            after,
+        });
+    }
+    Ok(results)
+}
+
+/// Subscribes one new client to the whole table: the time to the answer and its rows, or
+/// the server's refusal.
+async fn subscribe(url: &str) -> Result<Result<(Duration, u64), String>> {
+    let (mut sender, mut receiver, _) = client::connect(url).await?;
+    let start = Instant::now();
+    sender
+        .send(&ClientMessage::Subscribe {
+            query_set_id: QUERY_SET,
+            queries: vec![format!("SELECT * FROM {TABLE}")],
+            resume_from: None,
+        })
+        .await?;
+    let answer = tokio::time::timeout(SUBSCRIBE_TIMEOUT, receiver.next())
+        .await
+        .map_err(|_| anyhow::anyhow!("no answer to Subscribe within {SUBSCRIBE_TIMEOUT:?}"))??;
+    let took = start.elapsed();
+    let message = match answer {
+        Received::Message(message) => *message,
+        Received::Closed { code, reason } => bail!("closed instead of subscribed: {code} {reason}"),
+    };
+    match message {
+        ServerMessage::SubscribeApplied { tables, .. } => {
+            let rows = tables.iter().map(|table| table.rows.len() as u64).sum();
+            Ok(Ok((took, rows)))
+        }
+        ServerMessage::SubscriptionError { message, .. } => Ok(Err(message)),
+        other => bail!("the answer to Subscribe was {other:?}"),
+    }
+}

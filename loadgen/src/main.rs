@@ -1,0 +1,263 @@
+//! `wasmod-loadgen`: issue 11's loopback benchmarks, against a real `wasmod serve` process.
+//!
+//! Criterion measures what runs in one process; what crosses sockets (a thousand clients, a
+//! server process, the kernel's loopback) needs a load generator. This one spawns the built
+//! `wasmod` on a free loopback port, serving the quickstart with its data in a temporary
+//! directory, drives it with clients of the binary protocol (the `wasmod_protocol::ws`
+//! types), and measures beside it, in the same run, bare broadcast servers with no wasmod in
+//! them (the floor), one per WebSocket library:
+//!
+//! - `delivery`: deliveries per second at saturation and latency at half of it ([`delivery`]);
+//! - `calls`: pipelined reducer calls per second over 1 and many connections ([`calls`]);
+//! - `idle`: the server's memory with many idle subscribed connections ([`idle`]);
+//! - `initial`: the initial rows of a large subscription ([`initial`]);
+//! - `all`: every one of them, the way `benches/RESULTS.md` records them.
+//!
+//! Every run is bounded (timeouts on every wait, a fixed number of steps) and the servers are
+//! child processes killed when the run ends, by error or panic too. `--quick` runs small
+//! sizes for CI: it fails (non-zero exit) when something is broken (no deliveries, missing
+//! rows, errors), never because something is slow.
+
+mod audience;
+mod caller;
+mod calls;
+mod client;
+mod delivery;
+mod floor;
+mod idle;
+mod initial;
+mod latency;
+mod pace;
+mod process;
+mod report;
+mod sample;
+mod target;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Issue 11's loopback benchmarks against `wasmod serve`, beside bare WebSocket floors.
+#[derive(Parser)]
+#[command(version)]
+struct Cli {
+    #[command(flatten)]
+    options: Options,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// What every measurement takes.
+#[derive(clap::Args)]
+struct Options {
+    /// The `wasmod` binary [default: `wasmod` beside this program, i.e. of the same profile].
+    #[arg(long, global = true)]
+    wasmod: Option<PathBuf>,
+    /// The module to serve: the quickstart (or a module with its `message` table and `send`
+    /// reducer) as a `.wasm` file [default: the quickstart, built by `wasmod-wasm-tests`].
+    #[arg(long, global = true)]
+    module: Option<PathBuf>,
+    /// Small sizes and short runs, for CI: checks that everything works, measures little.
+    #[arg(long, global = true)]
+    quick: bool,
+    /// How many times each measurement runs (the report gives medians).
+    #[arg(long, global = true)]
+    repeat: Option<usize>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// A measurement.
+    #[command(flatten)]
+    Measure(Measurement),
+    /// A floor server (started by the `delivery` and `idle` measurements, not by hand).
+    #[command(hide = true)]
+    FloorServer {
+        /// Its WebSocket library.
+        #[arg(long, value_enum)]
+        library: floor::Library,
+    },
+}
+
+#[derive(Subcommand)]
+enum Measurement {
+    /// Every measurement.
+    All,
+    /// Deliveries per second and latency, wasmod against the floors.
+    Delivery {
+        /// Subscribed clients.
+        #[arg(long)]
+        clients: Option<usize>,
+    },
+    /// Pipelined reducer calls per second (durability `group`).
+    Calls,
+    /// The server's memory with many idle subscribed connections.
+    Idle {
+        /// Idle connections.
+        #[arg(long)]
+        connections: Option<usize>,
+    },
+    /// The initial rows of a large subscription.
+    Initial {
+        /// Table sizes, ascending, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        rows: Option<Vec<u64>>,
+    },
+}
+
+/// The programs a measurement starts.
+#[derive(Clone, Debug)]
+pub struct Paths {
+    /// `wasmod`.
+    pub wasmod: PathBuf,
+    /// The module it serves.
+    pub module: PathBuf,
+    /// This program, to start floor servers.
+    pub loadgen: PathBuf,
+}
+
+/// The sizes of a run.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Repetitions of each measurement.
+    pub repeat: usize,
+    /// The delivery search.
+    pub delivery: delivery::Plan,
+    /// Connection counts of the calls measurement.
+    pub call_connections: Vec<usize>,
+    /// How long each calls run lasts.
+    pub call_run: Duration,
+    /// Idle connections.
+    pub idle: usize,
+    /// Table sizes of the initial-subscription measurement.
+    pub initial_rows: Vec<u64>,
+    /// Whether the server refusing an initial subscription fails the run: the quick sizes
+    /// always fit the server's queue bound, the full run's 1,000,000 rows may not (and the
+    /// refusal is then what the report says).
+    pub refusal_fails: bool,
+}
+
+impl Settings {
+    /// Issue 11's sizes.
+    fn full() -> Self {
+        Self {
+            repeat: 3,
+            delivery: delivery::Plan {
+                clients: 1000,
+                start_rate: 50.0,
+                factor: 1.5,
+                max_steps: 14,
+                step: Duration::from_secs(2),
+                latency_run: Duration::from_secs(5),
+            },
+            call_connections: vec![1, 64],
+            call_run: Duration::from_secs(5),
+            idle: 10_000,
+            initial_rows: vec![200_000, 1_000_000],
+            refusal_fails: false,
+        }
+    }
+
+    /// CI's sizes: a few seconds each on a debug build.
+    fn quick() -> Self {
+        Self {
+            repeat: 1,
+            delivery: delivery::Plan {
+                clients: 20,
+                start_rate: 20.0,
+                factor: 2.0,
+                max_steps: 3,
+                step: Duration::from_secs(1),
+                latency_run: Duration::from_secs(1),
+            },
+            call_connections: vec![1, 8],
+            call_run: Duration::from_secs(1),
+            idle: 200,
+            initial_rows: vec![5_000],
+            refusal_fails: true,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::FloorServer { library } => exit(floor::serve(library)),
+        Command::Measure(measurement) => exit(run(cli.options, measurement)),
+    }
+}
+
+fn exit(result: Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("wasmod-loadgen: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(options: Options, measurement: Measurement) -> Result<()> {
+    let loadgen = std::env::current_exe().context("this program's path")?;
+    let wasmod = options.wasmod.unwrap_or_else(|| {
+        loadgen.with_file_name(format!("wasmod{}", std::env::consts::EXE_SUFFIX))
+    });
+    let module = match options.module {
+        Some(module) => module,
+        None => {
+            wasmod_wasm_tests::built(wasmod_wasm_tests::Profile::Release).library_path("quickstart")
+        }
+    };
+    let paths = Paths {
+        wasmod,
+        module,
+        loadgen,
+    };
+    let mut settings = if options.quick {
+        Settings::quick()
+    } else {
+        Settings::full()
+    };
+    if let Some(repeat) = options.repeat {
+        settings.repeat = repeat.max(1);
+    }
+    // A thousand clients need more descriptors than the usual soft limit of 1024; the
+    // servers inherit the raised limit.
+    process::raise_open_files(u64::MAX)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    report::header(&paths, &settings);
+    runtime.block_on(async {
+        match measurement {
+            Measurement::All => {
+                report::delivery(&paths, &settings).await?;
+                report::calls(&paths, &settings).await?;
+                report::idle(&paths, &settings).await?;
+                report::initial(&paths, &settings).await
+            }
+            Measurement::Delivery { clients } => {
+                if let Some(clients) = clients {
+                    settings.delivery.clients = clients;
+                }
+                report::delivery(&paths, &settings).await
+            }
+            Measurement::Calls => report::calls(&paths, &settings).await,
+            Measurement::Idle { connections } => {
+                if let Some(connections) = connections {
+                    settings.idle = connections;
+                }
+                report::idle(&paths, &settings).await
+            }
+            Measurement::Initial { rows } => {
+                if let Some(rows) = rows {
+                    settings.initial_rows = rows;
+                }
+                report::initial(&paths, &settings).await
+            }
+        }
+    })
+}

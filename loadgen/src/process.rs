@@ -1,0 +1,214 @@
+//! The processes a measurement talks to: a `wasmod serve` or a floor server, started as a
+//! child on a free loopback port and killed when the measurement ends, however it ends.
+//!
+//! Both kinds announce their address with one line on stdout, `listening on http://ADDR`
+//! (what `wasmod serve` prints), so one spawner serves both. The child's resident memory is
+//! read from `/proc/<pid>/status`: the memory goal is about the server process alone.
+
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How long a child may take to print its address (a debug `wasmod serve` compiles the
+/// module first).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A child process serving on loopback; killed on drop.
+#[derive(Debug)]
+pub struct Served {
+    child: Child,
+    /// `ws://127.0.0.1:PORT`.
+    pub ws_base: String,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::UnboundedReceiver<String>,
+}
+
+impl Served {
+    /// Starts `command` (stdout piped, stderr inherited) and waits for its address line.
+    ///
+    /// The child is killed on drop, and also by the kernel if this process dies without
+    /// dropping it (an abort, a signal): `PR_SET_PDEATHSIG`, which fires when the thread that
+    /// spawned the child ends, and the runtime's worker threads that spawn children live as
+    /// long as the process.
+    pub async fn start(mut command: Command) -> Result<Self> {
+        let program = command.get_program().to_string_lossy().into_owned();
+        // SAFETY: the closure runs in the child between fork and exec and only makes one
+        // async-signal-safe system call.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting {program}"))?;
+        let stdout = child.stdout.take().context("the child's stdout")?;
+        let stdin = child.stdin.take();
+        let (sender, lines) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut served = Self {
+            child,
+            ws_base: String::new(),
+            stdin,
+            lines,
+        };
+        let line = served.next_line(START_TIMEOUT).await.with_context(|| {
+            format!("{program} did not print its address within {START_TIMEOUT:?}")
+        })?;
+        let address = line
+            .strip_prefix("listening on http://")
+            .ok_or_else(|| anyhow!("{program} printed {line:?} instead of its address"))?;
+        served.ws_base = format!("ws://{address}");
+        Ok(served)
+    }
+
+    /// The child's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The child's memory now.
+    pub fn memory(&self) -> Result<Memory> {
+        Memory::of(self.pid())
+    }
+
+    /// Sends one line to the child's stdin.
+    pub fn tell(&mut self, line: &str) -> Result<()> {
+        let stdin = self.stdin.as_mut().context("the child's stdin is closed")?;
+        writeln!(stdin, "{line}").context("writing to the child")?;
+        stdin.flush().context("writing to the child")
+    }
+
+    /// The child's next line on stdout, waiting at most `timeout`.
+    pub async fn next_line(&mut self, timeout: Duration) -> Result<String> {
+        match tokio::time::timeout(timeout, self.lines.recv()).await {
+            Ok(Some(line)) => Ok(line),
+            Ok(None) => bail!("the child's stdout ended"),
+            Err(_) => bail!("no line from the child within {timeout:?}"),
+        }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `wasmod serve MODULE` on a free loopback port, with its data in `data` and `extra`
+/// arguments (durability, queue) after.
+pub async fn wasmod_serve(
+    wasmod: &Path,
+    module: &Path,
+    data: &Path,
+    extra: &[&str],
+) -> Result<Served> {
+    if !wasmod.is_file() {
+        bail!(
+            "{} is not a file: build it (`cargo build -p wasmod-cli`) or pass --wasmod",
+            wasmod.display()
+        );
+    }
+    let mut command = Command::new(wasmod);
+    command
+        .args(["--log", "warn", "serve"])
+        .arg(module)
+        .args(["--listen", "127.0.0.1:0", "--data"])
+        .arg(data)
+        .args(extra);
+    Served::start(command).await
+}
+
+/// A process's resident memory, from `/proc/<pid>/status`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Memory {
+    /// Resident now (`VmRSS`), in bytes.
+    pub resident: u64,
+    /// The most it has been resident (`VmHWM`), in bytes.
+    pub peak: u64,
+}
+
+impl Memory {
+    /// The memory of process `pid`.
+    pub fn of(pid: u32) -> Result<Self> {
+        let path = format!("/proc/{pid}/status");
+        let status = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+        Self::parse(&status).with_context(|| format!("{path} has no VmRSS and VmHWM"))
+    }
+
+    fn parse(status: &str) -> Option<Self> {
+        let field = |name: &str| {
+            status.lines().find_map(|line| {
+                let kib = line.strip_prefix(name)?.trim().strip_suffix("kB")?;
+                kib.trim().parse::<u64>().ok().map(|kib| kib * 1024)
+            })
+        };
+        Some(Self {
+            resident: field("VmRSS:")?,
+            peak: field("VmHWM:")?,
+        })
+    }
+}
+
+/// Raises this process's soft limit of open files to `wanted` (children inherit it), or as
+/// far as the hard limit allows; returns the limit now in force.
+pub fn raise_open_files(wanted: u64) -> Result<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid `rlimit` for getrlimit to write.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        bail!("getrlimit: {}", std::io::Error::last_os_error());
+    }
+    let target = wanted.min(limit.rlim_max);
+    if target > limit.rlim_cur {
+        limit.rlim_cur = target;
+        // SAFETY: `limit` is a valid `rlimit` with the soft limit under the hard one.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != 0 {
+            bail!("setrlimit: {}", std::io::Error::last_os_error());
+        }
+    }
+    Ok(limit.rlim_cur.max(target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_is_read_from_a_status_file() {
+        let status = "Name:\twasmod\nVmHWM:\t   2048 kB\nVmRSS:\t   1024 kB\nThreads:\t3\n";
+        assert_eq!(
+            Memory::parse(status),
+            Some(Memory {
+                resident: 1024 * 1024,
+                peak: 2048 * 1024
+            })
+        );
+        assert_eq!(Memory::parse("Name:\tx\n"), None);
+    }
+
+    #[test]
+    fn this_process_has_memory() {
+        let memory = Memory::of(std::process::id()).expect("/proc is mounted");
+        assert!(memory.resident > 0 && memory.peak >= memory.resident);
+    }
+}

@@ -1,0 +1,234 @@
+//! Runs each measurement as many times as asked and prints its medians as a Markdown section
+//! (for `benches/RESULTS.md`), as soon as it is done, so that a later failure loses nothing.
+//! Progress goes to stderr, results to stdout.
+
+use crate::delivery::{self, millis};
+use crate::target::{self, Target};
+use crate::{calls, idle, initial, Paths, Settings};
+use anyhow::{bail, Result};
+use std::time::Duration;
+
+/// The median of `values` (the mean of the middle two for an even count), 0 for none.
+pub fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    values.sort_by(f64::total_cmp);
+    let middle = values.len() / 2;
+    if values.len().is_multiple_of(2) {
+        (values[middle - 1] + values[middle]) / 2.0
+    } else {
+        values[middle]
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+}
+
+/// What the run measures, and on what.
+pub fn header(paths: &Paths, settings: &Settings) {
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    println!("# wasmod-loadgen");
+    println!();
+    println!("- wasmod: `{}`", paths.wasmod.display());
+    println!("- module: `{}`", paths.module.display());
+    println!(
+        "- {cores} cores, shared by the server, the clients and the floors; medians of {} runs",
+        settings.repeat
+    );
+    println!();
+}
+
+/// Deliveries per second at saturation and latency at half of it, for every target.
+pub async fn delivery(paths: &Paths, settings: &Settings) -> Result<()> {
+    let plan = &settings.delivery;
+    let mut outcomes: Vec<Vec<delivery::Outcome>> = vec![Vec::new(); target::ALL.len()];
+    for run in 1..=settings.repeat {
+        for (index, &target) in target::ALL.iter().enumerate() {
+            eprintln!("delivery, run {run}: {}", target.name());
+            outcomes[index].push(delivery::measure(paths, target, plan).await?);
+        }
+    }
+    let saturation = |index: usize| median(outcomes[index].iter().map(|o| o.saturation).collect());
+    let latency = |index: usize, quantile: fn(&delivery::Step) -> Option<Duration>| {
+        let values = outcomes[index]
+            .iter()
+            .filter_map(|o| quantile(&o.half))
+            .map(|d| d.as_secs_f64())
+            .collect();
+        Some(Duration::from_secs_f64(median(values)))
+    };
+    let floor = saturation(1);
+    println!(
+        "## Delivery over loopback ({} clients, binary protocol)",
+        plan.clients
+    );
+    println!();
+    println!("| server | deliveries/s at saturation | ratio to the tungstenite floor | p50 at half | p99 at half | clients lost in the search |");
+    println!("|---|---:|---:|---:|---:|---|");
+    for (index, target) in target::ALL.iter().enumerate() {
+        let lost = outcomes[index]
+            .iter()
+            .find_map(|o| o.first_loss.clone())
+            .unwrap_or_else(|| "none".into());
+        println!(
+            "| {} | {:.0} | {:.2} | {} | {} | {} |",
+            target.name(),
+            saturation(index),
+            saturation(index) / floor,
+            millis(latency(index, |s| s.p50)),
+            millis(latency(index, |s| s.p99)),
+            lost
+        );
+    }
+    println!();
+    println!(
+        "Goal: wasmod ≥ 250,000 deliveries/s and p99 ≤ 10 ms. tokio-websockets / tungstenite floor: {:.2}.",
+        saturation(2) / floor
+    );
+    println!();
+    Ok(())
+}
+
+/// Pipelined calls per second, for every connection count.
+pub async fn calls(paths: &Paths, settings: &Settings) -> Result<()> {
+    println!(
+        "## Pipelined reducer calls (`send`, durability `group`, {} in flight per connection)",
+        crate::caller::IN_FLIGHT
+    );
+    println!();
+    println!("| connections | committed calls/s (median) | runs | busy answers |");
+    println!("|---:|---:|---|---:|");
+    for &connections in &settings.call_connections {
+        let mut rates = Vec::new();
+        let mut busy = 0;
+        for run in 1..=settings.repeat {
+            eprintln!("calls, run {run}: {connections} connections");
+            let result = calls::measure(paths, connections, settings.call_run).await?;
+            eprintln!(
+                "  {:.0} committed/s ({:?})",
+                result.per_second, result.calls
+            );
+            rates.push(result.per_second);
+            busy += result.calls.busy;
+        }
+        let runs: Vec<String> = rates.iter().map(|rate| format!("{rate:.0}")).collect();
+        println!(
+            "| {connections} | {:.0} | {} | {busy} |",
+            median(rates.clone()),
+            runs.join(", ")
+        );
+    }
+    println!();
+    println!("Goal: ≥ 100,000 committed calls/s.");
+    println!();
+    Ok(())
+}
+
+/// The server's memory with idle subscribed connections, wasmod's and the floors'.
+pub async fn idle(paths: &Paths, settings: &Settings) -> Result<()> {
+    let mut results: Vec<(Target, idle::IdleMemory)> = Vec::new();
+    for run in 1..=settings.repeat {
+        for target in target::ALL {
+            eprintln!(
+                "idle, run {run}: {} connections to {}",
+                settings.idle,
+                target.name()
+            );
+            results.push((target, idle::measure(paths, target, settings.idle).await?));
+        }
+    }
+    println!(
+        "## {} idle subscribed connections: the server's memory",
+        settings.idle
+    );
+    println!();
+    println!("| server | VmRSS before | VmRSS after | VmHWM after | per connection |");
+    println!("|---|---:|---:|---:|---:|");
+    for (target, result) in &results {
+        println!(
+            "| {} | {} | {} | {} | {:.1} KiB |",
+            target.name(),
+            mib(result.before.resident),
+            mib(result.after.resident),
+            mib(result.after.peak),
+            result.per_connection() / 1024.0
+        );
+    }
+    let wasmod_after = median(
+        results
+            .iter()
+            .filter(|(target, _)| *target == Target::Wasmod)
+            .map(|(_, result)| result.after.resident as f64)
+            .collect(),
+    );
+    println!();
+    println!(
+        "wasmod's median VmRSS after: {} ({:.0} MB). Goal: ≤ 200 MB.",
+        mib(wasmod_after as u64),
+        wasmod_after / 1e6
+    );
+    println!();
+    Ok(())
+}
+
+/// The initial rows of a large subscription.
+pub async fn initial(paths: &Paths, settings: &Settings) -> Result<()> {
+    let mut runs = Vec::new();
+    for run in 1..=settings.repeat {
+        eprintln!("initial, run {run}: {:?} rows", settings.initial_rows);
+        runs.push(initial::measure(paths, &settings.initial_rows).await?);
+    }
+    println!("## Initial subscription (`SELECT * FROM message`)");
+    println!();
+    println!("| rows | time to the last byte (median) | server VmHWM after (median) | VmRSS before | filled in | answer |");
+    println!("|---:|---:|---:|---:|---:|---|");
+    for (index, &rows) in settings.initial_rows.iter().enumerate() {
+        let results: Vec<&initial::Initial> = runs.iter().map(|run| &run[index]).collect();
+        let times: Vec<f64> = results
+            .iter()
+            .filter_map(|r| r.answer.as_ref().ok())
+            .map(|(took, _)| took.as_secs_f64())
+            .collect();
+        let answer = match results.iter().find_map(|r| r.answer.as_ref().err()) {
+            Some(refusal) if settings.refusal_fails => {
+                bail!("a subscription to {rows} rows was refused: {refusal}")
+            }
+            Some(refusal) => format!("refused: {refusal}"),
+            None => "all rows".into(),
+        };
+        if let Some((_, got)) = results
+            .iter()
+            .filter_map(|r| r.answer.as_ref().ok())
+            .find(|(_, got)| *got != rows)
+        {
+            bail!("a subscription to {rows} rows received {got}");
+        }
+        let time = if times.is_empty() {
+            "-".into()
+        } else {
+            millis(Some(Duration::from_secs_f64(median(times))))
+        };
+        let fill = median(results.iter().map(|r| r.fill.as_secs_f64()).collect());
+        println!(
+            "| {rows} | {time} | {} | {} | {fill:.1} s | {answer} |",
+            mib(median(results.iter().map(|r| r.after.peak as f64).collect()) as u64),
+            mib(median(results.iter().map(|r| r.before.resident as f64).collect()) as u64),
+        );
+    }
+    println!();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn medians_of_odd_even_and_empty_lists() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(Vec::new()), 0.0);
+    }
+}
