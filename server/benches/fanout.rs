@@ -74,7 +74,7 @@ const SUBSCRIBERS: [usize; 3] = [100, 1_000, 10_000];
 const FRAME: usize = 364;
 
 /// The length of the row's text that makes the frame [`FRAME`] bytes long.
-const TEXT: usize = 223;
+const TEXT: usize = 236;
 
 /// How each connection gets its frame.
 #[derive(Clone, Copy, Debug)]
@@ -212,31 +212,46 @@ impl Fanout {
     }
 }
 
-/// Prints the allocations per broadcast for each N and checks that they do not grow with N.
+/// The allocations and bytes allocated per broadcast, serializing `serialize`, on average
+/// over `rounds` broadcasts after as many to warm up (queues reach their steady state).
+fn allocations_per_broadcast(fanout: &mut Fanout, serialize: Serialize, rounds: u64) -> (u64, u64) {
+    for _ in 0..rounds {
+        fanout.commit();
+        let frames = fanout.broadcast(serialize);
+        assert_eq!(
+            frames,
+            FRAME * fanout.receivers.len(),
+            "{FRAME}-byte frames"
+        );
+    }
+    let (mut allocations, mut allocated) = (0, 0);
+    for _ in 0..rounds {
+        fanout.commit();
+        let (before, bytes_before) = counters();
+        fanout.broadcast(serialize);
+        let (after, bytes_after) = counters();
+        allocations += after - before;
+        allocated += bytes_after - bytes_before;
+    }
+    (allocations / rounds, allocated / rounds)
+}
+
+/// Prints the allocations per broadcast for each N, both ways, and checks that serializing
+/// once they do not grow with N.
 fn allocations() {
     const ROUNDS: u64 = 200;
-    println!("fanout allocations per broadcast (serialize once):");
-    println!("subscribers | allocations | bytes");
+    println!("fanout allocations per broadcast:");
+    println!("subscribers | once: allocations | once: bytes | per recipient: allocations | per recipient: bytes");
     let mut counts = Vec::new();
     for subscribers in SUBSCRIBERS {
         let mut fanout = Fanout::new(subscribers);
-        for _ in 0..ROUNDS {
-            fanout.commit();
-            let frames = fanout.broadcast(Serialize::Once);
-            assert_eq!(frames, FRAME * subscribers, "{FRAME}-byte frames");
-        }
-        let (mut allocations, mut allocated) = (0, 0);
-        for _ in 0..ROUNDS {
-            fanout.commit();
-            let (before, bytes_before) = counters();
-            fanout.broadcast(Serialize::Once);
-            let (after, bytes_after) = counters();
-            allocations += after - before;
-            allocated += bytes_after - bytes_before;
-        }
-        let (allocations, allocated) = (allocations / ROUNDS, allocated / ROUNDS);
-        println!("{subscribers} | {allocations} | {allocated}");
-        counts.push(allocations);
+        let once = allocations_per_broadcast(&mut fanout, Serialize::Once, ROUNDS);
+        let each = allocations_per_broadcast(&mut fanout, Serialize::PerRecipient, ROUNDS);
+        println!(
+            "{subscribers} | {} | {} | {} | {}",
+            once.0, once.1, each.0, each.1
+        );
+        counts.push(once.0);
     }
     let fewest = counts.iter().min().copied().unwrap_or(0);
     assert!(
