@@ -1,15 +1,15 @@
 //! Compression of binary server frames, to choose the threshold under which a frame is sent
 //! as it is, and the algorithms' levels (`benches/RESULTS.md`): for `TransactionUpdate`s of
 //! chat-like rows from 128 bytes to 64 KiB, the time to encode the frame plain and to encode
-//! and compress it with brotli (quality 1, and 4 for comparison) and gzip (level 1 with the
-//! reused per-thread state, and flate2's own encoder, which makes a new state per message, at
-//! levels 1 and 6); the compressed sizes are printed before the measurements.
+//! and compress it with brotli (quality 1, and 4 for comparison) and gzip (levels 1 and 6, and
+//! level 1 with one deflate state reset between messages instead of a new one per message,
+//! to see whether reusing it matters); the compressed sizes are printed before the
+//! measurements.
 //!
 //! `cargo bench -p wasmod-protocol --bench compression`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
-use std::io::Write;
 use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
 use wasmod_protocol::ws::compression::{self, Compression};
 use wasmod_protocol::ws::{
@@ -79,11 +79,19 @@ fn message(inserts: RowList) -> BinaryServerMessage {
     })
 }
 
-/// Gzip by flate2's encoder: a new deflate state per message.
-fn gzip_fresh(input: &[u8], level: u32) -> Vec<u8> {
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
-    let _ = encoder.write_all(input);
-    encoder.finish().unwrap_or_default()
+/// Raw deflate of `input` by `deflate`, reset first (a no-op on a new state).
+fn deflate_with(deflate: &mut flate2::Compress, input: &[u8]) -> Vec<u8> {
+    deflate.reset();
+    let mut out = Vec::with_capacity(input.len() + 64);
+    let _ = deflate.compress_vec(input, &mut out, flate2::FlushCompress::Finish);
+    out
+}
+
+/// `input` gzipped at `level`.
+fn gzip_at(input: &[u8], level: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    compression::gzip(input, level, &mut out);
+    out
 }
 
 /// Prints each message's frame size plain and compressed each way.
@@ -99,7 +107,7 @@ fn print_sizes(messages: &[(usize, BinaryServerMessage)]) {
             message.to_frame(Compression::Brotli, 0).len(),
             brotli4.len() + 1,
             message.to_frame(Compression::Gzip, 0).len(),
-            gzip_fresh(&plain[1..], 6).len() + 1,
+            gzip_at(&plain[1..], 6).len() + 1,
         );
     }
 }
@@ -135,15 +143,21 @@ fn compression(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("gzip_l1", size), message, |b, message| {
             b.iter(|| black_box(message.to_frame(Compression::Gzip, 0)))
         });
-        for level in [1, 6] {
-            let name = format!("gzip_l{level}_fresh_state");
-            group.bench_with_input(BenchmarkId::new(name, size), message, |b, message| {
-                b.iter(|| {
-                    let plain = message.to_bytes();
-                    black_box(gzip_fresh(&plain[1..], level))
-                })
-            });
-        }
+        group.bench_with_input(BenchmarkId::new("gzip_l6", size), message, |b, message| {
+            b.iter(|| black_box(gzip_at(&message.to_bytes()[1..], 6)))
+        });
+        let mut deflate = flate2::Compress::new(flate2::Compression::new(1), false);
+        let name = "deflate_l1_reused_state";
+        group.bench_with_input(BenchmarkId::new(name, size), message, |b, message| {
+            b.iter(|| black_box(deflate_with(&mut deflate, &message.to_bytes()[1..])))
+        });
+        let name = "deflate_l1_new_state";
+        group.bench_with_input(BenchmarkId::new(name, size), message, |b, message| {
+            b.iter(|| {
+                let mut deflate = flate2::Compress::new(flate2::Compression::new(1), false);
+                black_box(deflate_with(&mut deflate, &message.to_bytes()[1..]))
+            })
+        });
     }
     group.finish();
 }
