@@ -1,10 +1,12 @@
 //! Fanout in memory, the shape of DarkWS's published benchmark (issue 11's goals: 10 µs,
 //! 70 µs and 1 ms): one commit whose update is a 364-byte `TransactionUpdate` frame, to N
 //! connections subscribed to one query (`SELECT * FROM message`), N = 100, 1,000 and 10,000,
-//! from the commit in the feed to the frame's bytes in the hands of every connection: the
-//! evaluation task's round (drain the feed, evaluate, build the group's shared update, push it
-//! to every outbox) and then, for each connection, what its writer does before the socket:
-//! take the update from its outbox and get its frame.
+//! from the commit in the feed to the update in every connection's outbound queue with its
+//! frame's bytes rendered (`to_outboxes_*`: the evaluation task's round, which drains the
+//! feed, evaluates, builds the group's shared update and pushes it to every outbox, then the
+//! encoding), and further, into the hands of every connection's writer (`to_writers_*`: each
+//! connection also takes its update from its outbox and gets its frame, as its writer does
+//! before the socket).
 //!
 //! Two ways side by side: `serialize_once` (the server's: the first connection renders the
 //! group's frame, the others clone its bytes) and `serialize_per_recipient` (each connection
@@ -199,7 +201,50 @@ impl Fanout {
         bytes
     }
 
-    /// `iters` broadcasts, timed without their commits.
+    /// `iters` broadcasts to the outboxes, timed without their commits: the round, then the
+    /// update's frame rendered once (serializing once: what the first writer does) or once
+    /// per connection. The connections' taking of their updates is not timed.
+    fn timed_to_outboxes(&mut self, iters: u64, serialize: Serialize) -> Duration {
+        let mut total = Duration::ZERO;
+        let mut updates = Vec::with_capacity(self.receivers.len());
+        for _ in 0..iters {
+            self.commit();
+            let start = Instant::now();
+            self.evaluator.catch_up(&mut self.feed);
+            total += start.elapsed();
+            updates.extend(self.receivers.iter_mut().filter_map(
+                |receiver| match receiver.try_recv() {
+                    Some(Outbound::Update(update)) => Some(update),
+                    _ => None,
+                },
+            ));
+            assert_eq!(updates.len(), self.receivers.len(), "an update each");
+            let start = Instant::now();
+            let frames: &[_] = match serialize {
+                Serialize::Once => &updates[..1],
+                Serialize::PerRecipient => &updates,
+            };
+            for update in frames {
+                let frame = match serialize {
+                    Serialize::Once => update
+                        .shared
+                        .frame::<Binary>(&self.module, Compression::None),
+                    Serialize::PerRecipient => broadcast::render::<Binary>(
+                        &self.module,
+                        &update.shared,
+                        None,
+                        Compression::None,
+                    ),
+                };
+                black_box(frame.expect("rendered"));
+            }
+            total += start.elapsed();
+            updates.clear();
+        }
+        total
+    }
+
+    /// `iters` broadcasts into the writers' hands, timed without their commits.
     fn timed(&mut self, iters: u64, serialize: Serialize) -> Duration {
         let mut total = Duration::ZERO;
         for _ in 0..iters {
@@ -277,7 +322,12 @@ fn fanout(c: &mut Criterion) {
             ("serialize_once", Serialize::Once),
             ("serialize_per_recipient", Serialize::PerRecipient),
         ] {
-            group.bench_function(BenchmarkId::new(name, subscribers), |b| {
+            let to_outboxes = format!("to_outboxes_{name}");
+            group.bench_function(BenchmarkId::new(to_outboxes, subscribers), |b| {
+                b.iter_custom(|iters| fanout.timed_to_outboxes(iters, serialize))
+            });
+            let to_writers = format!("to_writers_{name}");
+            group.bench_function(BenchmarkId::new(to_writers, subscribers), |b| {
                 b.iter_custom(|iters| fanout.timed(iters, serialize))
             });
         }
