@@ -9,9 +9,10 @@ use wasmod_abi::{
     Timestamp, Typespace,
 };
 use wasmod_protocol::ws::{
-    BinaryClientMessage, BinaryServerMessage, ClientMessage, EntryPointName, JsonClientMessage,
-    JsonServerMessage, MessageError, QuerySetUpdate, RowList, RowTypes, ServerMessage, TableRows,
-    TableUpdate, TransactionUpdate, UpdateStatus, BIN_PROTOCOL, JSON_PROTOCOL,
+    BinaryClientMessage, BinaryServerMessage, ClientMessage, Compression, EntryPointName,
+    JsonClientMessage, JsonServerMessage, MessageError, QuerySetUpdate, RowList, RowTypes,
+    ServerMessage, TableRows, TableUpdate, TransactionUpdate, UpdateStatus, BIN_PROTOCOL,
+    JSON_PROTOCOL,
 };
 use wasmod_protocol::{ApiError, ErrorCode};
 
@@ -312,15 +313,64 @@ fn row_lists_share_their_bytes_and_render_as_json() {
 }
 
 #[test]
-fn compression_other_than_none_is_refused_clearly() {
+fn every_server_message_reads_back_in_every_compression() {
+    let many: Vec<(u64, String)> = (0..200).map(|id| (id, format!("player {id}"))).collect();
+    let many: Vec<(u64, &str)> = many.iter().map(|(id, name)| (*id, &name[..])).collect();
+    let mut compressed = 0;
+    for message in server_messages(|_| players(&many), vec![7u8; 300]) {
+        for compression in Compression::ALL {
+            let frame = message.to_frame(compression, 0);
+            assert_eq!(BinaryServerMessage::from_bytes(&frame).unwrap(), message);
+            if frame[0] != Compression::None.tag() {
+                assert_eq!(frame[0], compression.tag());
+                assert!(frame.len() < message.to_bytes().len());
+            }
+        }
+        let plain = message.to_bytes();
+        if plain.len() > 1_000 {
+            assert_eq!(message.to_frame(Compression::Gzip, 0)[0], 2);
+            assert_eq!(message.to_frame(Compression::Brotli, 0)[0], 1);
+            compressed += 1;
+        }
+        let under = message.to_frame(Compression::Gzip, plain.len());
+        assert_eq!(under, plain, "one byte under the threshold: as it is");
+    }
+    assert!(compressed >= 3, "rows and values make large messages");
+}
+
+#[test]
+fn a_frame_that_compression_would_grow_is_sent_as_it_is() {
+    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let noise: Vec<u8> = (0..64).flat_map(|_| random.next().to_le_bytes()).collect();
+    let message: BinaryServerMessage = ServerMessage::CallResult {
+        request_id: 1,
+        result: Ok(noise),
+    };
+    for compression in [Compression::Brotli, Compression::Gzip] {
+        assert_eq!(message.to_frame(compression, 0), message.to_bytes());
+    }
+}
+
+#[test]
+fn unknown_and_damaged_compression_is_refused_clearly() {
     let message = server_messages(players, Vec::new()).remove(0);
     let mut bytes = message.to_bytes();
-    for (tag, words) in [(1, "brotli"), (2, "gzip"), (9, "unknown compression 9")] {
+    bytes[0] = 9;
+    let error = BinaryServerMessage::from_bytes(&bytes).unwrap_err();
+    assert!(matches!(error, MessageError::Compression(9)));
+    assert!(
+        error.to_string().contains("unknown compression 9"),
+        "{error}"
+    );
+    for (tag, name) in [(1, "brotli"), (2, "gzip")] {
         bytes[0] = tag;
         let error = BinaryServerMessage::from_bytes(&bytes).unwrap_err();
-        assert!(matches!(error, MessageError::Compression(t) if t == tag));
-        assert!(error.to_string().contains(words), "{error}");
+        assert!(matches!(error, MessageError::Decompression(..)), "{error}");
+        assert!(error.to_string().contains(name), "{error}");
     }
+    let mut frame = message.to_frame(Compression::Gzip, 0);
+    frame.truncate(frame.len() / 2);
+    assert!(BinaryServerMessage::from_bytes(&frame).is_err());
     assert!(matches!(
         BinaryServerMessage::from_bytes(&[]),
         Err(MessageError::Empty)

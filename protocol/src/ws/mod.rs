@@ -24,9 +24,11 @@
 //! # Framing
 //!
 //! A binary message is one WebSocket binary frame. A server message starts with a
-//! compression byte ([`Compression`]), then the message, compressed or not: `0` is none;
-//! `1` (brotli) and `2` (gzip) are reserved and not produced yet, and a reader refuses them
-//! with a clear error until they are. A client message has no compression byte. A JSON
+//! compression byte ([`Compression`]), then the message, compressed or not: `0` none, `1`
+//! brotli, `2` gzip ([`compression`]). [`BinaryServerMessage::to_frame`] compresses a message
+//! when asked to and when it is at least the given threshold long (and compressing makes it
+//! smaller); [`BinaryServerMessage::from_bytes`] reads all three. A client message has no
+//! compression byte. A JSON
 //! message is one text frame: `{"CallReducer": {..}}`, written the way the value mapping
 //! writes values (enums as `{"Variant": payload}` or a unit variant's name, results as
 //! `{"ok": ..}` or `{"err": ..}`, identities as hex, timestamps as microseconds), except that
@@ -35,11 +37,13 @@
 //! Decoding never panics: bytes or text that are not a message give a [`MessageError`].
 
 mod client;
+pub mod compression;
 mod fields;
 mod rows;
 mod server;
 
 pub use client::ClientMessage;
+pub use compression::Compression;
 pub use rows::{RowList, RowTypes};
 pub use server::{
     EntryPointName, QuerySetUpdate, ServerMessage, TableRows, TableUpdate, TransactionUpdate,
@@ -69,29 +73,6 @@ pub type BinaryServerMessage = ServerMessage<RowList, Vec<u8>>;
 /// A server message of the JSON protocol.
 pub type JsonServerMessage = ServerMessage<Box<RawValue>, Box<RawValue>>;
 
-/// The first byte of a binary server message: how the rest is compressed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Compression {
-    /// Not compressed (`0`).
-    None,
-    /// Brotli (`1`): reserved, not produced yet.
-    Brotli,
-    /// Gzip (`2`): reserved, not produced yet.
-    Gzip,
-}
-
-impl Compression {
-    /// The byte that announces this compression.
-    pub const fn tag(self) -> u8 {
-        match self {
-            Self::None => 0,
-            Self::Brotli => 1,
-            Self::Gzip => 2,
-        }
-    }
-}
-
 /// Why bytes or text are not a message.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -100,8 +81,10 @@ pub enum MessageError {
     Binary(DecodeError),
     /// A JSON message that does not parse as one.
     Json(serde_json::Error),
-    /// A binary server message compressed in a way this version does not read.
+    /// A binary server message whose compression byte is none this version knows.
     Compression(u8),
+    /// A compressed binary server message that does not decompress.
+    Decompression(Compression, std::io::Error),
     /// A binary server message without its compression byte.
     Empty,
 }
@@ -111,14 +94,15 @@ impl fmt::Display for MessageError {
         match self {
             Self::Binary(error) => write!(f, "not a binary message: {error}"),
             Self::Json(error) => write!(f, "not a JSON message: {error}"),
-            Self::Compression(1) => f.write_str(
-                "the message is brotli-compressed (compression 1), which this version does not read yet",
-            ),
-            Self::Compression(2) => f.write_str(
-                "the message is gzip-compressed (compression 2), which this version does not read yet",
-            ),
             Self::Compression(tag) => write!(f, "unknown compression {tag}"),
-            Self::Empty => f.write_str("an empty message (a server message starts with its compression byte)"),
+            Self::Decompression(compression, error) => write!(
+                f,
+                "the message does not decompress as {}: {error}",
+                compression.name()
+            ),
+            Self::Empty => {
+                f.write_str("an empty message (a server message starts with its compression byte)")
+            }
         }
     }
 }
@@ -147,14 +131,36 @@ impl BinaryServerMessage {
         out
     }
 
-    /// The message in a binary frame, after its compression byte.
+    /// The message as one binary frame, compressed with `compression` if its encoding is at
+    /// least `threshold` bytes long and compressing makes it smaller; otherwise as
+    /// [`to_bytes`](Self::to_bytes) writes it.
+    pub fn to_frame(&self, compression: Compression, threshold: usize) -> Vec<u8> {
+        let plain = self.to_bytes();
+        let message = &plain[1..];
+        if compression == Compression::None || message.len() < threshold {
+            return plain;
+        }
+        let mut out = Vec::with_capacity(1 + message.len() / 2);
+        out.push(compression.tag());
+        compression::compress(compression, message, &mut out);
+        if out.len() < plain.len() {
+            out
+        } else {
+            plain
+        }
+    }
+
+    /// The message in a binary frame, after its compression byte (any of the three).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, MessageError> {
-        match bytes.split_first() {
-            None => Err(MessageError::Empty),
-            Some((&tag, message)) if tag == Compression::None.tag() => {
-                from_slice(message).map_err(MessageError::Binary)
+        let (&tag, message) = bytes.split_first().ok_or(MessageError::Empty)?;
+        match Compression::from_tag(tag) {
+            Some(Compression::None) => from_slice(message).map_err(MessageError::Binary),
+            Some(compression) => {
+                let message = compression::decompress(compression, message)
+                    .map_err(|error| MessageError::Decompression(compression, error))?;
+                from_slice(&message).map_err(MessageError::Binary)
             }
-            Some((&tag, _)) => Err(MessageError::Compression(tag)),
+            None => Err(MessageError::Compression(tag)),
         }
     }
 }

@@ -12,8 +12,11 @@
 //! 3. opens the connections that asked (before the commits, so that a connection's own
 //!    reducer commits always find it), then evaluates the commits with
 //!    [`Subscriptions::evaluate_batch`], which looks join partners up as of each commit;
-//! 4. turns each query's delta into shared rows once ([`QueryRows`]) and queues, per
-//!    connection, one [`Update`] per commit with the changes of its query sets;
+//! 4. turns each query's delta into shared rows once ([`QueryRows`]), gathers them per group
+//!    of connections with the same query sets ([`Groups`]), and queues one [`SharedUpdate`]
+//!    per commit and group to every member (the caller's own marked so, for its writer to
+//!    join with its answer): the work and the allocations grow with the queries and groups
+//!    a commit affects, not with the connections, which get one push each;
 //! 5. keeps the commits in the window of recent commits ([`ResumeWindow`]);
 //! 6. under the same read transaction, subscribes and unsubscribes: a new query set's
 //!    initial rows are the tables as of the last commit drained (or, for a client that
@@ -30,11 +33,13 @@
 //! subscriber's full rows instead would need the protocol to say "replace what you hold",
 //! which it does not yet.
 
+use super::broadcast::SharedUpdate;
 use super::close::{self, Close};
+use super::groups::{GroupId, Groups};
 use super::limits::FANOUT_REQUESTS;
 use super::outbox::{Outbound, Outbox, Update};
 use super::rows::QueryRows;
-use super::session::{Session, Subscribers};
+use super::session::Session;
 use super::stats::{Dropped, Registry, Stats};
 use super::window::{ResumeWindow, WindowBounds};
 use std::collections::{BTreeMap, HashMap};
@@ -88,7 +93,7 @@ pub struct Evaluator {
     database: Arc<Database>,
     subscriptions: Subscriptions,
     sessions: HashMap<ConnectionId, Session>,
-    subscribers: Subscribers,
+    groups: Groups,
     window: ResumeWindow,
     stats: Arc<Stats>,
     /// Whether connections or query sets came or went since the counters were last told.
@@ -130,7 +135,7 @@ impl Evaluator {
             subscriptions: Subscriptions::new(catalog.clone()),
             catalog,
             sessions: HashMap::new(),
-            subscribers: Subscribers::default(),
+            groups: Groups::default(),
             requests,
         };
         (sender, evaluator)
@@ -153,7 +158,7 @@ impl Evaluator {
                 break;
             }
             let round = tokio::task::spawn_blocking(move || {
-                self.round(&mut feed, wake);
+                self.round(&mut feed, Some(wake));
                 (self, feed)
             });
             match round.await {
@@ -167,14 +172,22 @@ impl Evaluator {
         tracing::debug!("the subscription evaluation task has stopped");
     }
 
+    /// One round over the requests and commits waiting (on `feed`), without waiting for
+    /// more: what the task does each time it wakes, for code that drives the evaluator by
+    /// hand (the fanout benchmark). Call it outside an async runtime.
+    pub fn catch_up(&mut self, feed: &mut CommitReceiver) {
+        self.round(feed, None);
+    }
+
     /// One round (see the module docs), starting from what woke the task.
-    fn round(&mut self, feed: &mut CommitReceiver, wake: Wake) {
+    fn round(&mut self, feed: &mut CommitReceiver, wake: Option<Wake>) {
         let tables = self.database.begin_read();
         let mut commits = Vec::new();
         let mut requests = Vec::new();
         match wake {
-            Wake::Commit(result) => self.receive(result, &mut commits),
-            Wake::Request(request) => requests.push(request),
+            Some(Wake::Commit(result)) => self.receive(result, &mut commits),
+            Some(Wake::Request(request)) => requests.push(request),
+            None => {}
         }
         loop {
             match feed.try_recv() {
@@ -236,10 +249,11 @@ impl Evaluator {
         }
     }
 
-    /// Queues commit `commit`'s update to every connection whose query sets `deltas` changed,
-    /// and to the connection whose reducer call made it.
+    /// Queues commit `commit`'s update to every connection whose query sets `deltas` changed
+    /// (one update per group, shared by its members), and to the connection whose reducer
+    /// call made it.
     fn publish(&mut self, commit: &Arc<Commit>, deltas: Deltas) {
-        let mut changes: HashMap<ConnectionId, BTreeMap<u32, Vec<Arc<QueryRows>>>> = HashMap::new();
+        let mut changes: HashMap<GroupId, BTreeMap<u32, Vec<Arc<QueryRows>>>> = HashMap::new();
         for (query, delta) in deltas {
             let delta = match delta {
                 Ok(delta) => delta,
@@ -261,31 +275,48 @@ impl Evaluator {
                     continue;
                 }
             };
-            for (connection, set) in self.subscribers.of(query) {
-                let sets = changes.entry(connection).or_default();
+            for (group, set) in self.groups.of(query) {
+                let sets = changes.entry(group).or_default();
                 sets.entry(set).or_default().push(rows.clone());
             }
         }
         let caller = commit.meta.connection_id;
         let own = self.called_reducer(commit) && self.sessions.contains_key(&caller);
-        if own {
-            changes.entry(caller).or_default();
-        }
+        let caller_reached = self
+            .groups
+            .group_of(caller)
+            .is_some_and(|group| changes.contains_key(&group));
         let mut overflowed = Vec::new();
-        self.stats.updates(changes.len());
-        for (connection, sets) in changes {
-            let Some(session) = self.sessions.get(&connection) else {
-                continue;
-            };
-            let update = Update {
-                commit: commit.clone(),
-                own: own && connection == caller,
-                changes: sets.into_iter().collect(),
-            };
-            if session.outbox.push(Outbound::Update(update)).is_err() {
-                overflowed.push(connection);
+        let mut delivered = 0;
+        for (group, sets) in changes {
+            let update = Arc::new(SharedUpdate::new(
+                commit.clone(),
+                sets.into_iter().collect(),
+            ));
+            for (connection, outbox) in self.groups.members(group) {
+                let update = Update {
+                    shared: update.clone(),
+                    own: own && connection == caller,
+                };
+                delivered += 1;
+                if outbox.push(Outbound::Update(update)).is_err() {
+                    overflowed.push(connection);
+                }
             }
         }
+        if own && !caller_reached {
+            if let Some(session) = self.sessions.get(&caller) {
+                let update = Update {
+                    shared: Arc::new(SharedUpdate::new(commit.clone(), Vec::new())),
+                    own: true,
+                };
+                delivered += 1;
+                if session.outbox.push(Outbound::Update(update)).is_err() {
+                    overflowed.push(caller);
+                }
+            }
+        }
+        self.stats.updates(delivered);
         for connection in overflowed {
             self.forget(connection);
         }
@@ -381,11 +412,10 @@ impl Evaluator {
                 }
             }
         }
-        for &id in &added {
-            self.subscribers.add(id, (connection, query_set_id));
-        }
         if let Some(session) = self.sessions.get_mut(&connection) {
             session.sets.insert(query_set_id, added);
+            self.groups
+                .regroup(connection, &session.sets, &session.outbox);
         }
         let applied = Outbound::Applied {
             query_set_id,
@@ -447,8 +477,9 @@ impl Evaluator {
         };
         match session.sets.remove(&query_set_id) {
             Some(queries) => {
+                self.groups
+                    .regroup(connection, &session.sets, &session.outbox);
                 for id in queries {
-                    self.subscribers.remove(id, (connection, query_set_id));
                     self.subscriptions.remove(id);
                 }
             }
@@ -467,11 +498,9 @@ impl Evaluator {
             return;
         };
         self.resized = true;
-        for (set, queries) in session.sets {
-            for id in queries {
-                self.subscribers.remove(id, (connection, set));
-                self.subscriptions.remove(id);
-            }
+        self.groups.leave(connection);
+        for id in session.sets.into_values().flatten() {
+            self.subscriptions.remove(id);
         }
     }
 
@@ -492,7 +521,7 @@ impl Evaluator {
                 .outbox
                 .close(Close::new(close::RESYNC, reason.clone()));
         }
-        self.subscribers.clear();
+        self.groups.clear();
         self.subscriptions = Subscriptions::new(self.catalog.clone());
     }
 }
@@ -501,6 +530,7 @@ impl fmt::Debug for Evaluator {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Evaluator")
             .field("connections", &self.sessions.len())
+            .field("groups", &self.groups.len())
             .field("queries", &self.subscriptions.len())
             .finish()
     }

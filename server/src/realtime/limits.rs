@@ -30,3 +30,8 @@ pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 /// How many subscribe, unsubscribe and close requests may wait for the evaluation task; a
 /// reader waits for room.
 pub const FANOUT_REQUESTS: usize = 1024;
+
+/// The smallest binary message (its encoding, after the compression byte) sent compressed
+/// when the client chose a compression: smaller ones gain too little to be worth the time
+/// (`benches/RESULTS.md`, "Compression threshold", has the measurement).
+pub const COMPRESSION_THRESHOLD: usize = 1024;

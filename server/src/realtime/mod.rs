@@ -20,13 +20,17 @@
 //! - [`fanout`]: the evaluation task. It owns the registry of live queries
 //!   ([`wasmod_subscription::Subscriptions`]) and the feed of commits, evaluates commits off
 //!   the module's thread and queues each connection's updates.
+//! - [`groups`]: connections with the same query sets, grouped, so that [`broadcast`] builds
+//!   a commit's update once per group and each of its frames is encoded (and compressed)
+//!   once, then shared by every member: the broadcast that serializes once.
 //! - [`session`]: a connection's query sets, as the evaluation task keeps them.
 //! - [`calls`]: a connection's calls, at most [`limits::MAX_CALLS_IN_FLIGHT`] in flight,
 //!   answered in the order they came.
 //! - [`outbox`]: a connection's bounded outbound queue; a client that cannot keep up is
 //!   closed rather than queued for without bound.
 //! - [`wire`]: the two encodings (binary and JSON) behind one trait, so that everything above
-//!   is written once; [`rows`]: a query's rows of one commit, shared by every subscriber.
+//!   is written once, and the compression of binary frames; [`rows`]: a query's rows of one
+//!   commit, shared by every subscriber.
 //! - [`window`]: the recent commits, for clients that reconnect and resume from the last
 //!   offset they applied.
 //! - [`limits`]: frame sizes, buffers, calls in flight; [`close`]: the close codes;
@@ -37,9 +41,11 @@
 //! has not been made yet, and everything that depends on the library is in [`socket`],
 //! [`writer`] and [`wire`].
 
+pub mod broadcast;
 pub mod calls;
 pub mod close;
 pub mod fanout;
+pub mod groups;
 pub mod limits;
 pub mod outbox;
 pub mod rows;

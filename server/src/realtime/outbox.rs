@@ -8,6 +8,7 @@
 //! shared by every subscriber of their query, so this is an upper bound on what one client
 //! makes the server keep.
 
+use super::broadcast::SharedUpdate;
 use super::close::{self, Close};
 use super::rows::QueryRows;
 use super::stats::{Dropped, Stats};
@@ -15,7 +16,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{mpsc, Notify};
 use wasmod_abi::{ConnectionId, Identity};
-use wasmod_host::datastore::Commit;
 
 /// The bounds of one connection's outbound queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,16 +68,14 @@ pub enum Outbound {
     },
 }
 
-/// A commit's changes to one connection's query sets.
+/// A commit's changes to one connection's query sets: the update of its group, shared.
 #[derive(Debug)]
 pub struct Update {
-    /// The commit.
-    pub commit: Arc<Commit>,
+    /// The commit and its changes, shared by every connection with the same query sets.
+    pub shared: Arc<SharedUpdate>,
     /// Whether a reducer call of this connection made the commit: the writer then joins it
     /// with the call's answer.
     pub own: bool,
-    /// The changes, per query set, in increasing query set id.
-    pub changes: Vec<(u32, Vec<Arc<QueryRows>>)>,
 }
 
 /// The producers' end. Cheap to clone.
@@ -140,11 +138,7 @@ impl Outbound {
         let rows = |queries: &[Arc<QueryRows>]| queries.iter().map(|rows| rows.bytes()).sum();
         match self {
             Self::Applied { queries, .. } => rows(queries),
-            Self::Update(update) => update
-                .changes
-                .iter()
-                .map(|(_, queries)| rows(queries))
-                .sum(),
+            Self::Update(update) => update.shared.bytes(),
             Self::OneOff { result, .. } => result.as_ref().map_or(0, |rows| rows.bytes()),
             Self::Identity { .. } | Self::SubscriptionError { .. } => 0,
         }
@@ -217,8 +211,20 @@ impl OutboxReceiver {
     /// The next message; `None` once every producer has gone.
     pub async fn recv(&mut self) -> Option<Outbound> {
         let queued = self.receiver.recv().await?;
+        Some(self.taken(queued))
+    }
+
+    /// The next message if one is queued, without waiting (for code outside the runtime,
+    /// such as the fanout benchmark).
+    pub fn try_recv(&mut self) -> Option<Outbound> {
+        let queued = self.receiver.try_recv().ok()?;
+        Some(self.taken(queued))
+    }
+
+    /// `queued`'s message, no longer counted in the queue.
+    fn taken(&self, queued: Queued) -> Outbound {
         self.shared.bytes.fetch_sub(queued.bytes, Ordering::Relaxed);
-        Some(queued.message)
+        queued.message
     }
 
     /// The counters the queue is counted in.

@@ -28,15 +28,17 @@ use futures_util::{SinkExt, StreamExt};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use wasmod_abi::{ConnectionId, Identity};
-use wasmod_protocol::ws::ClientMessage;
+use wasmod_protocol::ws::{ClientMessage, Compression};
 use wasmod_subscription::Query;
 
-/// Serves the socket `socket` of `identity` (whose token is `token`) in the encoding `W`.
+/// Serves the socket `socket` of `identity` (whose token is `token`) in the encoding `W`,
+/// compressing its binary frames with `compression`.
 pub async fn serve<W: Wire>(
     socket: WebSocket,
     realtime: Arc<Realtime>,
     identity: Identity,
     token: String,
+    compression: Compression,
 ) {
     let _counted = realtime.socket_guard();
     let (mut sink, mut stream) = socket.split();
@@ -76,7 +78,12 @@ pub async fn serve<W: Wire>(
     };
     let (calls, answering) = Calls::<W>::new(setup, answers);
     let answering = tokio::spawn(answering);
-    let renderer = Renderer::<W>::new(realtime.module.clone(), identity, connection_id);
+    let renderer = Renderer::<W>::new(
+        realtime.module.clone(),
+        identity,
+        connection_id,
+        compression,
+    );
     let mut writer = tokio::spawn(writer::run(
         sink,
         outbound,

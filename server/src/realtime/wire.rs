@@ -1,9 +1,13 @@
 //! The two encodings of the protocol behind one trait, [`Wire`], so that the session, the
 //! calls and the writer are written once: [`Binary`] (`v1.bin.wasmod`) and [`Json`]
 //! (`v1.json.wasmod`). The messages are the protocol's ([`wasmod_protocol::ws`]); what differs
-//! is how a call's arguments, rows and returned values travel.
+//! is how a call's arguments, rows and returned values travel, and whether frames may be
+//! compressed: binary frames of at least [`COMPRESSION_THRESHOLD`] bytes are, in the
+//! compression the client chose; JSON frames are text and never are (the handshake refuses a
+//! compression for JSON).
 
 use super::close::{self, Close};
+use super::limits::COMPRESSION_THRESHOLD;
 use super::rows::{QueryRows, SharedJson};
 use crate::entry::{Entry, Invocation};
 use crate::error::{ApiError, ErrorCode};
@@ -13,8 +17,8 @@ use std::time::Duration;
 use wasmod_abi::ModuleDef;
 use wasmod_protocol::http::CallResponse;
 use wasmod_protocol::ws::{
-    BinaryClientMessage, BinaryServerMessage, ClientMessage, JsonClientMessage, RowList,
-    ServerMessage, BIN_PROTOCOL, JSON_PROTOCOL,
+    BinaryClientMessage, BinaryServerMessage, ClientMessage, Compression, JsonClientMessage,
+    RowList, ServerMessage, BIN_PROTOCOL, JSON_PROTOCOL,
 };
 
 /// One encoding of the protocol.
@@ -47,8 +51,37 @@ pub trait Wire: Send + Sync + 'static {
     /// A query's rows: what entered its result, and what left it.
     fn rows(module: &ModuleDef, rows: &QueryRows) -> Result<(Self::Rows, Self::Rows), String>;
 
-    /// The frame of `message`.
-    fn encode(message: &ServerMessage<Self::Rows, Self::Value>) -> Message;
+    /// The form of this encoding's frames for a client that chose `compression`.
+    fn form(compression: Compression) -> Form;
+
+    /// The frame of `message`, compressed with `compression` where the encoding compresses.
+    fn encode(
+        message: &ServerMessage<Self::Rows, Self::Value>,
+        compression: Compression,
+    ) -> Message;
+}
+
+/// What a frame looks like to its receiver: its encoding and, in binary, its compression.
+/// Connections of one form receive the same bytes for the same message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// A JSON text frame.
+    Json,
+    /// A binary frame in the given compression.
+    Binary(Compression),
+}
+
+impl Form {
+    /// How many forms [`Form::slot`] numbers.
+    pub const COUNT: usize = 1 + Compression::ALL.len();
+
+    /// A number below [`Form::COUNT`] for each form, to keep one frame per form.
+    pub fn slot(self) -> usize {
+        match self {
+            Self::Json => 0,
+            Self::Binary(compression) => 1 + usize::from(compression.tag()),
+        }
+    }
 }
 
 /// `v1.bin.wasmod`: binary frames in the wasmod value encoding.
@@ -94,8 +127,12 @@ impl Wire for Binary {
         Ok((rows.inserts.clone(), rows.deletes.clone()))
     }
 
-    fn encode(message: &BinaryServerMessage) -> Message {
-        Message::Binary(message.to_bytes().into())
+    fn form(compression: Compression) -> Form {
+        Form::Binary(compression)
+    }
+
+    fn encode(message: &BinaryServerMessage, compression: Compression) -> Message {
+        Message::Binary(message.to_frame(compression, COMPRESSION_THRESHOLD).into())
     }
 }
 
@@ -142,7 +179,12 @@ impl Wire for Json {
         Ok((json.inserts.clone(), json.deletes.clone()))
     }
 
-    fn encode(message: &ServerMessage<SharedJson, Box<RawValue>>) -> Message {
+    fn form(_: Compression) -> Form {
+        Form::Json
+    }
+
+    /// Text frames, never compressed: the handshake refuses a compression for JSON.
+    fn encode(message: &ServerMessage<SharedJson, Box<RawValue>>, _: Compression) -> Message {
         // Every part is valid JSON with string keys: serialising cannot fail.
         Message::Text(serde_json::to_string(message).unwrap_or_default().into())
     }

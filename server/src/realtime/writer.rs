@@ -22,7 +22,15 @@
 //!
 //! A held own update waits for answers, which come: the call is in flight. A held answer waits
 //! for its update, which the evaluation task always queues (or it closes the connection).
+//!
+//! # Shared frames
+//!
+//! Every other update is its group's ([`super::broadcast`]): the writer takes the group's
+//! frame in this connection's form (encoding and compression), which the first writer to need
+//! it rendered, and sends the same bytes. Only the caller's own update, joined with its answer,
+//! is rendered for this connection alone.
 
+use super::broadcast;
 use super::calls::{Answer, ReducerAnswer};
 use super::close::{self, Close};
 use super::limits::CLOSE_TIMEOUT;
@@ -36,8 +44,7 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 use wasmod_abi::{ConnectionId, EntryKind, Identity, ModuleDef};
 use wasmod_protocol::ws::{
-    EntryPointName, QuerySetUpdate, ServerMessage, TableRows, TableUpdate, TransactionUpdate,
-    UpdateStatus,
+    Compression, EntryPointName, ServerMessage, TableRows, TransactionUpdate,
 };
 
 /// The socket's sending half.
@@ -49,6 +56,7 @@ pub struct Renderer<W: Wire> {
     module: Arc<ModuleDef>,
     identity: Identity,
     connection: ConnectionId,
+    compression: Compression,
     wire: PhantomData<W>,
 }
 
@@ -145,12 +153,19 @@ async fn finish(sink: &mut Sink, close: Close) -> Close {
 type Frames = Result<Vec<Message>, String>;
 
 impl<W: Wire> Renderer<W> {
-    /// A renderer for the connection `connection` of `identity`.
-    pub fn new(module: Arc<ModuleDef>, identity: Identity, connection: ConnectionId) -> Self {
+    /// A renderer for the connection `connection` of `identity`, whose binary frames are
+    /// compressed with `compression` (see [`Wire::encode`]).
+    pub fn new(
+        module: Arc<ModuleDef>,
+        identity: Identity,
+        connection: ConnectionId,
+        compression: Compression,
+    ) -> Self {
         Self {
             module,
             identity,
             connection,
+            compression,
             wire: PhantomData,
         }
     }
@@ -216,7 +231,7 @@ impl<W: Wire> Renderer<W> {
             }
             Outbound::Update(update) if update.own => {
                 return match std::mem::replace(held, Held::Nothing) {
-                    Held::Answer(answer) if answer.commit == Some(update.commit.offset) => {
+                    Held::Answer(answer) if answer.commit == Some(update.shared.commit.offset) => {
                         Ok(vec![self.update(&update, Some(&answer))?])
                     }
                     Held::Answer(answer) => {
@@ -231,7 +246,7 @@ impl<W: Wire> Renderer<W> {
             }
             Outbound::Update(update) => return Ok(vec![self.update(&update, None)?]),
         };
-        Ok(vec![W::encode(&message)])
+        Ok(vec![W::encode(&message, self.compression)])
     }
 
     /// The frames for a call's answer, holding a reducer's answer until its commit's update.
@@ -239,7 +254,7 @@ impl<W: Wire> Renderer<W> {
         let reducer = match answer {
             Answer::Result { request_id, result } => {
                 let message = ServerMessage::CallResult { request_id, result };
-                return Ok(vec![W::encode(&message)]);
+                return Ok(vec![W::encode(&message, self.compression)]);
             }
             Answer::Reducer(reducer) => reducer,
         };
@@ -247,7 +262,7 @@ impl<W: Wire> Renderer<W> {
             return Ok(vec![self.alone(&reducer)]);
         };
         match std::mem::replace(held, Held::Nothing) {
-            Held::Update(update) if update.commit.offset == commit => {
+            Held::Update(update) if update.shared.commit.offset == commit => {
                 Ok(vec![self.update(&update, Some(&reducer))?])
             }
             Held::Update(update) => {
@@ -270,51 +285,15 @@ impl<W: Wire> Renderer<W> {
         }
     }
 
-    /// A commit's update, joined with the answer of the call that made it, if any.
+    /// A commit's update: its group's shared frame, or, joined with the answer of the call
+    /// that made it, this connection's own.
     fn update(&self, update: &Update, answer: Option<&ReducerAnswer>) -> Result<Message, String> {
-        let meta = &update.commit.meta;
-        let changes = update
-            .changes
-            .iter()
-            .map(|(query_set_id, queries)| {
-                let tables = queries
-                    .iter()
-                    .map(|rows| {
-                        let (inserts, deletes) = W::rows(&self.module, rows)?;
-                        Ok(TableUpdate {
-                            table: rows.table.clone(),
-                            inserts,
-                            deletes,
-                        })
-                    })
-                    .collect::<Result<_, String>>()?;
-                Ok(QuerySetUpdate {
-                    query_set_id: *query_set_id,
-                    tables,
-                })
-            })
-            .collect::<Result<_, String>>()?;
-        let entry_point = match &meta.entry {
-            Some(entry) => EntryPointName {
-                kind: entry.kind,
-                name: entry.name.to_string(),
-            },
-            None => EntryPointName {
-                kind: EntryKind::Reducer,
-                name: String::new(),
-            },
-        };
-        let message = ServerMessage::TransactionUpdate(TransactionUpdate {
-            offset: update.commit.offset,
-            timestamp: meta.timestamp,
-            caller_identity: meta.caller,
-            caller_connection_id: meta.connection_id,
-            entry_point,
-            status: answer.map_or(UpdateStatus::Committed, |answer| answer.status.clone()),
-            request_id: answer.map(|answer| answer.request_id),
-            changes,
-        });
-        Ok(W::encode(&message))
+        match answer {
+            None => update.shared.frame::<W>(&self.module, self.compression),
+            Some(answer) => {
+                broadcast::render::<W>(&self.module, &update.shared, Some(answer), self.compression)
+            }
+        }
     }
 
     /// A reducer's answer without a commit to join: a `TransactionUpdate` with no changes.
@@ -333,21 +312,27 @@ impl<W: Wire> Renderer<W> {
                 request_id: Some(answer.request_id),
                 changes: Vec::new(),
             });
-        W::encode(&message)
+        W::encode(&message, self.compression)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::realtime::broadcast::SharedUpdate;
     use crate::realtime::wire::Json;
     use wasmod_host::datastore::{Commit, CommitMeta, EntryPoint};
-    use wasmod_protocol::ws::JsonServerMessage;
+    use wasmod_protocol::ws::{JsonServerMessage, UpdateStatus};
 
     const ME: ConnectionId = ConnectionId::from_bytes([1; 16]);
 
     fn renderer() -> Renderer<Json> {
-        Renderer::new(Arc::new(ModuleDef::default()), Identity::ZERO, ME)
+        Renderer::new(
+            Arc::new(ModuleDef::default()),
+            Identity::ZERO,
+            ME,
+            Compression::None,
+        )
     }
 
     fn own_update(offset: u64) -> Outbound {
@@ -356,14 +341,14 @@ mod tests {
             entry: Some(EntryPoint::new(EntryKind::Reducer, "send")),
             ..CommitMeta::host()
         };
+        let commit = Arc::new(Commit {
+            offset,
+            meta,
+            changes: Default::default(),
+        });
         Outbound::Update(Update {
-            commit: Arc::new(Commit {
-                offset,
-                meta,
-                changes: Default::default(),
-            }),
+            shared: Arc::new(SharedUpdate::new(commit, Vec::new())),
             own: true,
-            changes: Vec::new(),
         })
     }
 

@@ -4,7 +4,10 @@
 //! request that is not a WebSocket upgrade, a subprotocol other than `v1.bin.wasmod` and
 //! `v1.json.wasmod`, a bad token. The token comes from `Authorization: Bearer <token>` or,
 //! for browsers (which cannot set headers on a WebSocket), the `token` query parameter; with
-//! neither, a new identity is issued and its token sent in the first message. The module's
+//! neither, a new identity is issued and its token sent in the first message. The
+//! `compression` query parameter (`none`, the default, `brotli` or `gzip`) chooses how large
+//! binary frames are compressed; an unknown value, or a compression asked of the JSON
+//! protocol (whose text frames cannot carry the compression byte), is refused. The module's
 //! `client_connected` runs once the socket is open ([`crate::realtime::socket`]).
 
 use super::extract::Caller;
@@ -20,12 +23,39 @@ use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
+use wasmod_protocol::ws::Compression;
 
 /// The handshake's query parameters.
 #[derive(Debug, Deserialize)]
 pub(crate) struct Params {
     /// A token, for clients that cannot send an `Authorization` header.
     token: Option<String>,
+    /// How binary frames are compressed: `none` (the default), `brotli` or `gzip`.
+    compression: Option<String>,
+}
+
+/// The compression `name` names (none without a name), or why it cannot be used with the
+/// chosen encoding.
+fn compression(name: Option<&str>, binary: bool) -> Result<Compression, ApiError> {
+    let Some(name) = name else {
+        return Ok(Compression::None);
+    };
+    let compression = Compression::from_name(name).ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::BadRequest,
+            format!("unknown compression `{name}`: use none, brotli or gzip"),
+        )
+    })?;
+    if !binary && compression != Compression::None {
+        return Err(ApiError::new(
+            ErrorCode::BadRequest,
+            format!(
+                "compression={name} needs the binary protocol ({}): JSON text frames are never compressed",
+                Binary::PROTOCOL
+            ),
+        ));
+    }
+    Ok(compression)
 }
 
 /// Upgrades to a WebSocket in the subprotocol the client asked for.
@@ -64,6 +94,7 @@ pub(crate) async fn subscribe(
             )))
         }
     };
+    let compression = compression(params.compression.as_deref(), binary)?;
     let identity = match (caller?.0, params.token) {
         (Some(identity), _) => identity,
         (None, Some(token)) => state.tokens.verify(&token)?,
@@ -83,8 +114,11 @@ pub(crate) async fn subscribe(
         .max_message_size(MAX_INBOUND_MESSAGE)
         .max_frame_size(MAX_INBOUND_MESSAGE);
     Ok(if binary {
-        upgrade.on_upgrade(move |ws| socket::serve::<Binary>(ws, realtime, identity, token))
+        upgrade.on_upgrade(move |ws| {
+            socket::serve::<Binary>(ws, realtime, identity, token, compression)
+        })
     } else {
-        upgrade.on_upgrade(move |ws| socket::serve::<Json>(ws, realtime, identity, token))
+        upgrade
+            .on_upgrade(move |ws| socket::serve::<Json>(ws, realtime, identity, token, compression))
     })
 }

@@ -226,6 +226,38 @@ impl Client {
         }
     }
 
+    /// The next binary frame's bytes, as they came (compression byte included), skipping
+    /// other frames; panics after [`PATIENCE`].
+    pub async fn binary_frame(&mut self) -> Vec<u8> {
+        let deadline = tokio::time::Instant::now() + PATIENCE;
+        loop {
+            let frame = tokio::time::timeout_at(deadline, self.socket.next())
+                .await
+                .expect("a frame in time")
+                .expect("the socket is open")
+                .expect("a frame");
+            match frame {
+                Message::Binary(bytes) => return bytes.to_vec(),
+                Message::Close(close) => panic!("closed: {close:?}"),
+                _ => continue,
+            }
+        }
+    }
+
+    /// The raw bytes of the next binary `TransactionUpdate`, skipping other messages.
+    pub async fn update_frame(&mut self) -> Vec<u8> {
+        loop {
+            let frame = self.binary_frame().await;
+            let message = BinaryServerMessage::from_bytes(&frame).expect("a message");
+            if matches!(
+                message,
+                wasmod_protocol::ws::ServerMessage::TransactionUpdate(_)
+            ) {
+                return frame;
+            }
+        }
+    }
+
     /// Reads until the socket closes, within [`PATIENCE`]: its close code and reason.
     pub async fn closed(&mut self) -> (u16, String) {
         let deadline = tokio::time::Instant::now() + PATIENCE;

@@ -3,6 +3,7 @@
 
 mod calls;
 mod connections;
+mod frames;
 mod limits;
 mod live;
 mod resume;
