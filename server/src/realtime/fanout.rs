@@ -22,7 +22,9 @@
 //!    initial rows are the tables as of the last commit drained (or, for a client that
 //!    resumes from an offset the window covers, the net changes of the commits since it), and
 //!    its updates start with the next one;
-//! 7. releases the transaction.
+//! 7. releases the transaction and, with a commit log, waits until the last commit is
+//!    durable: only then are the round's messages queued ([`Outgoing`]), so that no client
+//!    sees a commit a crash could still lose.
 //!
 //! # Falling behind
 //!
@@ -38,6 +40,7 @@ use super::close::{self, Close};
 use super::groups::{GroupId, Groups};
 use super::limits::FANOUT_REQUESTS;
 use super::outbox::{Outbound, Outbox, Update};
+use super::outgoing::Outgoing;
 use super::rows::QueryRows;
 use super::session::Session;
 use super::stats::{Dropped, Registry, Stats};
@@ -98,6 +101,7 @@ pub struct Evaluator {
     stats: Arc<Stats>,
     /// Whether connections or query sets came or went since the counters were last told.
     resized: bool,
+    outgoing: Outgoing,
     requests: mpsc::Receiver<Request>,
 }
 
@@ -130,6 +134,7 @@ impl Evaluator {
             window,
             stats,
             resized: false,
+            outgoing: Outgoing::new(database.log().is_some()),
             module,
             database,
             subscriptions: Subscriptions::new(catalog.clone()),
@@ -217,8 +222,31 @@ impl Evaluator {
         for request in requests {
             self.handle(request, &tables);
         }
+        let last = self.database.next_offset().checked_sub(1);
+        drop(tables);
+        self.release(last);
         if std::mem::take(&mut self.resized) {
             self.stats.registry(self.registry());
+        }
+    }
+
+    /// Sends the round's held messages once commit `last` (the last one the round's tables
+    /// include) is durable, and forgets the connections whose queue overflowed.
+    fn release(&mut self, last: Option<u64>) {
+        if self.outgoing.holds() {
+            let durable = last.map_or(Ok(()), |last| self.database.durable(last).wait());
+            match durable {
+                Ok(()) => self.outgoing.release(&self.sessions),
+                Err(error) => {
+                    self.outgoing.discard();
+                    tracing::error!("the commit log failed: closing every connection: {error}");
+                    let reason = format!("the server's commit log failed: {error}");
+                    self.close_everyone(Close::new(close::INTERNAL, reason));
+                }
+            }
+        }
+        for connection in self.outgoing.take_overflowed() {
+            self.forget(connection);
         }
     }
 
@@ -286,7 +314,6 @@ impl Evaluator {
             .groups
             .group_of(caller)
             .is_some_and(|group| changes.contains_key(&group));
-        let mut overflowed = Vec::new();
         let mut delivered = 0;
         for (group, sets) in changes {
             let update = Arc::new(SharedUpdate::new(
@@ -299,9 +326,8 @@ impl Evaluator {
                     own: own && connection == caller,
                 };
                 delivered += 1;
-                if outbox.push(Outbound::Update(update)).is_err() {
-                    overflowed.push(connection);
-                }
+                self.outgoing
+                    .send(connection, outbox, Outbound::Update(update));
             }
         }
         if own && !caller_reached {
@@ -311,15 +337,11 @@ impl Evaluator {
                     own: true,
                 };
                 delivered += 1;
-                if session.outbox.push(Outbound::Update(update)).is_err() {
-                    overflowed.push(caller);
-                }
+                self.outgoing
+                    .send(caller, &session.outbox, Outbound::Update(update));
             }
         }
         self.stats.updates(delivered);
-        for connection in overflowed {
-            self.forget(connection);
-        }
     }
 
     /// Whether a client's reducer call made `commit` (not a lifecycle reducer, which the host
@@ -372,14 +394,16 @@ impl Evaluator {
             return;
         };
         let outbox = session.outbox.clone();
-        let refuse = |message: String| {
-            let _ = outbox.push(Outbound::SubscriptionError {
+        let refuse = |outgoing: &mut Outgoing, message: String| {
+            let error = Outbound::SubscriptionError {
                 query_set_id,
                 message,
-            });
+            };
+            outgoing.send(connection, &outbox, error);
         };
         if session.sets.contains_key(&query_set_id) {
-            return refuse(format!("query set {query_set_id} is already subscribed"));
+            let message = format!("query set {query_set_id} is already subscribed");
+            return refuse(&mut self.outgoing, message);
         }
         let missed = resume_from.and_then(|applied| self.window.since(applied));
         let resumed = missed.is_some();
@@ -392,13 +416,13 @@ impl Evaluator {
         };
         let rows = match rows {
             Ok(rows) => rows,
-            Err(message) => return refuse(message),
+            Err(message) => return refuse(&mut self.outgoing, message),
         };
         let bytes = rows.iter().map(|rows| rows.bytes()).sum();
         if !outbox.fits(bytes) {
-            return refuse(format!(
-                "the rows are {bytes} bytes, more than this connection may have queued"
-            ));
+            let message =
+                format!("the rows are {bytes} bytes, more than this connection may have queued");
+            return refuse(&mut self.outgoing, message);
         }
         let mut added = Vec::with_capacity(queries.len());
         for query in queries {
@@ -408,7 +432,7 @@ impl Evaluator {
                     for id in added {
                         self.subscriptions.remove(id);
                     }
-                    return refuse(error.to_string());
+                    return refuse(&mut self.outgoing, error.to_string());
                 }
             }
         }
@@ -423,9 +447,7 @@ impl Evaluator {
             queries: rows,
             resumed,
         };
-        if outbox.push(applied).is_err() {
-            self.forget(connection);
-        }
+        self.outgoing.send(connection, &outbox, applied);
     }
 
     /// The rows of `query` in `tables`, shared.
@@ -484,10 +506,11 @@ impl Evaluator {
                 }
             }
             None => {
-                let _ = session.outbox.push(Outbound::SubscriptionError {
+                let error = Outbound::SubscriptionError {
                     query_set_id,
                     message: format!("query set {query_set_id} is not subscribed"),
-                });
+                };
+                self.outgoing.send(connection, &session.outbox, error);
             }
         }
     }
@@ -515,11 +538,14 @@ impl Evaluator {
             "the server fell {missed} commits behind and lost this connection's updates: reconnect and subscribe again"
         );
         self.stats.dropped(Dropped::Lagged, self.sessions.len());
+        self.close_everyone(Close::new(close::RESYNC, reason));
+    }
+
+    /// Closes every connection with `close`, and forgets them and their queries.
+    fn close_everyone(&mut self, close: Close) {
         self.resized = true;
         for (_, session) in self.sessions.drain() {
-            session
-                .outbox
-                .close(Close::new(close::RESYNC, reason.clone()));
+            session.outbox.close(close.clone());
         }
         self.groups.clear();
         self.subscriptions = Subscriptions::new(self.catalog.clone());

@@ -27,7 +27,8 @@
 //! - [`calls`]: a connection's calls, at most [`limits::MAX_CALLS_IN_FLIGHT`] in flight,
 //!   answered in the order they came.
 //! - [`outbox`]: a connection's bounded outbound queue; a client that cannot keep up is
-//!   closed rather than queued for without bound.
+//!   closed rather than queued for without bound; [`outgoing`]: a round's messages, held
+//!   until the commits they show are durable.
 //! - [`wire`]: the two encodings (binary and JSON) behind one trait, so that everything above
 //!   is written once, and the compression of binary frames; [`rows`]: a query's rows of one
 //!   commit, shared by every subscriber.
@@ -48,6 +49,7 @@ pub mod fanout;
 pub mod groups;
 pub mod limits;
 pub mod outbox;
+pub mod outgoing;
 pub mod rows;
 pub mod session;
 pub mod socket;
