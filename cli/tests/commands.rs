@@ -262,3 +262,18 @@ fn describe_inspect_and_call_the_quickstart() {
         text(&invalid.stderr)
     );
 }
+
+#[test]
+fn serve_refuses_a_zero_ping_interval_before_anything_else() {
+    let temp = tempfile::tempdir().expect("a directory");
+    let zero = wasmod(
+        &["serve", "no-such-module", "--ping-interval", "0s"],
+        temp.path(),
+    );
+    assert_eq!(zero.status.code(), Some(2));
+    assert!(
+        text(&zero.stderr).contains("--ping-interval: must be more than zero"),
+        "{}",
+        text(&zero.stderr)
+    );
+}

@@ -64,6 +64,23 @@ pub struct Args {
     /// The longest one call may run inside the module before it is aborted.
     #[arg(long, default_value = "5s", value_parser = units::duration)]
     deadline: Duration,
+    /// The most messages queued for one WebSocket client before it is closed as too slow
+    /// (`4001`).
+    #[arg(long, default_value_t = ServerConfig::default().outbound_messages, value_name = "N")]
+    outbound_messages: usize,
+    /// The most bytes of rows queued for one WebSocket client before it is closed as too slow
+    /// (`4001`); a subscription whose initial rows are larger is refused.
+    #[arg(long, default_value = "16MiB", value_parser = units::size)]
+    outbound_bytes: usize,
+    /// The recent commits kept (in memory, and read back from the log at start) so that
+    /// reconnecting WebSocket clients are sent only what changed since their last offset;
+    /// 0 for none.
+    #[arg(long, default_value_t = ServerConfig::default().resume_commits, value_name = "N")]
+    resume_commits: usize,
+    /// How long a WebSocket client may stay silent before it is pinged; silent as long again,
+    /// it is closed (`4003`).
+    #[arg(long, default_value = "30s", value_parser = units::duration)]
+    ping_interval: Duration,
     /// A host procedures may send HTTP requests to (`api.example.com`, `*.example.com`,
     /// `127.0.0.1:8080`); repeat for several. None by default.
     #[arg(long = "allow-http", value_name = "HOST")]
@@ -72,6 +89,11 @@ pub struct Args {
 
 /// Runs `wasmod serve`.
 pub fn run(args: Args) -> Result {
+    if args.ping_interval.is_zero() {
+        return Err(Failure::usage(
+            "--ping-interval: must be more than zero (every socket would be closed at once)",
+        ));
+    }
     let module = Module::open(&args.module)?;
     let data = args
         .data
@@ -86,6 +108,10 @@ pub fn run(args: Args) -> Result {
     server_config.request_timeout = args.request_timeout;
     server_config.queue = args.queue;
     server_config.token_ttl = args.token_ttl;
+    server_config.outbound_messages = args.outbound_messages;
+    server_config.outbound_bytes = args.outbound_bytes;
+    server_config.resume_commits = args.resume_commits;
+    server_config.ping_interval = args.ping_interval;
     // The last commits before a restart stay at hand for WebSocket clients that resume.
     let mut options = durability::Options::default()
         .with_mode(args.durability)
