@@ -8,14 +8,14 @@
 
 use crate::client::{self, Received};
 use crate::latency::Histogram;
-use crate::sample::{QUERY_SET, TABLE};
+use crate::sample::{self, QUERY_SET};
 use anyhow::{bail, Result};
 use futures_util::{stream, StreamExt};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 use wasmod_abi::Timestamp;
-use wasmod_protocol::ws::{BinaryServerMessage, ClientMessage, ServerMessage};
+use wasmod_protocol::ws::{BinaryServerMessage, ServerMessage};
 
 /// How many clients connect at once.
 const CONNECTING: usize = 64;
@@ -152,13 +152,7 @@ async fn join_one(url: &str, subscribe: Subscribe) -> Result<(client::Sender, cl
         bail!("the first message was not an IdentityToken: {first:?}");
     }
     if subscribe == Subscribe::Messages {
-        sender
-            .send(&ClientMessage::Subscribe {
-                query_set_id: QUERY_SET,
-                queries: vec![format!("SELECT * FROM {TABLE}")],
-                resume_from: None,
-            })
-            .await?;
+        sender.send(&sample::subscribe_to_table()).await?;
         let applied = tokio::time::timeout(client::CONNECT_TIMEOUT, receiver.next()).await;
         match applied {
             Ok(Ok(Received::Message(message))) => match *message {

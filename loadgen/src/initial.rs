@@ -9,13 +9,13 @@ use crate::caller::{Caller, Calls};
 use crate::client::{self, Received};
 use crate::pace::Pace;
 use crate::process::Memory;
-use crate::sample::{QUERY_SET, TABLE};
+use crate::sample::{self, TABLE};
 use crate::target::Target;
 use crate::Paths;
 use anyhow::{bail, Result};
 use futures_util::future::try_join_all;
 use std::time::{Duration, Instant};
-use wasmod_protocol::ws::{ClientMessage, ServerMessage};
+use wasmod_protocol::ws::ServerMessage;
 
 /// Connections that fill the table.
 const FILLERS: usize = 64;
@@ -87,13 +87,7 @@ pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
 async fn subscribe(url: &str) -> Result<Result<(Duration, u64), String>> {
     let (mut sender, mut receiver, _) = client::connect(url).await?;
     let start = Instant::now();
-    sender
-        .send(&ClientMessage::Subscribe {
-            query_set_id: QUERY_SET,
-            queries: vec![format!("SELECT * FROM {TABLE}")],
-            resume_from: None,
-        })
-        .await?;
+    sender.send(&sample::subscribe_to_table()).await?;
     let answer = tokio::time::timeout(SUBSCRIBE_TIMEOUT, receiver.next())
         .await
         .map_err(|_| anyhow::anyhow!("no answer to Subscribe within {SUBSCRIBE_TIMEOUT:?}"))??;

@@ -5,8 +5,8 @@
 use wasmod_abi::encoding::to_vec;
 use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
 use wasmod_protocol::ws::{
-    BinaryServerMessage, EntryPointName, QuerySetUpdate, RowList, ServerMessage, TableUpdate,
-    TransactionUpdate, UpdateStatus,
+    BinaryServerMessage, ClientMessage, EntryPointName, QuerySetUpdate, RowList, ServerMessage,
+    TableUpdate, TransactionUpdate, UpdateStatus,
 };
 
 /// The query set every load client subscribes as.
@@ -14,6 +14,15 @@ pub const QUERY_SET: u32 = 1;
 
 /// The quickstart's table that load clients subscribe to.
 pub const TABLE: &str = "message";
+
+/// The message that subscribes a load client to every row of [`TABLE`], as [`QUERY_SET`].
+pub fn subscribe_to_table<Args>() -> ClientMessage<Args> {
+    ClientMessage::Subscribe {
+        query_set_id: QUERY_SET,
+        queries: vec![format!("SELECT * FROM {TABLE}")],
+        resume_from: None,
+    }
+}
 
 /// The quickstart's reducer that inserts one row into [`TABLE`].
 pub const REDUCER: &str = "send";

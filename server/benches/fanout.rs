@@ -34,7 +34,7 @@ use wasmod_host::datastore::{CommitMeta, CommitReceiver, Database};
 use wasmod_protocol::ws::Compression;
 use wasmod_server::realtime::broadcast;
 use wasmod_server::realtime::fanout::{Evaluator, Request};
-use wasmod_server::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver};
+use wasmod_server::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver, Update};
 use wasmod_server::realtime::stats::Stats;
 use wasmod_server::realtime::window::WindowBounds;
 use wasmod_server::realtime::wire::Binary;
@@ -195,17 +195,7 @@ impl Fanout {
             let Some(Outbound::Update(update)) = receiver.try_recv() else {
                 panic!("every subscriber has an update");
             };
-            let frame = match serialize {
-                Serialize::Once => update
-                    .shared
-                    .frame::<Binary>(&self.module, Compression::None),
-                Serialize::PerRecipient => broadcast::render::<Binary>(
-                    &self.module,
-                    &update.shared,
-                    None,
-                    Compression::None,
-                ),
-            };
+            let frame = frame(&self.module, &update, serialize);
             bytes += match black_box(frame.expect("rendered")) {
                 Message::Binary(frame) => frame.len(),
                 other => panic!("not a binary frame: {other:?}"),
@@ -238,17 +228,7 @@ impl Fanout {
                 Serialize::PerRecipient => &updates,
             };
             for update in frames {
-                let frame = match serialize {
-                    Serialize::Once => update
-                        .shared
-                        .frame::<Binary>(&self.module, Compression::None),
-                    Serialize::PerRecipient => broadcast::render::<Binary>(
-                        &self.module,
-                        &update.shared,
-                        None,
-                        Compression::None,
-                    ),
-                };
+                let frame = frame(&self.module, update, serialize);
                 black_box(frame.expect("rendered"));
             }
             total += start.elapsed();
@@ -356,4 +336,15 @@ fn main() {
     criterion::Criterion::default()
         .configure_from_args()
         .final_summary();
+}
+
+/// `update`'s frame: the shared one (rendered by the first to ask), or one rendered for this
+/// recipient alone.
+fn frame(module: &ModuleDef, update: &Update, serialize: Serialize) -> Result<Message, String> {
+    match serialize {
+        Serialize::Once => update.shared.frame::<Binary>(module, Compression::None),
+        Serialize::PerRecipient => {
+            broadcast::render::<Binary>(module, &update.shared, None, Compression::None)
+        }
+    }
 }
