@@ -1,0 +1,115 @@
+//! Reconnection: the server stopped and restarted on the same data directory under a
+//! subscribed client, which comes back as the same identity, resumes, and ends up with the
+//! cache a fresh client gets, having seen callbacks only for what changed.
+
+use crate::support::{durable_server, eventually, log, memory_server, texts, Live, Message, User};
+use wasmod_client::{Client, Error};
+
+const QUERIES: [&str; 2] = ["SELECT * FROM message", "SELECT * FROM user"];
+
+/// Every cached row of `client`, encoded and sorted, per table.
+fn snapshot(client: &Client) -> (Vec<String>, Vec<(String, bool)>) {
+    let mut users: Vec<(String, bool)> = client
+        .table::<User>("user")
+        .rows()
+        .expect("rows")
+        .into_iter()
+        .map(|user| (user.name, user.online))
+        .collect();
+    users.sort();
+    (texts(client), users)
+}
+
+#[tokio::test]
+async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let live = Live::serve(durable_server(dir.path())).await;
+    let addr = live.addr;
+    let client = live.client().await;
+    let identity = client.identity();
+    let (message_inserts, message_deletes, user_inserts, user_deletes) =
+        (log(), log(), log(), log());
+    let messages = client.table::<Message>("message");
+    let users = client.table::<User>("user");
+    let seen = message_inserts.clone();
+    messages.on_insert(move |message: &Message| seen.lock().push(message.text.clone()));
+    let seen = message_deletes.clone();
+    messages.on_delete(move |message: &Message| seen.lock().push(message.text.clone()));
+    let seen = user_inserts.clone();
+    users.on_insert(move |user: &User| seen.lock().push(user.identity));
+    let seen = user_deletes.clone();
+    users.on_delete(move |user: &User| seen.lock().push(user.identity));
+    let subscription = client.subscription().subscribe(QUERIES);
+    subscription.applied().await.expect("applied");
+    client
+        .call_reducer("send", &("before".to_owned(),))
+        .await
+        .expect("sent");
+    let first_connection = client.connection_id();
+
+    live.stop().await;
+    let live = Live::serve_at(durable_server(dir.path()), addr).await;
+    let other = live.client().await;
+    other
+        .call_reducer("send", &("while away".to_owned(),))
+        .await
+        .expect("sent");
+
+    eventually("the client reconnects and catches up", || {
+        texts(&client) == ["before", "while away"] && users.count() == 2
+    })
+    .await;
+    assert_eq!(client.identity(), identity, "the same identity");
+    assert_ne!(client.connection_id(), first_connection, "a new connection");
+    let fresh = live.client().await;
+    let fresh_subscription = fresh.subscription().subscribe(QUERIES);
+    fresh_subscription.applied().await.expect("applied");
+    eventually("the reconnected client's own user is back online", || {
+        snapshot(&client) == snapshot(&fresh)
+    })
+    .await;
+
+    assert_eq!(
+        *message_inserts.lock(),
+        ["before", "while away"],
+        "no row twice"
+    );
+    assert!(message_deletes.lock().is_empty());
+    assert_eq!(
+        *user_inserts.lock(),
+        [identity, other.identity(), fresh.identity()],
+        "its own user was not inserted again"
+    );
+    assert!(
+        user_deletes.lock().is_empty(),
+        "rows held throughout never left"
+    );
+    client
+        .call_reducer("send", &("after".to_owned(),))
+        .await
+        .expect("calls work again");
+    eventually("the fresh client sees it", || texts(&fresh).len() == 3).await;
+    live.stop().await;
+}
+
+#[tokio::test]
+async fn without_reconnection_a_lost_server_ends_the_client() {
+    let live = Live::serve(memory_server()).await;
+    let client = live
+        .builder()
+        .await
+        .reconnect(None)
+        .connect()
+        .await
+        .expect("connected");
+    let subscription = client.subscription().subscribe(QUERIES);
+    subscription.applied().await.expect("applied");
+    live.stop().await;
+    eventually("the connection task ends", || !client.is_running()).await;
+    assert_eq!(
+        client
+            .call_reducer("send", &("nobody hears".to_owned(),))
+            .await,
+        Err(Error::Disconnected)
+    );
+}
