@@ -320,6 +320,7 @@ impl Connection {
         let Some(query_set) = self.query_sets.get_mut(&query_set_id) else {
             return;
         };
+        tracing::debug!(query_set_id, offset, resumed, "query set applied");
         query_set.applied = true;
         let on_applied = query_set.on_applied.take();
         let state = query_set.state.clone();

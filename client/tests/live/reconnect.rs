@@ -113,3 +113,53 @@ async fn without_reconnection_a_lost_server_ends_the_client() {
         Err(Error::Disconnected)
     );
 }
+
+/// A server without a commit log cannot resume: restarted, it has lost its messages and
+/// sends every row again. The client reconciles: the lost message is deleted, and its own
+/// user, the same row again, calls back nothing.
+#[tokio::test]
+async fn a_server_that_cannot_resume_sends_all_rows_and_only_the_difference_calls_back() {
+    let live = Live::serve(memory_server()).await;
+    let addr = live.addr;
+    let client = live.client().await;
+    let (message_deletes, user_events) = (log(), log());
+    let seen = message_deletes.clone();
+    client
+        .table::<Message>("message")
+        .on_delete(move |message: &Message| seen.lock().push(message.text.clone()));
+    let users = client.table::<User>("user");
+    let seen = user_events.clone();
+    users.on_insert(move |user: &User| seen.lock().push(("insert", user.identity)));
+    let seen = user_events.clone();
+    users.on_delete(move |user: &User| seen.lock().push(("delete", user.identity)));
+    let seen = user_events.clone();
+    users.on_update(move |_: &User, new: &User| seen.lock().push(("update", new.identity)));
+    let subscription = client.subscription().subscribe(QUERIES);
+    subscription.applied().await.expect("applied");
+    client
+        .call_reducer("send", &("lost".to_owned(),))
+        .await
+        .expect("sent");
+    let first_connection = client.connection_id();
+
+    live.stop().await;
+    let live = Live::serve_at(memory_server(), addr).await;
+    eventually("the client reconnects and drops the lost message", || {
+        client.connection_id() != first_connection && texts(&client).is_empty()
+    })
+    .await;
+    let fresh = live.client().await;
+    let fresh_subscription = fresh.subscription().subscribe(QUERIES);
+    fresh_subscription.applied().await.expect("applied");
+    eventually("both clients hold the same rows", || {
+        snapshot(&client) == snapshot(&fresh)
+    })
+    .await;
+    assert_eq!(*message_deletes.lock(), ["lost"]);
+    assert_eq!(
+        *user_events.lock(),
+        [("insert", client.identity()), ("insert", fresh.identity())],
+        "its own user, sent again, is no change"
+    );
+    live.stop().await;
+}
