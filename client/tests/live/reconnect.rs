@@ -3,7 +3,8 @@
 //! cache a fresh client gets, having seen callbacks only for what changed.
 
 use crate::support::{durable_server, eventually, log, memory_server, texts, Live, Message, User};
-use wasmod_client::{Client, Error};
+use std::time::Duration;
+use wasmod_client::{Backoff, Client, Error};
 
 const QUERIES: [&str; 2] = ["SELECT * FROM message", "SELECT * FROM user"];
 
@@ -20,15 +21,29 @@ fn snapshot(client: &Client) -> (Vec<String>, Vec<(String, bool)>) {
     (texts(client), users)
 }
 
+/// The client waits a second before reconnecting, so that the restarted server's commits
+/// (another user's rename and message) happen while it is away and reach it as the resumed
+/// answer's changes: a rename is a delete and an insert there, which the cache pairs into one
+/// update.
 #[tokio::test]
 async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
     let dir = tempfile::tempdir().expect("a directory");
     let live = Live::serve(durable_server(dir.path())).await;
     let addr = live.addr;
-    let client = live.client().await;
+    let slow = Backoff {
+        first: Duration::from_secs(1),
+        max: Duration::from_secs(1),
+    };
+    let client = live
+        .builder()
+        .await
+        .reconnect(Some(slow))
+        .connect()
+        .await
+        .expect("connected");
     let identity = client.identity();
-    let (message_inserts, message_deletes, user_inserts, user_deletes) =
-        (log(), log(), log(), log());
+    let (message_inserts, message_deletes, user_inserts, user_deletes, user_updates) =
+        (log(), log(), log(), log(), log());
     let messages = client.table::<Message>("message");
     let users = client.table::<User>("user");
     let seen = message_inserts.clone();
@@ -39,24 +54,49 @@ async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
     users.on_insert(move |user: &User| seen.lock().push(user.identity));
     let seen = user_deletes.clone();
     users.on_delete(move |user: &User| seen.lock().push(user.identity));
+    let seen = user_updates.clone();
+    users.on_update(move |old: &User, new: &User| {
+        seen.lock()
+            .push((old.name.clone(), new.name.clone(), new.online))
+    });
     let subscription = client.subscription().subscribe(QUERIES);
     subscription.applied().await.expect("applied");
     client
         .call_reducer("send", &("before".to_owned(),))
         .await
         .expect("sent");
+    let other = live.client().await;
+    let other_identity = other.identity();
+    let other_token = other.token();
+    other.disconnect().await;
+    eventually("the other user is cached", || users.count() == 2).await;
     let first_connection = client.connection_id();
 
     live.stop().await;
     let live = Live::serve_at(durable_server(dir.path()), addr).await;
-    let other = live.client().await;
+    let other = live
+        .builder()
+        .await
+        .token(other_token)
+        .connect()
+        .await
+        .expect("connected");
+    other
+        .call_reducer("set_name", &("bob".to_owned(),))
+        .await
+        .expect("renamed");
     other
         .call_reducer("send", &("while away".to_owned(),))
         .await
         .expect("sent");
+    assert_eq!(
+        client.connection_id(),
+        first_connection,
+        "the client is still away"
+    );
 
     eventually("the client reconnects and catches up", || {
-        texts(&client) == ["before", "while away"] && users.count() == 2
+        texts(&client) == ["before", "while away"]
     })
     .await;
     assert_eq!(client.identity(), identity, "the same identity");
@@ -64,7 +104,7 @@ async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
     let fresh = live.client().await;
     let fresh_subscription = fresh.subscription().subscribe(QUERIES);
     fresh_subscription.applied().await.expect("applied");
-    eventually("the reconnected client's own user is back online", || {
+    eventually("the client's cache is a fresh client's", || {
         snapshot(&client) == snapshot(&fresh)
     })
     .await;
@@ -77,12 +117,23 @@ async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
     assert!(message_deletes.lock().is_empty());
     assert_eq!(
         *user_inserts.lock(),
-        [identity, other.identity(), fresh.identity()],
+        [identity, other_identity, fresh.identity()],
         "its own user was not inserted again"
     );
     assert!(
         user_deletes.lock().is_empty(),
         "rows held throughout never left"
+    );
+    let updates = user_updates.lock().clone();
+    let default_name = updates.first().map(|update| update.0.clone());
+    let default_name = default_name.expect("an update");
+    assert_eq!(
+        updates,
+        [
+            (default_name.clone(), default_name.clone(), false),
+            (default_name, "bob".to_owned(), true),
+        ],
+        "the other user going offline (live), then its return under a new name (resumed)"
     );
     client
         .call_reducer("send", &("after".to_owned(),))
