@@ -4,6 +4,10 @@
 //! type when it reads them or calls a callback. Callbacks are kept per table as functions of
 //! the encoded rows ([`Listeners`]), so the connection task dispatches a transaction's events
 //! without knowing any row type.
+//!
+//! Callbacks run on the connection task, one transaction's after another: a callback that
+//! blocks holds up the connection, and a callback must not register callbacks itself (the
+//! registry is locked while they run). They may read the cache through any handle.
 
 use crate::cache::{Cache, TableEvents};
 use parking_lot::{Mutex, RwLock};
