@@ -30,7 +30,6 @@ mod table;
 pub use client::{Client, ClientBuilder, ReducerOutcome};
 pub use connection::Backoff;
 pub use error::Error;
-pub use socket::Session;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle, SubscriptionState};
 pub use table::TableHandle;
 pub use wasmod_protocol::ws::{RowList, TableRows};

@@ -25,13 +25,13 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Who the connection runs as: the server's `IdentityToken`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Session {
+pub(crate) struct Session {
     /// The connection's identity.
-    pub identity: Identity,
+    pub(crate) identity: Identity,
     /// A token for it, freshly issued: keep it to connect again as the same identity.
-    pub token: String,
+    pub(crate) token: String,
     /// This connection's id (a new one on each reconnection).
-    pub connection_id: ConnectionId,
+    pub(crate) connection_id: ConnectionId,
 }
 
 /// The subscribe endpoint under `base`: `http(s)://` becomes `ws(s)://`, and
