@@ -13,12 +13,24 @@
 //! cache. For a table with a primary key, a deleted and an inserted row with the same key are
 //! one update.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap as StdHashMap;
 use std::sync::Arc;
 use wasmod_abi::{AlgebraicType, Reader, Typespace, Value};
 
 /// A row's encoding, shared by the cache's tables and query sets.
 pub type RowBytes = Arc<[u8]>;
+
+/// The cache's maps: rows are hashed by their bytes, with foldhash (much faster than SipHash
+/// on short keys; rows come from the server the client chose to trust).
+type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::RandomState>;
+
+/// `map[table]`, created empty if missing, without allocating the name when it is there.
+fn by_table<'m, V: Default>(map: &'m mut HashMap<String, V>, table: &str) -> &'m mut V {
+    if !map.contains_key(table) {
+        map.insert(table.to_owned(), V::default());
+    }
+    map.get_mut(table).expect("just inserted")
+}
 
 /// How to find a table's primary key in its rows' encoding: the row type and the position of
 /// the key column among its fields.
@@ -165,7 +177,6 @@ impl Cache {
         Batch {
             cache: self,
             touched: Vec::new(),
-            seen: HashSet::new(),
         }
     }
 }
@@ -173,9 +184,16 @@ impl Cache {
 /// Changes being applied to a [`Cache`]; [`Batch::finish`] says what they changed.
 pub struct Batch<'c> {
     cache: &'c mut Cache,
-    /// Each row touched, in the order first touched, with whether it was in the cache then.
-    touched: Vec<(String, RowBytes, bool)>,
-    seen: HashSet<(String, RowBytes)>,
+    /// Per table (in the order first touched), the rows touched.
+    touched: Vec<(String, Touched)>,
+}
+
+/// The rows of one table a batch touched, in the order first touched, with whether each was
+/// in the cache then.
+#[derive(Default)]
+struct Touched {
+    order: Vec<RowBytes>,
+    was_present: HashMap<RowBytes, bool>,
 }
 
 impl Batch<'_> {
@@ -183,20 +201,11 @@ impl Batch<'_> {
     pub fn insert(&mut self, query_set: u32, table: &str, row: &[u8]) {
         let shared = self.intern(table, row);
         self.touch(table, &shared);
-        *self
-            .cache
-            .query_sets
-            .entry(query_set)
-            .or_default()
-            .entry(table.to_owned())
-            .or_default()
+        let query_set = self.cache.query_sets.entry(query_set).or_default();
+        *by_table(query_set, table)
             .entry(shared.clone())
             .or_default() += 1;
-        *self
-            .cache
-            .tables
-            .entry(table.to_owned())
-            .or_default()
+        *by_table(&mut self.cache.tables, table)
             .rows
             .entry(shared)
             .or_default() += 1;
@@ -249,35 +258,28 @@ impl Batch<'_> {
     /// a change), deletes and inserts of one primary key paired into updates.
     pub fn finish(self) -> Vec<TableEvents> {
         let mut events: Vec<TableEvents> = Vec::new();
-        for (table, row, was_present) in self.touched {
-            let present = self.cache.holders(&table, &row) > 0;
-            if present == was_present {
-                continue;
-            }
-            let index = match events.iter().position(|events| events.table == table) {
-                Some(index) => index,
-                None => {
-                    events.push(TableEvents {
-                        table: table.clone(),
-                        ..TableEvents::default()
-                    });
-                    events.len() - 1
-                }
+        for (table, touched) in self.touched {
+            let mut table_events = TableEvents {
+                table,
+                ..TableEvents::default()
             };
-            if present {
-                events[index].inserts.push(row);
-            } else {
-                events[index].deletes.push(row);
+            let rows = self.cache.tables.get(&table_events.table);
+            for row in touched.order {
+                let present = rows.is_some_and(|rows| rows.rows.contains_key(&row));
+                if touched.was_present.get(&row) == Some(&present) {
+                    continue;
+                }
+                if present {
+                    table_events.inserts.push(row);
+                } else {
+                    table_events.deletes.push(row);
+                }
             }
-        }
-        for table_events in &mut events {
-            if let Some(key) = self
-                .cache
-                .tables
-                .get(&table_events.table)
-                .and_then(|table| table.primary_key.as_ref())
-            {
-                pair_updates(table_events, key);
+            if let Some(key) = rows.and_then(|rows| rows.primary_key.as_ref()) {
+                pair_updates(&mut table_events, key);
+            }
+            if !table_events.is_empty() {
+                events.push(table_events);
             }
         }
         events
@@ -294,9 +296,18 @@ impl Batch<'_> {
 
     /// Remembers whether `row` was in the cache before the batch first touched it.
     fn touch(&mut self, table: &str, row: &RowBytes) {
-        if self.seen.insert((table.to_owned(), row.clone())) {
-            let present = self.cache.holders(table, row) > 0;
-            self.touched.push((table.to_owned(), row.clone(), present));
+        let present = self.cache.holders(table, row) > 0;
+        let index = match self.touched.iter().position(|(name, _)| name == table) {
+            Some(index) => index,
+            None => {
+                self.touched.push((table.to_owned(), Touched::default()));
+                self.touched.len() - 1
+            }
+        };
+        let touched = &mut self.touched[index].1;
+        if !touched.was_present.contains_key(row) {
+            touched.was_present.insert(row.clone(), present);
+            touched.order.push(row.clone());
         }
     }
 
@@ -316,7 +327,7 @@ impl Batch<'_> {
 
 /// Moves each delete whose key an insert has too into `updates`.
 fn pair_updates(events: &mut TableEvents, key: &PrimaryKey) {
-    let mut inserted: HashMap<&[u8], usize> = HashMap::new();
+    let mut inserted: HashMap<&[u8], usize> = HashMap::default();
     for (index, row) in events.inserts.iter().enumerate() {
         if let Some(row_key) = key.key(row) {
             inserted.insert(row_key, index);

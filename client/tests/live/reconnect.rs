@@ -21,7 +21,7 @@ fn snapshot(client: &Client) -> (Vec<String>, Vec<(String, bool)>) {
     (texts(client), users)
 }
 
-/// The client waits a second before reconnecting, so that the restarted server's commits
+/// The client waits three seconds before reconnecting, so that the restarted server's commits
 /// (another user's rename and message) happen while it is away and reach it as the resumed
 /// answer's changes: a rename is a delete and an insert there, which the cache pairs into one
 /// update.
@@ -31,8 +31,8 @@ async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
     let live = Live::serve(durable_server(dir.path())).await;
     let addr = live.addr;
     let slow = Backoff {
-        first: Duration::from_secs(1),
-        max: Duration::from_secs(1),
+        first: Duration::from_secs(3),
+        max: Duration::from_secs(3),
     };
     let client = live
         .builder()
