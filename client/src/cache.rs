@@ -1,0 +1,553 @@
+//! The client cache: the rows of every subscribed query set, each stored once.
+//!
+//! Rows are kept as their encoded bytes, so that user types need not be `Hash` or `Eq`: the
+//! bytes are the identity of a row (the encoding is canonical). A row is held by as many
+//! query sets (and queries within one) as select it; the cache keeps one shared copy and a
+//! count, and a row leaves the cache only when its count falls to zero.
+//!
+//! Changes are applied a transaction at a time through a [`Batch`]: it remembers, for each
+//! row it touches, whether the row was in the cache before, and [`Batch::finish`] compares
+//! that with after. So a row deleted by one query set and inserted by another, or removed and
+//! re-added when a query set's rows are replaced after a reconnect, is no change at all, and
+//! the events are computed once the whole transaction is in: callbacks see a consistent
+//! cache. For a table with a primary key, a deleted and an inserted row with the same key are
+//! one update.
+
+use std::collections::HashMap as StdHashMap;
+use std::sync::Arc;
+use wasmod_abi::{AlgebraicType, Reader, Typespace, Value};
+
+/// A row's encoding, shared by the cache's tables and query sets.
+pub type RowBytes = Arc<[u8]>;
+
+/// The cache's maps: rows are hashed by their bytes, with foldhash (much faster than SipHash
+/// on short keys; rows come from the server the client chose to trust).
+type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::RandomState>;
+
+/// `map[table]`, created empty if missing, without allocating the name when it is there.
+fn by_table<'m, V: Default>(map: &'m mut HashMap<String, V>, table: &str) -> &'m mut V {
+    if !map.contains_key(table) {
+        map.insert(table.to_owned(), V::default());
+    }
+    map.get_mut(table).expect("just inserted")
+}
+
+/// How to find a table's primary key in its rows' encoding: the row type and the position of
+/// the key column among its fields.
+#[derive(Clone, Debug)]
+pub struct PrimaryKey {
+    /// The row type's fields, resolved.
+    fields: Vec<AlgebraicType>,
+    /// The typespace the fields' references point into.
+    typespace: Typespace,
+    /// Which field is the key.
+    column: usize,
+}
+
+impl PrimaryKey {
+    /// The key of rows of `row_type` (a product, possibly behind a reference in `typespace`)
+    /// at field `column`; `None` if the type is not a product with that many fields.
+    pub fn new(row_type: &AlgebraicType, typespace: Typespace, column: usize) -> Option<Self> {
+        let AlgebraicType::Product(fields) = typespace.resolve(row_type)? else {
+            return None;
+        };
+        let fields: Vec<AlgebraicType> = fields.iter().map(|field| field.ty.clone()).collect();
+        (column < fields.len()).then_some(Self {
+            fields,
+            typespace,
+            column,
+        })
+    }
+
+    /// The index of the column named `name` among the fields of `row_type`.
+    pub fn column_named(
+        row_type: &AlgebraicType,
+        typespace: &Typespace,
+        name: &str,
+    ) -> Option<usize> {
+        let AlgebraicType::Product(fields) = typespace.resolve(row_type)? else {
+            return None;
+        };
+        fields
+            .iter()
+            .position(|field| field.name.as_deref() == Some(name))
+    }
+
+    /// The key column's encoding within `row`; `None` if the row does not decode that far.
+    pub fn key<'r>(&self, row: &'r [u8]) -> Option<&'r [u8]> {
+        let mut reader = Reader::new(row);
+        for ty in &self.fields[..self.column] {
+            Value::skip(ty, &self.typespace, &mut reader).ok()?;
+        }
+        let start = row.len() - reader.remaining();
+        Value::skip(&self.fields[self.column], &self.typespace, &mut reader).ok()?;
+        row.get(start..row.len() - reader.remaining())
+    }
+}
+
+/// What one transaction changed in one table, once applied.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TableEvents {
+    /// The table's name.
+    pub table: String,
+    /// Rows that entered the cache.
+    pub inserts: Vec<RowBytes>,
+    /// Rows that left it.
+    pub deletes: Vec<RowBytes>,
+    /// Rows replaced by another with the same primary key: `(old, new)`.
+    pub updates: Vec<(RowBytes, RowBytes)>,
+}
+
+impl TableEvents {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.inserts.is_empty() && self.deletes.is_empty() && self.updates.is_empty()
+    }
+}
+
+/// One table's rows, each with how many holders (query sets' queries) select it.
+#[derive(Debug, Default)]
+struct TableRows {
+    rows: HashMap<RowBytes, usize>,
+    primary_key: Option<PrimaryKey>,
+}
+
+/// The rows one query set holds, per table, with their multiplicity.
+type QuerySetRows = HashMap<String, HashMap<RowBytes, usize>>;
+
+/// The rows of all subscribed query sets.
+#[derive(Debug, Default)]
+pub struct Cache {
+    tables: HashMap<String, TableRows>,
+    query_sets: HashMap<u32, QuerySetRows>,
+}
+
+impl Cache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Declares `table`'s primary key, so that its deletes and inserts of one key pair up as
+    /// updates.
+    pub fn set_primary_key(&mut self, table: &str, key: PrimaryKey) {
+        self.tables.entry(table.to_owned()).or_default().primary_key = Some(key);
+    }
+
+    /// The rows of `table`, each once, in no particular order.
+    pub fn rows(&self, table: &str) -> impl Iterator<Item = &[u8]> + '_ {
+        self.tables
+            .get(table)
+            .into_iter()
+            .flat_map(|table| table.rows.keys().map(|row| &row[..]))
+    }
+
+    /// How many distinct rows `table` holds.
+    pub fn count(&self, table: &str) -> usize {
+        self.tables.get(table).map_or(0, |table| table.rows.len())
+    }
+
+    /// How many holders select `row` of `table` (0 if it is not in the cache).
+    pub fn holders(&self, table: &str, row: &[u8]) -> usize {
+        self.tables
+            .get(table)
+            .and_then(|table| table.rows.get(row))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The row of `table` whose primary key is encoded as `key`.
+    pub fn find_by_key(&self, table: &str, key: &[u8]) -> Option<&[u8]> {
+        let table = self.tables.get(table)?;
+        let primary_key = table.primary_key.as_ref()?;
+        table
+            .rows
+            .keys()
+            .find(|row| primary_key.key(row) == Some(key))
+            .map(|row| &row[..])
+    }
+
+    /// Whether the cache holds the query set `query_set`.
+    pub fn has_query_set(&self, query_set: u32) -> bool {
+        self.query_sets.contains_key(&query_set)
+    }
+
+    /// Starts applying one transaction (or one subscription answer).
+    pub fn batch(&mut self) -> Batch<'_> {
+        Batch {
+            cache: self,
+            touched: Vec::new(),
+        }
+    }
+}
+
+/// Changes being applied to a [`Cache`]; [`Batch::finish`] says what they changed.
+pub struct Batch<'c> {
+    cache: &'c mut Cache,
+    /// Per table (in the order first touched), the rows touched.
+    touched: Vec<(String, Touched)>,
+}
+
+/// The rows of one table a batch touched, in the order first touched, with whether each was
+/// in the cache then.
+#[derive(Default)]
+struct Touched {
+    order: Vec<RowBytes>,
+    was_present: HashMap<RowBytes, bool>,
+}
+
+impl Batch<'_> {
+    /// Query set `query_set` now selects `row` of `table` once more.
+    pub fn insert(&mut self, query_set: u32, table: &str, row: &[u8]) {
+        let shared = self.intern(table, row);
+        self.touch(table, &shared);
+        let query_set = self.cache.query_sets.entry(query_set).or_default();
+        *by_table(query_set, table)
+            .entry(shared.clone())
+            .or_default() += 1;
+        *by_table(&mut self.cache.tables, table)
+            .rows
+            .entry(shared)
+            .or_default() += 1;
+    }
+
+    /// Query set `query_set` selects `row` of `table` once less; a row it does not hold is
+    /// ignored (the server never sends one).
+    pub fn delete(&mut self, query_set: u32, table: &str, row: &[u8]) {
+        let Some(rows) = self
+            .cache
+            .query_sets
+            .get_mut(&query_set)
+            .and_then(|tables| tables.get_mut(table))
+        else {
+            return;
+        };
+        let Some((shared, count)) = rows.get_key_value(row).map(|(k, c)| (k.clone(), *c)) else {
+            return;
+        };
+        if count > 1 {
+            rows.insert(shared.clone(), count - 1);
+        } else {
+            rows.remove(row);
+        }
+        self.touch(table, &shared);
+        self.release(table, &shared);
+    }
+
+    /// Query set `query_set` now holds nothing: every row it held is released.
+    pub fn clear_query_set(&mut self, query_set: u32) {
+        let Some(tables) = self.cache.query_sets.remove(&query_set) else {
+            return;
+        };
+        for (table, rows) in tables {
+            for (row, count) in rows {
+                self.touch(&table, &row);
+                for _ in 0..count {
+                    self.release(&table, &row);
+                }
+            }
+        }
+    }
+
+    /// Marks query set `query_set` as subscribed, even if it selects no row yet.
+    pub fn open_query_set(&mut self, query_set: u32) {
+        self.cache.query_sets.entry(query_set).or_default();
+    }
+
+    /// Ends the batch: the rows that entered and left the cache, per table (only tables with
+    /// a change), deletes and inserts of one primary key paired into updates.
+    pub fn finish(self) -> Vec<TableEvents> {
+        let mut events: Vec<TableEvents> = Vec::new();
+        for (table, touched) in self.touched {
+            let mut table_events = TableEvents {
+                table,
+                ..TableEvents::default()
+            };
+            let rows = self.cache.tables.get(&table_events.table);
+            for row in touched.order {
+                let present = rows.is_some_and(|rows| rows.rows.contains_key(&row));
+                if touched.was_present.get(&row) == Some(&present) {
+                    continue;
+                }
+                if present {
+                    table_events.inserts.push(row);
+                } else {
+                    table_events.deletes.push(row);
+                }
+            }
+            if let Some(key) = rows.and_then(|rows| rows.primary_key.as_ref()) {
+                pair_updates(&mut table_events, key);
+            }
+            if !table_events.is_empty() {
+                events.push(table_events);
+            }
+        }
+        events
+    }
+
+    /// The cache's copy of `row` if it has one, else a new one.
+    fn intern(&self, table: &str, row: &[u8]) -> RowBytes {
+        self.cache
+            .tables
+            .get(table)
+            .and_then(|table| table.rows.get_key_value(row))
+            .map_or_else(|| RowBytes::from(row), |(shared, _)| shared.clone())
+    }
+
+    /// Remembers whether `row` was in the cache before the batch first touched it.
+    fn touch(&mut self, table: &str, row: &RowBytes) {
+        let present = self.cache.holders(table, row) > 0;
+        let index = match self.touched.iter().position(|(name, _)| name == table) {
+            Some(index) => index,
+            None => {
+                self.touched.push((table.to_owned(), Touched::default()));
+                self.touched.len() - 1
+            }
+        };
+        let touched = &mut self.touched[index].1;
+        if !touched.was_present.contains_key(row) {
+            touched.was_present.insert(row.clone(), present);
+            touched.order.push(row.clone());
+        }
+    }
+
+    /// One holder less for `row` of `table`; the row leaves the cache at zero.
+    fn release(&mut self, table: &str, row: &[u8]) {
+        if let Some(table) = self.cache.tables.get_mut(table) {
+            match table.rows.get_mut(row) {
+                Some(count) if *count > 1 => *count -= 1,
+                Some(_) => {
+                    table.rows.remove(row);
+                }
+                None => {}
+            }
+        }
+    }
+}
+
+/// Moves each delete whose key an insert has too into `updates`.
+fn pair_updates(events: &mut TableEvents, key: &PrimaryKey) {
+    let mut inserted: HashMap<&[u8], usize> = HashMap::default();
+    for (index, row) in events.inserts.iter().enumerate() {
+        if let Some(row_key) = key.key(row) {
+            inserted.insert(row_key, index);
+        }
+    }
+    let mut paired_inserts = vec![false; events.inserts.len()];
+    let mut deletes = Vec::new();
+    let mut updates = Vec::new();
+    for old in &events.deletes {
+        match key.key(old).and_then(|old_key| inserted.remove(old_key)) {
+            Some(index) => {
+                paired_inserts[index] = true;
+                updates.push((old.clone(), events.inserts[index].clone()));
+            }
+            None => deletes.push(old.clone()),
+        }
+    }
+    let inserts = events
+        .inserts
+        .iter()
+        .zip(paired_inserts)
+        .filter(|(_, paired)| !paired)
+        .map(|(row, _)| row.clone())
+        .collect();
+    events.inserts = inserts;
+    events.deletes = deletes;
+    events.updates = updates;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmod_abi::encoding::to_vec;
+    use wasmod_abi::{Field, SchemaType};
+
+    /// Rows of a `(id: u32, name: String)` table keyed by `id`.
+    fn row(id: u32, name: &str) -> Vec<u8> {
+        to_vec(&(id, name.to_owned()))
+    }
+
+    fn keyed_cache() -> Cache {
+        let row_type = AlgebraicType::Product(vec![
+            Field::named("id", u32::schema(&mut Typespace::default())),
+            Field::named("name", String::schema(&mut Typespace::default())),
+        ]);
+        let column = PrimaryKey::column_named(&row_type, &Typespace::default(), "id");
+        assert_eq!(column, Some(0));
+        let key = PrimaryKey::new(&row_type, Typespace::default(), 0).expect("a product");
+        let mut cache = Cache::new();
+        cache.set_primary_key("t", key);
+        cache
+    }
+
+    fn rows(list: &[RowBytes]) -> Vec<Vec<u8>> {
+        list.iter().map(|row| row.to_vec()).collect()
+    }
+
+    #[test]
+    fn a_row_held_by_two_query_sets_is_stored_once_and_leaves_with_the_last() {
+        let mut cache = Cache::new();
+        let a = row(1, "a");
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &a);
+        let events = batch.finish();
+        assert_eq!(rows(&events[0].inserts), vec![a.clone()]);
+
+        let mut batch = cache.batch();
+        batch.insert(2, "t", &a);
+        assert!(batch.finish().is_empty(), "a second holder is no change");
+        assert_eq!(cache.count("t"), 1);
+        assert_eq!(cache.holders("t", &a), 2);
+        let stored: Vec<*const u8> = cache
+            .query_sets
+            .values()
+            .flat_map(|tables| tables["t"].keys().map(|row| row.as_ptr()))
+            .collect();
+        assert_eq!(stored[0], stored[1], "both query sets share one copy");
+
+        let mut batch = cache.batch();
+        batch.clear_query_set(1);
+        assert!(batch.finish().is_empty(), "still held by query set 2");
+        assert_eq!(cache.holders("t", &a), 1);
+
+        let mut batch = cache.batch();
+        batch.delete(2, "t", &a);
+        let events = batch.finish();
+        assert_eq!(rows(&events[0].deletes), vec![a.clone()]);
+        assert_eq!(cache.count("t"), 0);
+    }
+
+    #[test]
+    fn two_queries_of_one_set_selecting_a_row_hold_it_twice() {
+        let mut cache = Cache::new();
+        let a = row(1, "a");
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &a);
+        batch.insert(1, "t", &a);
+        batch.finish();
+        let mut batch = cache.batch();
+        batch.delete(1, "t", &a);
+        assert!(batch.finish().is_empty());
+        assert_eq!(cache.holders("t", &a), 1);
+    }
+
+    #[test]
+    fn a_delete_and_an_insert_of_one_key_are_an_update() {
+        let mut cache = keyed_cache();
+        let (old, new, other) = (row(1, "old"), row(1, "new"), row(2, "x"));
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &old);
+        batch.finish();
+        let mut batch = cache.batch();
+        batch.delete(1, "t", &old);
+        batch.insert(1, "t", &new);
+        batch.insert(1, "t", &other);
+        let events = batch.finish();
+        assert_eq!(events.len(), 1);
+        assert_eq!(
+            events[0]
+                .updates
+                .iter()
+                .map(|(a, b)| (a.to_vec(), b.to_vec()))
+                .collect::<Vec<_>>(),
+            vec![(old, new.clone())]
+        );
+        assert_eq!(rows(&events[0].inserts), vec![other]);
+        assert!(events[0].deletes.is_empty());
+        let key = to_vec(&1u32);
+        assert_eq!(cache.find_by_key("t", &key), Some(&new[..]));
+    }
+
+    #[test]
+    fn without_a_primary_key_deletes_and_inserts_stay_apart() {
+        let mut cache = Cache::new();
+        let (old, new) = (row(1, "old"), row(1, "new"));
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &old);
+        batch.finish();
+        let mut batch = cache.batch();
+        batch.delete(1, "t", &old);
+        batch.insert(1, "t", &new);
+        let events = batch.finish();
+        assert_eq!(rows(&events[0].deletes), vec![old]);
+        assert_eq!(rows(&events[0].inserts), vec![new]);
+        assert!(events[0].updates.is_empty());
+    }
+
+    #[test]
+    fn replacing_a_query_set_reports_only_the_difference() {
+        let mut cache = keyed_cache();
+        let (kept, gone, changed, changed_now, new) = (
+            row(1, "kept"),
+            row(2, "gone"),
+            row(3, "before"),
+            row(3, "after"),
+            row(4, "new"),
+        );
+        let mut batch = cache.batch();
+        for r in [&kept, &gone, &changed] {
+            batch.insert(7, "t", r);
+        }
+        batch.finish();
+
+        let mut batch = cache.batch();
+        batch.clear_query_set(7);
+        batch.open_query_set(7);
+        for r in [&kept, &changed_now, &new] {
+            batch.insert(7, "t", r);
+        }
+        let events = batch.finish();
+        assert_eq!(events.len(), 1);
+        assert_eq!(rows(&events[0].inserts), vec![new]);
+        assert_eq!(rows(&events[0].deletes), vec![gone]);
+        assert_eq!(
+            events[0]
+                .updates
+                .iter()
+                .map(|(a, b)| (a.to_vec(), b.to_vec()))
+                .collect::<Vec<_>>(),
+            vec![(changed, changed_now)]
+        );
+        assert_eq!(cache.count("t"), 3);
+        assert!(cache.has_query_set(7));
+    }
+
+    #[test]
+    fn a_row_inserted_and_deleted_in_one_batch_is_no_event() {
+        let mut cache = Cache::new();
+        let a = row(1, "a");
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &a);
+        batch.delete(1, "t", &a);
+        assert!(batch.finish().is_empty());
+        assert_eq!(cache.count("t"), 0);
+    }
+
+    #[test]
+    fn deleting_what_a_query_set_does_not_hold_changes_nothing() {
+        let mut cache = Cache::new();
+        let a = row(1, "a");
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &a);
+        batch.finish();
+        let mut batch = cache.batch();
+        batch.delete(2, "t", &a);
+        batch.delete(1, "other", &a);
+        assert!(batch.finish().is_empty());
+        assert_eq!(cache.holders("t", &a), 1);
+    }
+
+    #[test]
+    fn a_key_of_a_truncated_row_is_none() {
+        let key = keyed_cache().tables["t"]
+            .primary_key
+            .clone()
+            .expect("a key");
+        let full = row(9, "name");
+        assert_eq!(key.key(&full), Some(&to_vec(&9u32)[..]));
+        for len in 0..4 {
+            assert_eq!(key.key(&full[..len]), None, "{len} bytes");
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! [`ClientBuilder`] and [`Client`]: how an application connects, and the cheap handle it
+//! calls through.
+//!
+//! A [`Client`] sends [`Command`]s to the connection task (`connection.rs`), which owns the
+//! socket. A call is queued when the method is called, not when its future is first polled,
+//! so calls made one after the other are sent in that order and pipelined: each future only
+//! waits for its own answer.
+
+use crate::cache::{Cache, PrimaryKey};
+use crate::connection::{self, Backoff, Pending};
+use crate::error::Error;
+use crate::socket::{self, Session};
+use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionBuilder, SubscriptionState};
+use crate::table::{Listeners, TableHandle};
+use parking_lot::{Mutex, RwLock};
+use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot, watch};
+use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::{AlgebraicType, ConnectionId, Decode, Encode, Identity, SchemaType, Typespace};
+use wasmod_protocol::description::ModuleDescription;
+use wasmod_protocol::ws::{RowList, TableRows};
+
+/// What the handle asks of the connection task.
+pub(crate) enum Command {
+    /// Send a call (the task gives it its request id) and answer `pending` with its answer.
+    Call {
+        kind: CallKind,
+        name: String,
+        args: Vec<u8>,
+        pending: Pending,
+    },
+    /// Run a one-off query.
+    OneOff {
+        query: String,
+        answer: oneshot::Sender<Result<Vec<TableRows<RowList>>, Error>>,
+    },
+    /// Subscribe a new query set.
+    Subscribe {
+        query_set_id: u32,
+        queries: Vec<String>,
+        on_applied: Option<AppliedCallback>,
+        on_error: Option<ErrorCallback>,
+        state: watch::Sender<SubscriptionState>,
+    },
+    /// End a query set.
+    Unsubscribe { query_set_id: u32 },
+    /// Close the socket and end the task.
+    Disconnect { done: oneshot::Sender<()> },
+}
+
+/// The kinds of entry point a client calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallKind {
+    Reducer,
+    Procedure,
+    View,
+}
+
+/// The answer to a reducer call that committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReducerOutcome {
+    /// The commit's transaction offset; for a call that changed nothing, the last commit
+    /// before its answer.
+    pub offset: u64,
+}
+
+/// A table the application reads with its row type, declared before connecting.
+struct DeclaredTable {
+    name: String,
+    row_type: AlgebraicType,
+    typespace: Typespace,
+}
+
+/// How to connect: the server, the identity, the tables' row types, reconnection.
+pub struct ClientBuilder {
+    url: String,
+    token: Option<String>,
+    module: Option<ModuleDescription>,
+    tables: Vec<DeclaredTable>,
+    reconnect: Option<Backoff>,
+}
+
+impl ClientBuilder {
+    /// A client of the server at `url`: its base URL (`http://host:port`, or `ws://`), or
+    /// the subscribe endpoint itself. Without a token it connects as a new identity;
+    /// reconnection is on, with the default [`Backoff`].
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            token: None,
+            module: None,
+            tables: Vec::new(),
+            reconnect: Some(Backoff::default()),
+        }
+    }
+
+    /// Connects as the identity of `token` (one [`Client::token`] handed out earlier).
+    pub fn token(mut self, token: impl Into<String>) -> Self {
+        self.token = Some(token.into());
+        self
+    }
+
+    /// The module's description (`GET /v1/module`): it names the tables' primary keys, so
+    /// that [`TableHandle::on_update`] sees updates.
+    pub fn module(mut self, description: ModuleDescription) -> Self {
+        self.module = Some(description);
+        self
+    }
+
+    /// Declares that table `name`'s rows are `T`s: with the [`module`](Self::module)'s
+    /// description, the client finds their primary key in their encoding.
+    pub fn table<T: SchemaType>(mut self, name: &str) -> Self {
+        let mut typespace = Typespace::default();
+        let row_type = T::schema(&mut typespace);
+        self.tables.push(DeclaredTable {
+            name: name.to_owned(),
+            row_type,
+            typespace,
+        });
+        self
+    }
+
+    /// How to reconnect when the socket is lost; `None` to stay disconnected.
+    pub fn reconnect(mut self, backoff: Option<Backoff>) -> Self {
+        self.reconnect = backoff;
+        self
+    }
+
+    /// Connects, and starts the connection task on the current tokio runtime. An error if
+    /// the first connection fails (reconnection is for connections that were up), or if a
+    /// declared table's primary key is not a field of its row type.
+    pub async fn connect(self) -> Result<Client, Error> {
+        let mut cache = Cache::new();
+        for table in &self.tables {
+            if let Some(key) = self.primary_key(table)? {
+                cache.set_primary_key(&table.name, key);
+            }
+        }
+        let url = socket::subscribe_url(&self.url)?;
+        let (socket, session) = socket::open(&url, self.token.as_deref()).await?;
+        let shared = Arc::new(Shared {
+            cache: Arc::new(RwLock::new(cache)),
+            listeners: Arc::new(Listeners::default()),
+            session: Mutex::new(session),
+        });
+        let (commands, receiver) = mpsc::unbounded_channel();
+        tokio::spawn(connection::run(
+            connection::Connection::new(url, socket, shared.clone(), self.reconnect),
+            receiver,
+        ));
+        Ok(Client {
+            inner: Arc::new(Inner {
+                commands,
+                shared,
+                next_query_set: AtomicU32::new(1),
+            }),
+        })
+    }
+
+    /// The primary key of `table`, if the description names one.
+    fn primary_key(&self, table: &DeclaredTable) -> Result<Option<PrimaryKey>, Error> {
+        let Some(column) = self.module.as_ref().and_then(|module| {
+            module
+                .tables
+                .iter()
+                .find(|described| described.name == table.name)
+                .and_then(|described| described.primary_key.clone())
+        }) else {
+            return Ok(None);
+        };
+        let mismatch = || {
+            Error::Connect(format!(
+                "table `{}`'s primary key `{column}` is not a field of its declared row type",
+                table.name
+            ))
+        };
+        let index = PrimaryKey::column_named(&table.row_type, &table.typespace, &column)
+            .ok_or_else(mismatch)?;
+        PrimaryKey::new(&table.row_type, table.typespace.clone(), index)
+            .map(Some)
+            .ok_or_else(mismatch)
+    }
+}
+
+/// What the handle and the connection task share.
+pub(crate) struct Shared {
+    pub(crate) cache: Arc<RwLock<Cache>>,
+    pub(crate) listeners: Arc<Listeners>,
+    pub(crate) session: Mutex<Session>,
+}
+
+struct Inner {
+    commands: mpsc::UnboundedSender<Command>,
+    shared: Arc<Shared>,
+    next_query_set: AtomicU32,
+}
+
+/// A connected client: calls, subscriptions and the cache. Cheap to clone; the connection
+/// task ends with [`Client::disconnect`] or when the last clone is dropped.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl Client {
+    /// A client of the server at `url`; see [`ClientBuilder`].
+    pub fn builder(url: impl Into<String>) -> ClientBuilder {
+        ClientBuilder::new(url)
+    }
+
+    /// The identity the client runs as.
+    pub fn identity(&self) -> Identity {
+        self.inner.shared.session.lock().identity
+    }
+
+    /// The token the server issued for the identity: keep it to connect as it again.
+    pub fn token(&self) -> String {
+        self.inner.shared.session.lock().token.clone()
+    }
+
+    /// The current connection's id (each reconnection has a new one).
+    pub fn connection_id(&self) -> ConnectionId {
+        self.inner.shared.session.lock().connection_id
+    }
+
+    /// Table `name` of the cache, read as rows of type `T`.
+    pub fn table<T: Decode + 'static>(&self, name: &str) -> TableHandle<T> {
+        TableHandle::new(
+            name,
+            self.inner.shared.cache.clone(),
+            self.inner.shared.listeners.clone(),
+        )
+    }
+
+    /// Sets up a subscription; see [`SubscriptionBuilder::subscribe`].
+    pub fn subscription(&self) -> SubscriptionBuilder {
+        SubscriptionBuilder::new(self.clone())
+    }
+
+    /// Calls reducer `name` with `args`, the encoding of its parameters (their product, in
+    /// order). Resolves once the commit's changes are in the cache.
+    pub fn call_reducer_raw(
+        &self,
+        name: &str,
+        args: Vec<u8>,
+    ) -> impl Future<Output = Result<ReducerOutcome, Error>> + Send + 'static {
+        let (sender, answer) = oneshot::channel();
+        self.call(CallKind::Reducer, name, args, Pending::Reducer(sender));
+        async move { answer.await.unwrap_or(Err(Error::Disconnected)) }
+    }
+
+    /// Calls reducer `name` with `args`: a tuple of its parameters, in order (`(text,)` for
+    /// one).
+    pub fn call_reducer<A: Encode>(
+        &self,
+        name: &str,
+        args: &A,
+    ) -> impl Future<Output = Result<ReducerOutcome, Error>> + Send + 'static {
+        self.call_reducer_raw(name, to_vec(args))
+    }
+
+    /// Calls procedure `name` with the encoding of its parameters; resolves to the encoding of
+    /// its value.
+    pub fn call_procedure_raw(
+        &self,
+        name: &str,
+        args: Vec<u8>,
+    ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
+        self.call_value(CallKind::Procedure, name, args)
+    }
+
+    /// Calls procedure `name` with a tuple of its parameters; resolves to its value.
+    pub fn call_procedure<A: Encode, R: Decode + Send + 'static>(
+        &self,
+        name: &str,
+        args: &A,
+    ) -> impl Future<Output = Result<R, Error>> + Send + 'static {
+        decoded(self.call_procedure_raw(name, to_vec(args)))
+    }
+
+    /// Calls view `name` with the encoding of its parameters; resolves to the encoding of its
+    /// value.
+    pub fn call_view_raw(
+        &self,
+        name: &str,
+        args: Vec<u8>,
+    ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
+        self.call_value(CallKind::View, name, args)
+    }
+
+    /// Calls view `name` with a tuple of its parameters; resolves to its value.
+    pub fn call_view<A: Encode, R: Decode + Send + 'static>(
+        &self,
+        name: &str,
+        args: &A,
+    ) -> impl Future<Output = Result<R, Error>> + Send + 'static {
+        decoded(self.call_view_raw(name, to_vec(args)))
+    }
+
+    /// Runs `query` once against the committed tables: the selected rows, per table.
+    pub fn one_off_query(
+        &self,
+        query: &str,
+    ) -> impl Future<Output = Result<Vec<TableRows<RowList>>, Error>> + Send + 'static {
+        let (sender, answer) = oneshot::channel();
+        self.command(Command::OneOff {
+            query: query.to_owned(),
+            answer: sender,
+        });
+        async move { answer.await.unwrap_or(Err(Error::Disconnected)) }
+    }
+
+    /// Closes the socket and ends the connection task; calls still waiting fail with
+    /// [`Error::Disconnected`].
+    pub async fn disconnect(&self) {
+        let (done, finished) = oneshot::channel();
+        if self.command(Command::Disconnect { done }) {
+            let _ = finished.await;
+        }
+    }
+
+    /// Whether the connection task is still running (connected, or reconnecting).
+    pub fn is_running(&self) -> bool {
+        !self.inner.commands.is_closed()
+    }
+
+    /// A fresh query set id.
+    pub(crate) fn next_query_set_id(&self) -> u32 {
+        self.inner.next_query_set.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Sends `command` to the connection task; `false` if it has ended (the command's
+    /// answer channels are then dropped, which their futures read as disconnected).
+    pub(crate) fn command(&self, command: Command) -> bool {
+        self.inner.commands.send(command).is_ok()
+    }
+
+    fn call(&self, kind: CallKind, name: &str, args: Vec<u8>, pending: Pending) {
+        self.command(Command::Call {
+            kind,
+            name: name.to_owned(),
+            args,
+            pending,
+        });
+    }
+
+    fn call_value(
+        &self,
+        kind: CallKind,
+        name: &str,
+        args: Vec<u8>,
+    ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
+        let (sender, answer) = oneshot::channel();
+        self.call(kind, name, args, Pending::Value(sender));
+        async move { answer.await.unwrap_or(Err(Error::Disconnected)) }
+    }
+}
+
+/// `raw`'s value decoded as an `R`.
+async fn decoded<R: Decode>(raw: impl Future<Output = Result<Vec<u8>, Error>>) -> Result<R, Error> {
+    Ok(from_slice(&raw.await?)?)
+}

@@ -1,0 +1,586 @@
+//! The connection task: it owns the socket, sends the handle's commands, applies what the
+//! server sends to the cache, answers calls, and reconnects.
+//!
+//! Everything that must happen in the order of the messages happens here, in one task: a
+//! transaction's changes are applied to the cache as a whole, then its row callbacks run
+//! (with no lock held, so they can read the cache), then the call it answers resolves.
+//!
+//! When the socket is lost, calls waiting for an answer fail with
+//! [`Error::Disconnected`] (whether a reducer ran is unknown), and, unless reconnection is
+//! off, the task connects again with the same token, and subscribes every query set again
+//! with `resume_from` = the offset of the last transaction it applied: the server then sends
+//! only the net changes (or all rows, which replace the query set's in the cache; the cache
+//! reports only the difference either way).
+
+use crate::cache::Batch;
+use crate::client::{CallKind, Command, ReducerOutcome, Shared};
+use crate::error::Error;
+use crate::socket::{self, Frame, Socket};
+use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionState};
+use futures_util::StreamExt;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+use wasmod_protocol::ws::{
+    BinaryClientMessage, BinaryServerMessage, ClientMessage, RowList, ServerMessage, TableRows,
+    TransactionUpdate, UpdateStatus,
+};
+
+/// How long to wait between attempts to reconnect: `first`, then twice as long each time, up
+/// to `max`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backoff {
+    /// The wait before the first attempt.
+    pub first: Duration,
+    /// The longest wait.
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    /// 100 ms, doubling up to 5 s.
+    fn default() -> Self {
+        Self {
+            first: Duration::from_millis(100),
+            max: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Backoff {
+    /// The waits, one per attempt.
+    fn delays(self) -> impl Iterator<Item = Duration> {
+        std::iter::successors(Some(self.first), move |delay| {
+            Some((*delay * 2).min(self.max))
+        })
+    }
+}
+
+/// A call waiting for its answer.
+pub(crate) enum Pending {
+    /// A reducer's: its `TransactionUpdate`.
+    Reducer(oneshot::Sender<Result<ReducerOutcome, Error>>),
+    /// A procedure's or view's: its `CallResult`.
+    Value(oneshot::Sender<Result<Vec<u8>, Error>>),
+    /// A one-off query's: its `OneOffQueryResult`.
+    Query(oneshot::Sender<Result<Vec<TableRows<RowList>>, Error>>),
+}
+
+impl Pending {
+    fn fail(self, error: Error) {
+        match self {
+            Self::Reducer(answer) => drop(answer.send(Err(error))),
+            Self::Value(answer) => drop(answer.send(Err(error))),
+            Self::Query(answer) => drop(answer.send(Err(error))),
+        }
+    }
+}
+
+/// A query set the client holds, across reconnections.
+struct QuerySet {
+    queries: Vec<String>,
+    on_applied: Option<AppliedCallback>,
+    on_error: Option<ErrorCallback>,
+    state: watch::Sender<SubscriptionState>,
+    /// Whether the cache holds its rows (so that a reconnection can resume it).
+    applied: bool,
+}
+
+/// The connection task's state.
+pub(crate) struct Connection {
+    url: String,
+    socket: Option<Socket>,
+    shared: Arc<Shared>,
+    reconnect: Option<Backoff>,
+    next_request_id: u32,
+    pending: HashMap<u32, Pending>,
+    query_sets: BTreeMap<u32, QuerySet>,
+    /// The offset of the last transaction whose changes the cache holds.
+    last_offset: Option<u64>,
+}
+
+/// How a turn of the task's loop ended.
+enum Turn {
+    Continue,
+    /// The socket is gone (closed, failed, or sent what is not a message).
+    Lost,
+    /// The application disconnected, or dropped every handle.
+    Stop,
+}
+
+impl Connection {
+    pub(crate) fn new(
+        url: String,
+        socket: Socket,
+        shared: Arc<Shared>,
+        reconnect: Option<Backoff>,
+    ) -> Self {
+        Self {
+            url,
+            socket: Some(socket),
+            shared,
+            reconnect,
+            next_request_id: 1,
+            pending: HashMap::new(),
+            query_sets: BTreeMap::new(),
+            last_offset: None,
+        }
+    }
+}
+
+/// Runs the connection until the application disconnects or, with reconnection off, the
+/// socket is lost.
+pub(crate) async fn run(
+    mut connection: Connection,
+    mut commands: mpsc::UnboundedReceiver<Command>,
+) {
+    loop {
+        let turn = match connection.socket.as_mut() {
+            Some(socket) => tokio::select! {
+                command = commands.recv() => match command {
+                    Some(command) => connection.command(command).await,
+                    None => Turn::Stop,
+                },
+                frame = socket.next() => connection.frame(frame),
+            },
+            None => connection.reconnect(&mut commands).await,
+        };
+        match turn {
+            Turn::Continue => {}
+            Turn::Lost => {
+                connection.lost();
+                if connection.reconnect.is_none() {
+                    break;
+                }
+            }
+            Turn::Stop => {
+                if let Some(mut socket) = connection.socket.take() {
+                    let _ = socket.close(None).await;
+                }
+                break;
+            }
+        }
+    }
+    connection.end();
+}
+
+impl Connection {
+    /// Carries out one of the handle's commands on the open socket.
+    async fn command(&mut self, command: Command) -> Turn {
+        let message = match command {
+            Command::Call {
+                kind,
+                name,
+                args,
+                pending,
+            } => {
+                let request_id = self.request_id();
+                self.pending.insert(request_id, pending);
+                call_message(kind, request_id, name, args)
+            }
+            Command::OneOff { query, answer } => {
+                let request_id = self.request_id();
+                self.pending.insert(request_id, Pending::Query(answer));
+                ClientMessage::OneOffQuery { request_id, query }
+            }
+            Command::Subscribe {
+                query_set_id,
+                queries,
+                on_applied,
+                on_error,
+                state,
+            } => {
+                let message = ClientMessage::Subscribe {
+                    query_set_id,
+                    queries: queries.clone(),
+                    resume_from: None,
+                };
+                self.query_sets.insert(
+                    query_set_id,
+                    QuerySet {
+                        queries,
+                        on_applied,
+                        on_error,
+                        state,
+                        applied: false,
+                    },
+                );
+                message
+            }
+            Command::Unsubscribe { query_set_id } => {
+                self.forget_query_set(query_set_id);
+                ClientMessage::Unsubscribe { query_set_id }
+            }
+            Command::Disconnect { done } => {
+                let _ = done.send(());
+                return Turn::Stop;
+            }
+        };
+        self.send(&message).await
+    }
+
+    /// Sends `message`; a failure to send is a lost socket.
+    async fn send(&mut self, message: &BinaryClientMessage) -> Turn {
+        let Some(socket) = self.socket.as_mut() else {
+            return Turn::Lost;
+        };
+        match socket::send(socket, message).await {
+            Ok(()) => Turn::Continue,
+            Err(_) => Turn::Lost,
+        }
+    }
+
+    /// Handles what the socket read.
+    fn frame(
+        &mut self,
+        frame: Option<
+            Result<tokio_tungstenite::tungstenite::Message, tokio_tungstenite::tungstenite::Error>,
+        >,
+    ) -> Turn {
+        let Some(Ok(frame)) = frame else {
+            return Turn::Lost;
+        };
+        match socket::decode_frame(frame) {
+            Ok(Frame::Message(message)) => {
+                self.message(message);
+                Turn::Continue
+            }
+            Ok(Frame::Control) => Turn::Continue,
+            Ok(Frame::Closed(reason)) => {
+                tracing::info!(%reason, "the server closed the socket");
+                Turn::Lost
+            }
+            Err(error) => {
+                tracing::warn!(%error, "dropping the connection");
+                Turn::Lost
+            }
+        }
+    }
+
+    /// Applies one server message.
+    fn message(&mut self, message: BinaryServerMessage) {
+        match message {
+            ServerMessage::IdentityToken { .. } => {
+                tracing::warn!("a second IdentityToken on one connection, ignored");
+            }
+            ServerMessage::SubscribeApplied {
+                query_set_id,
+                offset,
+                tables,
+                deletes,
+                resumed,
+            } => self.subscribe_applied(query_set_id, offset, &tables, &deletes, resumed),
+            ServerMessage::TransactionUpdate(update) => self.transaction(update),
+            ServerMessage::CallResult { request_id, result } => {
+                match self.pending.remove(&request_id) {
+                    Some(Pending::Value(answer)) => {
+                        let _ = answer.send(result.map_err(Error::Api));
+                    }
+                    Some(Pending::Reducer(answer)) => {
+                        let _ = answer.send(Err(result.err().map_or_else(
+                            || Error::Protocol("a reducer call answered with a value".into()),
+                            Error::Api,
+                        )));
+                    }
+                    Some(other) => other.fail(Error::Protocol(
+                        "a one-off query answered with a call result".into(),
+                    )),
+                    None => tracing::warn!(request_id, "an answer to no call"),
+                }
+            }
+            ServerMessage::OneOffQueryResult { request_id, result } => {
+                match self.pending.remove(&request_id) {
+                    Some(Pending::Query(answer)) => {
+                        let _ = answer.send(result.map_err(Error::Query));
+                    }
+                    Some(other) => other.fail(Error::Protocol(
+                        "a call answered with a query result".into(),
+                    )),
+                    None => tracing::warn!(request_id, "an answer to no query"),
+                }
+            }
+            ServerMessage::SubscriptionError {
+                query_set_id,
+                message,
+            } => self.subscription_error(query_set_id, &message),
+            other => tracing::warn!(?other, "a message this client does not know"),
+        }
+    }
+
+    /// A query set's rows: all of them (replacing what the cache holds for it), or, resumed,
+    /// the changes since `resume_from`.
+    fn subscribe_applied(
+        &mut self,
+        query_set_id: u32,
+        offset: u64,
+        tables: &[TableRows<RowList>],
+        deletes: &[TableRows<RowList>],
+        resumed: bool,
+    ) {
+        let Some(query_set) = self.query_sets.get_mut(&query_set_id) else {
+            return;
+        };
+        tracing::debug!(query_set_id, offset, resumed, "query set applied");
+        query_set.applied = true;
+        let on_applied = query_set.on_applied.take();
+        let state = query_set.state.clone();
+        let mut cache = self.shared.cache.write();
+        let mut batch = cache.batch();
+        if resumed {
+            for entry in deletes {
+                for row in entry.rows.iter() {
+                    batch.delete(query_set_id, &entry.table, row);
+                }
+            }
+        } else {
+            batch.clear_query_set(query_set_id);
+        }
+        batch.open_query_set(query_set_id);
+        insert_rows(&mut batch, query_set_id, tables);
+        let events = batch.finish();
+        drop(cache);
+        self.advance(offset);
+        self.shared.listeners.dispatch(&events);
+        state.send_replace(SubscriptionState::Applied);
+        if let Some(on_applied) = on_applied {
+            on_applied();
+        }
+    }
+
+    /// A transaction: its changes to the query sets the cache holds, then its callbacks, then
+    /// the answer to the call that made it.
+    fn transaction(&mut self, update: TransactionUpdate<RowList>) {
+        let mut cache = self.shared.cache.write();
+        let mut batch = cache.batch();
+        for change in &update.changes {
+            let held = self
+                .query_sets
+                .get(&change.query_set_id)
+                .is_some_and(|query_set| query_set.applied);
+            if !held {
+                continue;
+            }
+            for table in &change.tables {
+                for row in table.deletes.iter() {
+                    batch.delete(change.query_set_id, &table.table, row);
+                }
+                for row in table.inserts.iter() {
+                    batch.insert(change.query_set_id, &table.table, row);
+                }
+            }
+        }
+        let events = batch.finish();
+        drop(cache);
+        if update.status == UpdateStatus::Committed {
+            self.advance(update.offset);
+        }
+        self.shared.listeners.dispatch(&events);
+        let Some(request_id) = update.request_id else {
+            return;
+        };
+        let outcome = match update.status {
+            UpdateStatus::Committed => Ok(ReducerOutcome {
+                offset: update.offset,
+            }),
+            UpdateStatus::Failed { message } => Err(Error::Failed(message)),
+            UpdateStatus::Aborted { reason } => Err(Error::Aborted(reason)),
+            other => Err(Error::Protocol(format!("an unknown status {other:?}"))),
+        };
+        match self.pending.remove(&request_id) {
+            Some(Pending::Reducer(answer)) => {
+                let _ = answer.send(outcome);
+            }
+            Some(other) => other.fail(Error::Protocol(
+                "a procedure, view or query answered with a transaction".into(),
+            )),
+            None => tracing::warn!(request_id, "an update answering no call"),
+        }
+    }
+
+    /// The server refused a query set (or an unsubscribe of one it no longer has).
+    fn subscription_error(&mut self, query_set_id: u32, message: &str) {
+        let Some(mut query_set) = self.query_sets.remove(&query_set_id) else {
+            return;
+        };
+        self.release(query_set_id);
+        query_set
+            .state
+            .send_replace(SubscriptionState::Failed(message.to_owned()));
+        if let Some(on_error) = query_set.on_error.take() {
+            on_error(message);
+        }
+    }
+
+    /// Drops a query set and its rows (with their delete callbacks).
+    fn forget_query_set(&mut self, query_set_id: u32) {
+        if let Some(query_set) = self.query_sets.remove(&query_set_id) {
+            query_set.state.send_replace(SubscriptionState::Ended);
+            self.release(query_set_id);
+        }
+    }
+
+    /// Removes the rows query set `query_set_id` holds from the cache, with their callbacks.
+    fn release(&mut self, query_set_id: u32) {
+        let mut cache = self.shared.cache.write();
+        let mut batch = cache.batch();
+        batch.clear_query_set(query_set_id);
+        let events = batch.finish();
+        drop(cache);
+        self.shared.listeners.dispatch(&events);
+    }
+
+    /// The cache now holds the transactions up to `offset`.
+    fn advance(&mut self, offset: u64) {
+        self.last_offset = Some(self.last_offset.map_or(offset, |last| last.max(offset)));
+    }
+
+    fn request_id(&mut self) -> u32 {
+        let id = self.next_request_id;
+        self.next_request_id = self.next_request_id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// The socket is gone: the calls waiting for it fail.
+    fn lost(&mut self) {
+        self.socket = None;
+        for (_, pending) in self.pending.drain() {
+            pending.fail(Error::Disconnected);
+        }
+    }
+
+    /// Connects again with the session's token, after the backoff's waits, then subscribes
+    /// every query set again. Commands that come meanwhile are handled without a socket: calls
+    /// fail at once, subscriptions are kept for when it is back.
+    async fn reconnect(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) -> Turn {
+        let Some(backoff) = self.reconnect else {
+            return Turn::Stop;
+        };
+        let token = self.shared.session.lock().token.clone();
+        for delay in backoff.delays() {
+            let sleep = tokio::time::sleep(delay);
+            tokio::pin!(sleep);
+            loop {
+                tokio::select! {
+                    () = &mut sleep => break,
+                    command = commands.recv() => match command {
+                        Some(command) => {
+                            if let Turn::Stop = self.offline(command) {
+                                return Turn::Stop;
+                            }
+                        }
+                        None => return Turn::Stop,
+                    },
+                }
+            }
+            match socket::open(&self.url, Some(&token)).await {
+                Ok((socket, session)) => {
+                    tracing::info!("reconnected");
+                    *self.shared.session.lock() = session;
+                    self.socket = Some(socket);
+                    return self.resubscribe().await;
+                }
+                Err(error) => tracing::info!(%error, ?delay, "reconnecting failed"),
+            }
+        }
+        Turn::Stop
+    }
+
+    /// A command while there is no socket.
+    fn offline(&mut self, command: Command) -> Turn {
+        match command {
+            Command::Call { pending, .. } => pending.fail(Error::Disconnected),
+            Command::OneOff { answer, .. } => drop(answer.send(Err(Error::Disconnected))),
+            Command::Subscribe {
+                query_set_id,
+                queries,
+                on_applied,
+                on_error,
+                state,
+            } => {
+                self.query_sets.insert(
+                    query_set_id,
+                    QuerySet {
+                        queries,
+                        on_applied,
+                        on_error,
+                        state,
+                        applied: false,
+                    },
+                );
+            }
+            Command::Unsubscribe { query_set_id } => self.forget_query_set(query_set_id),
+            Command::Disconnect { done } => {
+                let _ = done.send(());
+                return Turn::Stop;
+            }
+        }
+        Turn::Continue
+    }
+
+    /// Subscribes every query set again on the new socket: those the cache holds from the
+    /// last offset applied, the others from scratch.
+    async fn resubscribe(&mut self) -> Turn {
+        let messages: Vec<BinaryClientMessage> = self
+            .query_sets
+            .iter()
+            .map(|(&query_set_id, query_set)| ClientMessage::Subscribe {
+                query_set_id,
+                queries: query_set.queries.clone(),
+                resume_from: if query_set.applied {
+                    self.last_offset
+                } else {
+                    None
+                },
+            })
+            .collect();
+        for message in &messages {
+            if let Turn::Lost = self.send(message).await {
+                return Turn::Lost;
+            }
+        }
+        Turn::Continue
+    }
+
+    /// The task is ending: every call and subscription hears of it.
+    fn end(&mut self) {
+        self.lost();
+        for (_, query_set) in std::mem::take(&mut self.query_sets) {
+            query_set.state.send_replace(SubscriptionState::Ended);
+        }
+    }
+}
+
+/// The message of a call.
+fn call_message(
+    kind: CallKind,
+    request_id: u32,
+    name: String,
+    args: Vec<u8>,
+) -> BinaryClientMessage {
+    match kind {
+        CallKind::Reducer => ClientMessage::CallReducer {
+            request_id,
+            name,
+            args,
+        },
+        CallKind::Procedure => ClientMessage::CallProcedure {
+            request_id,
+            name,
+            args,
+        },
+        CallKind::View => ClientMessage::CallView {
+            request_id,
+            name,
+            args,
+        },
+    }
+}
+
+/// Adds each query's rows to query set `query_set_id`.
+fn insert_rows(batch: &mut Batch<'_>, query_set_id: u32, tables: &[TableRows<RowList>]) {
+    for entry in tables {
+        for row in entry.rows.iter() {
+            batch.insert(query_set_id, &entry.table, row);
+        }
+    }
+}

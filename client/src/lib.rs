@@ -1,0 +1,35 @@
+//! `wasmod-client`: the Rust client SDK of wasmod, over the WebSocket protocol
+//! (`docs/protocol.md`, binary subprotocol `v1.bin.wasmod`).
+//!
+//! A [`Client`] is a cheap handle to a connection task that owns the socket (on the tokio
+//! runtime it was connected on). Through it an application:
+//!
+//! - calls reducers, procedures and views, pipelined, each call a future of its answer
+//!   ([`Client::call_reducer`], [`Client::call_procedure`], [`Client::call_view`], and their
+//!   `_raw` forms over encoded bytes), failing with a typed [`Error`];
+//! - subscribes query sets ([`Client::subscription`]) and runs one-off queries;
+//! - reads the **client cache**, the rows of every subscribed query set, each stored once
+//!   however many queries select it ([`cache`]), through typed [`TableHandle`]s with
+//!   `on_insert`, `on_delete` and `on_update` callbacks that run once a whole transaction is
+//!   applied;
+//! - keeps all of it across lost connections: the task reconnects with backoff as the same
+//!   identity and resumes each query set from the last transaction it applied, so that only
+//!   real changes reach the callbacks.
+//!
+//! The crate depends on the protocol and the value encoding only, not on the host or the
+//! server. See `docs/client.md` for an example.
+
+pub mod cache;
+mod client;
+mod connection;
+mod error;
+mod socket;
+mod subscription;
+mod table;
+
+pub use client::{Client, ClientBuilder, ReducerOutcome};
+pub use connection::Backoff;
+pub use error::Error;
+pub use subscription::{SubscriptionBuilder, SubscriptionHandle, SubscriptionState};
+pub use table::TableHandle;
+pub use wasmod_protocol::ws::{RowList, TableRows};

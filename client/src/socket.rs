@@ -1,0 +1,250 @@
+//! Opening the WebSocket and reading its frames as messages.
+//!
+//! Kept apart from the connection task so that what can go wrong on the wire (a refused
+//! handshake, a first message that is not `IdentityToken`, a frame that is not a message)
+//! becomes an [`Error`] in one place, and so that the frame decoding can be tested without a
+//! socket.
+
+use crate::error::Error;
+use futures_util::{SinkExt, StreamExt};
+use std::time::Duration;
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::header::{AUTHORIZATION, SEC_WEBSOCKET_PROTOCOL};
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use wasmod_abi::{ConnectionId, Identity};
+use wasmod_protocol::ws::{BinaryClientMessage, BinaryServerMessage, ServerMessage, BIN_PROTOCOL};
+
+/// The client's WebSocket.
+pub(crate) type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// How long the handshake and the first message may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Who the connection runs as: the server's `IdentityToken`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Session {
+    /// The connection's identity.
+    pub(crate) identity: Identity,
+    /// A token for it, freshly issued: keep it to connect again as the same identity.
+    pub(crate) token: String,
+    /// This connection's id (a new one on each reconnection).
+    pub(crate) connection_id: ConnectionId,
+}
+
+/// The subscribe endpoint under `base`: `http(s)://` becomes `ws(s)://`, and
+/// `/v1/subscribe` is appended unless the URL already ends with it.
+pub(crate) fn subscribe_url(base: &str) -> Result<String, Error> {
+    let base = base.trim_end_matches('/');
+    let url = if let Some(rest) = base.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else if let Some(rest) = base.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else if base.starts_with("ws://") || base.starts_with("wss://") {
+        base.to_owned()
+    } else {
+        return Err(Error::Connect(format!(
+            "`{base}` is not an http, https, ws or wss URL"
+        )));
+    };
+    Ok(if url.ends_with("/v1/subscribe") {
+        url
+    } else {
+        format!("{url}/v1/subscribe")
+    })
+}
+
+/// Opens the binary protocol's WebSocket at `url` (a [`subscribe_url`]) as `token`'s identity
+/// (a new one without), and reads the connection's `IdentityToken`.
+pub(crate) async fn open(url: &str, token: Option<&str>) -> Result<(Socket, Session), Error> {
+    tokio::time::timeout(HANDSHAKE_TIMEOUT, open_unbounded(url, token))
+        .await
+        .map_err(|_| Error::Connect(format!("no answer within {HANDSHAKE_TIMEOUT:?}")))?
+}
+
+async fn open_unbounded(url: &str, token: Option<&str>) -> Result<(Socket, Session), Error> {
+    let connect_error = |error: &dyn std::fmt::Display| Error::Connect(error.to_string());
+    let mut request = url
+        .into_client_request()
+        .map_err(|error| connect_error(&error))?;
+    let headers = request.headers_mut();
+    headers.insert(
+        SEC_WEBSOCKET_PROTOCOL,
+        HeaderValue::from_static(BIN_PROTOCOL),
+    );
+    if let Some(token) = token {
+        let bearer = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| Error::Connect("the token is not a valid header value".into()))?;
+        headers.insert(AUTHORIZATION, bearer);
+    }
+    let (mut socket, response) = tokio_tungstenite::connect_async(request)
+        .await
+        .map_err(|error| connect_error(&error))?;
+    let protocol = response.headers().get(SEC_WEBSOCKET_PROTOCOL);
+    if protocol.map(HeaderValue::as_bytes) != Some(BIN_PROTOCOL.as_bytes()) {
+        return Err(Error::Connect(format!(
+            "the server did not agree to `{BIN_PROTOCOL}` (it answered {protocol:?})"
+        )));
+    }
+    loop {
+        let frame = socket
+            .next()
+            .await
+            .ok_or_else(|| Error::Connect("the socket ended before the first message".into()))?
+            .map_err(|error| connect_error(&error))?;
+        match decode_frame(frame) {
+            Ok(Frame::Message(ServerMessage::IdentityToken {
+                identity,
+                token,
+                connection_id,
+            })) => {
+                let session = Session {
+                    identity,
+                    token,
+                    connection_id,
+                };
+                return Ok((socket, session));
+            }
+            Ok(Frame::Message(other)) => {
+                return Err(Error::Connect(format!(
+                    "the first message was not IdentityToken: {other:?}"
+                )))
+            }
+            Ok(Frame::Control) => {}
+            Ok(Frame::Closed(reason)) => {
+                return Err(Error::Connect(format!(
+                    "the server closed the socket: {reason}"
+                )))
+            }
+            Err(error) => return Err(Error::Connect(error.to_string())),
+        }
+    }
+}
+
+/// Sends one client message.
+pub(crate) async fn send(socket: &mut Socket, message: &BinaryClientMessage) -> Result<(), Error> {
+    socket
+        .send(Message::binary(message.to_bytes()))
+        .await
+        .map_err(|_| Error::Disconnected)
+}
+
+/// A frame as the connection sees it.
+#[derive(Debug)]
+pub(crate) enum Frame {
+    /// A server message.
+    Message(BinaryServerMessage),
+    /// A ping or pong (answered by the library) or a raw frame: nothing to do.
+    Control,
+    /// The server closed the socket, for this reason (its code and text).
+    Closed(String),
+}
+
+/// What `frame` is; an error for a text frame (the binary protocol has none) or bytes that
+/// are not a server message.
+pub(crate) fn decode_frame(frame: Message) -> Result<Frame, Error> {
+    match frame {
+        Message::Binary(bytes) => Ok(Frame::Message(BinaryServerMessage::from_bytes(&bytes)?)),
+        Message::Text(_) => Err(Error::Protocol(
+            "a text frame on the binary protocol".into(),
+        )),
+        Message::Close(close) => Ok(Frame::Closed(close.map_or_else(
+            || "no reason".to_owned(),
+            |close| format!("{} {}", u16::from(close.code), close.reason),
+        ))),
+        Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(Frame::Control),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmod_protocol::ws::{RowList, TableRows};
+
+    fn applied() -> BinaryServerMessage {
+        let rows = RowList::from_rows([&b"row one"[..], b"row two"]).expect("small");
+        ServerMessage::SubscribeApplied {
+            query_set_id: 3,
+            offset: 9,
+            tables: vec![TableRows {
+                table: "message".into(),
+                rows,
+            }],
+            deletes: vec![],
+            resumed: false,
+        }
+    }
+
+    #[test]
+    fn urls_become_the_subscribe_endpoint() {
+        assert_eq!(
+            subscribe_url("http://127.0.0.1:3000/").ok().as_deref(),
+            Some("ws://127.0.0.1:3000/v1/subscribe")
+        );
+        assert_eq!(
+            subscribe_url("https://example.org").ok().as_deref(),
+            Some("wss://example.org/v1/subscribe")
+        );
+        assert_eq!(
+            subscribe_url("ws://h/v1/subscribe").ok().as_deref(),
+            Some("ws://h/v1/subscribe")
+        );
+        assert!(matches!(subscribe_url("ftp://h"), Err(Error::Connect(_))));
+    }
+
+    #[test]
+    fn a_whole_message_decodes() {
+        let bytes = applied().to_bytes();
+        match decode_frame(Message::binary(bytes)) {
+            Ok(Frame::Message(message)) => assert_eq!(message, applied()),
+            other => panic!("not the message: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_truncation_of_a_message_is_an_error() {
+        let bytes = applied().to_bytes();
+        for len in 0..bytes.len() {
+            let frame = Message::binary(bytes[..len].to_vec());
+            assert!(
+                matches!(decode_frame(frame), Err(Error::Protocol(_))),
+                "{len} of {} bytes",
+                bytes.len()
+            );
+        }
+    }
+
+    #[test]
+    fn corrupted_messages_are_errors_or_messages_never_panics() {
+        let bytes = applied().to_bytes();
+        for index in 0..bytes.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut corrupted = bytes.clone();
+                corrupted[index] ^= flip;
+                let _ = decode_frame(Message::binary(corrupted));
+            }
+        }
+        let mut bad_tag = bytes.clone();
+        bad_tag[1] = 0xee;
+        assert!(matches!(
+            decode_frame(Message::binary(bad_tag)),
+            Err(Error::Protocol(_))
+        ));
+        let mut compressed = bytes;
+        compressed[0] = 1;
+        assert!(matches!(
+            decode_frame(Message::binary(compressed)),
+            Err(Error::Protocol(_))
+        ));
+    }
+
+    #[test]
+    fn a_text_frame_is_an_error() {
+        assert!(matches!(
+            decode_frame(Message::text("{}")),
+            Err(Error::Protocol(_))
+        ));
+    }
+}

@@ -1,0 +1,171 @@
+//! Tables as the application sees them: typed reads of the cache and row callbacks.
+//!
+//! The cache holds encoded rows; a [`TableHandle`] decodes them into the application's row
+//! type when it reads them or calls a callback. Callbacks are kept per table as functions of
+//! the encoded rows ([`Listeners`]), so the connection task dispatches a transaction's events
+//! without knowing any row type.
+//!
+//! Callbacks run on the connection task, one transaction's after another: a callback that
+//! blocks holds up the connection, and a callback must not register callbacks itself (the
+//! registry is locked while they run). They may read the cache through any handle.
+
+use crate::cache::{Cache, TableEvents};
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use wasmod_abi::encoding::from_slice;
+use wasmod_abi::Decode;
+
+/// A callback of one row.
+type RowCallback = Box<dyn FnMut(&[u8]) + Send>;
+
+/// A callback of a row replaced by another: `(old, new)`.
+type UpdateCallback = Box<dyn FnMut(&[u8], &[u8]) + Send>;
+
+/// One table's callbacks.
+#[derive(Default)]
+struct TableListeners {
+    inserts: Vec<RowCallback>,
+    deletes: Vec<RowCallback>,
+    updates: Vec<UpdateCallback>,
+}
+
+/// Every table's callbacks.
+#[derive(Default)]
+pub(crate) struct Listeners {
+    tables: Mutex<HashMap<String, TableListeners>>,
+}
+
+impl Listeners {
+    /// Calls the callbacks of `events`: per table, deletes, then updates, then inserts.
+    ///
+    /// Called with no lock on the cache held, so callbacks may read it.
+    pub(crate) fn dispatch(&self, events: &[TableEvents]) {
+        let mut tables = self.tables.lock();
+        for table_events in events {
+            let Some(listeners) = tables.get_mut(&table_events.table) else {
+                continue;
+            };
+            for row in &table_events.deletes {
+                listeners
+                    .deletes
+                    .iter_mut()
+                    .for_each(|callback| callback(row));
+            }
+            for (old, new) in &table_events.updates {
+                listeners
+                    .updates
+                    .iter_mut()
+                    .for_each(|callback| callback(old, new));
+            }
+            for row in &table_events.inserts {
+                listeners
+                    .inserts
+                    .iter_mut()
+                    .for_each(|callback| callback(row));
+            }
+        }
+    }
+
+    fn table<R>(&self, table: &str, register: impl FnOnce(&mut TableListeners) -> R) -> R {
+        register(self.tables.lock().entry(table.to_owned()).or_default())
+    }
+}
+
+/// One table of the cache, read as rows of type `T`. Cheap to clone.
+pub struct TableHandle<T> {
+    name: Arc<str>,
+    cache: Arc<RwLock<Cache>>,
+    listeners: Arc<Listeners>,
+    row: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for TableHandle<T> {
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            cache: self.cache.clone(),
+            listeners: self.listeners.clone(),
+            row: PhantomData,
+        }
+    }
+}
+
+impl<T: Decode + 'static> TableHandle<T> {
+    pub(crate) fn new(name: &str, cache: Arc<RwLock<Cache>>, listeners: Arc<Listeners>) -> Self {
+        Self {
+            name: name.into(),
+            cache,
+            listeners,
+            row: PhantomData,
+        }
+    }
+
+    /// The table's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// How many rows the cache holds for the table.
+    pub fn count(&self) -> usize {
+        self.cache.read().count(&self.name)
+    }
+
+    /// The table's rows in the cache, decoded (in no particular order); an error if one does
+    /// not decode as `T`.
+    pub fn rows(&self) -> Result<Vec<T>, crate::Error> {
+        let cache = self.cache.read();
+        cache
+            .rows(&self.name)
+            .map(|row| from_slice(row).map_err(crate::Error::from))
+            .collect()
+    }
+
+    /// Calls `callback` with each row that enters the cache, after the transaction that
+    /// brought it is applied.
+    pub fn on_insert(&self, mut callback: impl FnMut(&T) + Send + 'static) {
+        let name = self.name.clone();
+        self.listeners.table(&self.name, |listeners| {
+            listeners
+                .inserts
+                .push(Box::new(move |row| with_row(&name, row, &mut callback)));
+        });
+    }
+
+    /// Calls `callback` with each row that leaves the cache.
+    pub fn on_delete(&self, mut callback: impl FnMut(&T) + Send + 'static) {
+        let name = self.name.clone();
+        self.listeners.table(&self.name, |listeners| {
+            listeners
+                .deletes
+                .push(Box::new(move |row| with_row(&name, row, &mut callback)));
+        });
+    }
+
+    /// Calls `callback` with `(old, new)` for each row replaced by another with the same
+    /// primary key in one transaction. Only tables whose primary key the client knows (see
+    /// [`ClientBuilder::table`](crate::ClientBuilder::table)) have updates; in others a
+    /// replaced row is a delete and an insert.
+    pub fn on_update(&self, mut callback: impl FnMut(&T, &T) + Send + 'static) {
+        let name = self.name.clone();
+        self.listeners.table(&self.name, |listeners| {
+            listeners.updates.push(Box::new(move |old, new| {
+                match (from_slice::<T>(old), from_slice::<T>(new)) {
+                    (Ok(old), Ok(new)) => callback(&old, &new),
+                    (Err(error), _) | (_, Err(error)) => {
+                        tracing::warn!(table = %name, %error, "a row that does not decode");
+                    }
+                }
+            }));
+        });
+    }
+}
+
+/// Calls `callback` with `row` decoded; a row that does not decode is logged and skipped.
+fn with_row<T: Decode>(table: &str, row: &[u8], callback: &mut impl FnMut(&T)) {
+    match from_slice::<T>(row) {
+        Ok(row) => callback(&row),
+        Err(error) => tracing::warn!(table, %error, "a row that does not decode"),
+    }
+}

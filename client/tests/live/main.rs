@@ -1,0 +1,9 @@
+//! The client against a real quickstart served on a loopback port: calls, subscriptions and
+//! the cache's callbacks, two clients, a server restarted under a client, and a server that
+//! sends what is not a message.
+
+mod calls;
+mod malformed;
+mod reconnect;
+mod subscriptions;
+mod support;

@@ -1,0 +1,195 @@
+//! The quickstart built for wasm once per run, served on loopback ports (in memory, or over a
+//! commit log in a directory, to be restarted), its row types, and waiting helpers.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use wasmod_abi::{Identity, Timestamp};
+use wasmod_client::{Backoff, Client, ClientBuilder};
+use wasmod_host::datastore::durability;
+use wasmod_host::{CompiledModule, InstanceEnv, Persistence, WasmConfig, WasmEngine, WasmModule};
+use wasmod_protocol::description::ModuleDescription;
+use wasmod_server::{Secret, Server, ServerConfig};
+use wasmod_wasm_tests::{built, Profile};
+
+/// How long a test waits for what should come.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// A row of the quickstart's `message` table.
+#[derive(Clone, Debug, PartialEq, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+pub struct Message {
+    pub id: u64,
+    pub sender: Identity,
+    pub sent: Timestamp,
+    pub text: String,
+}
+
+/// A row of the quickstart's `user` table.
+#[derive(Clone, Debug, PartialEq, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+pub struct User {
+    pub identity: Identity,
+    pub name: String,
+    pub online: bool,
+}
+
+/// The quickstart module, compiled once per test binary.
+fn quickstart() -> &'static CompiledModule {
+    static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let wasm = built(Profile::Release).library("quickstart");
+        let engine = WasmEngine::shared().expect("the shared engine");
+        engine.compile(&wasm).expect("the quickstart compiles")
+    })
+}
+
+/// A quickstart server whose tables live in memory.
+pub fn memory_server() -> Server {
+    server_in(InstanceEnv::unloaded(), ServerConfig::default())
+}
+
+/// A quickstart server whose tables are kept in a commit log in `dir` (recovered from it).
+pub fn durable_server(dir: &Path) -> Server {
+    let config = ServerConfig::default();
+    let options =
+        durability::Options::default().with_recent(config.resume_commits, config.resume_bytes);
+    let env = InstanceEnv::unloaded().with_persistence(Persistence::new(dir, options));
+    server_in(env, config)
+}
+
+fn server_in(env: InstanceEnv, config: ServerConfig) -> Server {
+    let module =
+        WasmModule::load(quickstart(), WasmConfig::default(), env).expect("the quickstart loads");
+    Server::new(module, Secret::from_bytes([7; 32]), config).expect("the server starts")
+}
+
+/// A server being served on a loopback port; stops when dropped or by [`Live::stop`].
+pub struct Live {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl Live {
+    /// `server` on a free loopback port.
+    pub async fn serve(server: Server) -> Self {
+        Self::serve_at(server, "127.0.0.1:0".parse().expect("an address")).await
+    }
+
+    /// `server` on `addr` (the port of a server stopped before, to restart it).
+    pub async fn serve_at(server: Server, addr: SocketAddr) -> Self {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(std::env::var("WASMOD_TEST_LOG").unwrap_or_else(|_| "off".into()))
+            .with_test_writer()
+            .try_init();
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .expect("a loopback port");
+        let addr = listener.local_addr().expect("its address");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(server.serve(listener, async {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// The server's base URL.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// `GET /v1/module`.
+    pub async fn description(&self) -> ModuleDescription {
+        let url = format!("{}/v1/module", self.url());
+        tokio::task::spawn_blocking(move || {
+            let text = ureq::get(&url)
+                .call()
+                .expect("an answer")
+                .body_mut()
+                .read_to_string()
+                .expect("a body");
+            serde_json::from_str(&text).expect("a description")
+        })
+        .await
+        .expect("joined")
+    }
+
+    /// A builder for a client of this server with the quickstart's tables declared.
+    pub async fn builder(&self) -> ClientBuilder {
+        Client::builder(self.url())
+            .module(self.description().await)
+            .table::<Message>("message")
+            .table::<User>("user")
+            .reconnect(Some(Backoff {
+                first: Duration::from_millis(50),
+                max: Duration::from_millis(200),
+            }))
+    }
+
+    /// A connected client of this server.
+    pub async fn client(&self) -> Client {
+        self.builder().await.connect().await.expect("connected")
+    }
+
+    /// Shuts the server down (its sockets closed, its `client_disconnected`s run) and waits
+    /// for it.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            tokio::time::timeout(PATIENCE, task)
+                .await
+                .expect("the server stops")
+                .expect("the server task")
+                .expect("serve");
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Waits until `condition` holds, checking every 10 ms; panics with `what` after
+/// [`PATIENCE`].
+pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A log that callbacks append to.
+pub type Log<T> = Arc<parking_lot::Mutex<Vec<T>>>;
+
+/// An empty log.
+pub fn log<T>() -> Log<T> {
+    Arc::default()
+}
+
+/// The texts of `client`'s cached messages, sorted.
+pub fn texts(client: &Client) -> Vec<String> {
+    let mut texts: Vec<String> = client
+        .table::<Message>("message")
+        .rows()
+        .expect("rows decode")
+        .into_iter()
+        .map(|message| message.text)
+        .collect();
+    texts.sort();
+    texts
+}
