@@ -86,6 +86,24 @@ struct QuerySet {
     applied: bool,
 }
 
+impl QuerySet {
+    /// A query set asked for, whose rows the cache does not hold yet.
+    fn new(
+        queries: Vec<String>,
+        on_applied: Option<AppliedCallback>,
+        on_error: Option<ErrorCallback>,
+        state: watch::Sender<SubscriptionState>,
+    ) -> Self {
+        Self {
+            queries,
+            on_applied,
+            on_error,
+            state,
+            applied: false,
+        }
+    }
+}
+
 /// The connection task's state.
 pub(crate) struct Connection {
     url: String,
@@ -197,13 +215,7 @@ impl Connection {
                 };
                 self.query_sets.insert(
                     query_set_id,
-                    QuerySet {
-                        queries,
-                        on_applied,
-                        on_error,
-                        state,
-                        applied: false,
-                    },
+                    QuerySet::new(queries, on_applied, on_error, state),
                 );
                 message
             }
@@ -499,13 +511,7 @@ impl Connection {
             } => {
                 self.query_sets.insert(
                     query_set_id,
-                    QuerySet {
-                        queries,
-                        on_applied,
-                        on_error,
-                        state,
-                        applied: false,
-                    },
+                    QuerySet::new(queries, on_applied, on_error, state),
                 );
             }
             Command::Unsubscribe { query_set_id } => self.forget_query_set(query_set_id),
