@@ -65,13 +65,13 @@ impl ResumeWindow {
             self.start = commit.offset + 1;
             return;
         }
-        self.bytes += rows_bytes(commit);
+        self.bytes += commit.changes.row_bytes();
         self.commits.push_back(commit.clone());
         while self.commits.len() > self.bounds.commits
             || (self.bytes > self.bounds.bytes && !self.commits.is_empty())
         {
             if let Some(oldest) = self.commits.pop_front() {
-                self.bytes -= rows_bytes(&oldest);
+                self.bytes -= oldest.changes.row_bytes();
                 self.start = oldest.offset + 1;
             }
         }
@@ -79,7 +79,7 @@ impl ResumeWindow {
 
     /// Forgets every commit: the next one is expected at `next_offset`, and a client resumes
     /// from `next_offset - 1` or later only.
-    pub fn clear(&mut self, next_offset: u64) {
+    fn clear(&mut self, next_offset: u64) {
         self.commits.clear();
         self.bytes = 0;
         self.start = next_offset;
@@ -101,11 +101,6 @@ impl ResumeWindow {
     fn next(&self) -> u64 {
         self.start + self.commits.len() as u64
     }
-}
-
-/// The bytes of `commit`'s rows: what keeping it costs, near enough.
-fn rows_bytes(commit: &Commit) -> usize {
-    commit.changes.row_bytes()
 }
 
 #[cfg(test)]
