@@ -1,7 +1,8 @@
 //! Goal 5 of issue 11's benchmarks: the initial rows of a subscription to a large table,
 //! the time from `Subscribe` sent to `SubscribeApplied` decoded (the last byte of the rows
 //! received, whether they came in one message or in parts), and
-//! the server's peak resident memory (`VmHWM`).
+//! the server's peak resident memory (`VmHWM`) while it answers (the peak is reset before
+//! the subscription, so that the filling's does not count).
 //!
 //! The table (the quickstart's `message`) is filled by pipelined `send` calls over many
 //! connections, up to each size asked in turn, on one server.
@@ -33,7 +34,8 @@ pub struct Initial {
     pub before: Memory,
     /// The answer: the time to the last byte and the rows, or the server's refusal.
     pub answer: Result<(Duration, u64), String>,
-    /// The server's memory after the answer.
+    /// The server's memory after the answer: its peak is the peak since just before the
+    /// subscription (the filling's is forgotten).
     pub after: Memory,
 }
 
@@ -70,6 +72,7 @@ pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
             "  filled {TABLE} to {size} rows in {:.1} s",
             fill.as_secs_f64()
         );
+        started.served.reset_peak()?;
         let before = started.served.memory()?;
         let answer = subscribe(&url).await?;
         let after = started.served.memory()?;
