@@ -18,7 +18,7 @@ use super::writer::Writer;
 use super::DurabilityError;
 use crate::tx::{TableChanges, TxData};
 use crate::{Datastore, Tables};
-use std::fs::{self, File};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -99,7 +99,12 @@ pub(crate) fn write_atomically(
     temporary.push(".tmp");
     let temporary = PathBuf::from(temporary);
     let io = |what, error| DurabilityError::io(&temporary, what, error);
-    let mut out = File::create(&temporary).map_err(|error| io("creating a snapshot", error))?;
+    let mut out = super::private::file_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temporary)
+        .map_err(|error| io("creating a snapshot", error))?;
     out.write_all(bytes)
         .and_then(|()| out.sync_all())
         .map_err(|error| io("writing a snapshot", error))?;

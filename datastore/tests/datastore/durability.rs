@@ -543,3 +543,36 @@ fn recovery_keeps_the_last_transactions_it_is_asked_for() {
     let by_bytes = reopen(100, 3 * row);
     assert_eq!(offsets(&by_bytes), vec![7, 8, 9], "three rows' worth");
 }
+
+/// The log's directory (and missing parents) are `0700`, its segments, lock file and
+/// snapshots `0600`, whatever the process's umask: another local user reads nothing.
+#[cfg(unix)]
+#[test]
+fn the_log_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("a directory");
+    let log = dir.path().join("nested").join("log");
+    let recovered = open(&log, Mode::Fsync);
+    commit_player(&recovered, 1);
+    recovered
+        .durability
+        .snapshot(&recovered.datastore)
+        .expect("a snapshot");
+    commit_player(&recovered, 2);
+    let mode = |path: &Path| fs::metadata(path).expect("exists").permissions().mode() & 0o777;
+    assert_eq!(mode(&log), 0o700);
+    assert_eq!(mode(&dir.path().join("nested")), 0o700);
+    let entries: Vec<PathBuf> = fs::read_dir(&log)
+        .expect("the log's directory")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    assert!(entries
+        .iter()
+        .any(|path| path.extension().is_some_and(|e| e == "wlog")));
+    assert!(entries
+        .iter()
+        .any(|path| path.extension().is_some_and(|e| e == "wsnap")));
+    for path in &entries {
+        assert_eq!(mode(path), 0o600, "{}", path.display());
+    }
+}
