@@ -67,6 +67,20 @@ impl<T> Handles<T> {
         self.live.drain(..).map(|(_, value)| value)
     }
 
+    /// How many objects are live.
+    pub(crate) fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Gives back the memory of a table that once held many more than `capacity` objects
+    /// (a call that opened thousands of handles must not pin their room for the instance's
+    /// life).
+    pub(crate) fn shrink_to(&mut self, capacity: usize) {
+        if self.live.capacity() > capacity {
+            self.live.shrink_to(capacity);
+        }
+    }
+
     /// Where `handle` is in `live`, or where it would go.
     fn position(&self, handle: u32) -> Result<usize, usize> {
         match self.live.last() {
@@ -129,6 +143,19 @@ mod tests {
         assert_eq!(handles.remove(u32::MAX), Some(1));
         assert_eq!(handles.remove(1), Some(2));
         assert!(handles.live.is_empty());
+    }
+
+    #[test]
+    fn a_table_gives_back_its_room() {
+        let mut handles = Handles::default();
+        for value in 0..10_000 {
+            handles.insert(value);
+        }
+        assert_eq!(handles.len(), 10_000);
+        handles.clear();
+        handles.shrink_to(16);
+        assert!(handles.live.capacity() <= 16);
+        assert_eq!(handles.len(), 0);
     }
 
     #[test]

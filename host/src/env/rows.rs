@@ -6,6 +6,11 @@
 //! buffer holds, in one copy: a host call costs more than decoding a small row. The buffers of
 //! finished iterators are kept for the next scans of the instance, so a scan allocates only
 //! when it selects more than any before it.
+//!
+//! Since a scan copies, the open iterators of a call are bounded in number
+//! (`Limits::max_live_iters`) and in the bytes they hold together (`Limits::max_iter_bytes`):
+//! past either, a scan fails with `TOO_LARGE`, and a module that opens scans in a loop
+//! without reading them cannot make the host hold more than that.
 
 use super::{report, InstanceEnv};
 pub use wasmod_abi::imports::Advance;
@@ -18,6 +23,9 @@ const SPARE_ITERS: usize = 8;
 /// Buffers of iterators that held more than this many bytes of rows are dropped rather than
 /// kept, so that one large scan does not pin its memory for the instance's life.
 const MAX_SPARE_BYTES: usize = 1 << 20;
+
+/// How many handles' room a call's table of iterators keeps for the next call.
+pub(crate) const KEPT_HANDLES: usize = 64;
 
 /// The rows of a scan, and how many the module has taken.
 #[derive(Debug, Default)]
@@ -37,6 +45,11 @@ impl RowIter {
             self.bytes.extend_from_slice(row);
             self.ends.push(self.bytes.len());
         }
+    }
+
+    /// The bytes the iterator holds: its rows and their ends.
+    fn held(&self) -> usize {
+        self.bytes.capacity() + self.ends.capacity() * size_of::<usize>()
     }
 
     /// Where row `row` ends in `bytes`; `0` before the first.
@@ -72,20 +85,48 @@ impl InstanceEnv {
         self.reading(table)?.row_count(table).map_err(report)
     }
 
-    /// `table_scan`: an iterator over every row. Errors: `NO_TX`, `NO_SUCH_TABLE`.
+    /// `table_scan`: an iterator over every row. Errors: `NO_TX`, `NO_SUCH_TABLE`,
+    /// `TOO_LARGE` (see the module docs).
     pub fn table_scan(&mut self, table: u32) -> Result<u32, Errno> {
-        let mut iter = self.spare_iters.pop().unwrap_or_default();
+        let mut iter = self.new_iter()?;
         iter.fill(self.reading(table)?.rows(table).map_err(report)?);
-        Ok(self.iters.insert(iter))
+        self.open_iter(iter)
     }
 
     /// `index_scan`: an iterator over the rows the encoded scan selects, in index order.
-    /// Errors: `NO_TX`, `NO_SUCH_TABLE`, `NO_SUCH_INDEX`, `BAD_ENCODING`.
+    /// Errors: `NO_TX`, `NO_SUCH_TABLE`, `NO_SUCH_INDEX`, `BAD_ENCODING`, `TOO_LARGE`.
     pub fn index_scan(&mut self, table: u32, index: u32, scan: &[u8]) -> Result<u32, Errno> {
-        let mut iter = self.spare_iters.pop().unwrap_or_default();
+        let mut iter = self.new_iter()?;
         let rows = self.reading(table)?.index_rows(table, index, scan);
         iter.fill(rows.map_err(report)?);
+        self.open_iter(iter)
+    }
+
+    /// An empty iterator for a scan, if the call may open one more.
+    fn new_iter(&mut self) -> Result<RowIter, Errno> {
+        if self.iters.len() >= self.limits.max_live_iters {
+            return Err(Errno::TOO_LARGE);
+        }
+        Ok(self.spare_iters.pop().unwrap_or_default())
+    }
+
+    /// Opens the filled iterator `iter`, if the call's iterators may hold it too.
+    fn open_iter(&mut self, iter: RowIter) -> Result<u32, Errno> {
+        let held = self.iter_bytes.saturating_add(iter.held());
+        if held > self.limits.max_iter_bytes {
+            keep(&mut self.spare_iters, iter);
+            return Err(Errno::TOO_LARGE);
+        }
+        self.iter_bytes = held;
         Ok(self.iters.insert(iter))
+    }
+
+    /// Closes iterator `handle`, keeping its buffers for later scans.
+    fn close_iter(&mut self, handle: u32) -> Option<()> {
+        let iter = self.iters.remove(handle)?;
+        self.iter_bytes = self.iter_bytes.saturating_sub(iter.held());
+        keep(&mut self.spare_iters, iter);
+        Some(())
     }
 
     /// `row_iter_advance`: writes as many whole rows as fit in `buf`. Errors: `NO_SUCH_ITER`.
@@ -100,9 +141,7 @@ impl InstanceEnv {
         buf[..written].copy_from_slice(&iter.bytes[start..end]);
         match iter.ends.get(iter.next) {
             None => {
-                if let Some(iter) = self.iters.remove(handle) {
-                    keep(&mut self.spare_iters, iter);
-                }
+                self.close_iter(handle);
                 Ok(Advance::Exhausted { written })
             }
             Some(&next_end) if written == 0 => Ok(Advance::BufferTooSmall {
@@ -114,9 +153,7 @@ impl InstanceEnv {
 
     /// `row_iter_close`: drops an iterator early. Errors: `NO_SUCH_ITER`.
     pub fn row_iter_close(&mut self, iter: u32) -> Result<(), Errno> {
-        let iter = self.iters.remove(iter).ok_or(Errno::NO_SUCH_ITER)?;
-        keep(&mut self.spare_iters, iter);
-        Ok(())
+        self.close_iter(iter).ok_or(Errno::NO_SUCH_ITER)
     }
 
     /// `insert`: inserts the encoded row; generated auto-increment values are written back

@@ -273,6 +273,47 @@ fn an_iterator_is_a_snapshot_of_its_scan() {
     );
 }
 
+/// A scan loop that never reads cannot grow the host: open iterators are bounded in bytes
+/// and in number per call, past which scans fail with `TOO_LARGE`; closing one makes room;
+/// and the next call starts afresh.
+#[test]
+fn open_iterators_are_bounded_in_bytes_and_in_number() {
+    let long = "x".repeat(1000);
+    let mut bytes = env().with_limits(Limits {
+        max_iter_bytes: 140_000,
+        max_live_iters: 8,
+        ..Limits::default()
+    });
+    let items: Vec<(u32, &str)> = (0..50).map(|id| (id, long.as_str())).collect();
+    seed(&mut bytes, &items);
+    reducer(&mut bytes);
+    let first = bytes.table_scan(0).expect("~66 KB (the buffer doubles)");
+    bytes.table_scan(0).expect("~132 KB in all");
+    assert_eq!(bytes.table_scan(0), Err(Errno::TOO_LARGE), "past 140 KB");
+    assert_eq!(
+        bytes.index_scan(0, 0, &[0, 0, 0, 0, 0, 0]),
+        Err(Errno::TOO_LARGE),
+        "index scans count too"
+    );
+    bytes.row_iter_close(first).expect("closed");
+    bytes.table_scan(0).expect("room again");
+    commit(&mut bytes);
+
+    let mut count = env().with_limits(Limits {
+        max_live_iters: 8,
+        ..Limits::default()
+    });
+    reducer(&mut count);
+    for _ in 0..8 {
+        count.table_scan(0).expect("an empty table's scan");
+    }
+    assert_eq!(count.table_scan(0), Err(Errno::TOO_LARGE), "past 8 open");
+    commit(&mut count);
+    reducer(&mut count);
+    count.table_scan(0).expect("a new call starts afresh");
+    commit(&mut count);
+}
+
 #[test]
 fn views_cannot_write() {
     let mut env = env();
