@@ -120,7 +120,8 @@ impl Drop for Served {
 }
 
 /// `wasmod serve MODULE` on a free loopback port, with its data in `data` and `extra`
-/// arguments (durability, queue) after.
+/// arguments (durability, queue) after. New identities are not rate-limited: every client
+/// of the load generator comes from 127.0.0.1 without a token.
 pub async fn wasmod_serve(
     wasmod: &Path,
     module: &Path,
@@ -137,7 +138,13 @@ pub async fn wasmod_serve(
     command
         .args(["--log", "warn", "serve"])
         .arg(module)
-        .args(["--listen", "127.0.0.1:0", "--data"])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--identities-per-minute",
+            "0",
+            "--data",
+        ])
         .arg(data)
         .args(extra);
     Served::start(command).await

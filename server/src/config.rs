@@ -22,6 +22,10 @@ pub struct ServerConfig {
     pub queue: usize,
     /// How long an issued token is valid. Default: 30 days.
     pub token_ttl: Duration,
+    /// The most new identities one source address is given a minute (`POST /v1/identity`,
+    /// and WebSocket connections without a token), as a burst of as many refilled evenly;
+    /// beyond, `too_many_calls` (429). `0`: no limit. Default: 30.
+    pub identities_per_minute: u32,
     /// How long shutdown waits for the module's thread to finish the calls already queued.
     /// Default: 30 s.
     pub shutdown_grace: Duration,
@@ -61,6 +65,7 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(30),
             queue: 256,
             token_ttl: Duration::from_secs(30 * 24 * 60 * 60),
+            identities_per_minute: 30,
             shutdown_grace: Duration::from_secs(30),
             outbound_messages: 1024,
             outbound_bytes: 16 << 20,

@@ -65,7 +65,7 @@ pub use error::{ApiError, ErrorCode, HttpError};
 pub use secret::Secret;
 
 use axum::Router;
-use limits::CallSlots;
+use limits::{CallSlots, SourceRate};
 use metrics::Metrics;
 use realtime::{Realtime, RealtimeControl};
 use routes::AppState;
@@ -122,6 +122,7 @@ impl Server {
             worker,
             tokens: Tokens::new(secret, config.token_ttl),
             slots: CallSlots::new(config.max_calls_per_identity),
+            identities: SourceRate::new("new identities", config.identities_per_minute),
             metrics: Arc::new(Metrics::default()),
             config,
             realtime,
@@ -178,7 +179,8 @@ impl Server {
             shutdown.await;
             stopper.stop();
         };
-        axum::serve(listener, router)
+        let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+        axum::serve(listener, service)
             .with_graceful_shutdown(shutdown)
             .await?;
         // The router, and with it the last handle on the worker but the registry's and the

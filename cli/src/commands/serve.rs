@@ -69,7 +69,7 @@ pub struct Args {
     #[arg(long, default_value_t = ServerConfig::default().outbound_messages, value_name = "N")]
     outbound_messages: usize,
     /// The most bytes of rows queued for one WebSocket client before it is closed as too slow
-    /// (`4001`); a subscription whose initial rows are larger is refused.
+    /// (`4001`); a subscription's rows count 16 bytes a row against it until they are sent.
     #[arg(long, default_value = "16MiB", value_parser = units::size)]
     outbound_bytes: usize,
     /// The recent commits kept (in memory, and read back from the log at start) so that
@@ -77,6 +77,11 @@ pub struct Args {
     /// 0 for none.
     #[arg(long, default_value_t = ServerConfig::default().resume_commits, value_name = "N")]
     resume_commits: usize,
+    /// The most new identities one source address is given a minute (`POST /v1/identity`,
+    /// WebSocket connections without a token), beyond which it is answered 429; 0 for no
+    /// limit.
+    #[arg(long, default_value_t = ServerConfig::default().identities_per_minute, value_name = "N")]
+    identities_per_minute: u32,
     /// How long a WebSocket client may stay silent before it is pinged; silent as long again,
     /// it is closed (`4003`).
     #[arg(long, default_value = "30s", value_parser = units::duration)]
@@ -112,6 +117,7 @@ pub fn run(args: Args) -> Result {
     server_config.outbound_bytes = args.outbound_bytes;
     server_config.resume_commits = args.resume_commits;
     server_config.ping_interval = args.ping_interval;
+    server_config.identities_per_minute = args.identities_per_minute;
     // The last commits before a restart stay at hand for WebSocket clients that resume.
     let mut options = durability::Options::default()
         .with_mode(args.durability)

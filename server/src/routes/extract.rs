@@ -7,19 +7,35 @@
 //! - [`Body`]: the raw body, within the body limit.
 //! - [`JsonBody`]: the body as JSON (an empty body is `null`).
 //! - [`name`]: a `{name}` path segment.
+//! - [`Source`]: the address the request came from, when the server is serving a socket.
 
 use super::AppState;
 use crate::auth;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequest, FromRequestParts, Path, Request};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Path, Request};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use serde_json::Value;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use wasmod_abi::Identity;
+
+/// The address the request came from; `None` for a router called in-process (tests,
+/// embedding), which has no peer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Source(pub Option<IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Source {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>();
+        Ok(Self(peer.map(|ConnectInfo(address)| address.ip())))
+    }
+}
 
 /// The caller's identity, proven by a token, or `None` without an `Authorization` header.
 #[derive(Clone, Copy, Debug)]

@@ -8,6 +8,7 @@
 //! [`ConnectionId::ZERO`]), so no `client_disconnected` follows it; clients that stay
 //! connected hold a [`Connection`](crate::connections::Connection).
 
+use super::extract::Source;
 use super::Shared;
 use crate::auth;
 use crate::connections;
@@ -17,8 +18,13 @@ use axum::Json;
 use wasmod_abi::ConnectionId;
 use wasmod_protocol::http::IdentityResponse;
 
-/// `POST /v1/identity`: `{"identity": hex, "token": .., "expires_at": unix seconds}`.
-pub(crate) async fn issue(State(state): Shared) -> Result<Json<IdentityResponse>, HttpError> {
+/// `POST /v1/identity`: `{"identity": hex, "token": .., "expires_at": unix seconds}`; at most
+/// [`ServerConfig::identities_per_minute`](crate::ServerConfig) per source address.
+pub(crate) async fn issue(
+    State(state): Shared,
+    Source(source): Source,
+) -> Result<Json<IdentityResponse>, HttpError> {
+    state.identities.check(source)?;
     let work = async {
         let identity = auth::new_identity().map_err(|error| {
             ApiError::new(

@@ -20,7 +20,7 @@ mod tables;
 use crate::auth::Tokens;
 use crate::config::ServerConfig;
 use crate::error::{ApiError, ErrorCode, HttpError};
-use crate::limits::CallSlots;
+use crate::limits::{CallSlots, SourceRate};
 use crate::metrics::Metrics;
 use crate::realtime::Realtime;
 use crate::worker::Worker;
@@ -48,6 +48,8 @@ pub(crate) struct AppState {
     pub tokens: Tokens,
     /// Calls in progress per identity.
     pub slots: CallSlots,
+    /// New identities per source address.
+    pub identities: SourceRate,
     /// The counters of `/metrics`.
     pub metrics: Arc<Metrics>,
     /// The limits.

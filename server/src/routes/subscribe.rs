@@ -10,7 +10,7 @@
 //! protocol (whose text frames cannot carry the compression byte), is refused. The module's
 //! `client_connected` runs once the socket is open ([`crate::realtime::socket`]).
 
-use super::extract::Caller;
+use super::extract::{Caller, Source};
 use super::Shared;
 use crate::auth;
 use crate::error::{ApiError, ErrorCode, HttpError};
@@ -64,6 +64,7 @@ pub(crate) async fn subscribe(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
     caller: Result<Caller, HttpError>,
     params: Result<Query<Params>, QueryRejection>,
+    Source(source): Source,
 ) -> Result<Response, HttpError> {
     let upgrade = upgrade.map_err(|rejection| {
         ApiError::new(
@@ -98,12 +99,15 @@ pub(crate) async fn subscribe(
     let identity = match (caller?.0, params.token) {
         (Some(identity), _) => identity,
         (None, Some(token)) => state.tokens.verify(&token)?,
-        (None, None) => auth::new_identity().map_err(|error| {
-            ApiError::new(
-                ErrorCode::Internal,
-                format!("no randomness for a new identity: {error}"),
-            )
-        })?,
+        (None, None) => {
+            state.identities.check(source)?;
+            auth::new_identity().map_err(|error| {
+                ApiError::new(
+                    ErrorCode::Internal,
+                    format!("no randomness for a new identity: {error}"),
+                )
+            })?
+        }
     };
     let token = state.tokens.issue(identity).token;
     let realtime = state.realtime.clone();

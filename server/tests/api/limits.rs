@@ -182,3 +182,54 @@ async fn shutdown_lets_the_call_in_progress_finish() {
         .expect("joined")
         .expect("served");
 }
+
+/// New identities are rate-limited per source address, over HTTP and over the WebSocket
+/// endpoint alike (a connection without a token is given one); a client with a token is not
+/// affected.
+#[tokio::test]
+async fn new_identities_are_limited_per_source_address() {
+    use crate::live::{Client, Connect, Encoding, Live};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut config = ServerConfig::default();
+    config.identities_per_minute = 3;
+    let live = Live::start(config).await;
+    let url = format!("http://{}/v1/identity", live.addr);
+    let issue = move || {
+        ureq::post(&url)
+            .send_empty()
+            .map(|response| response.status().as_u16())
+    };
+    let first = tokio::task::spawn_blocking(issue.clone())
+        .await
+        .expect("ran");
+    assert_eq!(first.expect("issued"), 200);
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    let (_, token, _) = client.hello().await;
+    let third = tokio::task::spawn_blocking(issue.clone())
+        .await
+        .expect("ran");
+    assert_eq!(third.expect("issued"), 200);
+
+    let refused = tokio::task::spawn_blocking(issue).await.expect("ran");
+    assert!(
+        matches!(refused, Err(ureq::Error::StatusCode(429))),
+        "{refused:?}"
+    );
+    let mut request = live.url("").into_client_request().expect("a request");
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "v1.json.wasmod".parse().expect("a header"),
+    );
+    let refused = tokio_tungstenite::connect_async(request)
+        .await
+        .expect_err("no new identity");
+    assert!(refused.to_string().contains("429"), "{refused}");
+    let query = format!("?token={token}");
+    let with_token = Connect {
+        query: &query,
+        ..Connect::default()
+    };
+    let mut again = Client::connect(&live, Encoding::Json, with_token).await;
+    again.hello().await;
+    live.stop().await;
+}
