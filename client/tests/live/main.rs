@@ -3,6 +3,8 @@
 //! sends what is not a message.
 
 mod calls;
+mod frame_tick;
+mod lookups;
 mod malformed;
 mod reconnect;
 mod subscriptions;
