@@ -192,11 +192,9 @@ impl Bindings {
 /// Adds to `used` every named type `ty` refers to, directly or through other named types.
 fn collect_references(ty: &AlgebraicType, typespace: &Typespace, used: &mut BTreeSet<u32>) {
     match ty {
-        AlgebraicType::Ref(index) => {
-            if used.insert(*index) {
-                if let Some(def) = typespace.types.get(*index as usize) {
-                    collect_references(&def.ty, typespace, used);
-                }
+        AlgebraicType::Ref(index) if used.insert(*index) => {
+            if let Some(def) = typespace.types.get(*index as usize) {
+                collect_references(&def.ty, typespace, used);
             }
         }
         AlgebraicType::Array(item)

@@ -613,7 +613,8 @@ impl Writer<'_> {
             params.push(quote!(#ident: #ty));
             args.push(ident);
         }
-        let args = quote!(&(#(#args,)*));
+        // Encoded here, so that the future borrows no argument.
+        let args = quote!(wasmod_abi::encoding::to_vec(&(#(#args,)*)));
         let returns = call
             .returns
             .as_ref()
@@ -627,21 +628,22 @@ impl Writer<'_> {
                 quote! {
                     #[doc = #doc]
                     pub fn #method(&self, #(#params),*) -> impl ::std::future::Future<Output = Result<wasmod_client::ReducerOutcome, wasmod_client::Error>> + Send + 'static {
-                        self.client.call_reducer(#name, #args)
+                        self.client.call_reducer_raw(#name, #args)
                     }
                 }
             }
             (CallKind::Procedure | CallKind::View, returns) => {
                 let returns = returns.unwrap_or_else(|| quote!(()));
                 let (what, call_method) = match kind {
-                    CallKind::Procedure => ("procedure", quote!(call_procedure)),
-                    _ => ("view", quote!(call_view)),
+                    CallKind::Procedure => ("procedure", quote!(call_procedure_raw)),
+                    _ => ("view", quote!(call_view_raw)),
                 };
                 let doc = format!(" Calls {what} `{name}`: resolves to what it returns.");
                 quote! {
                     #[doc = #doc]
                     pub fn #method(&self, #(#params),*) -> impl ::std::future::Future<Output = Result<#returns, wasmod_client::Error>> + Send + 'static {
-                        self.client.#call_method(#name, #args)
+                        let call = self.client.#call_method(#name, #args);
+                        async move { Ok(wasmod_abi::encoding::from_slice(&call.await?)?) }
                     }
                 }
             }

@@ -2,6 +2,7 @@
 //! the cache's callbacks, two clients, a server restarted under a client, and a server that
 //! sends what is not a message.
 
+mod bindings;
 mod calls;
 mod frame_tick;
 mod lookups;
