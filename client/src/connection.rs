@@ -572,9 +572,13 @@ impl Connection {
     /// The task is ending: every call and subscription hears of it.
     fn end(&mut self) {
         self.lost();
-        for (_, query_set) in std::mem::take(&mut self.query_sets) {
-            query_set.state.send_replace(SubscriptionState::Ended);
-        }
+        let query_sets = std::mem::take(&mut self.query_sets);
+        // After the deliveries still queued for a frame tick, which may apply them first.
+        self.deliver(move |_| {
+            for query_set in query_sets.into_values() {
+                query_set.state.send_replace(SubscriptionState::Ended);
+            }
+        });
     }
 }
 
