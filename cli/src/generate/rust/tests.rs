@@ -122,6 +122,9 @@ fn every_abi_type_has_its_rust_type() {
         (text(ty), by_ref),
         (text(quote!(wasmod_abi::Identity)), false)
     );
+    let array = AlgebraicType::Array(Box::new(AlgebraicType::U8));
+    let (ty, by_ref) = writer.parameter(&array).expect("a type");
+    assert_eq!((text(ty), by_ref), (text(quote!(&[u8])), true));
     let (ty, by_ref) = writer.parameter(&AlgebraicType::Ref(0)).expect("a type");
     assert_eq!((text(ty), by_ref), (text(quote!(&Thing)), true));
 }
@@ -164,6 +167,17 @@ fn a_module_gives_one_deterministic_formatted_file_with_every_part() {
                 Field::named("Plain", AlgebraicType::Product(Vec::new())),
                 Field::named("Sized", AlgebraicType::U32),
                 Field::named("At", product(&[("x", AlgebraicType::I32)])),
+                Field::named(
+                    "Span",
+                    AlgebraicType::Product(vec![
+                        Field::unnamed(AlgebraicType::U8),
+                        Field::unnamed(AlgebraicType::U8),
+                    ]),
+                ),
+                Field::named(
+                    "One",
+                    AlgebraicType::Product(vec![Field::unnamed(AlgebraicType::U8)]),
+                ),
             ]),
         }],
     );
@@ -204,6 +218,9 @@ fn a_module_gives_one_deterministic_formatted_file_with_every_part() {
         "Sized(u32),",
         "At {",
         "x: i32,",
+        "Span(u8, u8),",
+        "One((u8,)),",
+        "/// Column `tags`.",
         "pub fn find_by_id(&self, id: u64) -> Result<Option<Thing>, wasmod_client::Error> {",
         "self.handle.find_by(\"id\", &id)",
         "pub fn filter_by_type(",
