@@ -1,5 +1,6 @@
 //! The quickstart client's generated bindings (`examples/quickstart-client`) against a served
-//! quickstart: typed tables, lookups, callbacks and calls.
+//! quickstart: typed tables, lookups, callbacks and calls, and row types whose columns are the
+//! served tables'.
 
 // The bindings are the quickstart's whole client API; this test calls most of it, not all.
 #[allow(dead_code)]
@@ -9,6 +10,8 @@ mod quickstart;
 
 use crate::support::{eventually, log, memory_server, Live};
 use quickstart::{DbConnection, Message, User};
+use wasmod_abi::{AlgebraicType, SchemaType, Typespace};
+use wasmod_protocol::description::type_name;
 
 #[tokio::test]
 async fn the_generated_bindings_subscribe_call_and_look_rows_up() {
@@ -85,4 +88,40 @@ async fn the_generated_bindings_subscribe_call_and_look_rows_up() {
         motd.is_err(),
         "no HTTP server there: the module's own error"
     );
+}
+
+/// The columns of `T` as the description writes them: `(name, type)`.
+fn columns_of<T: SchemaType>() -> Vec<(String, String)> {
+    let mut typespace = Typespace::default();
+    let row = T::schema(&mut typespace);
+    let Some(AlgebraicType::Product(fields)) = typespace.resolve(&row) else {
+        panic!("a row type is a product");
+    };
+    fields
+        .iter()
+        .map(|field| {
+            let name = field.name.clone().expect("a named column");
+            (name, type_name(&field.ty, &typespace))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_generated_row_types_have_the_served_tables_columns() {
+    let live = Live::serve(memory_server()).await;
+    let description = live.description().await;
+    let described = |table: &str| -> Vec<(String, String)> {
+        let table = description
+            .tables
+            .iter()
+            .find(|described| described.name == table)
+            .expect("described");
+        table
+            .columns
+            .iter()
+            .map(|column| (column.name.clone(), column.ty.clone()))
+            .collect()
+    };
+    assert_eq!(columns_of::<Message>(), described("message"));
+    assert_eq!(columns_of::<User>(), described("user"));
 }
