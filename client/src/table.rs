@@ -5,9 +5,15 @@
 //! the encoded rows ([`Listeners`]), so the connection task dispatches a transaction's events
 //! without knowing any row type.
 //!
-//! Callbacks run on the connection task, one transaction's after another: a callback that
-//! blocks holds up the connection, and a callback must not register callbacks itself (the
-//! registry is locked while they run). They may read the cache through any handle.
+//! Callbacks run on the connection task (or, for a client built with
+//! [`Callbacks::OnFrameTick`](crate::Callbacks::OnFrameTick), in the application's
+//! `frame_tick`), one transaction's after another: a callback that blocks holds up the
+//! connection, and a callback must not register callbacks itself (the registry is locked
+//! while they run). They may read the cache through any handle.
+//!
+//! Rows are also found by a column's value ([`TableHandle::find_by`],
+//! [`TableHandle::filter_by`]): the column is read from each row's encoding as a primary key
+//! is, and compared as bytes, so that neither the value nor the row type needs `Eq`.
 
 use crate::cache::{Cache, PrimaryKey, TableEvents};
 use crate::Error;
