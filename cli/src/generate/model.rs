@@ -160,6 +160,14 @@ impl Bindings {
         }
     }
 
+    /// Every call: the reducers, then the procedures, then the views.
+    pub fn calls(&self) -> impl Iterator<Item = &Call> {
+        self.reducers
+            .iter()
+            .chain(&self.procedures)
+            .chain(&self.views)
+    }
+
     /// The named type at `index` of the typespace, if clients meet it.
     pub fn named(&self, index: u32) -> Option<&NamedType> {
         self.types.iter().find(|named| named.index == index)

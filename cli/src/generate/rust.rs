@@ -185,20 +185,11 @@ impl Writer<'_> {
         unique(&tables, "table accessor")?;
         let calls: Vec<String> = self
             .bindings
-            .reducers
-            .iter()
-            .chain(&self.bindings.procedures)
-            .chain(&self.bindings.views)
+            .calls()
             .map(|call| unraw(&member_ident(&call.name)))
             .collect();
         unique(&calls, "call method")?;
-        for call in self
-            .bindings
-            .reducers
-            .iter()
-            .chain(&self.bindings.procedures)
-            .chain(&self.bindings.views)
-        {
+        for call in self.bindings.calls() {
             let params: Vec<String> = call
                 .params
                 .iter()
