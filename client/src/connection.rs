@@ -87,6 +87,17 @@ struct QuerySet {
     state: watch::Sender<SubscriptionState>,
     /// Whether the cache holds its rows (so that a reconnection can resume it).
     applied: bool,
+    /// The parts of its rows received so far (`SubscribeRows`), applied with the
+    /// `SubscribeApplied` that ends them.
+    parts: Vec<RowsPart>,
+}
+
+/// Part of a query set's rows: rows in (or, resumed, entering) its result, and, resumed,
+/// rows leaving it.
+#[derive(Debug)]
+struct RowsPart {
+    tables: Vec<TableRows<RowList>>,
+    deletes: Vec<TableRows<RowList>>,
 }
 
 impl QuerySet {
@@ -103,6 +114,7 @@ impl QuerySet {
             on_error,
             state,
             applied: false,
+            parts: Vec::new(),
         }
     }
 }
@@ -284,7 +296,19 @@ impl Connection {
                 tables,
                 deletes,
                 resumed,
-            } => self.subscribe_applied(query_set_id, offset, tables, deletes, resumed),
+            } => {
+                let last = RowsPart { tables, deletes };
+                self.subscribe_applied(query_set_id, offset, last, resumed);
+            }
+            ServerMessage::SubscribeRows {
+                query_set_id,
+                tables,
+                deletes,
+            } => {
+                if let Some(query_set) = self.query_sets.get_mut(&query_set_id) {
+                    query_set.parts.push(RowsPart { tables, deletes });
+                }
+            }
             ServerMessage::TransactionUpdate(update) => self.transaction(update),
             ServerMessage::CallResult { request_id, result } => {
                 let pending = self.pending.remove(&request_id);
@@ -324,16 +348,9 @@ impl Connection {
         }
     }
 
-    /// A query set's rows: all of them (replacing what the cache holds for it), or, resumed,
-    /// the changes since `resume_from`.
-    fn subscribe_applied(
-        &mut self,
-        query_set_id: u32,
-        offset: u64,
-        tables: Vec<TableRows<RowList>>,
-        deletes: Vec<TableRows<RowList>>,
-        resumed: bool,
-    ) {
+    /// A query set's rows, the parts received before and `last`: all of them (replacing what
+    /// the cache holds for it), or, resumed, the changes since `resume_from`.
+    fn subscribe_applied(&mut self, query_set_id: u32, offset: u64, last: RowsPart, resumed: bool) {
         let Some(query_set) = self.query_sets.get_mut(&query_set_id) else {
             return;
         };
@@ -341,12 +358,14 @@ impl Connection {
         query_set.applied = true;
         let on_applied = query_set.on_applied.take();
         let state = query_set.state.clone();
+        let mut parts = std::mem::take(&mut query_set.parts);
+        parts.push(last);
         self.advance(offset);
         self.deliver(move |shared| {
             let mut cache = shared.cache.write();
             let mut batch = cache.batch();
             if resumed {
-                for entry in &deletes {
+                for entry in parts.iter().flat_map(|part| &part.deletes) {
                     for row in entry.rows.iter() {
                         batch.delete(query_set_id, &entry.table, row);
                     }
@@ -355,7 +374,9 @@ impl Connection {
                 batch.clear_query_set(query_set_id);
             }
             batch.open_query_set(query_set_id);
-            insert_rows(&mut batch, query_set_id, &tables);
+            for part in &parts {
+                insert_rows(&mut batch, query_set_id, &part.tables);
+            }
             let events = batch.finish();
             drop(cache);
             shared.listeners.dispatch(&events);
@@ -474,9 +495,13 @@ impl Connection {
         id
     }
 
-    /// The socket is gone: the calls waiting for it fail.
+    /// The socket is gone: the calls waiting for it fail, and the parts of rows it brought
+    /// are void.
     fn lost(&mut self) {
         self.socket = None;
+        for query_set in self.query_sets.values_mut() {
+            query_set.parts.clear();
+        }
         for (_, pending) in self.pending.drain() {
             pending.fail(Error::Disconnected);
         }

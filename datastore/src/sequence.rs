@@ -115,6 +115,20 @@ impl Sequence {
         self.next.map(Some).ok_or(Exhausted)
     }
 
+    /// The value the sequence gives next; `None` once exhausted.
+    pub(crate) fn next(&self) -> Option<u128> {
+        self.next
+    }
+
+    /// Moves the sequence on to `next` (`None`: exhausted), if that is further than it is.
+    pub(crate) fn raise(&mut self, next: Option<u128>) {
+        match (self.next, next) {
+            (Some(current), Some(next)) if next > current => self.next = Some(next),
+            (Some(_), None) => self.next = None,
+            _ => {}
+        }
+    }
+
     /// Moves the sequence past the column's value, encoded as `value`, in a row now stored.
     pub(crate) fn observe(&mut self, kind: IntKind, value: &[u8]) {
         let (Some(used), Some(next)) = (non_negative(kind, value), self.next) else {
@@ -165,6 +179,19 @@ mod tests {
         let mut wide = Sequence::new();
         wide.observe(IntKind::U128, &u128::MAX.to_le_bytes());
         assert_eq!(wide.fill(IntKind::U128, &[0; 16]), Err(Exhausted));
+    }
+
+    #[test]
+    fn a_sequence_is_raised_only_forward() {
+        let mut sequence = Sequence::new();
+        sequence.raise(Some(7));
+        assert_eq!(sequence.next(), Some(7));
+        sequence.raise(Some(3));
+        assert_eq!(sequence.next(), Some(7));
+        sequence.raise(None);
+        assert_eq!(sequence.next(), None);
+        sequence.raise(Some(9));
+        assert_eq!(sequence.next(), None, "an exhausted sequence stays so");
     }
 
     #[test]

@@ -82,6 +82,22 @@ impl Tables {
         Ok(state.rows_in(index, &range))
     }
 
+    /// Where every auto-increment sequence of every table stands.
+    pub(crate) fn sequences(&self) -> Vec<SequenceState> {
+        (0..)
+            .zip(&self.tables)
+            .flat_map(|(table, state)| {
+                (0..)
+                    .zip(&state.sequences)
+                    .map(move |(sequence, at)| SequenceState {
+                        table,
+                        sequence,
+                        next: at.next(),
+                    })
+            })
+            .collect()
+    }
+
     fn table(&self, table: u32) -> Result<(&TableSchema, &Table), Error> {
         let id = table as usize;
         match (self.schema.tables.get(id), self.tables.get(id)) {
@@ -151,6 +167,18 @@ pub struct TableChanges {
     pub inserted: Vec<Row>,
     /// The rows present before that are not any more.
     pub deleted: Vec<Row>,
+}
+
+/// Where one auto-increment sequence stands: what a snapshot keeps, since the rows alone
+/// do not say which values were given to rows since deleted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SequenceState {
+    /// The table.
+    pub(crate) table: u32,
+    /// The sequence's position among the table's (its auto-increment columns, in order).
+    pub(crate) sequence: u32,
+    /// The value it gives next; `None` once exhausted.
+    pub(crate) next: Option<u128>,
 }
 
 /// What a [`MutTx`] remembers about one table to roll back or report its changes.
@@ -333,6 +361,29 @@ impl MutTx {
                 scratch.extend_from_slice(row);
                 state.insert(&mut scratch)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Moves each sequence `states` names on to where it says, if that is further (recovery
+    /// from a snapshot, an upgrade). Errors: `NO_SUCH_TABLE`, or `BAD_ENCODING` for a sequence
+    /// the table does not have.
+    pub(crate) fn raise_sequences(&mut self, states: &[SequenceState]) -> Result<(), Error> {
+        for at in states {
+            let Parts { schema, state, .. } = self.parts(at.table)?;
+            let sequence = state
+                .sequences
+                .get_mut(at.sequence as usize)
+                .ok_or_else(|| {
+                    Error::new(
+                        Errno::BAD_ENCODING,
+                        format!(
+                            "table `{}` has no auto-increment sequence number {}",
+                            schema.def.name, at.sequence
+                        ),
+                    )
+                })?;
+            sequence.raise(at.next);
         }
         Ok(())
     }

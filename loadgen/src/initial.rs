@@ -1,6 +1,8 @@
 //! Goal 5 of issue 11's benchmarks: the initial rows of a subscription to a large table,
-//! the time from `Subscribe` sent to `SubscribeApplied` decoded (its last byte received), and
-//! the server's peak resident memory (`VmHWM`).
+//! the time from `Subscribe` sent to `SubscribeApplied` decoded (the last byte of the rows
+//! received, whether they came in one message or in parts), and
+//! the server's peak resident memory (`VmHWM`) while it answers (the peak is reset before
+//! the subscription, so that the filling's does not count).
 //!
 //! The table (the quickstart's `message`) is filled by pipelined `send` calls over many
 //! connections, up to each size asked in turn, on one server.
@@ -15,7 +17,7 @@ use crate::Paths;
 use anyhow::{bail, Result};
 use futures_util::future::try_join_all;
 use std::time::{Duration, Instant};
-use wasmod_protocol::ws::ServerMessage;
+use wasmod_protocol::ws::{RowList, ServerMessage, TableRows};
 
 /// Connections that fill the table.
 const FILLERS: usize = 64;
@@ -32,7 +34,8 @@ pub struct Initial {
     pub before: Memory,
     /// The answer: the time to the last byte and the rows, or the server's refusal.
     pub answer: Result<(Duration, u64), String>,
-    /// The server's memory after the answer.
+    /// The server's memory after the answer: its peak is the peak since just before the
+    /// subscription (the filling's is forgotten).
     pub after: Memory,
 }
 
@@ -69,6 +72,7 @@ pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
             "  filled {TABLE} to {size} rows in {:.1} s",
             fill.as_secs_f64()
         );
+        started.served.reset_peak()?;
         let before = started.served.memory()?;
         let answer = subscribe(&url).await?;
         let after = started.served.memory()?;
@@ -88,20 +92,30 @@ async fn subscribe(url: &str) -> Result<Result<(Duration, u64), String>> {
     let (mut sender, mut receiver, _) = client::connect(url).await?;
     let start = Instant::now();
     sender.send(&sample::subscribe_to_table()).await?;
-    let answer = tokio::time::timeout(SUBSCRIBE_TIMEOUT, receiver.next())
-        .await
-        .map_err(|_| anyhow::anyhow!("no answer to Subscribe within {SUBSCRIBE_TIMEOUT:?}"))??;
-    let took = start.elapsed();
-    let message = match answer {
-        Received::Message(message) => *message,
-        Received::Closed { code, reason } => bail!("closed instead of subscribed: {code} {reason}"),
-    };
-    match message {
-        ServerMessage::SubscribeApplied { tables, .. } => {
-            let rows = tables.iter().map(|table| table.rows.len() as u64).sum();
-            Ok(Ok((took, rows)))
+    let deadline = tokio::time::Instant::now() + SUBSCRIBE_TIMEOUT;
+    let mut rows = 0;
+    loop {
+        let answer = tokio::time::timeout_at(deadline, receiver.next())
+            .await
+            .map_err(|_| {
+                anyhow::anyhow!("no answer to Subscribe within {SUBSCRIBE_TIMEOUT:?}")
+            })??;
+        let message = match answer {
+            Received::Message(message) => *message,
+            Received::Closed { code, reason } => {
+                bail!("closed instead of subscribed: {code} {reason}")
+            }
+        };
+        let count = |tables: &[TableRows<RowList>]| -> u64 {
+            tables.iter().map(|table| table.rows.len() as u64).sum()
+        };
+        match message {
+            ServerMessage::SubscribeRows { tables, .. } => rows += count(&tables),
+            ServerMessage::SubscribeApplied { tables, .. } => {
+                return Ok(Ok((start.elapsed(), rows + count(&tables))));
+            }
+            ServerMessage::SubscriptionError { message, .. } => return Ok(Err(message)),
+            other => bail!("the answer to Subscribe was {other:?}"),
         }
-        ServerMessage::SubscriptionError { message, .. } => Ok(Err(message)),
-        other => bail!("the answer to Subscribe was {other:?}"),
     }
 }

@@ -88,6 +88,13 @@ impl Served {
         Memory::of(self.pid())
     }
 
+    /// Resets the child's peak (`VmHWM`) to what is resident now, so that the next peak read
+    /// is of what happens from here on (Linux's `clear_refs`, value 5).
+    pub fn reset_peak(&self) -> Result<()> {
+        let path = format!("/proc/{}/clear_refs", self.pid());
+        std::fs::write(&path, "5").with_context(|| format!("writing {path}"))
+    }
+
     /// Sends one line to the child's stdin.
     pub fn tell(&mut self, line: &str) -> Result<()> {
         let stdin = self.stdin.as_mut().context("the child's stdin is closed")?;

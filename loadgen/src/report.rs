@@ -182,7 +182,7 @@ pub async fn initial(paths: &Paths, settings: &Settings) -> Result<()> {
     }
     println!("## Initial subscription (`SELECT * FROM message`)");
     println!();
-    println!("| rows | time to the last byte (median) | server VmHWM after (median) | VmRSS before | filled in | answer |");
+    println!("| rows | time to the last byte (median) | server VmHWM while answering (median) | VmRSS before | filled in | answer |");
     println!("|---:|---:|---:|---:|---:|---|");
     for (index, &rows) in settings.initial_rows.iter().enumerate() {
         let results: Vec<&initial::Initial> = runs.iter().map(|run| &run[index]).collect();

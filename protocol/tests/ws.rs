@@ -155,6 +155,14 @@ fn server_messages<R, V>(rows: impl Fn(&[(u64, &str)]) -> R, value: V) -> Vec<Se
             request_id: 5,
             result: Err("bad query".into()),
         },
+        ServerMessage::SubscribeRows {
+            query_set_id: 7,
+            tables: vec![TableRows {
+                table: "player".into(),
+                rows: rows(&[(3, "cy")]),
+            }],
+            deletes: vec![],
+        },
     ]
 }
 

@@ -29,9 +29,17 @@ pub struct ServerConfig {
     /// slow and is closed (`4001`). Default: 1024.
     pub outbound_messages: usize,
     /// The most bytes of rows queued for one WebSocket client (counted in the binary
-    /// encoding); beyond, the client is closed (`4001`), and a subscription whose initial rows
-    /// are larger is refused. Default: 16 MiB.
+    /// encoding); beyond, the client is closed (`4001`). A subscription's rows are counted as
+    /// their pointers (16 bytes a row) until they are sent, and a subscription with more is
+    /// refused. Default: 16 MiB.
     pub outbound_bytes: usize,
+    /// The most bytes of rows (in the binary encoding) in one message of a subscription's
+    /// rows: more are sent in parts (`SubscribeRows`, then `SubscribeApplied`), each encoded
+    /// once the one before it is written. Large enough that a part's fixed costs (a frame, a
+    /// compressor's set-up) vanish beside its rows, small enough that a connection holds
+    /// little beyond its rows' pointers (`benches/RESULTS.md`, "Initial subscription").
+    /// Default: 1 MiB.
+    pub subscription_part_bytes: usize,
     /// The most recent commits kept so that a WebSocket client that reconnects (with
     /// `resume_from`) is sent what changed since its last offset rather than all its rows;
     /// `0` keeps none. Only a server with a commit log resumes. Default: 4096.
@@ -56,6 +64,7 @@ impl Default for ServerConfig {
             shutdown_grace: Duration::from_secs(30),
             outbound_messages: 1024,
             outbound_bytes: 16 << 20,
+            subscription_part_bytes: 1 << 20,
             resume_commits: 4096,
             resume_bytes: 64 << 20,
             ping_interval: Duration::from_secs(30),

@@ -107,6 +107,7 @@ impl Server {
                 bytes: config.resume_bytes,
             },
             ping_interval: config.ping_interval,
+            part_bytes: config.subscription_part_bytes,
         };
         let (realtime, control) = Realtime::new(
             description.clone(),

@@ -5,9 +5,10 @@
 //! every client would have to obtain a new identity) and must not leak (anyone holding it can
 //! act as any identity). It lives in `<data>/identity-secret` as 64 hex digits; the directory
 //! is created with mode `0700` and the file with `0600` (on Unix), atomically with the file's
-//! creation, so it is never readable by others even for a moment. A secret file that others
-//! can read is used, with a warning. The directory also gets a `.gitignore` of `*`, so a data
-//! directory next to a module's sources is never committed by mistake.
+//! creation, so it is never readable by others even for a moment. A secret file that other
+//! users can read or write is refused, with how to fix it: another local user who planted (or
+//! read) it could forge a token for any identity. The directory also gets a `.gitignore` of
+//! `*`, so a data directory next to a module's sources is never committed by mistake.
 
 use std::fmt;
 use std::fs::{self, OpenOptions};
@@ -77,7 +78,7 @@ impl Secret {
     }
 
     fn read(path: &Path) -> io::Result<Self> {
-        warn_if_shared(path);
+        refuse_if_shared(path)?;
         let text = fs::read_to_string(path)?;
         let mut bytes = [0; SECRET_LEN];
         hex::decode_to_slice(text.trim(), &mut bytes).map_err(|_| {
@@ -138,23 +139,30 @@ fn create_dir(dir: &Path) -> io::Result<()> {
     )
 }
 
+/// Fails if users other than the owner may read or write the file at `path`.
 #[cfg(unix)]
-fn warn_if_shared(path: &Path) {
+fn refuse_if_shared(path: &Path) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    if let Ok(metadata) = fs::metadata(path) {
-        let mode = metadata.permissions().mode();
-        if mode & 0o077 != 0 {
-            tracing::warn!(
-                path = %path.display(),
-                mode = format_args!("{:o}", mode & 0o777),
-                "the identity-signing secret is readable by other users: chmod 600 it"
-            );
-        }
+    let mode = fs::metadata(path)?.permissions().mode() & 0o777;
+    if mode & 0o077 == 0 {
+        return Ok(());
     }
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "other users may read or write it (mode {mode:o}), and whoever holds it can sign a \
+             token for any identity; if it is yours, make it private with `chmod 600 {}`, \
+             otherwise delete it (a new secret is made, and every token issued so far stops \
+             working)",
+            path.display()
+        ),
+    ))
 }
 
 #[cfg(not(unix))]
-fn warn_if_shared(_: &Path) {}
+fn refuse_if_shared(_: &Path) -> io::Result<()> {
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests {
@@ -181,10 +189,35 @@ mod tests {
     #[test]
     fn a_corrupt_secret_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        fs::write(dir.path().join(SECRET_FILE), "not hex").expect("written");
+        let path = dir.path().join(SECRET_FILE);
+        fs::write(&path, "not hex").expect("written");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).expect("chmod");
+        }
         let error = Secret::load_or_create(dir.path()).expect_err("refused");
         assert!(error.to_string().contains(SECRET_FILE), "{error}");
         assert!(error.to_string().contains("hex digits"), "{error}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_secret_other_users_can_read_is_refused_with_how_to_fix_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let secret = Secret::load_or_create(dir.path()).expect("created");
+        let path = dir.path().join(SECRET_FILE);
+        for loose in [0o644, 0o640, 0o602] {
+            fs::set_permissions(&path, fs::Permissions::from_mode(loose)).expect("chmod");
+            let error = Secret::load_or_create(dir.path()).expect_err("refused");
+            let text = error.to_string();
+            assert!(text.contains(&format!("mode {loose:o}")), "{text}");
+            assert!(text.contains("chmod 600"), "{text}");
+            assert_eq!(error.source.kind(), io::ErrorKind::PermissionDenied);
+        }
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o400)).expect("chmod");
+        assert_eq!(Secret::load_or_create(dir.path()).expect("private"), secret);
     }
 
     #[test]

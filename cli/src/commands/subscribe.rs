@@ -4,7 +4,8 @@
 //! The queries (the SQL subset of `docs/subscriptions.md`) are subscribed as one query set over
 //! the server's WebSocket ([`crate::websocket`], JSON subprotocol). **Output**: stdout gets the
 //! protocol's own messages, one per line, exactly as the server sent them (`docs/protocol.md`
-//! documents both, with examples): first the query set's `SubscribeApplied`, then one
+//! documents both, with examples): first the query set's rows (a `SubscribeApplied`, after
+//! `SubscribeRows` parts when there are more rows than one message carries), then one
 //! `TransactionUpdate` per commit that changed its rows. Printing the protocol's messages,
 //! rather than a shape of this command's own, keeps one documented, versioned format
 //! (`v1.json.wasmod`) for tools, whether they read this command or the socket:
@@ -39,7 +40,8 @@ const QUERY_SET: u32 = 1;
 /// What `wasmod subscribe --help` says after the options: the output, and how it ends.
 const HELP: &str = "\
 Output: stdout gets the protocol's own JSON messages (docs/protocol.md), one per line, as the
-server sent them: the query set's SubscribeApplied (its rows, per query), then a
+server sent them: the query set's rows (SubscribeApplied, after SubscribeRows parts for
+large ones), then a
 TransactionUpdate per commit that changes them (inserts and deletes, per table). Without
 --token the server makes a new identity; its token goes to stderr, to come back as it.
 
@@ -137,6 +139,11 @@ async fn follow(
                 if query_set_id == QUERY_SET =>
             {
                 progress.applied = true;
+                if output::json_line(&received.text)? == Printed::Closed {
+                    return Ok(());
+                }
+            }
+            JsonServerMessage::SubscribeRows { query_set_id, .. } if query_set_id == QUERY_SET => {
                 if output::json_line(&received.text)? == Printed::Closed {
                     return Ok(());
                 }

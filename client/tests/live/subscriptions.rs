@@ -1,7 +1,9 @@
 //! Subscriptions and the cache: rows in, live updates with the right callbacks, overlapping
 //! query sets, unsubscribing, refused queries, one-off queries, two clients.
 
-use crate::support::{eventually, log, memory_server, texts, Live, Message, User};
+use crate::support::{
+    eventually, log, memory_server, memory_server_with, texts, Live, Message, User,
+};
 use wasmod_client::{Error, SubscriptionState};
 
 const MESSAGES: &str = "SELECT * FROM message";
@@ -193,4 +195,40 @@ async fn two_clients_see_each_others_writes() {
         ]
     );
     assert_eq!(alice.table::<User>("user").count(), 2);
+}
+
+/// Rows that come in parts (`SubscribeRows`, then `SubscribeApplied`) are applied at once: the
+/// first `on_insert` already sees every row in the cache, and each row calls back once.
+#[tokio::test]
+async fn rows_in_parts_are_applied_together_before_any_callback() {
+    let mut config = wasmod_server::ServerConfig::default();
+    config.subscription_part_bytes = 256; // about three message rows a part
+    let live = Live::serve(memory_server_with(config)).await;
+    let writer = live.client().await;
+    for n in 0..30 {
+        writer
+            .call_reducer("send", &(format!("part row {n:02}"),))
+            .await
+            .expect("sent");
+    }
+    let reader = live.client().await;
+    let messages = reader.table::<Message>("message");
+    let seen = log();
+    let (handle, record) = (messages.clone(), seen.clone());
+    messages.on_insert(move |message: &Message| {
+        record.lock().push((message.text.clone(), handle.count()));
+    });
+    let subscription = reader.subscription().subscribe([MESSAGES]);
+    subscription.applied().await.expect("applied");
+    let seen = seen.lock().clone();
+    assert_eq!(seen.len(), 30, "{seen:?}");
+    assert!(
+        seen.iter().all(|(_, count)| *count == 30),
+        "a callback saw a partial cache: {seen:?}"
+    );
+    let mut texts: Vec<_> = seen.into_iter().map(|(text, _)| text).collect();
+    texts.sort();
+    texts.dedup();
+    assert_eq!(texts.len(), 30);
+    assert_eq!(messages.count(), 30);
 }

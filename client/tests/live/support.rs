@@ -49,7 +49,12 @@ fn quickstart() -> &'static CompiledModule {
 
 /// A quickstart server whose tables live in memory.
 pub fn memory_server() -> Server {
-    server_in(InstanceEnv::unloaded(), ServerConfig::default())
+    memory_server_with(ServerConfig::default())
+}
+
+/// A quickstart server with `config` whose tables live in memory.
+pub fn memory_server_with(config: ServerConfig) -> Server {
+    server_in(InstanceEnv::unloaded(), config)
 }
 
 /// A quickstart server whose tables are kept in a commit log in `dir` (recovered from it).

@@ -26,6 +26,7 @@
 //! (taking and loading snapshots), `upgrade` (a new module build over older data).
 
 mod frame;
+mod private;
 mod record;
 mod recovery;
 mod segment;
@@ -39,7 +40,7 @@ pub use writer::Ticket;
 use crate::tx::TxData;
 use crate::{Datastore, SchemaError};
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -410,10 +411,10 @@ pub struct Recovered {
 /// directory is open elsewhere; a torn tail is truncated and reported in
 /// [`Recovered::report`].
 pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, DurabilityError> {
-    fs::create_dir_all(dir)
+    private::create_dir(dir)
         .map_err(|error| DurabilityError::io(dir, "creating the log directory", error))?;
     let lock_path = dir.join("LOCK");
-    let lock = OpenOptions::new()
+    let lock = private::file_options()
         .create(true)
         .truncate(false)
         .write(true)

@@ -6,8 +6,10 @@
 //! so a record is those bytes, length-prefixed: no re-encoding, and the schema hash in the
 //! segment header says how to read them. The offset (the transaction's position in the log,
 //! from 0) lets recovery check that no record is missing or repeated.
+//!
+//! A snapshot adds a second payload, its auto-increment sequences ([`encode_sequences`]).
 
-use crate::tx::{TableChanges, TxData};
+use crate::tx::{SequenceState, TableChanges, TxData};
 use crate::Row;
 
 /// Appends the payload of transaction number `offset`, which made `changes`, to `out`.
@@ -41,6 +43,51 @@ pub(crate) fn decode(payload: &[u8]) -> Result<(u64, TxData), &'static str> {
         return Err("the record has trailing bytes");
     }
     Ok((offset, TxData { tables }))
+}
+
+/// The bytes of one sequence in [`encode_sequences`]' payload.
+const SEQUENCE_LEN: usize = 4 + 4 + 1 + 16;
+
+/// Appends the payload of a snapshot's sequences, `states`: `[count u32]`, then per sequence
+/// `[table u32][sequence u32][exhausted u8][next u128]`, little-endian.
+pub(crate) fn encode_sequences(out: &mut Vec<u8>, states: &[SequenceState]) {
+    put_len(out, states.len());
+    for state in states {
+        out.extend_from_slice(&state.table.to_le_bytes());
+        out.extend_from_slice(&state.sequence.to_le_bytes());
+        out.push(u8::from(state.next.is_none()));
+        out.extend_from_slice(&state.next.unwrap_or(0).to_le_bytes());
+    }
+}
+
+/// The sequences of an encoded [`encode_sequences`] payload; `Err` says what is malformed.
+pub(crate) fn decode_sequences(payload: &[u8]) -> Result<Vec<SequenceState>, &'static str> {
+    let mut reader = Reader(payload);
+    let count = reader.len()?;
+    if count > reader.0.len() / SEQUENCE_LEN {
+        return Err("a sequence count is larger than the record");
+    }
+    let mut states = Vec::with_capacity(count);
+    for _ in 0..count {
+        let table = u32::from_le_bytes(reader.array()?);
+        let sequence = u32::from_le_bytes(reader.array()?);
+        let [exhausted] = reader.array()?;
+        let next = u128::from_le_bytes(reader.array()?);
+        let next = match exhausted {
+            0 => Some(next),
+            1 => None,
+            _ => return Err("a sequence's state is neither a value nor exhausted"),
+        };
+        states.push(SequenceState {
+            table,
+            sequence,
+            next,
+        });
+    }
+    if !reader.0.is_empty() {
+        return Err("the record has trailing bytes");
+    }
+    Ok(states)
 }
 
 fn put_len(out: &mut Vec<u8>, len: usize) {
@@ -98,6 +145,33 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sequences_round_trip_and_damage_is_an_error() {
+        let states = vec![
+            SequenceState {
+                table: 0,
+                sequence: 0,
+                next: Some(41),
+            },
+            SequenceState {
+                table: 3,
+                sequence: 1,
+                next: None,
+            },
+        ];
+        let mut payload = Vec::new();
+        encode_sequences(&mut payload, &states);
+        assert_eq!(payload.len(), 4 + 2 * SEQUENCE_LEN);
+        assert_eq!(decode_sequences(&payload), Ok(states));
+        assert!(decode_sequences(&payload[..payload.len() - 1]).is_err());
+        let mut bad = payload.clone();
+        bad[4 + 8] = 2;
+        assert!(decode_sequences(&bad).is_err());
+        let mut huge = payload;
+        huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(decode_sequences(&huge).is_err());
+    }
 
     #[test]
     fn a_record_round_trips() {

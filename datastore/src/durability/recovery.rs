@@ -92,11 +92,13 @@ pub(crate) fn replay(
     let snapshot = super::snapshot::latest(dir, schema)?;
     let base = snapshot.as_ref().map_or(0, |(offset, _)| *offset);
     if let Some((_, state)) = &snapshot {
-        tx.apply(state).map_err(|error| DurabilityError::Corrupt {
-            file: dir.to_owned(),
-            offset: 0,
-            reason: format!("the snapshot does not apply: {}", error.message()),
-        })?;
+        tx.apply(&state.rows)
+            .and_then(|()| tx.raise_sequences(&state.sequences))
+            .map_err(|error| DurabilityError::Corrupt {
+                file: dir.to_owned(),
+                offset: 0,
+                reason: format!("the snapshot does not apply: {}", error.message()),
+            })?;
     }
     let mut next = base;
     let mut torn_tail = None;

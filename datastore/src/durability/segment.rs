@@ -11,7 +11,7 @@
 
 use super::DurabilityError;
 use sha2::{Digest, Sha256};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use wasmod_abi::encoding::to_vec;
@@ -114,7 +114,7 @@ pub(crate) fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>, DurabilityError> {
 /// synced), and returns it open for appending.
 pub(crate) fn create(dir: &Path, schema: [u8; 32], start: u64) -> io::Result<File> {
     let path = path(dir, start);
-    let mut file = OpenOptions::new()
+    let mut file = super::private::file_options()
         .create_new(true)
         .append(true)
         .open(&path)?;

@@ -1,8 +1,11 @@
 //! Snapshots: the committed state in one file, so recovery need not replay the whole log.
 //!
 //! A snapshot is a file in the log's format, `<offset>.wsnap`: the segment header (whose first
-//! offset is the number of transactions the snapshot covers) and one record, "insert every
-//! row", made with the same framing and codec as the log's. Recovery loads the newest snapshot
+//! offset is the number of transactions the snapshot covers), one record, "insert every
+//! row", made with the same framing and codec as the log's, and one frame of where each
+//! auto-increment sequence stands: the rows alone cannot say which values went to rows since
+//! deleted, and those must not be given again. (A snapshot written before sequences were kept
+//! has no such frame; its sequences start past its rows.) Recovery loads the newest snapshot
 //! and replays only the records from its offset on.
 //!
 //! Taking one ([`take`]) holds the datastore for reading (commits wait) only while it seals
@@ -16,9 +19,9 @@ use super::frame::{self, Frame};
 use super::segment::{self, Header, HEADER_LEN};
 use super::writer::Writer;
 use super::DurabilityError;
-use crate::tx::{TableChanges, TxData};
+use crate::tx::{SequenceState, TableChanges, TxData};
 use crate::{Datastore, Tables};
-use std::fs::{self, File};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -51,8 +54,25 @@ pub(crate) fn take(
     Ok(info)
 }
 
+/// What a snapshot holds: the rows, as one transaction inserting them, and the sequences.
+#[derive(Debug)]
+pub(crate) struct Contents {
+    /// Every row.
+    pub(crate) rows: TxData,
+    /// Where each auto-increment sequence stands.
+    pub(crate) sequences: Vec<SequenceState>,
+}
+
+/// The contents of the `count` tables of `read`.
+pub(crate) fn contents(read: &Tables, count: usize) -> Contents {
+    Contents {
+        rows: rows(read, count),
+        sequences: read.sequences(),
+    }
+}
+
 /// Every row of the `count` tables of `read`, as one transaction inserting them.
-pub(crate) fn contents(read: &Tables, count: usize) -> TxData {
+fn rows(read: &Tables, count: usize) -> TxData {
     let tables = (0..count as u32)
         .filter_map(|table| {
             let rows = read.scan(table).ok()?;
@@ -72,9 +92,14 @@ pub(crate) fn write(
     dir: &Path,
     schema: [u8; 32],
     offset: u64,
-    state: &TxData,
+    state: &Contents,
 ) -> Result<SnapshotInfo, DurabilityError> {
-    let rows = state.tables.iter().map(|t| t.inserted.len() as u64).sum();
+    let rows = state
+        .rows
+        .tables
+        .iter()
+        .map(|t| t.inserted.len() as u64)
+        .sum();
     let file = path(dir, offset);
     let mut bytes = Header {
         schema,
@@ -83,7 +108,10 @@ pub(crate) fn write(
     .encode()
     .to_vec();
     let mut payload = Vec::new();
-    super::record::encode(&mut payload, offset, state);
+    super::record::encode(&mut payload, offset, &state.rows);
+    frame::write(&mut bytes, &payload);
+    payload.clear();
+    super::record::encode_sequences(&mut payload, &state.sequences);
     frame::write(&mut bytes, &payload);
     write_atomically(dir, &file, &bytes)?;
     Ok(SnapshotInfo { file, offset, rows })
@@ -99,7 +127,12 @@ pub(crate) fn write_atomically(
     temporary.push(".tmp");
     let temporary = PathBuf::from(temporary);
     let io = |what, error| DurabilityError::io(&temporary, what, error);
-    let mut out = File::create(&temporary).map_err(|error| io("creating a snapshot", error))?;
+    let mut out = super::private::file_options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&temporary)
+        .map_err(|error| io("creating a snapshot", error))?;
     out.write_all(bytes)
         .and_then(|()| out.sync_all())
         .map_err(|error| io("writing a snapshot", error))?;
@@ -146,11 +179,11 @@ fn list(dir: &Path) -> Result<Vec<(u64, PathBuf)>, DurabilityError> {
 }
 
 /// The newest snapshot in `dir`, written for tables hashing to `schema`: its offset and
-/// rows. A snapshot is renamed into place whole, so any damage is an error.
+/// contents. A snapshot is renamed into place whole, so any damage is an error.
 pub(crate) fn latest(
     dir: &Path,
     schema: [u8; 32],
-) -> Result<Option<(u64, TxData)>, DurabilityError> {
+) -> Result<Option<(u64, Contents)>, DurabilityError> {
     let Some((_, file)) = list(dir)?.pop() else {
         return Ok(None);
     };
@@ -168,14 +201,21 @@ pub(crate) fn latest(
     let Frame::Record { payload, end } = frame::read(&bytes, HEADER_LEN) else {
         return Err(corrupt("its record is not intact"));
     };
-    if frame::read(&bytes, end) != Frame::End {
-        return Err(corrupt("bytes follow its record"));
-    }
-    let (offset, state) = super::record::decode(payload).map_err(corrupt)?;
+    let (offset, rows) = super::record::decode(payload).map_err(corrupt)?;
     if offset != header.start {
         return Err(corrupt("its record and header disagree on the offset"));
     }
-    Ok(Some((offset, state)))
+    let sequences = match frame::read(&bytes, end) {
+        Frame::End => Vec::new(),
+        Frame::Record { payload, end } => {
+            if frame::read(&bytes, end) != Frame::End {
+                return Err(corrupt("bytes follow its sequences"));
+            }
+            super::record::decode_sequences(payload).map_err(corrupt)?
+        }
+        _ => return Err(corrupt("its sequences are not intact")),
+    };
+    Ok(Some((offset, Contents { rows, sequences })))
 }
 
 /// The schema hash in the header of the newest snapshot in `dir`, if there is one.

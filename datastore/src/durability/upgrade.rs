@@ -18,6 +18,7 @@
 //! log is removed, then the new description is recorded.
 
 use super::{recovery, segment, snapshot, DurabilityError, Options};
+use crate::tx::SequenceState;
 use crate::Datastore;
 use std::fs;
 use std::path::Path;
@@ -103,6 +104,24 @@ fn carry_over(
                     })?;
             }
         }
+        let sequences: Vec<SequenceState> = read
+            .sequences()
+            .into_iter()
+            .filter_map(|state| {
+                let (_, to) = mapping.iter().find(|(from, _)| *from == state.table)?;
+                Some(SequenceState {
+                    table: *to,
+                    ..state
+                })
+            })
+            .collect();
+        tx.raise_sequences(&sequences)
+            .map_err(|error| DurabilityError::Incompatible {
+                reason: format!(
+                    "the sequences do not fit the new tables: {}",
+                    error.message()
+                ),
+            })?;
         tx.commit();
     }
     let state = snapshot::contents(&after.begin_read(), after.table_count());

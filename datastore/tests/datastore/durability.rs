@@ -543,3 +543,79 @@ fn recovery_keeps_the_last_transactions_it_is_asked_for() {
     let by_bytes = reopen(100, 3 * row);
     assert_eq!(offsets(&by_bytes), vec![7, 8, 9], "three rows' worth");
 }
+
+/// The log's directory (and missing parents) are `0700`, its segments, lock file and
+/// snapshots `0600`, whatever the process's umask: another local user reads nothing.
+#[cfg(unix)]
+#[test]
+fn the_log_is_private_to_its_owner() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("a directory");
+    let log = dir.path().join("nested").join("log");
+    let recovered = open(&log, Mode::Fsync);
+    commit_player(&recovered, 1);
+    recovered
+        .durability
+        .snapshot(&recovered.datastore)
+        .expect("a snapshot");
+    commit_player(&recovered, 2);
+    let mode = |path: &Path| fs::metadata(path).expect("exists").permissions().mode() & 0o777;
+    assert_eq!(mode(&log), 0o700);
+    assert_eq!(mode(&dir.path().join("nested")), 0o700);
+    let entries: Vec<PathBuf> = fs::read_dir(&log)
+        .expect("the log's directory")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    assert!(entries
+        .iter()
+        .any(|path| path.extension().is_some_and(|e| e == "wlog")));
+    assert!(entries
+        .iter()
+        .any(|path| path.extension().is_some_and(|e| e == "wsnap")));
+    for path in &entries {
+        assert_eq!(mode(path), 0o600, "{}", path.display());
+    }
+}
+
+/// The next generated id of `recovered`'s player table, by inserting a player with id `0`
+/// (rolled back).
+fn next_player_id(recovered: &Recovered, table: u32) -> Vec<u8> {
+    let mut tx = recovered.datastore.begin_mut();
+    let mut row = player(0, "next", 0);
+    tx.insert(table, &mut row).expect("a generated id");
+    tx.rollback();
+    row
+}
+
+/// Ids given to rows that were deleted since are not given again after a restart from a
+/// snapshot (which holds only the live rows), nor after an upgrade (which starts from one).
+#[test]
+fn generated_ids_of_deleted_rows_are_not_given_again_after_a_snapshot_or_an_upgrade() {
+    let dir = tempfile::tempdir().expect("a directory");
+    {
+        let recovered = open(dir.path(), Mode::Fsync);
+        for id in 1..=5 {
+            commit_player(&recovered, id);
+        }
+        let mut tx = recovered.datastore.begin_mut();
+        let mut doomed = player(4, "p4", 4);
+        doomed.extend(player(5, "p5", 5));
+        assert_eq!(tx.delete_rows(PLAYER, &doomed).expect("deleted"), 2);
+        let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
+        ticket.wait().expect("durable");
+        recovered
+            .durability
+            .snapshot(&recovered.datastore)
+            .expect("a snapshot");
+    }
+    assert_eq!(files(dir.path(), "wlog"), 1, "the log before it is gone");
+    let recovered = open(dir.path(), Mode::Fsync);
+    assert_eq!(players(&recovered), expected(1..=3));
+    assert_eq!(next_player_id(&recovered, PLAYER), player(6, "next", 0));
+    drop(recovered);
+
+    let upgraded = with_extra_table();
+    let recovered =
+        durability::open(dir.path(), &upgraded, options(Mode::Fsync)).expect("the upgrade");
+    assert_eq!(next_player_id(&recovered, PLAYER + 1), player(6, "next", 0));
+}

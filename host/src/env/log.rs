@@ -8,11 +8,23 @@
 //! A module logs from a handful of places, so the same targets and file names come again and
 //! again: they are checked (as UTF-8) and allocated once, and shared by every line that names
 //! them ([`Names`]). Only the message is new with each line.
+//!
+//! # What a module may not do to the host's log
+//!
+//! - **Flood it**: lines reach `tracing` within a budget ([`LogBudget`]) per call and per
+//!   second, in lines and bytes (`Limits::max_log_lines_per_call` and the three others); past
+//!   it they are dropped from the host's log (the call still keeps its own, capped), and the
+//!   call ends with one line saying how many were dropped.
+//! - **Forge lines**: a message's control characters are written escaped (`\n`, `\u{1b}`), so
+//!   a newline cannot start a line that looks like the host's own, nor an escape sequence
+//!   drive the operator's terminal ([`Escaped`]).
 
-use super::InstanceEnv;
+use super::{InstanceEnv, Limits};
 use foldhash::fast::FixedState;
 use std::collections::{HashMap, VecDeque};
+use std::fmt;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 pub use wasmod_abi::imports::LogLevel;
 
 impl InstanceEnv {
@@ -35,24 +47,140 @@ impl InstanceEnv {
             line,
             message: text(message, cap),
         };
-        self.keep_log(record);
+        if self.log_budget.admit(Instant::now(), record.message.len()) {
+            record.emit();
+        }
+        self.logs.push(record);
     }
 
     /// Logs a line on the host's behalf into the call's logs (target `wasmod::host`), for
     /// refusals a module author should see next to their own lines.
     pub(crate) fn host_log(&mut self, level: LogLevel, message: String) {
-        self.keep_log(LogRecord {
+        let record = LogRecord {
             level,
             target: "wasmod::host".into(),
             file: "".into(),
             line: 0,
             message,
-        });
-    }
-
-    fn keep_log(&mut self, record: LogRecord) {
+        };
         record.emit();
         self.logs.push(record);
+    }
+
+    /// Ends the call's log budget, saying how many of its lines were dropped, if any.
+    pub(super) fn log_budget_spent(&mut self) {
+        let Some(dropped) = self.log_budget.end_call() else {
+            return;
+        };
+        let limits = &self.limits;
+        let message = format!(
+            "{} log lines ({} bytes) of this call were dropped from the host's log: over the \
+             budget of {} lines and {} bytes per call, {} lines and {} bytes per second",
+            dropped.lines,
+            dropped.bytes,
+            limits.max_log_lines_per_call,
+            limits.max_log_bytes_per_call,
+            limits.max_log_lines_per_second,
+            limits.max_log_bytes_per_second,
+        );
+        self.host_log(LogLevel::Warn, message);
+    }
+}
+
+/// Lines and bytes of log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Spent {
+    /// Lines.
+    pub(crate) lines: usize,
+    /// Bytes of their messages.
+    pub(crate) bytes: usize,
+}
+
+impl Spent {
+    fn add(&mut self, bytes: usize) {
+        self.lines += 1;
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+
+    /// Whether one more line of `bytes` stays within `lines` lines and `max_bytes` bytes.
+    fn fits(self, bytes: usize, lines: usize, max_bytes: usize) -> bool {
+        self.lines < lines && self.bytes.saturating_add(bytes) <= max_bytes
+    }
+}
+
+/// How much of a module's log reaches `tracing`: per call and per second (a window that
+/// starts with the first line after the last one ended), in lines and bytes.
+#[derive(Debug)]
+pub(crate) struct LogBudget {
+    per_call: (usize, usize),
+    per_second: (usize, usize),
+    call: Spent,
+    second: Spent,
+    second_started: Option<Instant>,
+    dropped: Spent,
+}
+
+impl LogBudget {
+    /// A budget with `limits`' sizes, nothing spent.
+    pub(crate) fn new(limits: &Limits) -> Self {
+        Self {
+            per_call: (limits.max_log_lines_per_call, limits.max_log_bytes_per_call),
+            per_second: (
+                limits.max_log_lines_per_second,
+                limits.max_log_bytes_per_second,
+            ),
+            call: Spent::default(),
+            second: Spent::default(),
+            second_started: None,
+            dropped: Spent::default(),
+        }
+    }
+
+    /// Whether a line of `bytes` logged at `now` may reach `tracing`; it is counted as
+    /// emitted or as dropped.
+    pub(crate) fn admit(&mut self, now: Instant, bytes: usize) -> bool {
+        let window_over = self
+            .second_started
+            .is_none_or(|started| now.saturating_duration_since(started) >= Duration::from_secs(1));
+        if window_over {
+            self.second = Spent::default();
+            self.second_started = Some(now);
+        }
+        let fits = self.call.fits(bytes, self.per_call.0, self.per_call.1)
+            && self
+                .second
+                .fits(bytes, self.per_second.0, self.per_second.1);
+        if fits {
+            self.call.add(bytes);
+            self.second.add(bytes);
+        } else {
+            self.dropped.add(bytes);
+        }
+        fits
+    }
+
+    /// Ends a call: what it had dropped, if anything; the next call starts afresh (the second's
+    /// window goes on).
+    pub(crate) fn end_call(&mut self) -> Option<Spent> {
+        self.call = Spent::default();
+        let dropped = std::mem::take(&mut self.dropped);
+        (dropped.lines > 0).then_some(dropped)
+    }
+}
+
+/// A module's text as it goes into the host's log: control characters written escaped, as
+/// Rust writes them (`\n`, `\t`, `\u{1b}`), everything else as it is.
+pub(crate) struct Escaped<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Escaped<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut start = 0;
+        for (at, control) in self.0.char_indices().filter(|(_, c)| c.is_control()) {
+            f.write_str(&self.0[start..at])?;
+            write!(f, "{}", control.escape_debug())?;
+            start = at + control.len_utf8();
+        }
+        f.write_str(&self.0[start..])
     }
 }
 
@@ -126,7 +254,7 @@ pub struct LogRecord {
 }
 
 impl LogRecord {
-    /// Emits the record as a `tracing` event.
+    /// Emits the record as a `tracing` event, its message escaped ([`Escaped`]).
     pub(crate) fn emit(&self) {
         let Self {
             level,
@@ -143,7 +271,8 @@ impl LogRecord {
                     file = &**file,
                     line = *line,
                     $($extra = $value,)?
-                    "{message}"
+                    "{}",
+                    Escaped(message)
                 )
             };
         }
@@ -263,6 +392,65 @@ mod tests {
         let mut short = "abc".to_owned();
         cut(&mut short, 3);
         assert_eq!(short, "abc");
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_the_rest_kept() {
+        let escaped = |text: &str| Escaped(text).to_string();
+        assert_eq!(escaped("plain ünïcode"), "plain ünïcode");
+        assert_eq!(
+            escaped("ok\n2026-12-01T00:00:00Z  INFO wasmod::host: forged"),
+            "ok\\n2026-12-01T00:00:00Z  INFO wasmod::host: forged"
+        );
+        assert_eq!(
+            escaped("\r\t\u{1b}[31mred\u{7f}"),
+            "\\r\\t\\u{1b}[31mred\\u{7f}"
+        );
+        assert_eq!(escaped(""), "");
+    }
+
+    fn budget(per_call: (usize, usize), per_second: (usize, usize)) -> LogBudget {
+        LogBudget::new(&Limits {
+            max_log_lines_per_call: per_call.0,
+            max_log_bytes_per_call: per_call.1,
+            max_log_lines_per_second: per_second.0,
+            max_log_bytes_per_second: per_second.1,
+            ..Limits::default()
+        })
+    }
+
+    #[test]
+    fn a_call_emits_its_budget_of_lines_and_bytes_then_says_what_it_dropped() {
+        let now = Instant::now();
+        let mut lines = budget((3, 1000), (100, 10_000));
+        let admitted: Vec<bool> = (0..5).map(|_| lines.admit(now, 10)).collect();
+        assert_eq!(admitted, [true, true, true, false, false]);
+        assert_eq!(
+            lines.end_call(),
+            Some(Spent {
+                lines: 2,
+                bytes: 20
+            })
+        );
+        assert!(lines.admit(now, 10), "the next call starts afresh");
+        assert_eq!(lines.end_call(), None);
+
+        let mut bytes = budget((100, 25), (100, 10_000));
+        assert!(bytes.admit(now, 20));
+        assert!(!bytes.admit(now, 10), "over the bytes");
+        assert!(bytes.admit(now, 5), "a smaller line still fits");
+    }
+
+    #[test]
+    fn the_second_budget_spans_calls_and_renews_after_a_second() {
+        let start = Instant::now();
+        let mut budget = budget((100, 10_000), (2, 10_000));
+        assert!(budget.admit(start, 1));
+        budget.end_call();
+        assert!(budget.admit(start + Duration::from_millis(10), 1));
+        assert!(!budget.admit(start + Duration::from_millis(20), 1));
+        assert_eq!(budget.end_call(), Some(Spent { lines: 1, bytes: 1 }));
+        assert!(budget.admit(start + Duration::from_millis(1000), 1));
     }
 
     #[test]

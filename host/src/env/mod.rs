@@ -30,7 +30,7 @@ pub(crate) use entries::{Entries, Entry};
 use crate::clock::CallClock;
 use bytes::{ByteSink, ByteSource};
 use handles::Handles;
-use log::{LogBuffer, Names};
+use log::{LogBudget, LogBuffer, Names};
 use rows::RowIter;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -80,6 +80,18 @@ pub struct Limits {
     /// (at a character boundary, marked with `…`), so a module cannot make the host hold its
     /// whole memory once per kept line. Default: 64 KiB.
     pub max_log_line_bytes: usize,
+    /// The most log lines of one call that reach `tracing` (the host's log); later lines are
+    /// dropped from it (still kept for the call, see `max_log_records`), and the call ends
+    /// with one line saying how many were. Default: 1,000.
+    pub max_log_lines_per_call: usize,
+    /// The most bytes of messages of one call that reach `tracing`, likewise. Default: 1 MiB.
+    pub max_log_bytes_per_call: usize,
+    /// The most log lines per second, every call together, that reach `tracing`, likewise.
+    /// Default: 10,000.
+    pub max_log_lines_per_second: usize,
+    /// The most bytes of messages per second, every call together, that reach `tracing`,
+    /// likewise. Default: 8 MiB.
+    pub max_log_bytes_per_second: usize,
 }
 
 impl Default for Limits {
@@ -88,6 +100,10 @@ impl Default for Limits {
             max_sink_bytes: 16 << 20,
             max_log_records: 1024,
             max_log_line_bytes: 64 << 10,
+            max_log_lines_per_call: 1_000,
+            max_log_bytes_per_call: 1 << 20,
+            max_log_lines_per_second: 10_000,
+            max_log_bytes_per_second: 8 << 20,
         }
     }
 }
@@ -174,6 +190,7 @@ pub struct InstanceEnv {
     sources: Handles<ByteSource>,
     sinks: Handles<ByteSink>,
     logs: LogBuffer,
+    log_budget: LogBudget,
     log_names: Names,
     persistence: Option<Persistence>,
     /// Whether commits leave their durability wait to the caller ([`Self::take_durability`]).
@@ -202,6 +219,7 @@ impl InstanceEnv {
             sources: Handles::default(),
             sinks: Handles::default(),
             logs: LogBuffer::new(limits.max_log_records),
+            log_budget: LogBudget::new(&limits),
             log_names: Names::default(),
             persistence: None,
             defer_durability: false,
@@ -229,6 +247,7 @@ impl InstanceEnv {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self.logs = LogBuffer::new(limits.max_log_records);
+        self.log_budget = LogBudget::new(&limits);
         self
     }
 
@@ -374,6 +393,7 @@ impl InstanceEnv {
     /// open is handed back to the caller to commit or roll back.
     pub(crate) fn end_call(&mut self) -> Tx {
         self.call = None;
+        self.log_budget_spent();
         for iter in self.iters.drain() {
             rows::keep(&mut self.spare_iters, iter);
         }

@@ -470,6 +470,66 @@ fn outbound_http_is_denied_unless_configured() {
     );
 }
 
+/// What reaches `tracing` while `run` runs, as its fmt layer writes it (no colours).
+fn host_log_of(run: impl FnOnce()) -> String {
+    #[derive(Clone, Default)]
+    struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, run);
+    let bytes = captured.0.lock().unwrap().clone();
+    String::from_utf8(bytes).unwrap()
+}
+
+#[test]
+fn a_flood_reaches_the_host_log_within_its_budget_and_cannot_forge_lines() {
+    let mut env = env().with_limits(Limits {
+        max_log_lines_per_call: 5,
+        ..Limits::default()
+    });
+    let forged = "hello\n2026-12-01T00:00:00.000000Z  INFO wasmod::host: forged";
+    let log = host_log_of(|| {
+        env.begin_call(CallKind::Reducer, Tx::None);
+        env.console_log(LogLevel::Info, b"m", b"lib.rs", 1, forged.as_bytes());
+        for line in 2..=100 {
+            env.console_log(LogLevel::Info, b"m", b"lib.rs", line, b"flood");
+        }
+        env.end_call();
+    });
+    let lines: Vec<&str> = log.lines().collect();
+    assert_eq!(lines.len(), 6, "five lines and the summary:\n{log}");
+    assert!(lines[0].contains("hello\\n2026-12-01"), "{log}");
+    assert!(
+        !lines
+            .iter()
+            .any(|line| line.starts_with("2026-12-01T00:00:00.000000Z")),
+        "a forged line: {log}"
+    );
+    assert!(
+        lines[5].contains("95 log lines (475 bytes) of this call were dropped"),
+        "{log}"
+    );
+    assert_eq!(
+        env.logs().len(),
+        101,
+        "the call keeps its own lines, and the summary"
+    );
+}
+
 #[test]
 fn logs_are_kept_per_call_and_capped() {
     let mut env = env().with_limits(Limits {

@@ -31,17 +31,19 @@ pub enum ServerMessage<Rows, Value> {
         #[serde(with = "crate::hex")]
         connection_id: ConnectionId,
     },
-    /// A query set's rows, once it is subscribed.
+    /// A query set's rows, once it is subscribed: with the parts sent before it
+    /// ([`SubscribeRows`](Self::SubscribeRows)), all of them.
     SubscribeApplied {
         /// The query set's id, as the client gave it.
         query_set_id: u32,
         /// The transaction offset the rows are as of: later updates follow it.
         offset: u64,
-        /// The matching rows, one entry per query in the order of the queries; when
-        /// `resumed`, only the rows that entered the query's result since `resume_from`.
+        /// The matching rows (or the last part of them), per table: a table appears in one
+        /// entry or more per query that reads it; when `resumed`, only the rows that entered
+        /// the query set's result since `resume_from`.
         tables: Vec<TableRows<Rows>>,
-        /// When `resumed`, the rows that left each query's result since `resume_from`, one
-        /// entry per query like `tables`; empty otherwise.
+        /// When `resumed`, the rows that left the query set's result since `resume_from`
+        /// (or the last part of them), per table like `tables`; empty otherwise.
         deletes: Vec<TableRows<Rows>>,
         /// Whether the server resumed from the client's `resume_from` offset: `tables` and
         /// `deletes` are then the changes since it, to apply to what the client holds (remove
@@ -72,6 +74,20 @@ pub enum ServerMessage<Rows, Value> {
         /// The selected rows per table, or why the query failed.
         #[serde(with = "result")]
         result: Result<Vec<TableRows<Rows>>, String>,
+    },
+    /// Part of a query set's rows, ahead of its `SubscribeApplied`, when the rows are more
+    /// than one message should carry: the server sends them in parts, all as of the same
+    /// offset, and the query set's `SubscribeApplied` brings the last part. A client gathers
+    /// the parts and applies them together with `SubscribeApplied` (whose `resumed` says how),
+    /// so that what it holds changes once, as one transaction.
+    SubscribeRows {
+        /// The query set's id.
+        query_set_id: u32,
+        /// Rows that are in the query set's result (when resumed: that entered it), per
+        /// table; a table may appear in several entries and several parts.
+        tables: Vec<TableRows<Rows>>,
+        /// When resumed, rows that left the query set's result, per table; empty otherwise.
+        deletes: Vec<TableRows<Rows>>,
     },
 }
 

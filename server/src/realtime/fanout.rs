@@ -20,7 +20,8 @@
 //! 5. keeps the commits in the window of recent commits ([`ResumeWindow`]);
 //! 6. under the same read transaction, subscribes and unsubscribes: a new query set's
 //!    initial rows are the tables as of the last commit drained (or, for a client that
-//!    resumes from an offset the window covers, the net changes of the commits since it), and
+//!    resumes from an offset the window covers, the net changes of the commits since it),
+//!    taken as the rows' pointers ([`Snapshot`]) for the connection's writer to encode, and
 //!    its updates start with the next one;
 //! 7. releases the transaction and, with a commit log, waits until the last commit is
 //!    durable: only then are the round's messages queued ([`Outgoing`]), so that no client
@@ -43,6 +44,7 @@ use super::outbox::{Outbound, Outbox, Update};
 use super::outgoing::Outgoing;
 use super::rows::QueryRows;
 use super::session::Session;
+use super::snapshot::Snapshot;
 use super::stats::{Dropped, Registry, Stats};
 use super::window::{ResumeWindow, WindowBounds};
 use std::collections::{BTreeMap, HashMap};
@@ -406,22 +408,22 @@ impl Evaluator {
             return refuse(&mut self.outgoing, message);
         }
         let missed = resume_from.and_then(|applied| self.window.since(applied));
-        let resumed = missed.is_some();
-        let rows = match missed {
-            Some(commits) => self.changes_since(&queries, &commits, tables),
-            None => queries
-                .iter()
-                .map(|query| self.initial_rows(query, tables))
-                .collect(),
+        let offset = self.database.next_offset().saturating_sub(1);
+        let mut snapshot = Snapshot::new(query_set_id, offset, missed.is_some());
+        let taken = match missed {
+            Some(commits) => self.changes_since(&queries, &commits, tables, &mut snapshot),
+            None => self.initial_rows(&queries, tables, &mut snapshot),
         };
-        let rows = match rows {
-            Ok(rows) => rows,
-            Err(message) => return refuse(&mut self.outgoing, message),
-        };
-        let bytes = rows.iter().map(|rows| rows.bytes()).sum();
+        if let Err(message) = taken {
+            return refuse(&mut self.outgoing, message);
+        }
+        let bytes = snapshot.bytes();
         if !outbox.fits(bytes) {
-            let message =
-                format!("the rows are {bytes} bytes, more than this connection may have queued");
+            let message = format!(
+                "the subscription's {} rows take {bytes} bytes to hold until they are sent, \
+                 more than this connection may have queued",
+                snapshot.rows()
+            );
             return refuse(&mut self.outgoing, message);
         }
         let mut added = Vec::with_capacity(queries.len());
@@ -441,37 +443,52 @@ impl Evaluator {
             self.groups
                 .regroup(connection, &session.sets, &session.outbox);
         }
-        let applied = Outbound::Applied {
-            query_set_id,
-            offset: self.database.next_offset().saturating_sub(1),
-            queries: rows,
-            resumed,
-        };
+        let applied = Outbound::Applied(Box::new(snapshot));
         self.outgoing.send(connection, &outbox, applied);
     }
 
-    /// The rows of `query` in `tables`, shared.
-    fn initial_rows(&self, query: &BoundQuery, tables: &Tables) -> Result<Arc<QueryRows>, String> {
-        let rows = query.evaluate(tables).map_err(|error| error.to_string())?;
-        self.rows(query.table(), &rows, &[])
+    /// Adds the rows of each of `queries` in `tables` to `snapshot`.
+    fn initial_rows(
+        &self,
+        queries: &[BoundQuery],
+        tables: &Tables,
+        snapshot: &mut Snapshot,
+    ) -> Result<(), String> {
+        for query in queries {
+            let rows = query.evaluate(tables).map_err(|error| error.to_string())?;
+            snapshot.push(self.table_name(query.table()), rows, Vec::new());
+        }
+        Ok(())
     }
 
-    /// What `commits` changed in each of `queries`, shared: for a client that holds their
-    /// rows as of just before the first of them.
+    /// Adds what `commits` changed in each of `queries` to `snapshot`: for a client that
+    /// holds their rows as of just before the first of them.
     fn changes_since(
         &self,
         queries: &[BoundQuery],
         commits: &[Arc<Commit>],
         tables: &Tables,
-    ) -> Result<Vec<Arc<QueryRows>>, String> {
+        snapshot: &mut Snapshot,
+    ) -> Result<(), String> {
         let changes: Vec<_> = commits.iter().map(|commit| &commit.changes).collect();
         let deltas = wasmod_subscription::changes_since(queries, &changes, tables)
             .map_err(|error| error.to_string())?;
-        queries
-            .iter()
-            .zip(deltas)
-            .map(|(query, delta)| self.rows(query.table(), &delta.inserted, &delta.deleted))
-            .collect()
+        for (query, delta) in queries.iter().zip(deltas) {
+            snapshot.push(
+                self.table_name(query.table()),
+                delta.inserted,
+                delta.deleted,
+            );
+        }
+        Ok(())
+    }
+
+    /// The name of table `table`.
+    fn table_name(&self, table: u32) -> &str {
+        self.module
+            .tables
+            .get(table as usize)
+            .map_or("", |table| &table.name)
     }
 
     /// The rows `inserted` and `deleted` of table `table`, shared; an error if they are more
@@ -482,12 +499,7 @@ impl Evaluator {
         inserted: &[Row],
         deleted: &[Row],
     ) -> Result<Arc<QueryRows>, String> {
-        let name = self
-            .module
-            .tables
-            .get(table as usize)
-            .map_or("", |table| &table.name);
-        QueryRows::new(name, inserted, deleted)
+        QueryRows::new(self.table_name(table), inserted, deleted)
             .map(Arc::new)
             .ok_or_else(|| "the rows are more than one message can carry (4 GiB)".to_owned())
     }

@@ -32,15 +32,17 @@
 //! - [`wire`]: the two encodings (binary and JSON) behind one trait, so that everything above
 //!   is written once, and the compression of binary frames; [`rows`]: a query's rows of one
 //!   commit, shared by every subscriber.
+//! - [`snapshot`]: a query set's rows as it is subscribed, taken by the evaluation task as
+//!   shared row pointers and encoded by the writer in parts, one at a time.
 //! - [`window`]: the recent commits, for clients that reconnect and resume from the last
 //!   offset they applied.
 //! - [`limits`]: frame sizes, buffers, calls in flight; [`close`]: the close codes;
 //!   [`stats`]: the counters of `/metrics`.
 //!
-//! The WebSocket implementation is axum's `ws` (tokio-tungstenite underneath). Issue 11 asks
-//! for the choice to be made by measurement against other implementations; that measurement
-//! has not been made yet, and everything that depends on the library is in [`socket`],
-//! [`writer`] and [`wire`].
+//! The WebSocket implementation is axum's `ws` (tokio-tungstenite underneath), chosen by
+//! measurement against tokio-websockets (`benches/RESULTS.md`, "Choosing the WebSocket
+//! implementation"); everything that depends on the library is in [`socket`], [`writer`] and
+//! [`wire`].
 
 pub mod broadcast;
 pub mod calls;
@@ -52,6 +54,7 @@ pub mod outbox;
 pub mod outgoing;
 pub mod rows;
 pub mod session;
+pub mod snapshot;
 pub mod socket;
 pub mod stats;
 pub mod window;
@@ -123,6 +126,8 @@ pub struct Settings {
     pub resume: window::WindowBounds,
     /// How long a client may stay silent before it is pinged (and, as long again, closed).
     pub ping_interval: Duration,
+    /// The most bytes of rows in one message of a subscription's rows ([`snapshot`]).
+    pub part_bytes: usize,
 }
 
 /// Counts one socket for as long as it lives.

@@ -6,11 +6,13 @@
 //! bounds, and the evaluation task is never held back by one slow socket. Bytes are counted as
 //! the rows' binary size (JSON is larger, by a bounded factor); the rows themselves are
 //! shared by every subscriber of their query, so this is an upper bound on what one client
-//! makes the server keep.
+//! makes the server keep. A subscription's rows are counted as their pointers, since they
+//! are the tables' own rows until the writer encodes them ([`super::snapshot`]).
 
 use super::broadcast::SharedUpdate;
 use super::close::{self, Close};
 use super::rows::QueryRows;
+use super::snapshot::Snapshot;
 use super::stats::{Dropped, Stats};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,18 +40,8 @@ pub enum Outbound {
         /// The connection's id.
         connection_id: ConnectionId,
     },
-    /// A query set's rows, once it is subscribed.
-    Applied {
-        /// The query set.
-        query_set_id: u32,
-        /// The offset of the last commit the rows include.
-        offset: u64,
-        /// Each query's rows: all of them, or, when `resumed`, what changed since the
-        /// client's `resume_from` (inserts and deletes).
-        queries: Vec<Arc<QueryRows>>,
-        /// Whether the rows are the changes since the client's `resume_from`.
-        resumed: bool,
-    },
+    /// A query set's rows, once it is subscribed, for the writer to send in parts.
+    Applied(Box<Snapshot>),
     /// A query set that could not be subscribed.
     SubscriptionError {
         /// The query set.
@@ -133,11 +125,10 @@ pub fn channel(bounds: Bounds, stats: Arc<Stats>) -> (Outbox, OutboxReceiver) {
 }
 
 impl Outbound {
-    /// The bytes of rows the message holds.
+    /// The bytes of rows the message holds (a snapshot's: its pointers).
     fn bytes(&self) -> usize {
-        let rows = |queries: &[Arc<QueryRows>]| queries.iter().map(|rows| rows.bytes()).sum();
         match self {
-            Self::Applied { queries, .. } => rows(queries),
+            Self::Applied(snapshot) => snapshot.bytes(),
             Self::Update(update) => update.shared.bytes(),
             Self::OneOff { result, .. } => result.as_ref().map_or(0, |rows| rows.bytes()),
             Self::Identity { .. } | Self::SubscriptionError { .. } => 0,

@@ -83,6 +83,7 @@ pub async fn serve<W: Wire>(
         identity,
         connection_id,
         compression,
+        realtime.settings.part_bytes,
     );
     let mut writer = tokio::spawn(writer::run(
         sink,

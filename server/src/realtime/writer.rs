@@ -29,12 +29,19 @@
 //! frame in this connection's form (encoding and compression), which the first writer to need
 //! it rendered, and sends the same bytes. Only the caller's own update, joined with its answer,
 //! is rendered for this connection alone.
+//!
+//! # Subscriptions' rows
+//!
+//! A query set's rows come as a [`Snapshot`](super::snapshot::Snapshot) of row pointers; the
+//! writer encodes it one part at a time, each after the one before it is written, so that a
+//! large subscription never sits in the server encoded whole.
 
 use super::broadcast;
 use super::calls::{Answer, ReducerAnswer};
 use super::close::{self, Close};
 use super::limits::CLOSE_TIMEOUT;
 use super::outbox::{Outbound, OutboxReceiver, Update};
+use super::snapshot::{Part, Parts};
 use super::wire::Wire;
 use axum::extract::ws::{Message, WebSocket};
 use futures_util::stream::SplitSink;
@@ -57,6 +64,7 @@ pub struct Renderer<W: Wire> {
     identity: Identity,
     connection: ConnectionId,
     compression: Compression,
+    part_bytes: usize,
     wire: PhantomData<W>,
 }
 
@@ -91,13 +99,13 @@ pub async fn run<W: Wire>(
                 let close = Close::new(close::GOING_AWAY, "the server is shutting down");
                 return finish(&mut sink, close).await;
             }
-            () = signal.ping_asked() => Ok(vec![Message::Ping(Default::default())]),
+            () = signal.ping_asked() => Ok(vec![Message::Ping(Default::default())].into()),
             answer = answers.recv(), if answers_open && !matches!(held, Held::Answer(_)) => {
                 match answer {
-                    Some(answer) => renderer.answer(answer, &mut held),
+                    Some(answer) => renderer.answer(answer, &mut held).map(Frames::from),
                     None => {
                         answers_open = false;
-                        renderer.release(&mut held)
+                        renderer.release(&mut held).map(Frames::from)
                     }
                 }
             }
@@ -106,18 +114,15 @@ pub async fn run<W: Wire>(
                 None => return finish(&mut sink, Close::new(close::NORMAL, "")).await,
             },
         };
-        let frames = match frames {
+        let mut frames = match frames {
             Ok(frames) => frames,
-            Err(reason) => {
-                tracing::error!("a message could not be rendered: {reason}");
-                let close = Close::new(
-                    close::INTERNAL,
-                    format!("a message could not be rendered: {reason}"),
-                );
-                return finish(&mut sink, close).await;
-            }
+            Err(reason) => return failed(&mut sink, reason).await,
         };
-        for frame in frames {
+        while let Some(frame) = renderer.next_frame(&mut frames) {
+            let frame = match frame {
+                Ok(frame) => frame,
+                Err(reason) => return failed(&mut sink, reason).await,
+            };
             let bytes = frame_len(&frame);
             tokio::select! {
                 sent = sink.send(frame) => match sent {
@@ -128,6 +133,13 @@ pub async fn run<W: Wire>(
             }
         }
     }
+}
+
+/// Closes the socket for a message that could not be rendered (`1011`).
+async fn failed(sink: &mut Sink, reason: String) -> Close {
+    tracing::error!("a message could not be rendered: {reason}");
+    let reason = format!("a message could not be rendered: {reason}");
+    finish(sink, Close::new(close::INTERNAL, reason)).await
 }
 
 /// The bytes of a frame's payload.
@@ -149,29 +161,49 @@ async fn finish(sink: &mut Sink, close: Close) -> Close {
     close
 }
 
+/// The frames of one message: ready to send, or a snapshot's parts, each encoded once the
+/// one before it is written.
+#[derive(Debug)]
+enum Frames {
+    Ready(std::vec::IntoIter<Message>),
+    Snapshot(Parts),
+}
+
+impl From<Vec<Message>> for Frames {
+    fn from(frames: Vec<Message>) -> Self {
+        Self::Ready(frames.into_iter())
+    }
+}
+
 /// What rendering gives: the frames to send, or why a message could not be rendered.
-type Frames = Result<Vec<Message>, String>;
+type Rendered = Result<Frames, String>;
+
+/// The frames of a message that are ready at once, or why it could not be rendered.
+type Ready = Result<Vec<Message>, String>;
 
 impl<W: Wire> Renderer<W> {
     /// A renderer for the connection `connection` of `identity`, whose binary frames are
-    /// compressed with `compression` (see [`Wire::encode`]).
+    /// compressed with `compression` (see [`Wire::encode`]), and whose subscriptions' rows go
+    /// in parts of at most `part_bytes`.
     pub fn new(
         module: Arc<ModuleDef>,
         identity: Identity,
         connection: ConnectionId,
         compression: Compression,
+        part_bytes: usize,
     ) -> Self {
         Self {
             module,
             identity,
             connection,
             compression,
+            part_bytes,
             wire: PhantomData,
         }
     }
 
     /// The frames for a message of the outbound queue, holding an own update until its answer.
-    fn outbound(&self, message: Outbound, held: &mut Held) -> Frames {
+    fn outbound(&self, message: Outbound, held: &mut Held) -> Rendered {
         let message = match message {
             Outbound::Identity {
                 identity,
@@ -182,32 +214,8 @@ impl<W: Wire> Renderer<W> {
                 token,
                 connection_id,
             },
-            Outbound::Applied {
-                query_set_id,
-                offset,
-                queries,
-                resumed,
-            } => {
-                let mut tables = Vec::with_capacity(queries.len());
-                let mut deletes = Vec::new();
-                for query in &queries {
-                    let (inserted, deleted) = W::rows(&self.module, query)?;
-                    let of_table = |rows| TableRows {
-                        table: query.table.clone(),
-                        rows,
-                    };
-                    tables.push(of_table(inserted));
-                    if resumed {
-                        deletes.push(of_table(deleted));
-                    }
-                }
-                ServerMessage::SubscribeApplied {
-                    query_set_id,
-                    offset,
-                    tables,
-                    deletes,
-                    resumed,
-                }
+            Outbound::Applied(snapshot) => {
+                return Ok(Frames::Snapshot(snapshot.parts(self.part_bytes)));
             }
             Outbound::SubscriptionError {
                 query_set_id,
@@ -232,25 +240,72 @@ impl<W: Wire> Renderer<W> {
             Outbound::Update(update) if update.own => {
                 return match std::mem::replace(held, Held::Nothing) {
                     Held::Answer(answer) if answer.commit == Some(update.shared.commit.offset) => {
-                        Ok(vec![self.update(&update, Some(&answer))?])
+                        Ok(vec![self.update(&update, Some(&answer))?].into())
                     }
                     Held::Answer(answer) => {
                         *held = Held::Answer(answer);
-                        Ok(vec![self.update(&update, None)?])
+                        Ok(vec![self.update(&update, None)?].into())
                     }
                     Held::Nothing | Held::Update(_) => {
                         *held = Held::Update(update);
-                        Ok(Vec::new())
+                        Ok(Vec::new().into())
                     }
                 };
             }
-            Outbound::Update(update) => return Ok(vec![self.update(&update, None)?]),
+            Outbound::Update(update) => return Ok(vec![self.update(&update, None)?].into()),
         };
-        Ok(vec![W::encode(&message, self.compression)])
+        Ok(vec![W::encode(&message, self.compression)].into())
+    }
+
+    /// The next frame of `frames` to send, encoding a snapshot's next part.
+    fn next_frame(&self, frames: &mut Frames) -> Option<Result<Message, String>> {
+        match frames {
+            Frames::Ready(ready) => ready.next().map(Ok),
+            Frames::Snapshot(parts) => {
+                let part = parts.next()?;
+                Some(part.and_then(|part| self.part(parts, &part)))
+            }
+        }
+    }
+
+    /// A snapshot's part `part`: `SubscribeRows`, or, the last, `SubscribeApplied`.
+    fn part(&self, parts: &Parts, part: &Part) -> Result<Message, String> {
+        let mut tables = Vec::with_capacity(part.rows.len());
+        let mut deletes = Vec::new();
+        for rows in &part.rows {
+            let (inserted, deleted) = W::rows(&self.module, rows)?;
+            tables.push(TableRows {
+                table: rows.table.clone(),
+                rows: inserted,
+            });
+            if parts.resumed {
+                deletes.push(TableRows {
+                    table: rows.table.clone(),
+                    rows: deleted,
+                });
+            }
+        }
+        let query_set_id = parts.query_set_id;
+        let message = if part.last {
+            ServerMessage::SubscribeApplied {
+                query_set_id,
+                offset: parts.offset,
+                tables,
+                deletes,
+                resumed: parts.resumed,
+            }
+        } else {
+            ServerMessage::SubscribeRows {
+                query_set_id,
+                tables,
+                deletes,
+            }
+        };
+        Ok(W::encode(&message, self.compression))
     }
 
     /// The frames for a call's answer, holding a reducer's answer until its commit's update.
-    fn answer(&self, answer: Answer<W::Value>, held: &mut Held) -> Frames {
+    fn answer(&self, answer: Answer<W::Value>, held: &mut Held) -> Ready {
         let reducer = match answer {
             Answer::Result { request_id, result } => {
                 let message = ServerMessage::CallResult { request_id, result };
@@ -277,7 +332,7 @@ impl<W: Wire> Renderer<W> {
     }
 
     /// Sends what is held without its partner: no answer will come any more.
-    fn release(&self, held: &mut Held) -> Frames {
+    fn release(&self, held: &mut Held) -> Ready {
         match std::mem::replace(held, Held::Nothing) {
             Held::Nothing => Ok(Vec::new()),
             Held::Update(update) => Ok(vec![self.update(&update, None)?]),
@@ -320,11 +375,13 @@ impl<W: Wire> Renderer<W> {
 mod tests {
     use super::*;
     use crate::realtime::broadcast::SharedUpdate;
-    use crate::realtime::wire::Json;
-    use wasmod_host::datastore::{Commit, CommitMeta, EntryPoint};
-    use wasmod_protocol::ws::{JsonServerMessage, UpdateStatus};
+    use crate::realtime::snapshot::Snapshot;
+    use crate::realtime::wire::{Binary, Json};
+    use wasmod_host::datastore::{Commit, CommitMeta, EntryPoint, Row};
+    use wasmod_protocol::ws::{BinaryServerMessage, JsonServerMessage, UpdateStatus};
 
     const ME: ConnectionId = ConnectionId::from_bytes([1; 16]);
+    const PART_BYTES: usize = 1000;
 
     fn renderer() -> Renderer<Json> {
         Renderer::new(
@@ -332,6 +389,7 @@ mod tests {
             Identity::ZERO,
             ME,
             Compression::None,
+            PART_BYTES,
         )
     }
 
@@ -363,6 +421,14 @@ mod tests {
         })
     }
 
+    /// Every frame of `frames`, in order.
+    fn sent<W: Wire>(renderer: &Renderer<W>, frames: impl Into<Frames>) -> Vec<Message> {
+        let mut frames = frames.into();
+        std::iter::from_fn(|| renderer.next_frame(&mut frames))
+            .collect::<Result<_, _>>()
+            .expect("rendered")
+    }
+
     /// The request id and offset of each `TransactionUpdate` frame.
     fn updates(frames: Vec<Message>) -> Vec<(Option<u32>, u64)> {
         frames
@@ -385,7 +451,7 @@ mod tests {
         let frames = renderer
             .outbound(own_update(5), &mut held)
             .expect("rendered");
-        assert!(frames.is_empty() && matches!(held, Held::Update(_)));
+        assert!(sent(&renderer, frames).is_empty() && matches!(held, Held::Update(_)));
         let frames = renderer
             .answer(answer(9, Some(5)), &mut held)
             .expect("rendered");
@@ -403,7 +469,7 @@ mod tests {
         let frames = renderer
             .outbound(own_update(8), &mut held)
             .expect("rendered");
-        assert_eq!(updates(frames), [(Some(3), 8)]);
+        assert_eq!(updates(sent(&renderer, frames)), [(Some(3), 8)]);
     }
 
     #[test]
@@ -424,5 +490,60 @@ mod tests {
             .expect("rendered");
         let frames = renderer.release(&mut held).expect("rendered");
         assert_eq!(updates(frames), [(None, 2)]);
+    }
+
+    #[test]
+    fn a_large_snapshot_goes_out_in_parts_ending_with_subscribe_applied() {
+        let renderer = Renderer::<Binary>::new(
+            Arc::new(ModuleDef::default()),
+            Identity::ZERO,
+            ME,
+            Compression::None,
+            PART_BYTES,
+        );
+        let row = |byte: u8| Row::from(vec![byte; PART_BYTES * 3 / 5]);
+        let mut snapshot = Snapshot::new(7, 12, false);
+        snapshot.push("t", vec![row(1), row(2), row(3)], Vec::new());
+        let frames = renderer
+            .outbound(Outbound::Applied(Box::new(snapshot)), &mut Held::Nothing)
+            .expect("rendered");
+        let messages: Vec<_> = sent(&renderer, frames)
+            .into_iter()
+            .map(|frame| {
+                let Message::Binary(bytes) = frame else {
+                    panic!("a binary frame")
+                };
+                BinaryServerMessage::from_bytes(&bytes).expect("a message")
+            })
+            .collect();
+        let firsts: Vec<_> = messages
+            .iter()
+            .map(|message| match message {
+                ServerMessage::SubscribeRows {
+                    query_set_id: 7,
+                    tables,
+                    deletes,
+                } if deletes.is_empty() => ("rows", tables),
+                ServerMessage::SubscribeApplied {
+                    query_set_id: 7,
+                    offset: 12,
+                    tables,
+                    resumed: false,
+                    ..
+                } => ("applied", tables),
+                other => panic!("not a part: {other:?}"),
+            })
+            .map(|(kind, tables)| {
+                let rows: Vec<u8> = tables
+                    .iter()
+                    .flat_map(|table| table.rows.iter().map(|row| row[0]))
+                    .collect();
+                (kind, rows)
+            })
+            .collect();
+        assert_eq!(
+            firsts,
+            [("rows", vec![1]), ("rows", vec![2]), ("applied", vec![3])]
+        );
     }
 }

@@ -400,6 +400,12 @@ fn binary_json(message: &BinaryServerMessage) -> Value {
     use wasmod_protocol::ws::{RowList, ServerMessage, TableRows};
     let rows = |list: &RowList| -> Value { list.iter().map(|row| row.to_vec()).collect() };
     let hex = |bytes: &[u8]| -> String { bytes.iter().map(|byte| format!("{byte:02x}")).collect() };
+    let listed = |tables: &[TableRows<RowList>]| -> Vec<Value> {
+        tables
+            .iter()
+            .map(|table| json!({"table": table.table, "rows": rows(&table.rows)}))
+            .collect()
+    };
     match message {
         ServerMessage::IdentityToken {
             identity,
@@ -416,21 +422,22 @@ fn binary_json(message: &BinaryServerMessage) -> Value {
             tables,
             deletes,
             resumed,
-        } => {
-            let listed = |tables: &[TableRows<RowList>]| -> Vec<Value> {
-                tables
-                    .iter()
-                    .map(|table| json!({"table": table.table, "rows": rows(&table.rows)}))
-                    .collect()
-            };
-            json!({"SubscribeApplied": {
-                "query_set_id": query_set_id,
-                "offset": offset,
-                "tables": listed(tables),
-                "deletes": listed(deletes),
-                "resumed": resumed,
-            }})
-        }
+        } => json!({"SubscribeApplied": {
+            "query_set_id": query_set_id,
+            "offset": offset,
+            "tables": listed(tables),
+            "deletes": listed(deletes),
+            "resumed": resumed,
+        }}),
+        ServerMessage::SubscribeRows {
+            query_set_id,
+            tables,
+            deletes,
+        } => json!({"SubscribeRows": {
+            "query_set_id": query_set_id,
+            "tables": listed(tables),
+            "deletes": listed(deletes),
+        }}),
         ServerMessage::TransactionUpdate(update) => json!({"TransactionUpdate": {
             "offset": update.offset,
             "request_id": update.request_id,

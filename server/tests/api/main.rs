@@ -6,6 +6,7 @@ mod connections;
 mod frames;
 mod limits;
 mod live;
+mod parts;
 mod resume;
 mod subscribe;
 mod support;
