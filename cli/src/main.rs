@@ -4,7 +4,8 @@
 //! Each subcommand lives in its own file under `commands/`; what several share lives beside
 //! them: [`cargo`] (building a crate for wasm32), [`source`] (a module given as a `.wasm` file
 //! or a crate directory), [`check`] (the checks every built module goes through), [`render`]
-//! (descriptions as text), [`units`] (durations, sizes and identities on the command line),
+//! (descriptions as text), [`generate`] (client bindings from a description), [`units`]
+//! (durations, sizes and identities on the command line),
 //! [`api`] (a server's HTTP API) and [`websocket`] (its WebSocket), [`output`] (JSON lines and
 //! text on stdout), and [`failure`] (errors and exit codes).
 //!
@@ -17,6 +18,7 @@ mod cargo;
 mod check;
 mod commands;
 mod failure;
+mod generate;
 mod output;
 mod render;
 mod source;
@@ -61,6 +63,8 @@ enum Command {
     Build(commands::build::Args),
     /// Describe a module: tables, entry points and their ids, types.
     Describe(commands::describe::Args),
+    /// Generate typed client bindings of a module.
+    Generate(commands::generate::Args),
     /// Check that a module's dispatch reaches every entry point without indirect calls.
     Inspect(commands::inspect::Args),
     /// Call a reducer, procedure or view, in-process or on a server.
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
         Command::New(args) => commands::new::run(args),
         Command::Build(args) => commands::build::run(args),
         Command::Describe(args) => commands::describe::run(args),
+        Command::Generate(args) => commands::generate::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Call(args) => commands::call::run(args),
         Command::Serve(args) => commands::serve::run(args),

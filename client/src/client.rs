@@ -8,6 +8,7 @@
 
 use crate::cache::{Cache, PrimaryKey};
 use crate::connection::{self, Backoff, Pending};
+use crate::delivery::{Callbacks, Deliveries};
 use crate::error::Error;
 use crate::socket::{self, Session};
 use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionBuilder, SubscriptionState};
@@ -71,6 +72,9 @@ struct DeclaredTable {
     name: String,
     row_type: AlgebraicType,
     typespace: Typespace,
+    /// The primary key column, when declared with the table rather than read from the
+    /// module's description.
+    primary_key: Option<String>,
 }
 
 /// How to connect: the server, the identity, the tables' row types, reconnection.
@@ -80,6 +84,7 @@ pub struct ClientBuilder {
     module: Option<ModuleDescription>,
     tables: Vec<DeclaredTable>,
     reconnect: Option<Backoff>,
+    callbacks: Callbacks,
 }
 
 impl ClientBuilder {
@@ -93,6 +98,7 @@ impl ClientBuilder {
             module: None,
             tables: Vec::new(),
             reconnect: Some(Backoff::default()),
+            callbacks: Callbacks::default(),
         }
     }
 
@@ -111,13 +117,31 @@ impl ClientBuilder {
 
     /// Declares that table `name`'s rows are `T`s: with the [`module`](Self::module)'s
     /// description, the client finds their primary key in their encoding.
-    pub fn table<T: SchemaType>(mut self, name: &str) -> Self {
+    pub fn table<T: SchemaType>(self, name: &str) -> Self {
+        self.declare::<T>(name, None)
+    }
+
+    /// Declares that table `name`'s rows are `T`s whose primary key is column `primary_key`,
+    /// without the module's description (generated bindings know their tables' keys).
+    pub fn keyed_table<T: SchemaType>(self, name: &str, primary_key: &str) -> Self {
+        self.declare::<T>(name, Some(primary_key.to_owned()))
+    }
+
+    /// Where row callbacks run: on the connection task (the default) or in
+    /// [`Client::frame_tick`].
+    pub fn callbacks(mut self, callbacks: Callbacks) -> Self {
+        self.callbacks = callbacks;
+        self
+    }
+
+    fn declare<T: SchemaType>(mut self, name: &str, primary_key: Option<String>) -> Self {
         let mut typespace = Typespace::default();
         let row_type = T::schema(&mut typespace);
         self.tables.push(DeclaredTable {
             name: name.to_owned(),
             row_type,
             typespace,
+            primary_key,
         });
         self
     }
@@ -144,6 +168,7 @@ impl ClientBuilder {
             cache: Arc::new(RwLock::new(cache)),
             listeners: Arc::new(Listeners::default()),
             session: Mutex::new(session),
+            deliveries: Deliveries::new(self.callbacks),
         });
         let (commands, receiver) = mpsc::unbounded_channel();
         tokio::spawn(connection::run(
@@ -159,14 +184,17 @@ impl ClientBuilder {
         })
     }
 
-    /// The primary key of `table`, if the description names one.
+    /// The primary key of `table`: the one declared with it, else the one the description
+    /// names, if any.
     fn primary_key(&self, table: &DeclaredTable) -> Result<Option<PrimaryKey>, Error> {
-        let Some(column) = self.module.as_ref().and_then(|module| {
-            module
-                .tables
-                .iter()
-                .find(|described| described.name == table.name)
-                .and_then(|described| described.primary_key.clone())
+        let Some(column) = table.primary_key.clone().or_else(|| {
+            self.module.as_ref().and_then(|module| {
+                module
+                    .tables
+                    .iter()
+                    .find(|described| described.name == table.name)
+                    .and_then(|described| described.primary_key.clone())
+            })
         }) else {
             return Ok(None);
         };
@@ -189,6 +217,7 @@ pub(crate) struct Shared {
     pub(crate) cache: Arc<RwLock<Cache>>,
     pub(crate) listeners: Arc<Listeners>,
     pub(crate) session: Mutex<Session>,
+    pub(crate) deliveries: Deliveries,
 }
 
 struct Inner {
@@ -232,6 +261,15 @@ impl Client {
             self.inner.shared.cache.clone(),
             self.inner.shared.listeners.clone(),
         )
+    }
+
+    /// Applies what the server sent since the last tick and runs its callbacks on this
+    /// thread, then returns (it never waits for the network): for a client built with
+    /// [`Callbacks::OnFrameTick`], to be called once per frame of a game or GUI loop. Returns
+    /// how many server messages took effect; always `0` for a client whose callbacks run on
+    /// the connection task, and `0` when called from a callback of a tick running.
+    pub fn frame_tick(&self) -> usize {
+        self.inner.shared.deliveries.tick(&self.inner.shared)
     }
 
     /// Sets up a subscription; see [`SubscriptionBuilder::subscribe`].

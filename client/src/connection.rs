@@ -3,7 +3,10 @@
 //!
 //! Everything that must happen in the order of the messages happens here, in one task: a
 //! transaction's changes are applied to the cache as a whole, then its row callbacks run
-//! (with no lock held, so they can read the cache), then the call it answers resolves.
+//! (with no lock held, so they can read the cache), then the call it answers resolves. Those
+//! three are one delivery (`delivery.rs`), run here or queued for the application's frame
+//! tick; the task's own bookkeeping (calls waiting, query sets applied, the last offset) is
+//! updated as each message arrives either way.
 //!
 //! When the socket is lost, calls waiting for an answer fail with
 //! [`Error::Disconnected`] (whether a reducer ran is unknown), and, unless reconnection is
@@ -308,7 +311,8 @@ impl Connection {
             }
             ServerMessage::TransactionUpdate(update) => self.transaction(update),
             ServerMessage::CallResult { request_id, result } => {
-                match self.pending.remove(&request_id) {
+                let pending = self.pending.remove(&request_id);
+                self.deliver(move |_| match pending {
                     Some(Pending::Value(answer)) => {
                         let _ = answer.send(result.map_err(Error::Api));
                     }
@@ -322,10 +326,11 @@ impl Connection {
                         "a one-off query answered with a call result".into(),
                     )),
                     None => tracing::warn!(request_id, "an answer to no call"),
-                }
+                });
             }
             ServerMessage::OneOffQueryResult { request_id, result } => {
-                match self.pending.remove(&request_id) {
+                let pending = self.pending.remove(&request_id);
+                self.deliver(move |_| match pending {
                     Some(Pending::Query(answer)) => {
                         let _ = answer.send(result.map_err(Error::Query));
                     }
@@ -333,12 +338,12 @@ impl Connection {
                         "a call answered with a query result".into(),
                     )),
                     None => tracing::warn!(request_id, "an answer to no query"),
-                }
+                });
             }
             ServerMessage::SubscriptionError {
                 query_set_id,
                 message,
-            } => self.subscription_error(query_set_id, &message),
+            } => self.subscription_error(query_set_id, message),
             other => tracing::warn!(?other, "a message this client does not know"),
         }
     }
@@ -355,111 +360,128 @@ impl Connection {
         let state = query_set.state.clone();
         let mut parts = std::mem::take(&mut query_set.parts);
         parts.push(last);
-        let mut cache = self.shared.cache.write();
-        let mut batch = cache.batch();
-        if resumed {
-            for entry in parts.iter().flat_map(|part| &part.deletes) {
-                for row in entry.rows.iter() {
-                    batch.delete(query_set_id, &entry.table, row);
-                }
-            }
-        } else {
-            batch.clear_query_set(query_set_id);
-        }
-        batch.open_query_set(query_set_id);
-        for part in &parts {
-            insert_rows(&mut batch, query_set_id, &part.tables);
-        }
-        let events = batch.finish();
-        drop(cache);
         self.advance(offset);
-        self.shared.listeners.dispatch(&events);
-        state.send_replace(SubscriptionState::Applied);
-        if let Some(on_applied) = on_applied {
-            on_applied();
-        }
+        self.deliver(move |shared| {
+            let mut cache = shared.cache.write();
+            let mut batch = cache.batch();
+            if resumed {
+                for entry in parts.iter().flat_map(|part| &part.deletes) {
+                    for row in entry.rows.iter() {
+                        batch.delete(query_set_id, &entry.table, row);
+                    }
+                }
+            } else {
+                batch.clear_query_set(query_set_id);
+            }
+            batch.open_query_set(query_set_id);
+            for part in &parts {
+                insert_rows(&mut batch, query_set_id, &part.tables);
+            }
+            let events = batch.finish();
+            drop(cache);
+            shared.listeners.dispatch(&events);
+            state.send_replace(SubscriptionState::Applied);
+            if let Some(on_applied) = on_applied {
+                on_applied();
+            }
+        });
     }
 
     /// A transaction: its changes to the query sets the cache holds, then its callbacks, then
     /// the answer to the call that made it.
-    fn transaction(&mut self, update: TransactionUpdate<RowList>) {
-        let mut cache = self.shared.cache.write();
-        let mut batch = cache.batch();
-        for change in &update.changes {
-            let held = self
-                .query_sets
+    fn transaction(&mut self, mut update: TransactionUpdate<RowList>) {
+        update.changes.retain(|change| {
+            self.query_sets
                 .get(&change.query_set_id)
-                .is_some_and(|query_set| query_set.applied);
-            if !held {
-                continue;
-            }
-            for table in &change.tables {
-                for row in table.deletes.iter() {
-                    batch.delete(change.query_set_id, &table.table, row);
-                }
-                for row in table.inserts.iter() {
-                    batch.insert(change.query_set_id, &table.table, row);
-                }
-            }
-        }
-        let events = batch.finish();
-        drop(cache);
+                .is_some_and(|query_set| query_set.applied)
+        });
         if update.status == UpdateStatus::Committed {
             self.advance(update.offset);
         }
-        self.shared.listeners.dispatch(&events);
-        let Some(request_id) = update.request_id else {
-            return;
-        };
-        let outcome = match update.status {
-            UpdateStatus::Committed => Ok(ReducerOutcome {
-                offset: update.offset,
-            }),
-            UpdateStatus::Failed { message } => Err(Error::Failed(message)),
-            UpdateStatus::Aborted { reason } => Err(Error::Aborted(reason)),
-            other => Err(Error::Protocol(format!("an unknown status {other:?}"))),
-        };
-        match self.pending.remove(&request_id) {
-            Some(Pending::Reducer(answer)) => {
-                let _ = answer.send(outcome);
+        let answer = update.request_id.map(|request_id| {
+            let outcome = match &update.status {
+                UpdateStatus::Committed => Ok(ReducerOutcome {
+                    offset: update.offset,
+                }),
+                UpdateStatus::Failed { message } => Err(Error::Failed(message.clone())),
+                UpdateStatus::Aborted { reason } => Err(Error::Aborted(reason.clone())),
+                other => Err(Error::Protocol(format!("an unknown status {other:?}"))),
+            };
+            (request_id, self.pending.remove(&request_id), outcome)
+        });
+        self.deliver(move |shared| {
+            let mut cache = shared.cache.write();
+            let mut batch = cache.batch();
+            for change in &update.changes {
+                for table in &change.tables {
+                    for row in table.deletes.iter() {
+                        batch.delete(change.query_set_id, &table.table, row);
+                    }
+                    for row in table.inserts.iter() {
+                        batch.insert(change.query_set_id, &table.table, row);
+                    }
+                }
             }
-            Some(other) => other.fail(Error::Protocol(
-                "a procedure, view or query answered with a transaction".into(),
-            )),
-            None => tracing::warn!(request_id, "an update answering no call"),
-        }
+            let events = batch.finish();
+            drop(cache);
+            shared.listeners.dispatch(&events);
+            match answer {
+                Some((_, Some(Pending::Reducer(answer)), outcome)) => {
+                    let _ = answer.send(outcome);
+                }
+                Some((_, Some(other), _)) => other.fail(Error::Protocol(
+                    "a procedure, view or query answered with a transaction".into(),
+                )),
+                Some((request_id, None, _)) => {
+                    tracing::warn!(request_id, "an update answering no call");
+                }
+                None => {}
+            }
+        });
     }
 
     /// The server refused a query set (or an unsubscribe of one it no longer has).
-    fn subscription_error(&mut self, query_set_id: u32, message: &str) {
+    fn subscription_error(&mut self, query_set_id: u32, message: String) {
         let Some(mut query_set) = self.query_sets.remove(&query_set_id) else {
             return;
         };
         self.release(query_set_id);
-        query_set
-            .state
-            .send_replace(SubscriptionState::Failed(message.to_owned()));
-        if let Some(on_error) = query_set.on_error.take() {
-            on_error(message);
-        }
+        let on_error = query_set.on_error.take();
+        self.deliver(move |_| {
+            query_set
+                .state
+                .send_replace(SubscriptionState::Failed(message.clone()));
+            if let Some(on_error) = on_error {
+                on_error(&message);
+            }
+        });
     }
 
     /// Drops a query set and its rows (with their delete callbacks).
     fn forget_query_set(&mut self, query_set_id: u32) {
         if let Some(query_set) = self.query_sets.remove(&query_set_id) {
-            query_set.state.send_replace(SubscriptionState::Ended);
             self.release(query_set_id);
+            self.deliver(move |_| {
+                query_set.state.send_replace(SubscriptionState::Ended);
+            });
         }
     }
 
     /// Removes the rows query set `query_set_id` holds from the cache, with their callbacks.
     fn release(&mut self, query_set_id: u32) {
-        let mut cache = self.shared.cache.write();
-        let mut batch = cache.batch();
-        batch.clear_query_set(query_set_id);
-        let events = batch.finish();
-        drop(cache);
-        self.shared.listeners.dispatch(&events);
+        self.deliver(move |shared| {
+            let mut cache = shared.cache.write();
+            let mut batch = cache.batch();
+            batch.clear_query_set(query_set_id);
+            let events = batch.finish();
+            drop(cache);
+            shared.listeners.dispatch(&events);
+        });
+    }
+
+    /// Runs what a message does that the application sees, now or at the next frame tick.
+    fn deliver(&self, delivery: impl FnOnce(&Shared) + Send + 'static) {
+        self.shared.deliveries.deliver(&self.shared, delivery);
     }
 
     /// The cache now holds the transactions up to `offset`.
@@ -575,9 +597,13 @@ impl Connection {
     /// The task is ending: every call and subscription hears of it.
     fn end(&mut self) {
         self.lost();
-        for (_, query_set) in std::mem::take(&mut self.query_sets) {
-            query_set.state.send_replace(SubscriptionState::Ended);
-        }
+        let query_sets = std::mem::take(&mut self.query_sets);
+        // After the deliveries still queued for a frame tick, which may apply them first.
+        self.deliver(move |_| {
+            for query_set in query_sets.into_values() {
+                query_set.state.send_replace(SubscriptionState::Ended);
+            }
+        });
     }
 }
 

@@ -29,6 +29,13 @@ pub enum Error {
     Protocol(String),
     /// Bytes that do not decode as the expected type (a result or a row).
     Decode(DecodeError),
+    /// A table's rows were searched by a column their row type does not have.
+    NoSuchColumn {
+        /// The table searched.
+        table: String,
+        /// The column asked for.
+        column: String,
+    },
 }
 
 impl fmt::Display for Error {
@@ -42,6 +49,9 @@ impl fmt::Display for Error {
             Self::Connect(why) => write!(f, "could not connect: {why}"),
             Self::Protocol(why) => write!(f, "the server sent a malformed message: {why}"),
             Self::Decode(error) => write!(f, "could not decode the value: {error}"),
+            Self::NoSuchColumn { table, column } => {
+                write!(f, "table `{table}`'s row type has no column `{column}`")
+            }
         }
     }
 }

@@ -16,12 +16,17 @@
 //!   identity and resumes each query set from the last transaction it applied, so that only
 //!   real changes reach the callbacks.
 //!
+//! Callbacks run on the connection task by default; a game or GUI loop that wants them on its
+//! own thread builds the client with [`Callbacks::OnFrameTick`] and calls
+//! [`Client::frame_tick`] once per frame.
+//!
 //! The crate depends on the protocol and the value encoding only, not on the host or the
 //! server. See `docs/client.md` for an example.
 
 pub mod cache;
 mod client;
 mod connection;
+mod delivery;
 mod error;
 mod socket;
 mod subscription;
@@ -29,6 +34,7 @@ mod table;
 
 pub use client::{Client, ClientBuilder, ReducerOutcome};
 pub use connection::Backoff;
+pub use delivery::Callbacks;
 pub use error::Error;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle, SubscriptionState};
 pub use table::TableHandle;

@@ -5,17 +5,24 @@
 //! the encoded rows ([`Listeners`]), so the connection task dispatches a transaction's events
 //! without knowing any row type.
 //!
-//! Callbacks run on the connection task, one transaction's after another: a callback that
-//! blocks holds up the connection, and a callback must not register callbacks itself (the
-//! registry is locked while they run). They may read the cache through any handle.
+//! Callbacks run on the connection task (or, for a client built with
+//! [`Callbacks::OnFrameTick`](crate::Callbacks::OnFrameTick), in the application's
+//! `frame_tick`), one transaction's after another: a callback that blocks holds up the
+//! connection, and a callback must not register callbacks itself (the registry is locked
+//! while they run). They may read the cache through any handle.
+//!
+//! Rows are also found by a column's value ([`TableHandle::find_by`],
+//! [`TableHandle::filter_by`]): the column is read from each row's encoding as a primary key
+//! is, and compared as bytes, so that neither the value nor the row type needs `Eq`.
 
-use crate::cache::{Cache, TableEvents};
+use crate::cache::{Cache, PrimaryKey, TableEvents};
+use crate::Error;
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use wasmod_abi::encoding::from_slice;
-use wasmod_abi::Decode;
+use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::{Decode, Encode, SchemaType, Typespace};
 
 /// A callback of one row.
 type RowCallback = Box<dyn FnMut(&[u8]) + Send>;
@@ -114,11 +121,11 @@ impl<T: Decode + 'static> TableHandle<T> {
 
     /// The table's rows in the cache, decoded (in no particular order); an error if one does
     /// not decode as `T`.
-    pub fn rows(&self) -> Result<Vec<T>, crate::Error> {
+    pub fn rows(&self) -> Result<Vec<T>, Error> {
         let cache = self.cache.read();
         cache
             .rows(&self.name)
-            .map(|row| from_slice(row).map_err(crate::Error::from))
+            .map(|row| from_slice(row).map_err(Error::from))
             .collect()
     }
 
@@ -159,6 +166,48 @@ impl<T: Decode + 'static> TableHandle<T> {
                 }
             }));
         });
+    }
+}
+
+impl<T: SchemaType + 'static> TableHandle<T> {
+    /// The row whose column `column` equals `value` (a unique column's, for at most one), if
+    /// the cache holds one. `value` may be any type with the column's encoding (`&str` for a
+    /// `String`). An error if `T` has no such column or a row does not decode as `T`.
+    pub fn find_by<V: Encode + ?Sized>(&self, column: &str, value: &V) -> Result<Option<T>, Error> {
+        Ok(self.matching(column, value, 1)?.pop())
+    }
+
+    /// The rows whose column `column` equals `value`, in no particular order; errors as
+    /// [`find_by`](Self::find_by)'s.
+    pub fn filter_by<V: Encode + ?Sized>(&self, column: &str, value: &V) -> Result<Vec<T>, Error> {
+        self.matching(column, value, usize::MAX)
+    }
+
+    /// Up to `limit` rows whose `column` is encoded as `value` is (the encoding is canonical,
+    /// so equal values have equal bytes): read where a primary key is read.
+    fn matching<V: Encode + ?Sized>(
+        &self,
+        column: &str,
+        value: &V,
+        limit: usize,
+    ) -> Result<Vec<T>, Error> {
+        let mut typespace = Typespace::default();
+        let row_type = T::schema(&mut typespace);
+        let no_such_column = || Error::NoSuchColumn {
+            table: self.name.to_string(),
+            column: column.to_owned(),
+        };
+        let index =
+            PrimaryKey::column_named(&row_type, &typespace, column).ok_or_else(no_such_column)?;
+        let reader = PrimaryKey::new(&row_type, typespace, index).ok_or_else(no_such_column)?;
+        let wanted = to_vec(value);
+        let cache = self.cache.read();
+        cache
+            .rows(&self.name)
+            .filter(|row| reader.key(row) == Some(&wanted[..]))
+            .take(limit)
+            .map(|row| from_slice(row).map_err(Error::from))
+            .collect()
     }
 }
 

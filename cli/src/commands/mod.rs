@@ -3,6 +3,7 @@
 pub mod build;
 pub mod call;
 pub mod describe;
+pub mod generate;
 pub mod inspect;
 pub mod new;
 pub mod serve;

@@ -2,7 +2,10 @@
 //! the cache's callbacks, two clients, a server restarted under a client, and a server that
 //! sends what is not a message.
 
+mod bindings;
 mod calls;
+mod frame_tick;
+mod lookups;
 mod malformed;
 mod reconnect;
 mod subscriptions;
