@@ -3,6 +3,7 @@
 //! sends what is not a message.
 
 mod calls;
+mod compression;
 mod malformed;
 mod reconnect;
 mod subscriptions;

@@ -152,11 +152,21 @@ impl BinaryServerMessage {
 
     /// The message in a binary frame, after its compression byte (any of the three).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, MessageError> {
-        let (&tag, message) = bytes.split_first().ok_or(MessageError::Empty)?;
+        Self::from_frame(bytes, &mut compression::Decompressor::default())
+    }
+
+    /// The message in a binary frame, decompressed (if it is) by `decompressor`, whose state
+    /// a reader of many frames keeps from one to the next.
+    pub fn from_frame(
+        frame: &[u8],
+        decompressor: &mut compression::Decompressor,
+    ) -> Result<Self, MessageError> {
+        let (&tag, message) = frame.split_first().ok_or(MessageError::Empty)?;
         match Compression::from_tag(tag) {
             Some(Compression::None) => from_slice(message).map_err(MessageError::Binary),
             Some(compression) => {
-                let message = compression::decompress(compression, message)
+                let message = decompressor
+                    .decompress(compression, message)
                     .map_err(|error| MessageError::Decompression(compression, error))?;
                 from_slice(&message).map_err(MessageError::Binary)
             }
