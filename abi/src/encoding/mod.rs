@@ -155,6 +155,15 @@ pub fn from_slice<T: Decode>(bytes: &[u8]) -> Result<T, DecodeError> {
     Ok(value)
 }
 
+/// Decodes exactly one `T` from `owner`'s bytes, with a reader that lets `T`'s decoders share
+/// `owner` instead of copying out of it ([`Reader::shared`]); trailing bytes are an error.
+pub fn from_shared<T: Decode, O: AsRef<[u8]> + std::any::Any>(owner: &O) -> Result<T, DecodeError> {
+    let mut reader = Reader::shared(owner);
+    let value = T::decode(&mut reader)?;
+    reader.finish()?;
+    Ok(value)
+}
+
 mod plain;
 
 #[doc(hidden)]

@@ -50,9 +50,10 @@ pub use server::{
     UpdateStatus,
 };
 
+use bytes::Bytes;
 use serde_json::value::RawValue;
 use std::fmt;
-use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::encoding::{from_shared, from_slice, to_vec};
 use wasmod_abi::DecodeError;
 
 /// The WebSocket subprotocol of binary messages.
@@ -150,28 +151,32 @@ impl BinaryServerMessage {
         }
     }
 
-    /// The message in a binary frame, after its compression byte (any of the three).
+    /// The message in a binary frame, after its compression byte (any of the three); its
+    /// row lists hold a copy of the frame.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, MessageError> {
-        Self::from_frame(bytes, &mut compression::Decompressor::default())
+        Self::from_frame(
+            &Bytes::copy_from_slice(bytes),
+            &mut compression::Decompressor::default(),
+        )
     }
 
     /// The message in a binary frame, decompressed (if it is) by `decompressor`, whose state
-    /// a reader of many frames keeps from one to the next.
+    /// a reader of many frames keeps from one to the next. Its row lists borrow the frame's
+    /// buffer (or, compressed, the buffer it decompressed to): no row is copied.
     pub fn from_frame(
-        frame: &[u8],
+        frame: &Bytes,
         decompressor: &mut compression::Decompressor,
     ) -> Result<Self, MessageError> {
-        let (&tag, message) = frame.split_first().ok_or(MessageError::Empty)?;
-        match Compression::from_tag(tag) {
-            Some(Compression::None) => from_slice(message).map_err(MessageError::Binary),
-            Some(compression) => {
-                let message = decompressor
-                    .decompress(compression, message)
-                    .map_err(|error| MessageError::Decompression(compression, error))?;
-                from_slice(&message).map_err(MessageError::Binary)
-            }
-            None => Err(MessageError::Compression(tag)),
-        }
+        let &tag = frame.first().ok_or(MessageError::Empty)?;
+        let message = match Compression::from_tag(tag) {
+            Some(Compression::None) => frame.slice(1..),
+            Some(compression) => decompressor
+                .decompress(compression, &frame[1..])
+                .map(Bytes::from)
+                .map_err(|error| MessageError::Decompression(compression, error))?,
+            None => return Err(MessageError::Compression(tag)),
+        };
+        from_shared(&message).map_err(MessageError::Binary)
     }
 }
 
