@@ -21,10 +21,12 @@
 //!
 //! Decoding never panics: malformed or truncated input yields a [`DecodeError`].
 
+mod borrowed;
 mod error;
 mod impls;
 mod reader;
 
+pub use borrowed::{from_slice_borrowed, DecodeBorrowed};
 pub use error::DecodeError;
 pub use reader::{Reader, MAX_DEPTH};
 
