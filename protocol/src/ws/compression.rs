@@ -15,6 +15,11 @@
 //! measured and is no faster (`benches/RESULTS.md`): the reset clears the same match-finder
 //! tables that a new state gets zeroed, which is most of the fixed cost of compressing a small
 //! message. Brotli's encoder cannot be reset; its window is sized to the message.
+//!
+//! A reader is the other way round: it keeps a [`Decompressor`], whose gzip state is made once
+//! and reset per message (about 40 KiB not allocated again), and whose brotli decoder reads
+//! the input in place and sizes its ring buffer to the message, so that a small message costs
+//! no window whatever the window its stream declares.
 
 use std::io::{self, Write};
 
@@ -129,14 +134,23 @@ pub fn decompress(compression: Compression, input: &[u8]) -> io::Result<Vec<u8>>
 /// not the 64 KiB of a 16-bit window), and reading the input in place instead of through a
 /// copy buffer. `protocol/tests/decompression_allocations.rs` counts both.
 ///
-/// The output is one new vector per message, grown to the message's size: it becomes the
+/// The output is one new vector per message, allocated at the message's size: it becomes the
 /// message's own buffer, whose rows borrow it ([`super::BinaryServerMessage::from_frame`]).
+/// Gzip's trailer gives the size up front; brotli does not, so brotli writes into a kept
+/// scratch buffer, grown by doubling, which is then copied out at the size.
 pub struct Decompressor {
     /// Gzip's raw-deflate state, once a gzip message came.
     inflate: Option<flate2::Decompress>,
+    /// Where brotli writes a message before it is copied out at its size: kept up to
+    /// [`SCRATCH_KEPT`] bytes.
+    scratch: Vec<u8>,
     /// The most bytes a message may decompress to.
     max: usize,
 }
+
+/// The largest brotli output buffer a [`Decompressor`] keeps for the next message (brotli
+/// does not say how long its output is, so the buffer grows by doubling while it decodes).
+const SCRATCH_KEPT: usize = 4 << 20;
 
 impl Default for Decompressor {
     /// Refusing more than [`MAX_DECOMPRESSED`] bytes.
@@ -149,6 +163,7 @@ impl std::fmt::Debug for Decompressor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Decompressor")
             .field("inflate", &self.inflate.is_some())
+            .field("scratch", &self.scratch.len())
             .field("max", &self.max)
             .finish()
     }
@@ -160,6 +175,7 @@ impl Decompressor {
     pub fn new(max: u64) -> Self {
         Self {
             inflate: None,
+            scratch: Vec::new(),
             max: usize::try_from(max).unwrap_or(usize::MAX),
         }
     }
@@ -171,7 +187,7 @@ impl Decompressor {
         let max = self.max;
         let out = match compression {
             Compression::None => input.to_vec(),
-            Compression::Brotli => unbrotli(input, max)?,
+            Compression::Brotli => self.unbrotli(input)?,
             Compression::Gzip => self.gunzip(input)?,
         };
         if out.len() > max {
@@ -239,6 +255,63 @@ impl Decompressor {
     }
 }
 
+impl Decompressor {
+    /// `input` decompressed by brotli, with a new decoder state reading `input` in place,
+    /// into the kept scratch buffer (doubled while the output needs it), then copied out at
+    /// its size.
+    fn unbrotli(&mut self, input: &[u8]) -> io::Result<Vec<u8>> {
+        let max = self.max;
+        let alloc = brotli::enc::StandardAlloc::default;
+        let mut state = brotli::BrotliState::new(alloc(), alloc(), alloc());
+        let out = &mut self.scratch;
+        let first = input
+            .len()
+            .saturating_mul(4)
+            .max(256)
+            .min(max.saturating_add(1));
+        if out.len() < first {
+            out.resize(first, 0);
+        }
+        let (mut available_in, mut input_offset) = (input.len(), 0);
+        let (mut output_offset, mut total_out) = (0, 0);
+        loop {
+            let mut available_out = out.len() - output_offset;
+            let result = brotli::BrotliDecompressStream(
+                &mut available_in,
+                &mut input_offset,
+                input,
+                &mut available_out,
+                &mut output_offset,
+                out,
+                &mut total_out,
+                &mut state,
+            );
+            match result {
+                brotli::BrotliResult::ResultSuccess if available_in == 0 => break,
+                brotli::BrotliResult::ResultSuccess => {
+                    return Err(invalid("bytes after the brotli stream"))
+                }
+                brotli::BrotliResult::NeedsMoreOutput if out.len() > max => {
+                    return Err(too_large(max))
+                }
+                brotli::BrotliResult::NeedsMoreOutput => {
+                    let grown = out.len().saturating_mul(2).min(max.saturating_add(1));
+                    out.resize(grown, 0);
+                }
+                brotli::BrotliResult::NeedsMoreInput => {
+                    return Err(invalid("the brotli stream ends early"))
+                }
+                brotli::BrotliResult::ResultFailure => return Err(invalid("not a brotli stream")),
+            }
+        }
+        let message = out.get(..output_offset).unwrap_or_default().to_vec();
+        if out.len() > SCRATCH_KEPT {
+            *out = Vec::new();
+        }
+        Ok(message)
+    }
+}
+
 /// The most bytes one byte of deflate data can inflate to (258 bytes per 2-bit match).
 const DEFLATE_MAX_RATIO: usize = 1032;
 
@@ -281,47 +354,6 @@ fn gzip_header_len(input: &[u8]) -> io::Result<usize> {
         return Err(invalid("a truncated gzip header"));
     }
     Ok(at)
-}
-
-/// `input` decompressed by brotli into a vector grown as the output needs, with a new
-/// decoder state reading `input` in place.
-fn unbrotli(input: &[u8], max: usize) -> io::Result<Vec<u8>> {
-    let alloc = brotli::enc::StandardAlloc::default;
-    let mut state = brotli::BrotliState::new(alloc(), alloc(), alloc());
-    let first = input.len().saturating_mul(4).max(256);
-    let mut out = vec![0; first.min(max.saturating_add(1))];
-    let (mut available_in, mut input_offset) = (input.len(), 0);
-    let (mut output_offset, mut total_out) = (0, 0);
-    loop {
-        let mut available_out = out.len() - output_offset;
-        let result = brotli::BrotliDecompressStream(
-            &mut available_in,
-            &mut input_offset,
-            input,
-            &mut available_out,
-            &mut output_offset,
-            &mut out,
-            &mut total_out,
-            &mut state,
-        );
-        match result {
-            brotli::BrotliResult::ResultSuccess if available_in == 0 => break,
-            brotli::BrotliResult::ResultSuccess => {
-                return Err(invalid("bytes after the brotli stream"))
-            }
-            brotli::BrotliResult::NeedsMoreOutput if out.len() > max => return Err(too_large(max)),
-            brotli::BrotliResult::NeedsMoreOutput => {
-                let grown = out.len().saturating_mul(2).min(max.saturating_add(1));
-                out.resize(grown, 0);
-            }
-            brotli::BrotliResult::NeedsMoreInput => {
-                return Err(invalid("the brotli stream ends early"))
-            }
-            brotli::BrotliResult::ResultFailure => return Err(invalid("not a brotli stream")),
-        }
-    }
-    out.truncate(output_offset);
-    Ok(out)
 }
 
 /// The error of a stream that is not what its tag says.
@@ -410,7 +442,8 @@ mod tests {
     #[test]
     fn one_decompressor_reads_many_messages_of_both_kinds_in_turn() {
         let mut decompressor = Decompressor::default();
-        for round in 0..20 {
+        // Growing then shrinking: a kept buffer must not leak a longer message's tail.
+        for round in (0..20).chain((0..20).rev()) {
             for compression in Compression::ALL {
                 let input = text(1 + round * 997);
                 let mut out = Vec::new();

@@ -27,12 +27,13 @@
 //! compression byte ([`Compression`]), then the message, compressed or not: `0` none, `1`
 //! brotli, `2` gzip ([`compression`]). [`BinaryServerMessage::to_frame`] compresses a message
 //! when asked to and when it is at least the given threshold long (and compressing makes it
-//! smaller); [`BinaryServerMessage::from_bytes`] reads all three. A client message has no
-//! compression byte. A JSON
-//! message is one text frame: `{"CallReducer": {..}}`, written the way the value mapping
-//! writes values (enums as `{"Variant": payload}` or a unit variant's name, results as
-//! `{"ok": ..}` or `{"err": ..}`, identities as hex, timestamps as microseconds), except that
-//! the protocol's own integers (ids, offsets) are always numbers.
+//! smaller); [`BinaryServerMessage::from_frame`] reads all three, keeping a
+//! [`compression::Decompressor`]'s state across frames, and its row lists borrow the frame's
+//! buffer. A client message has no compression byte. A JSON message is one text frame:
+//! `{"CallReducer": {..}}`, written the way the value mapping writes values (enums as
+//! `{"Variant": payload}` or a unit variant's name, results as `{"ok": ..}` or `{"err": ..}`,
+//! identities as hex, timestamps as microseconds), except that the protocol's own integers
+//! (ids, offsets) are always numbers.
 //!
 //! Decoding never panics: bytes or text that are not a message give a [`MessageError`].
 
