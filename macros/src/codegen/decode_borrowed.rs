@@ -19,10 +19,12 @@ pub fn generate(decl: &TypeDecl, errors: &mut Errors) -> TokenStream {
     };
     let mut lifetimes = decl.generics.lifetimes();
     let (Some(input), None) = (lifetimes.next(), lifetimes.next()) else {
-        errors.error_at(
-            &decl.generics,
-            "a borrowing struct has exactly one lifetime parameter: the input's",
-        );
+        let message = "a borrowing struct has exactly one lifetime parameter: the input's";
+        if decl.generics.params.is_empty() {
+            errors.error_at(&decl.ident, message);
+        } else {
+            errors.error_at(&decl.generics, message);
+        }
         return TokenStream::new();
     };
     let input = &input.lifetime;

@@ -4,7 +4,7 @@
 //! A client chooses a compression when it connects (`docs/protocol.md`); the server then
 //! compresses the frames it judges worth it (over a size threshold it chose by measurement)
 //! and sends the others as they are, each frame saying which by its first byte. So a reader
-//! never needs to know what was asked: [`decompress`] follows the tag, whatever it is.
+//! never needs to know what was asked: a [`Decompressor`] follows the tag, whatever it is.
 //!
 //! The levels are the fast ones ([`BROTLI_QUALITY`], [`GZIP_LEVEL`]): a server compresses
 //! each shared frame once for every subscriber of a query set, in the middle of its fanout, so
@@ -116,13 +116,6 @@ pub fn gzip(input: &[u8], level: u32, out: &mut Vec<u8>) {
     // Writing into a `Vec` cannot fail.
     let _ = encoder.write_all(input);
     let _ = encoder.finish();
-}
-
-/// `input` decompressed as `compression` says, or why it is not: not a stream of that
-/// format, or more than [`MAX_DECOMPRESSED`] bytes once decompressed. A reader of many
-/// messages keeps a [`Decompressor`] instead.
-pub fn decompress(compression: Compression, input: &[u8]) -> io::Result<Vec<u8>> {
-    Decompressor::default().decompress(compression, input)
 }
 
 /// Decompresses messages one after the other, keeping what can be kept between them.
@@ -391,7 +384,9 @@ mod tests {
                 let input = text(len);
                 let mut out = Vec::new();
                 compress(compression, &input, &mut out);
-                let back = decompress(compression, &out).expect("decompresses");
+                let back = Decompressor::default()
+                    .decompress(compression, &out)
+                    .expect("decompresses");
                 assert_eq!(back, input, "{compression:?}, {len} bytes");
             }
         }
@@ -414,7 +409,9 @@ mod tests {
         for compression in [Compression::Brotli, Compression::Gzip] {
             for garbage in [&b""[..], b"\x1f\x8b", b"not compressed at all", &[0xff; 64]] {
                 assert!(
-                    decompress(compression, garbage).is_err(),
+                    Decompressor::default()
+                        .decompress(compression, garbage)
+                        .is_err(),
                     "{compression:?} {garbage:?}"
                 );
             }
