@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::{AlgebraicType, ConnectionId, Decode, Encode, Identity, SchemaType, Typespace};
 use wasmod_protocol::description::ModuleDescription;
-use wasmod_protocol::ws::{RowList, TableRows};
+use wasmod_protocol::ws::{Compression, RowList, TableRows};
 
 /// What the handle asks of the connection task.
 pub(crate) enum Command {
@@ -85,6 +85,7 @@ pub struct ClientBuilder {
     tables: Vec<DeclaredTable>,
     reconnect: Option<Backoff>,
     callbacks: Callbacks,
+    compression: Compression,
 }
 
 impl ClientBuilder {
@@ -99,6 +100,7 @@ impl ClientBuilder {
             tables: Vec::new(),
             reconnect: Some(Backoff::default()),
             callbacks: Callbacks::default(),
+            compression: Compression::None,
         }
     }
 
@@ -152,6 +154,13 @@ impl ClientBuilder {
         self
     }
 
+    /// How the server compresses the messages it sends (none by default; it compresses only
+    /// those large enough to gain): asked for on every connection, reconnections included.
+    pub fn compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
     /// Connects, and starts the connection task on the current tokio runtime. An error if
     /// the first connection fails (reconnection is for connections that were up), or if a
     /// declared table's primary key is not a field of its row type.
@@ -162,7 +171,7 @@ impl ClientBuilder {
                 cache.set_primary_key(&table.name, key);
             }
         }
-        let url = socket::subscribe_url(&self.url)?;
+        let url = socket::subscribe_url(&self.url, self.compression)?;
         let (socket, session) = socket::open(&url, self.token.as_deref()).await?;
         let shared = Arc::new(Shared {
             cache: Arc::new(RwLock::new(cache)),

@@ -18,7 +18,7 @@
 use crate::cache::Batch;
 use crate::client::{CallKind, Command, ReducerOutcome, Shared};
 use crate::error::Error;
-use crate::socket::{self, Frame, Socket};
+use crate::socket::{self, Frame, FrameDecoder, Socket};
 use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionState};
 use futures_util::StreamExt;
 use std::collections::{BTreeMap, HashMap};
@@ -130,6 +130,8 @@ pub(crate) struct Connection {
     query_sets: BTreeMap<u32, QuerySet>,
     /// The offset of the last transaction whose changes the cache holds.
     last_offset: Option<u64>,
+    /// Reads the socket's frames, keeping its decompressor across messages and sockets.
+    decoder: FrameDecoder,
 }
 
 /// How a turn of the task's loop ended.
@@ -157,6 +159,7 @@ impl Connection {
             pending: HashMap::new(),
             query_sets: BTreeMap::new(),
             last_offset: None,
+            decoder: FrameDecoder::default(),
         }
     }
 }
@@ -267,7 +270,7 @@ impl Connection {
         let Some(Ok(frame)) = frame else {
             return Turn::Lost;
         };
-        match socket::decode_frame(frame) {
+        match self.decoder.decode(frame) {
             Ok(Frame::Message(message)) => {
                 self.message(message);
                 Turn::Continue

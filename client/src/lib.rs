@@ -38,4 +38,4 @@ pub use delivery::Callbacks;
 pub use error::Error;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle, SubscriptionState};
 pub use table::TableHandle;
-pub use wasmod_protocol::ws::{RowList, TableRows};
+pub use wasmod_protocol::ws::{Compression, RowList, TableRows};

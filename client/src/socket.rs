@@ -4,6 +4,12 @@
 //! handshake, a first message that is not `IdentityToken`, a frame that is not a message)
 //! becomes an [`Error`] in one place, and so that the frame decoding can be tested without a
 //! socket.
+//!
+//! The socket is configured like the server's (`server/src/realtime/limits.rs`): its read
+//! buffer starts at [`READ_BUFFER`] and grows only while a large message is read, and a
+//! message may be at most [`MAX_MESSAGE`] bytes. The compression the client chose is a query
+//! parameter of the URL, so a reconnection asks for it again; whatever a frame's compression
+//! byte says, its [`FrameDecoder`] reads it, with state kept from one frame to the next.
 
 use crate::error::Error;
 use futures_util::{SinkExt, StreamExt};
@@ -12,16 +18,30 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::header::{AUTHORIZATION, SEC_WEBSOCKET_PROTOCOL};
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use wasmod_abi::{ConnectionId, Identity};
-use wasmod_protocol::ws::{BinaryClientMessage, BinaryServerMessage, ServerMessage, BIN_PROTOCOL};
+use wasmod_protocol::ws::compression::Decompressor;
+use wasmod_protocol::ws::{
+    BinaryClientMessage, BinaryServerMessage, Compression, ServerMessage, BIN_PROTOCOL,
+};
 
 /// The client's WebSocket.
 pub(crate) type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// How long the handshake and the first message may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The read buffer the socket starts with, as the server's (tungstenite's default is 128
+/// KiB): most messages are a transaction's few rows.
+pub(crate) const READ_BUFFER: usize = 4 * 1024;
+
+/// The largest message (and frame) the client reads, compressed or once decompressed: four
+/// times the most a default server queues for one client (`outbound_bytes`, 16 MiB; a
+/// subscription's rows come in parts of 1 MiB), so that a server configured for larger
+/// commits still fits. A larger one ends the connection.
+pub(crate) const MAX_MESSAGE: usize = 64 << 20;
 
 /// Who the connection runs as: the server's `IdentityToken`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,9 +54,10 @@ pub(crate) struct Session {
     pub(crate) connection_id: ConnectionId,
 }
 
-/// The subscribe endpoint under `base`: `http(s)://` becomes `ws(s)://`, and
-/// `/v1/subscribe` is appended unless the URL already ends with it.
-pub(crate) fn subscribe_url(base: &str) -> Result<String, Error> {
+/// The subscribe endpoint under `base`: `http(s)://` becomes `ws(s)://`, `/v1/subscribe` is
+/// appended unless the URL already ends with it, then the `compression` parameter unless it
+/// is none.
+pub(crate) fn subscribe_url(base: &str, compression: Compression) -> Result<String, Error> {
     let base = base.trim_end_matches('/');
     let url = if let Some(rest) = base.strip_prefix("http://") {
         format!("ws://{rest}")
@@ -49,10 +70,14 @@ pub(crate) fn subscribe_url(base: &str) -> Result<String, Error> {
             "`{base}` is not an http, https, ws or wss URL"
         )));
     };
-    Ok(if url.ends_with("/v1/subscribe") {
+    let endpoint = if url.ends_with("/v1/subscribe") {
         url
     } else {
         format!("{url}/v1/subscribe")
+    };
+    Ok(match compression {
+        Compression::None => endpoint,
+        compression => format!("{endpoint}?compression={}", compression.name()),
     })
 }
 
@@ -79,9 +104,14 @@ async fn open_unbounded(url: &str, token: Option<&str>) -> Result<(Socket, Sessi
             .map_err(|_| Error::Connect("the token is not a valid header value".into()))?;
         headers.insert(AUTHORIZATION, bearer);
     }
-    let (mut socket, response) = tokio_tungstenite::connect_async(request)
-        .await
-        .map_err(|error| connect_error(&error))?;
+    let config = WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER)
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE));
+    let (mut socket, response) =
+        tokio_tungstenite::connect_async_with_config(request, Some(config), false)
+            .await
+            .map_err(|error| connect_error(&error))?;
     let protocol = response.headers().get(SEC_WEBSOCKET_PROTOCOL);
     if protocol.map(HeaderValue::as_bytes) != Some(BIN_PROTOCOL.as_bytes()) {
         return Err(Error::Connect(format!(
@@ -94,7 +124,7 @@ async fn open_unbounded(url: &str, token: Option<&str>) -> Result<(Socket, Sessi
             .await
             .ok_or_else(|| Error::Connect("the socket ended before the first message".into()))?
             .map_err(|error| connect_error(&error))?;
-        match decode_frame(frame) {
+        match FrameDecoder::default().decode(frame) {
             Ok(Frame::Message(ServerMessage::IdentityToken {
                 identity,
                 token,
@@ -142,19 +172,39 @@ pub(crate) enum Frame {
     Closed(String),
 }
 
-/// What `frame` is; an error for a text frame (the binary protocol has none) or bytes that
-/// are not a server message.
-pub(crate) fn decode_frame(frame: Message) -> Result<Frame, Error> {
-    match frame {
-        Message::Binary(bytes) => Ok(Frame::Message(BinaryServerMessage::from_bytes(&bytes)?)),
-        Message::Text(_) => Err(Error::Protocol(
-            "a text frame on the binary protocol".into(),
-        )),
-        Message::Close(close) => Ok(Frame::Closed(close.map_or_else(
-            || "no reason".to_owned(),
-            |close| format!("{} {}", u16::from(close.code), close.reason),
-        ))),
-        Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(Frame::Control),
+/// Reads frames as messages, keeping the decompressor's state from one frame to the next.
+#[derive(Debug)]
+pub(crate) struct FrameDecoder {
+    decompressor: Decompressor,
+}
+
+impl Default for FrameDecoder {
+    /// Refusing messages of more than [`MAX_MESSAGE`] bytes once decompressed.
+    fn default() -> Self {
+        Self {
+            decompressor: Decompressor::new(MAX_MESSAGE as u64),
+        }
+    }
+}
+
+impl FrameDecoder {
+    /// What `frame` is; an error for a text frame (the binary protocol has none) or bytes
+    /// that are not a server message.
+    pub(crate) fn decode(&mut self, frame: Message) -> Result<Frame, Error> {
+        match frame {
+            Message::Binary(bytes) => Ok(Frame::Message(BinaryServerMessage::from_frame(
+                &bytes,
+                &mut self.decompressor,
+            )?)),
+            Message::Text(_) => Err(Error::Protocol(
+                "a text frame on the binary protocol".into(),
+            )),
+            Message::Close(close) => Ok(Frame::Closed(close.map_or_else(
+                || "no reason".to_owned(),
+                |close| format!("{} {}", u16::from(close.code), close.reason),
+            ))),
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(Frame::Control),
+        }
     }
 }
 
@@ -179,19 +229,40 @@ mod tests {
 
     #[test]
     fn urls_become_the_subscribe_endpoint() {
+        let url = |base| subscribe_url(base, Compression::None).ok();
         assert_eq!(
-            subscribe_url("http://127.0.0.1:3000/").ok().as_deref(),
+            url("http://127.0.0.1:3000/").as_deref(),
             Some("ws://127.0.0.1:3000/v1/subscribe")
         );
         assert_eq!(
-            subscribe_url("https://example.org").ok().as_deref(),
+            url("https://example.org").as_deref(),
             Some("wss://example.org/v1/subscribe")
         );
         assert_eq!(
-            subscribe_url("ws://h/v1/subscribe").ok().as_deref(),
+            url("ws://h/v1/subscribe").as_deref(),
             Some("ws://h/v1/subscribe")
         );
-        assert!(matches!(subscribe_url("ftp://h"), Err(Error::Connect(_))));
+        assert!(matches!(
+            subscribe_url("ftp://h", Compression::None),
+            Err(Error::Connect(_))
+        ));
+    }
+
+    #[test]
+    fn a_compression_is_the_query_parameter() {
+        for (compression, query) in [
+            (Compression::Brotli, "?compression=brotli"),
+            (Compression::Gzip, "?compression=gzip"),
+        ] {
+            assert_eq!(
+                subscribe_url("http://h:1", compression).ok(),
+                Some(format!("ws://h:1/v1/subscribe{query}"))
+            );
+        }
+    }
+
+    fn decode_frame(frame: Message) -> Result<Frame, Error> {
+        FrameDecoder::default().decode(frame)
     }
 
     #[test]
@@ -200,6 +271,33 @@ mod tests {
         match decode_frame(Message::binary(bytes)) {
             Ok(Frame::Message(message)) => assert_eq!(message, applied()),
             other => panic!("not the message: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn one_decoder_reads_frames_of_every_compression_in_turn() {
+        let text = b"a row that compresses well, repeated ".repeat(4);
+        let rows = RowList::from_rows((0..50).map(|_| &text[..])).expect("small");
+        let large = ServerMessage::SubscribeApplied {
+            query_set_id: 1,
+            offset: 2,
+            tables: vec![TableRows {
+                table: "message".into(),
+                rows,
+            }],
+            deletes: vec![],
+            resumed: false,
+        };
+        let mut decoder = FrameDecoder::default();
+        for _ in 0..3 {
+            for compression in Compression::ALL {
+                let frame = large.to_frame(compression, 0);
+                assert_eq!(frame[0], compression.tag());
+                match decoder.decode(Message::binary(frame)) {
+                    Ok(Frame::Message(message)) => assert_eq!(message, large),
+                    other => panic!("{compression:?}: not the message: {other:?}"),
+                }
+            }
         }
     }
 

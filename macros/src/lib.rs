@@ -51,6 +51,31 @@ pub fn derive_schema_type(input: TokenStream) -> TokenStream {
     expand(result, TokenStream2::new()).into()
 }
 
+/// Derives `DecodeBorrowed` for a struct with one lifetime parameter, the input's: its
+/// `&str` and `&[u8]` fields borrow the bytes being decoded instead of copying them, and its
+/// other fields decode as with `SchemaType`.
+///
+/// ```ignore
+/// #[derive(DecodeBorrowed)]
+/// struct MessageRef<'a> { id: u64, sender: Identity, text: &'a str }
+///
+/// let message: MessageRef<'_> = wasmod::abi::encoding::from_slice_borrowed(row)?;
+/// ```
+///
+/// The encoding is the one its owned twin (`text: String`) derives with `SchemaType`.
+#[proc_macro_derive(DecodeBorrowed, attributes(wasmod))]
+pub fn derive_decode_borrowed(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    let mut errors = Errors::default();
+    let options = ir::schema_type::TypeOptions::from_attrs(&input.attrs, &mut errors);
+    let decl = ir::schema_type::TypeDecl::parse(&input, options.krate, &mut errors);
+    let code = decl
+        .map(|decl| codegen::decode_borrowed::generate(&decl, &mut errors))
+        .unwrap_or_default();
+    let result = errors.finish(code);
+    expand(result, TokenStream2::new()).into()
+}
+
 /// Declares a table: the struct is its row type, each field a column.
 ///
 /// ```ignore

@@ -73,7 +73,8 @@ pub mod testing;
 pub use wasmod_abi as abi;
 pub use wasmod_abi::http;
 pub use wasmod_abi::{
-    ConnectionId, Decode, DecodeError, Encode, Errno, Identity, SchemaType, Timestamp,
+    ConnectionId, Decode, DecodeBorrowed, DecodeError, Encode, Errno, Identity, SchemaType,
+    Timestamp,
 };
 
 pub use context::{

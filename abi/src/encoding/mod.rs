@@ -21,10 +21,12 @@
 //!
 //! Decoding never panics: malformed or truncated input yields a [`DecodeError`].
 
+mod borrowed;
 mod error;
 mod impls;
 mod reader;
 
+pub use borrowed::{from_slice_borrowed, DecodeBorrowed};
 pub use error::DecodeError;
 pub use reader::{Reader, MAX_DEPTH};
 
@@ -150,6 +152,15 @@ pub fn to_vec<T: Encode + ?Sized>(value: &T) -> Vec<u8> {
 /// Decodes exactly one `T` from `bytes`; trailing bytes are an error.
 pub fn from_slice<T: Decode>(bytes: &[u8]) -> Result<T, DecodeError> {
     let mut reader = Reader::new(bytes);
+    let value = T::decode(&mut reader)?;
+    reader.finish()?;
+    Ok(value)
+}
+
+/// Decodes exactly one `T` from `owner`'s bytes, with a reader that lets `T`'s decoders share
+/// `owner` instead of copying out of it ([`Reader::shared`]); trailing bytes are an error.
+pub fn from_shared<T: Decode, O: AsRef<[u8]> + std::any::Any>(owner: &O) -> Result<T, DecodeError> {
+    let mut reader = Reader::shared(owner);
     let value = T::decode(&mut reader)?;
     reader.finish()?;
     Ok(value)

@@ -1,14 +1,20 @@
 //! A cursor over encoded bytes.
 
 use super::DecodeError;
+use std::any::Any;
 
 /// A cursor over the bytes being decoded. Every read is bounds-checked, and nesting is bounded:
 /// the containers through which a type can recurse (`Vec`, `Box`, `Option`, `Result`) count
 /// their depth here, so that hostile input cannot exhaust the decoder's stack.
+///
+/// A reader made by [`Reader::shared`] also knows the value that owns its bytes, so that a
+/// decoder of a large part (a protocol's row list) can keep a cheap handle on the owner's
+/// buffer instead of copying the part out of it.
 #[derive(Clone, Debug)]
 pub struct Reader<'a> {
     bytes: &'a [u8],
     depth: u32,
+    owner: Option<&'a dyn Any>,
 }
 
 /// How deeply containers may nest in one decoded value.
@@ -17,7 +23,28 @@ pub const MAX_DEPTH: u32 = 64;
 impl<'a> Reader<'a> {
     /// A reader over `bytes`.
     pub const fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, depth: 0 }
+        Self {
+            bytes,
+            depth: 0,
+            owner: None,
+        }
+    }
+
+    /// A reader over `owner`'s bytes (`owner.as_ref()`), which decoders may find with
+    /// [`Reader::owner`].
+    pub fn shared<O: AsRef<[u8]> + Any>(owner: &'a O) -> Self {
+        Self {
+            bytes: owner.as_ref(),
+            depth: 0,
+            owner: Some(owner),
+        }
+    }
+
+    /// The value whose bytes this reader reads, when it was made by [`Reader::shared`]: every
+    /// slice the reader hands out lies within that value's `as_ref()`, so a decoder that
+    /// knows the owner's type can share the owner's buffer rather than copy the slice.
+    pub fn owner(&self) -> Option<&'a dyn Any> {
+        self.owner
     }
 
     /// Decodes one nested level with `decode`, failing with [`DecodeError::TooDeep`] past

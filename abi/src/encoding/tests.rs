@@ -363,3 +363,84 @@ fn a_description_of_another_format_version_is_refused_before_decoding() {
         Err(DescriptionError::Decode(DecodeError::TrailingBytes(1)))
     );
 }
+
+/// A row with owned strings, as a table declares it.
+#[derive(Debug, PartialEq, SchemaType)]
+#[wasmod(crate = crate)]
+struct OwnedRow {
+    id: u32,
+    score: u64,
+    name: String,
+    blob: Vec<u8>,
+}
+
+/// The same row, borrowing its strings from the input.
+#[derive(Debug, PartialEq, crate::DecodeBorrowed)]
+#[wasmod(crate = crate)]
+struct BorrowedRow<'a> {
+    id: u32,
+    score: u64,
+    name: &'a str,
+    blob: &'a [u8],
+}
+
+fn owned_row() -> OwnedRow {
+    OwnedRow {
+        id: 7,
+        score: 1 << 40,
+        name: "héllo".into(),
+        blob: vec![0, 1, 2, 255],
+    }
+}
+
+#[test]
+fn a_borrowing_row_reads_the_owned_rows_encoding_in_place() {
+    let bytes = to_vec(&owned_row());
+    let row: BorrowedRow<'_> = from_slice_borrowed(&bytes).expect("decodes");
+    assert_eq!(
+        row,
+        BorrowedRow {
+            id: 7,
+            score: 1 << 40,
+            name: "héllo",
+            blob: &[0, 1, 2, 255],
+        }
+    );
+    let range = bytes.as_ptr_range();
+    assert!(
+        range.contains(&row.name.as_ptr()),
+        "the name is the input's bytes"
+    );
+    assert!(range.contains(&row.blob.as_ptr()), "so is the blob");
+    let text = to_vec("text");
+    let alone: &str = from_slice_borrowed(&text).expect("a &str");
+    assert_eq!(alone, "text");
+}
+
+#[test]
+fn a_borrowing_row_refuses_what_the_owned_row_refuses() {
+    let bytes = to_vec(&owned_row());
+    for len in 0..bytes.len() {
+        assert!(
+            from_slice_borrowed::<BorrowedRow<'_>>(&bytes[..len]).is_err(),
+            "{len} of {} bytes",
+            bytes.len()
+        );
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(
+        from_slice_borrowed::<BorrowedRow<'_>>(&longer),
+        Err(DecodeError::TrailingBytes(1))
+    ));
+    let mut not_utf8 = bytes;
+    not_utf8[16] = 0xff;
+    assert_eq!(
+        from_slice_borrowed::<BorrowedRow<'_>>(&not_utf8),
+        Err(DecodeError::InvalidUtf8)
+    );
+    assert_eq!(
+        from_slice::<OwnedRow>(&not_utf8),
+        Err(DecodeError::InvalidUtf8)
+    );
+}

@@ -4,6 +4,7 @@
 
 mod bindings;
 mod calls;
+mod compression;
 mod frame_tick;
 mod lookups;
 mod malformed;

@@ -310,7 +310,7 @@ fn pattern(path: TokenStream, fields: &Fields, bindings: &[syn::Ident]) -> Token
 
 /// An expression building `path` with every field read by `read`, each read spanned at its
 /// field's type so that a type that cannot be decoded is reported there.
-fn construct(path: TokenStream, fields: &Fields, read: &TokenStream) -> TokenStream {
+pub(super) fn construct(path: TokenStream, fields: &Fields, read: &TokenStream) -> TokenStream {
     let members = fields.fields.iter().map(|field| &field.member);
     match fields.style {
         Style::Named | Style::Unnamed => {

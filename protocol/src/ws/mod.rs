@@ -27,12 +27,13 @@
 //! compression byte ([`Compression`]), then the message, compressed or not: `0` none, `1`
 //! brotli, `2` gzip ([`compression`]). [`BinaryServerMessage::to_frame`] compresses a message
 //! when asked to and when it is at least the given threshold long (and compressing makes it
-//! smaller); [`BinaryServerMessage::from_bytes`] reads all three. A client message has no
-//! compression byte. A JSON
-//! message is one text frame: `{"CallReducer": {..}}`, written the way the value mapping
-//! writes values (enums as `{"Variant": payload}` or a unit variant's name, results as
-//! `{"ok": ..}` or `{"err": ..}`, identities as hex, timestamps as microseconds), except that
-//! the protocol's own integers (ids, offsets) are always numbers.
+//! smaller); [`BinaryServerMessage::from_frame`] reads all three, keeping a
+//! [`compression::Decompressor`]'s state across frames, and its row lists borrow the frame's
+//! buffer. A client message has no compression byte. A JSON message is one text frame:
+//! `{"CallReducer": {..}}`, written the way the value mapping writes values (enums as
+//! `{"Variant": payload}` or a unit variant's name, results as `{"ok": ..}` or `{"err": ..}`,
+//! identities as hex, timestamps as microseconds), except that the protocol's own integers
+//! (ids, offsets) are always numbers.
 //!
 //! Decoding never panics: bytes or text that are not a message give a [`MessageError`].
 
@@ -50,9 +51,10 @@ pub use server::{
     UpdateStatus,
 };
 
+use bytes::Bytes;
 use serde_json::value::RawValue;
 use std::fmt;
-use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::encoding::{from_shared, from_slice, to_vec};
 use wasmod_abi::DecodeError;
 
 /// The WebSocket subprotocol of binary messages.
@@ -150,18 +152,32 @@ impl BinaryServerMessage {
         }
     }
 
-    /// The message in a binary frame, after its compression byte (any of the three).
+    /// The message in a binary frame, after its compression byte (any of the three); its
+    /// row lists hold a copy of the frame.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, MessageError> {
-        let (&tag, message) = bytes.split_first().ok_or(MessageError::Empty)?;
-        match Compression::from_tag(tag) {
-            Some(Compression::None) => from_slice(message).map_err(MessageError::Binary),
-            Some(compression) => {
-                let message = compression::decompress(compression, message)
-                    .map_err(|error| MessageError::Decompression(compression, error))?;
-                from_slice(&message).map_err(MessageError::Binary)
-            }
-            None => Err(MessageError::Compression(tag)),
-        }
+        Self::from_frame(
+            &Bytes::copy_from_slice(bytes),
+            &mut compression::Decompressor::default(),
+        )
+    }
+
+    /// The message in a binary frame, decompressed (if it is) by `decompressor`, whose state
+    /// a reader of many frames keeps from one to the next. Its row lists borrow the frame's
+    /// buffer (or, compressed, the buffer it decompressed to): no row is copied.
+    pub fn from_frame(
+        frame: &Bytes,
+        decompressor: &mut compression::Decompressor,
+    ) -> Result<Self, MessageError> {
+        let &tag = frame.first().ok_or(MessageError::Empty)?;
+        let message = match Compression::from_tag(tag) {
+            Some(Compression::None) => frame.slice(1..),
+            Some(compression) => decompressor
+                .decompress(compression, &frame[1..])
+                .map(Bytes::from)
+                .map_err(|error| MessageError::Decompression(compression, error))?,
+            None => return Err(MessageError::Compression(tag)),
+        };
+        from_shared(&message).map_err(MessageError::Binary)
     }
 }
 

@@ -2,9 +2,12 @@
 //!
 //! A subscription's rows are encoded once per commit and sent to every client whose queries
 //! match, so a row list is built once and then shared: its bytes and its row ends are
-//! reference-counted, and cloning one (into each client's message) copies two pointers. Its
-//! binary encoding is the row ends then the bytes, so a receiver slices rows out of one buffer
-//! instead of decoding one allocation per row.
+//! reference-counted buffers ([`Bytes`]), and cloning one (into each client's message) counts
+//! one more holder of each. Its binary encoding is the row ends then the bytes, so a receiver
+//! slices rows out of one buffer instead of decoding one allocation per row; and a receiver
+//! that decodes a frame it holds as [`Bytes`] (`encoding::from_shared`, as
+//! [`BinaryServerMessage::from_frame`](super::BinaryServerMessage::from_frame) does) gets row
+//! lists that borrow the frame's buffer: their ends and bytes are checked, not copied.
 //!
 //! In JSON, rows are values of the table's row type in the JSON mapping ([`crate::json`]):
 //! [`RowList::to_json`] writes them from the bytes in one pass. The protocol does not know a
@@ -12,8 +15,8 @@
 
 use super::server::{TableRows, TableUpdate};
 use crate::json::{rows_json, JsonError};
+use bytes::Bytes;
 use serde_json::value::RawValue;
-use std::sync::Arc;
 use wasmod_abi::{
     AlgebraicType, Decode, DecodeError, Encode, Field, ModuleDef, Reader, SchemaType, Typespace,
 };
@@ -22,9 +25,10 @@ use wasmod_abi::{
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RowList {
     /// The rows' encodings, one after the other.
-    bytes: Arc<[u8]>,
-    /// Where each row ends in `bytes`: non-decreasing, the last one `bytes.len()`.
-    ends: Arc<[u32]>,
+    bytes: Bytes,
+    /// Where each row ends in `bytes`, as little-endian `u32`s (their encoding):
+    /// non-decreasing, the last one `bytes.len()`.
+    ends: Bytes,
 }
 
 impl RowList {
@@ -35,7 +39,7 @@ impl RowList {
         let mut ends = Vec::new();
         for row in rows {
             bytes.extend_from_slice(row);
-            ends.push(u32::try_from(bytes.len()).ok()?);
+            ends.extend_from_slice(&u32::try_from(bytes.len()).ok()?.to_le_bytes());
         }
         Some(Self {
             bytes: bytes.into(),
@@ -45,7 +49,7 @@ impl RowList {
 
     /// How many rows the list holds.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.ends.len() / END
     }
 
     /// Whether the list holds no row.
@@ -55,10 +59,11 @@ impl RowList {
 
     /// The rows' encodings, in order.
     pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        let ends = row_ends(&self.ends);
+        let starts = std::iter::once(0).chain(ends.clone());
         starts
-            .zip(self.ends.iter().copied())
-            .map(|(start, end)| self.bytes.get(start as usize..end as usize).unwrap_or(&[]))
+            .zip(ends)
+            .map(|(start, end)| self.bytes.get(start..end).unwrap_or(&[]))
     }
 
     /// The rows as a JSON array of values of `row_type`, written from their bytes.
@@ -71,29 +76,63 @@ impl RowList {
     }
 }
 
+/// The bytes of one row end.
+const END: usize = 4;
+
+/// The row ends encoded in `ends`, little-endian `u32`s.
+fn row_ends(ends: &[u8]) -> impl Iterator<Item = usize> + Clone + '_ {
+    ends.chunks_exact(END)
+        .map(|end| u32::from_le_bytes([end[0], end[1], end[2], end[3]]) as usize)
+}
+
+/// `part` of what `reader` reads, as a handle on the reader's owner when that is a [`Bytes`]
+/// holding it (no copy), or else copied.
+fn share(reader: &Reader<'_>, part: &[u8]) -> Bytes {
+    let Some(whole) = reader
+        .owner()
+        .and_then(|owner| owner.downcast_ref::<Bytes>())
+    else {
+        return Bytes::copy_from_slice(part);
+    };
+    let offset = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    if offset <= whole.len() && part.len() <= whole.len() - offset {
+        whole.slice(offset..offset + part.len())
+    } else {
+        Bytes::copy_from_slice(part)
+    }
+}
+
 impl Encode for RowList {
     fn encode(&self, out: &mut Vec<u8>) {
-        self.ends.encode(out);
-        self.bytes.encode(out);
+        (self.len() as u32).encode(out);
+        out.extend_from_slice(&self.ends);
+        (self.bytes.len() as u32).encode(out);
+        out.extend_from_slice(&self.bytes);
     }
 
     fn encoded_len(&self) -> usize {
-        self.ends.encoded_len() + self.bytes.encoded_len()
+        2 * END + self.ends.len() + self.bytes.len()
     }
 }
 
 impl Decode for RowList {
     fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        let ends = Vec::<u32>::decode(reader)?;
-        let bytes = Vec::<u8>::decode(reader)?;
-        let ordered = ends.windows(2).all(|pair| pair[0] <= pair[1]);
-        let last = ends.last().map_or(0, |&end| end as usize);
-        if !ordered || last != bytes.len() {
+        let count = reader.read_len()?;
+        let ends = reader.take(count.saturating_mul(END))?;
+        let bytes = reader.read_len_prefixed()?;
+        let mut last = 0;
+        for end in row_ends(ends) {
+            if end < last {
+                return Err(DecodeError::LengthOverflow);
+            }
+            last = end;
+        }
+        if last != bytes.len() {
             return Err(DecodeError::LengthOverflow);
         }
         Ok(Self {
-            bytes: bytes.into(),
-            ends: ends.into(),
+            bytes: share(reader, bytes),
+            ends: share(reader, ends),
         })
     }
 }
@@ -154,5 +193,58 @@ impl<'m> RowTypes<'m> {
             .map(|def| &def.row_type)
             .ok_or_else(|| JsonError::unknown_table(table))?;
         rows.to_json(row_type, &self.module.typespace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmod_abi::encoding::{from_shared, from_slice, to_vec};
+
+    fn list() -> RowList {
+        RowList::from_rows([&b"one"[..], b"", b"three"]).expect("small")
+    }
+
+    #[test]
+    fn the_encoding_is_the_ends_then_the_bytes() {
+        let expected = to_vec(&(vec![3u32, 3, 8], b"onethree".to_vec()));
+        assert_eq!(to_vec(&list()), expected);
+        assert_eq!(list().encoded_len(), expected.len());
+        let list = list();
+        let rows: Vec<&[u8]> = list.iter().collect();
+        assert_eq!(rows, [&b"one"[..], b"", b"three"]);
+    }
+
+    #[test]
+    fn a_list_decoded_from_shared_bytes_borrows_them_and_from_a_slice_copies() {
+        let frame = Bytes::from(to_vec(&list()));
+        let within = |list: &RowList| {
+            let range = frame.as_ptr_range();
+            list.iter()
+                .filter(|row| !row.is_empty())
+                .all(|row| range.contains(&row.as_ptr()))
+        };
+        let shared: RowList = from_shared(&frame).expect("decodes");
+        assert_eq!(shared, list());
+        assert!(within(&shared), "the rows are the frame's bytes");
+        let copied: RowList = from_slice(&frame).expect("decodes");
+        assert_eq!(copied, list());
+        assert!(!within(&copied), "a slice has no owner to share");
+    }
+
+    #[test]
+    fn ends_out_of_order_or_short_of_the_bytes_are_errors() {
+        for (ends, bytes) in [
+            (vec![3u32, 2, 8], b"onethree".to_vec()),
+            (vec![3, 3, 7], b"onethree".to_vec()),
+            (vec![3, 3, 9], b"onethree".to_vec()),
+            (vec![], b"x".to_vec()),
+        ] {
+            let frame = Bytes::from(to_vec(&(ends.clone(), bytes)));
+            assert!(
+                from_shared::<RowList, _>(&frame).is_err(),
+                "{ends:?} accepted"
+            );
+        }
     }
 }

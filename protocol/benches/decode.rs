@@ -1,0 +1,209 @@
+//! Decoding binary server frames as the client does (`BinaryServerMessage::from_frame`, one
+//! decompressor kept across the iterations), in the scenarios of SpacetimeDB's client SDK
+//! benchmarks (issue 12): a `TransactionUpdate` inserting 1, 100 and 10,000 chat-like rows
+//! (about 60 bytes each), uncompressed and brotli-compressed; a `SubscribeApplied` of as many
+//! rows; the first message of a connection (`IdentityToken`); and a row list alone. Row lists
+//! borrow the frame, so the rows are checked, not copied.
+//!
+//! Before the measurements, the bytes and allocations of one decode of each are printed
+//! (the second decode, as in the measured loop), counted by this binary's global allocator.
+//!
+//! `cargo bench -p wasmod-protocol --bench decode`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use wasmod_abi::encoding::{from_shared, to_vec};
+use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
+use wasmod_protocol::ws::compression::{Compression, Decompressor};
+use wasmod_protocol::ws::{
+    BinaryServerMessage, EntryPointName, QuerySetUpdate, RowList, ServerMessage, TableRows,
+    TableUpdate, TransactionUpdate, UpdateStatus,
+};
+
+/// The system allocator, counting allocations and their bytes.
+struct Counting;
+
+static CALLS: AtomicUsize = AtomicUsize::new(0);
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed to the system allocator unchanged; the counting only reads
+// the layout.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract is `System.alloc`'s.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        CALLS.fetch_add(1, Ordering::Relaxed);
+        BYTES.fetch_add(new_size, Ordering::Relaxed);
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The row counts measured.
+const ROWS: [usize; 3] = [1, 100, 10_000];
+
+/// An encoded chat row: an id, a sender, a short text.
+fn row(id: u64) -> Vec<u8> {
+    let mut row = id.to_le_bytes().to_vec();
+    row.extend_from_slice(&[(id % 7) as u8; 32]);
+    let text = format!("message number {id} from the dragon");
+    row.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    row.extend_from_slice(text.as_bytes());
+    row
+}
+
+/// A list of `count` rows.
+fn rows(count: usize) -> RowList {
+    let rows: Vec<Vec<u8>> = (0..count as u64).map(row).collect();
+    RowList::from_rows(rows.iter().map(Vec::as_slice)).expect("small")
+}
+
+/// A `SubscribeApplied` of `count` rows of one table.
+fn applied(count: usize) -> BinaryServerMessage {
+    ServerMessage::SubscribeApplied {
+        query_set_id: 1,
+        offset: 42,
+        tables: vec![TableRows {
+            table: "message".into(),
+            rows: rows(count),
+        }],
+        deletes: vec![],
+        resumed: false,
+    }
+}
+
+/// A committed `TransactionUpdate` inserting `count` rows into one table of one query set.
+fn update(count: usize) -> BinaryServerMessage {
+    ServerMessage::TransactionUpdate(TransactionUpdate {
+        offset: 1234,
+        timestamp: Timestamp::from_micros_since_unix_epoch(1_764_590_000_000_000),
+        caller_identity: Identity::from_bytes([9; 32]),
+        caller_connection_id: ConnectionId::from_bytes([5; 16]),
+        entry_point: EntryPointName {
+            kind: EntryKind::Reducer,
+            name: "send_message".into(),
+        },
+        status: UpdateStatus::Committed,
+        request_id: None,
+        changes: vec![QuerySetUpdate {
+            query_set_id: 1,
+            tables: vec![TableUpdate {
+                table: "message".into(),
+                inserts: rows(count),
+                deletes: RowList::default(),
+            }],
+        }],
+    })
+}
+
+/// A connection's first message.
+fn identity_token() -> BinaryServerMessage {
+    ServerMessage::IdentityToken {
+        identity: Identity::from_bytes([3; 32]),
+        token: "x".repeat(180),
+        connection_id: ConnectionId::from_bytes([4; 16]),
+    }
+}
+
+/// Prints what one run of `decode` allocates.
+fn print_allocations(name: &str, decode: impl FnOnce()) {
+    let (calls, bytes) = (CALLS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed));
+    decode();
+    println!(
+        "{name}: {} allocations, {} bytes",
+        CALLS.load(Ordering::Relaxed) - calls,
+        BYTES.load(Ordering::Relaxed) - bytes
+    );
+}
+
+/// The frames measured: a group name, a row count, a compression, the frame.
+fn frames() -> Vec<(&'static str, usize, Compression, bytes::Bytes)> {
+    let mut frames = vec![(
+        "identity_token",
+        0,
+        Compression::None,
+        identity_token().to_bytes().into(),
+    )];
+    for count in ROWS {
+        for compression in [Compression::None, Compression::Brotli] {
+            frames.push((
+                "transaction_update",
+                count,
+                compression,
+                update(count).to_frame(compression, 0).into(),
+            ));
+            frames.push((
+                "subscribe_applied",
+                count,
+                compression,
+                applied(count).to_frame(compression, 0).into(),
+            ));
+        }
+    }
+    frames
+}
+
+fn decode(c: &mut Criterion) {
+    let frames = frames();
+    let lists: Vec<(usize, bytes::Bytes)> = ROWS
+        .iter()
+        .map(|&count| (count, to_vec(&rows(count)).into()))
+        .collect();
+    let mut decompressor = Decompressor::default();
+    for (group, count, compression, frame) in &frames {
+        let name = format!(
+            "{group}/{}/{count} ({} bytes)",
+            compression.name(),
+            frame.len()
+        );
+        // Once first, so that the count is of a decode with the decompressor's buffers grown,
+        // as in the measured loop.
+        black_box(BinaryServerMessage::from_frame(frame, &mut decompressor)).expect("decodes");
+        print_allocations(&name, || {
+            black_box(BinaryServerMessage::from_frame(frame, &mut decompressor)).expect("decodes");
+        });
+    }
+    for (count, list) in &lists {
+        print_allocations(&format!("row_list/{count}"), || {
+            black_box(from_shared::<RowList, _>(list)).expect("decodes");
+        });
+    }
+    for (group, count, compression, frame) in &frames {
+        let mut group = c.benchmark_group(*group);
+        group.throughput(Throughput::Elements((*count).max(1) as u64));
+        group.bench_with_input(
+            BenchmarkId::new(compression.name(), count),
+            frame,
+            |b, frame| {
+                b.iter(|| black_box(BinaryServerMessage::from_frame(frame, &mut decompressor)))
+            },
+        );
+        group.finish();
+    }
+    let mut group = c.benchmark_group("row_list");
+    for (count, list) in &lists {
+        group.throughput(Throughput::Elements(*count as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(count), list, |b, list| {
+            b.iter(|| black_box(from_shared::<RowList, _>(list)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, decode);
+criterion_main!(benches);
