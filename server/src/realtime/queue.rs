@@ -134,6 +134,17 @@ impl<T> Shared<T> {
             .finish()
     }
 
+    /// Which bound a message of `bytes` would pass, queued now.
+    fn over(&self, state: &State<T>, bytes: usize) -> Option<Full> {
+        if state.messages.len() >= self.bounds.messages {
+            Some(Full::Messages)
+        } else if state.bytes + bytes > self.bounds.bytes {
+            Some(Full::Bytes)
+        } else {
+            None
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -147,14 +158,7 @@ impl<T: Weighed> Sender<T> {
         if !state.open {
             return Err(Refused::Closed(message));
         }
-        let over = if state.messages.len() >= self.shared.bounds.messages {
-            Some(Full::Messages)
-        } else if state.bytes + bytes > self.shared.bounds.bytes {
-            Some(Full::Bytes)
-        } else {
-            None
-        };
-        if let Some(full) = over {
+        if let Some(full) = self.shared.over(&state, bytes) {
             return Err(Refused::Full(message, full));
         }
         state.messages.push_back(message);
@@ -182,9 +186,10 @@ impl<T: Weighed> Sender<T> {
                     return Err(refused)
                 }
                 Err(Refused::Full(refused, _)) => {
-                    message = refused;
                     let mut state = self.shared.lock();
-                    if state.messages.is_empty() {
+                    let still_full = self.shared.over(&state, refused.bytes()).is_some();
+                    message = refused;
+                    if !still_full {
                         continue;
                     }
                     state.wanted = true;
