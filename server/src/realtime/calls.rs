@@ -14,6 +14,7 @@
 //! update once, carrying its `request_id` (see [`super::writer`]).
 
 use super::limits::MAX_CALLS_IN_FLIGHT;
+use super::queue::{self, Bounds, Weighed};
 use super::wire::Wire;
 use crate::entry::{self, Invocation};
 use crate::error::{ApiError, ErrorCode};
@@ -22,7 +23,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmod_abi::{ConnectionId, EntryKind, Identity, ModuleDef, Timestamp};
 use wasmod_host::datastore::Database;
 use wasmod_host::Outcome;
@@ -75,7 +76,34 @@ pub struct ReducerAnswer {
 type Coming<V> = Pin<Box<dyn Future<Output = Answer<V>> + Send>>;
 
 /// An answer still to come, with the slot it holds.
-type Pending<V> = (Coming<V>, OwnedSemaphorePermit);
+struct Pending<V> {
+    answer: Coming<V>,
+    slot: OwnedSemaphorePermit,
+}
+
+/// The bounds of a connection's queues of calls and of answers: as many as may be in flight
+/// (answers count no bytes).
+const IN_FLIGHT: Bounds = Bounds {
+    messages: MAX_CALLS_IN_FLIGHT,
+    bytes: 0,
+};
+
+impl<V> Weighed for Answer<V> {
+    fn bytes(&self) -> usize {
+        0
+    }
+}
+
+impl<V> Weighed for Pending<V> {
+    fn bytes(&self) -> usize {
+        0
+    }
+}
+
+/// The queue of a connection's answers, from its calls to its writer.
+pub fn answers<V>() -> (queue::Sender<Answer<V>>, queue::Receiver<Answer<V>>) {
+    queue::bounded(IN_FLIGHT)
+}
 
 /// A connection's side of its calls: queues them and hands their answers, in order, to the
 /// answering task.
@@ -87,8 +115,8 @@ pub struct Calls<W: Wire> {
     identity: Identity,
     connection: ConnectionId,
     slots: Arc<Semaphore>,
-    pending: mpsc::Sender<Pending<W::Value>>,
-    answers: mpsc::Sender<Answer<W::Value>>,
+    pending: queue::Sender<Pending<W::Value>>,
+    answers: queue::Sender<Answer<W::Value>>,
     wire: PhantomData<W>,
 }
 
@@ -123,9 +151,9 @@ impl<W: Wire> Calls<W> {
     /// order (to spawn).
     pub fn new(
         setup: CallsSetup,
-        answers: mpsc::Sender<Answer<W::Value>>,
+        answers: queue::Sender<Answer<W::Value>>,
     ) -> (Self, impl Future<Output = ()> + Send + 'static) {
-        let (pending, queue) = mpsc::channel(MAX_CALLS_IN_FLIGHT);
+        let (pending, queue) = queue::bounded(IN_FLIGHT);
         let calls = Self {
             module: setup.module,
             database: setup.database,
@@ -164,7 +192,7 @@ impl<W: Wire> Calls<W> {
             })),
         };
         // The slot makes room in the queue: this cannot wait long.
-        let _ = self.pending.send((answer, slot)).await;
+        let _ = self.pending.send(Pending { answer, slot }).await;
     }
 
     /// Queues the call on the module's thread and returns its answer to come.
@@ -261,10 +289,10 @@ fn reducer_answer(
 
 /// Awaits each call's answer in the order the calls came, and hands it to the writer.
 async fn answer_in_order<V: Send + 'static>(
-    mut queue: mpsc::Receiver<Pending<V>>,
-    answers: mpsc::Sender<Answer<V>>,
+    mut queue: queue::Receiver<Pending<V>>,
+    answers: queue::Sender<Answer<V>>,
 ) {
-    while let Some((answer, slot)) = queue.recv().await {
+    while let Some(Pending { answer, slot }) = queue.recv().await {
         let answer = answer.await;
         drop(slot);
         if answers.send(answer).await.is_err() {

@@ -28,7 +28,9 @@
 //!   answered in the order they came.
 //! - [`outbox`]: a connection's bounded outbound queue; a client that cannot keep up is
 //!   closed rather than queued for without bound; [`outgoing`]: a round's messages, held
-//!   until the commits they show are durable.
+//!   until the commits they show are durable; [`queue`]: the bounded queue under the outbox
+//!   and the calls, whose push touches one small allocation and wakes its consumer only when
+//!   it waits.
 //! - [`wire`]: the two encodings (binary and JSON) behind one trait, so that everything above
 //!   is written once, and the compression of binary frames; [`rows`]: a query's rows of one
 //!   commit, shared by every subscriber.
@@ -52,6 +54,7 @@ pub mod groups;
 pub mod limits;
 pub mod outbox;
 pub mod outgoing;
+pub mod queue;
 pub mod rows;
 pub mod session;
 pub mod snapshot;

@@ -8,38 +8,31 @@
 //! shared by every subscriber of their query, so this is an upper bound on what one client
 //! makes the server keep. A subscription's rows are counted as their pointers, since they
 //! are the tables' own rows until the writer encodes them ([`super::snapshot`]).
+//!
+//! The queue is a [`super::queue`]: the evaluation task's push of an update touches the
+//! queue's one lock and its slots, and wakes the writer only when it waits. A connection that
+//! overflowed takes nothing more: it is closing, and counted as dropped once.
 
 use super::broadcast::SharedUpdate;
 use super::close::{self, Close};
+use super::queue::{self, Full, Refused, Weighed};
 use super::rows::QueryRows;
 use super::snapshot::Snapshot;
 use super::stats::{Dropped, Stats};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::Notify;
 use wasmod_abi::{ConnectionId, Identity};
 
-/// The bounds of one connection's outbound queue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bounds {
-    /// The most messages queued.
-    pub messages: usize,
-    /// The most bytes of rows queued.
-    pub bytes: usize,
-}
+pub use super::queue::Bounds;
 
 /// What the server has to tell a client, before it is rendered in the client's encoding.
+///
+/// A queue's slot is this size: the rare big messages are boxed to keep it small (a guard test
+/// pins it).
 #[derive(Debug)]
 pub enum Outbound {
-    /// The connection's identity, a token for it and its id.
-    Identity {
-        /// The identity.
-        identity: Identity,
-        /// A token for it.
-        token: String,
-        /// The connection's id.
-        connection_id: ConnectionId,
-    },
+    /// The connection's identity, a token for it and its id: its first message.
+    Identity(Box<Introduction>),
     /// A query set's rows, once it is subscribed, for the writer to send in parts.
     Applied(Box<Snapshot>),
     /// A query set that could not be subscribed.
@@ -60,6 +53,17 @@ pub enum Outbound {
     },
 }
 
+/// A connection's first message: who it is.
+#[derive(Debug)]
+pub struct Introduction {
+    /// The identity.
+    pub identity: Identity,
+    /// A token for it.
+    pub token: String,
+    /// The connection's id.
+    pub connection_id: ConnectionId,
+}
+
 /// A commit's changes to one connection's query sets: the update of its group, shared.
 #[derive(Debug)]
 pub struct Update {
@@ -73,58 +77,53 @@ pub struct Update {
 /// The producers' end. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Outbox {
-    sender: mpsc::Sender<Queued>,
-    shared: Arc<Shared>,
+    sender: queue::Sender<Outbound>,
+    stats: Arc<Stats>,
+    signals: Arc<Signals>,
 }
 
 /// The writer's end.
 #[derive(Debug)]
 pub struct OutboxReceiver {
-    receiver: mpsc::Receiver<Queued>,
-    shared: Arc<Shared>,
+    receiver: queue::Receiver<Outbound>,
+    stats: Arc<Stats>,
+    signals: Arc<Signals>,
 }
 
 /// A connection's outbound queue is full: it has been closed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Overflow;
 
-#[derive(Debug)]
-struct Queued {
-    message: Outbound,
-    bytes: usize,
-}
-
-#[derive(Debug)]
-struct Shared {
-    stats: Arc<Stats>,
-    bytes: AtomicUsize,
-    max_bytes: usize,
+/// What the writer is asked ahead of the queue: to close the socket, or to ping.
+#[derive(Debug, Default)]
+struct Signals {
     close: Mutex<Option<Close>>,
     closing: Notify,
     ping: Notify,
 }
 
-/// A queue with `bounds`, counted in `stats`.
+/// A queue with `bounds` (at least one message), counted in `stats`.
 pub fn channel(bounds: Bounds, stats: Arc<Stats>) -> (Outbox, OutboxReceiver) {
-    let (sender, receiver) = mpsc::channel(bounds.messages.max(1));
-    let shared = Arc::new(Shared {
-        stats,
-        bytes: AtomicUsize::new(0),
-        max_bytes: bounds.bytes,
-        close: Mutex::new(None),
-        closing: Notify::new(),
-        ping: Notify::new(),
+    let (sender, receiver) = queue::bounded(Bounds {
+        messages: bounds.messages.max(1),
+        bytes: bounds.bytes,
     });
+    let signals = Arc::new(Signals::default());
     (
         Outbox {
             sender,
-            shared: shared.clone(),
+            stats: stats.clone(),
+            signals: signals.clone(),
         },
-        OutboxReceiver { receiver, shared },
+        OutboxReceiver {
+            receiver,
+            stats,
+            signals,
+        },
     )
 }
 
-impl Outbound {
+impl Weighed for Outbound {
     /// The bytes of rows the message holds (a snapshot's: its pointers).
     fn bytes(&self) -> usize {
         match self {
@@ -138,61 +137,56 @@ impl Outbound {
 
 impl Outbox {
     /// Queues `message`; a message over the bounds closes the connection ([`close::TOO_SLOW`])
-    /// and fails. A connection whose writer has gone takes nothing, silently.
+    /// and fails, and the queue takes nothing more. A connection whose writer has gone, or
+    /// that overflowed before, takes nothing, silently.
     pub fn push(&self, message: Outbound) -> Result<(), Overflow> {
-        let bytes = message.bytes();
-        let queued = self.shared.bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        if queued > self.shared.max_bytes {
-            self.shared.bytes.fetch_sub(bytes, Ordering::Relaxed);
-            return Err(self.overflow(format!(
-                "the client is too slow: more than {} bytes of updates are waiting for it",
-                self.shared.max_bytes
-            )));
-        }
-        match self.sender.try_send(Queued { message, bytes }) {
-            Ok(()) => {
-                let depth = self.sender.max_capacity() - self.sender.capacity();
-                self.shared.stats.queued(depth);
+        match self.sender.push(message) {
+            Ok(depth) => {
+                self.stats.queued(depth);
                 Ok(())
             }
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.shared.bytes.fetch_sub(bytes, Ordering::Relaxed);
+            Err(Refused::Full(_, full)) => {
+                let bounds = self.sender.bounds();
+                let waiting = match full {
+                    Full::Messages => format!("{} messages", bounds.messages),
+                    Full::Bytes => format!("more than {} bytes of updates", bounds.bytes),
+                };
                 Err(self.overflow(format!(
-                    "the client is too slow: {} messages are waiting for it",
-                    self.sender.max_capacity()
+                    "the client is too slow: {waiting} are waiting for it"
                 )))
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => Ok(()),
+            Err(Refused::Closed(_)) => Ok(()),
         }
     }
 
     /// Whether `bytes` of rows could ever fit in the queue.
     pub fn fits(&self, bytes: usize) -> bool {
-        bytes <= self.shared.max_bytes
+        self.sender.fits(bytes)
     }
 
     /// Asks the writer to close the socket with `close` (the first reason given wins).
     pub fn close(&self, close: Close) {
         let mut reason = self
-            .shared
+            .signals
             .close
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if reason.is_none() {
             *reason = Some(close);
         }
-        self.shared.closing.notify_one();
+        self.signals.closing.notify_one();
     }
 
     /// Asks the writer to ping the client, ahead of whatever is queued (a ping asked for while
     /// one is pending is sent once).
     pub fn ping(&self) {
-        self.shared.ping.notify_one();
+        self.signals.ping.notify_one();
     }
 
     fn overflow(&self, reason: String) -> Overflow {
         tracing::warn!("closing a slow client: {reason}");
-        self.shared.stats.dropped(Dropped::Slow, 1);
+        self.sender.close();
+        self.stats.dropped(Dropped::Slow, 1);
         self.close(Close::new(close::TOO_SLOW, reason));
         Overflow
     }
@@ -201,32 +195,24 @@ impl Outbox {
 impl OutboxReceiver {
     /// The next message; `None` once every producer has gone.
     pub async fn recv(&mut self) -> Option<Outbound> {
-        let queued = self.receiver.recv().await?;
-        Some(self.taken(queued))
+        self.receiver.recv().await
     }
 
     /// The next message if one is queued, without waiting (for code outside the runtime,
     /// such as the fanout benchmark).
     pub fn try_recv(&mut self) -> Option<Outbound> {
-        let queued = self.receiver.try_recv().ok()?;
-        Some(self.taken(queued))
-    }
-
-    /// `queued`'s message, no longer counted in the queue.
-    fn taken(&self, queued: Queued) -> Outbound {
-        self.shared.bytes.fetch_sub(queued.bytes, Ordering::Relaxed);
-        queued.message
+        self.receiver.try_recv()
     }
 
     /// The counters the queue is counted in.
     pub fn stats(&self) -> &Arc<Stats> {
-        &self.shared.stats
+        &self.stats
     }
 
     /// What tells the writer to close the socket.
     pub fn close_signal(&self) -> CloseSignal {
         CloseSignal {
-            shared: self.shared.clone(),
+            signals: self.signals.clone(),
         }
     }
 }
@@ -234,7 +220,7 @@ impl OutboxReceiver {
 /// Tells the writer when someone asks for the socket to be closed, or for a ping.
 #[derive(Debug)]
 pub struct CloseSignal {
-    shared: Arc<Shared>,
+    signals: Arc<Signals>,
 }
 
 impl CloseSignal {
@@ -242,7 +228,7 @@ impl CloseSignal {
     pub async fn closing(&self) -> Close {
         loop {
             if let Some(close) = self
-                .shared
+                .signals
                 .close
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
@@ -250,12 +236,141 @@ impl CloseSignal {
             {
                 return close;
             }
-            self.shared.closing.notified().await;
+            self.signals.closing.notified().await;
         }
     }
 
     /// Waits until someone asks for a ping ([`Outbox::ping`]).
     pub async fn ping_asked(&self) {
-        self.shared.ping.notified().await;
+        self.signals.ping.notified().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn outbox(messages: usize, bytes: usize) -> (Outbox, OutboxReceiver, Arc<Stats>) {
+        let stats = Arc::new(Stats::default());
+        let (outbox, receiver) = channel(Bounds { messages, bytes }, stats.clone());
+        (outbox, receiver, stats)
+    }
+
+    fn error(query_set_id: u32) -> Outbound {
+        Outbound::SubscriptionError {
+            query_set_id,
+            message: String::new(),
+        }
+    }
+
+    /// A one-off query's answer holding one row of `bytes` bytes.
+    fn rows(bytes: usize) -> Outbound {
+        let row: wasmod_host::datastore::Row = vec![7; bytes].into();
+        let rows = QueryRows::new("message", &[row], &[]).expect("rows");
+        Outbound::OneOff {
+            request_id: 1,
+            result: Ok(Arc::new(rows)),
+        }
+    }
+
+    fn slow_clients(stats: &Stats) -> String {
+        let mut text = String::new();
+        stats.render(&mut text);
+        text.lines()
+            .find(|line| line.starts_with("wasmod_ws_dropped_total{reason=\"slow\"}"))
+            .expect("the counter")
+            .to_owned()
+    }
+
+    async fn close_asked(receiver: &OutboxReceiver) -> Close {
+        let signal = receiver.close_signal();
+        tokio::time::timeout(Duration::from_secs(5), signal.closing())
+            .await
+            .expect("a close was asked")
+    }
+
+    #[tokio::test]
+    async fn an_overflow_closes_once_and_the_queue_takes_nothing_more() {
+        let (outbox, mut receiver, stats) = outbox(2, 1024);
+        outbox.push(error(1)).expect("room");
+        outbox.push(error(2)).expect("room");
+        assert_eq!(outbox.push(error(3)), Err(Overflow));
+        let close = close_asked(&receiver).await;
+        assert_eq!(close.code, close::TOO_SLOW);
+        assert!(close.reason.contains("2 messages"), "{}", close.reason);
+        receiver.try_recv();
+        assert_eq!(
+            outbox.push(error(4)),
+            Ok(()),
+            "a closing queue takes nothing, silently"
+        );
+        assert!(matches!(
+            receiver.try_recv(),
+            Some(Outbound::SubscriptionError {
+                query_set_id: 2,
+                ..
+            })
+        ));
+        assert!(receiver.try_recv().is_none());
+        assert!(
+            slow_clients(&stats).ends_with(" 1"),
+            "{}",
+            slow_clients(&stats)
+        );
+    }
+
+    #[tokio::test]
+    async fn rows_over_the_byte_bound_overflow() {
+        let (outbox, receiver, _) = outbox(8, 130);
+        assert!(outbox.fits(130) && !outbox.fits(131));
+        let one = rows(40);
+        let size = one.bytes();
+        assert!(2 * size <= 130 && 3 * size > 130, "{size} bytes");
+        outbox.push(one).expect("room");
+        outbox.push(rows(40)).expect("room");
+        assert_eq!(outbox.push(rows(40)), Err(Overflow));
+        let close = close_asked(&receiver).await;
+        assert_eq!(close.code, close::TOO_SLOW);
+        assert!(close.reason.contains("130 bytes"), "{}", close.reason);
+    }
+
+    #[tokio::test]
+    async fn the_first_close_asked_for_wins_and_a_ping_is_told() {
+        let (outbox, receiver, _) = outbox(8, 100);
+        outbox.ping();
+        let signal = receiver.close_signal();
+        tokio::time::timeout(Duration::from_secs(5), signal.ping_asked())
+            .await
+            .expect("a ping was asked");
+        outbox.close(Close::new(close::IDLE, "silent"));
+        outbox.close(Close::new(close::NORMAL, ""));
+        assert_eq!(close_asked(&receiver).await.code, close::IDLE);
+    }
+
+    #[tokio::test]
+    async fn a_gone_writer_takes_nothing_and_the_writer_ends_with_its_producers() {
+        let (outbox, mut receiver, _) = outbox(8, 100);
+        outbox.push(error(1)).expect("room");
+        let other = outbox.clone();
+        drop(outbox);
+        assert!(receiver.recv().await.is_some());
+        drop(other);
+        assert!(receiver.recv().await.is_none(), "every producer has gone");
+        let (outbox, receiver, stats) = self::outbox(8, 100);
+        drop(receiver);
+        assert_eq!(outbox.push(error(1)), Ok(()));
+        assert!(slow_clients(&stats).ends_with(" 0"));
+    }
+
+    /// Every queued message takes a slot of this size: more would cost every connection's
+    /// queue, and every update's push, more memory.
+    #[test]
+    fn a_message_is_at_most_40_bytes() {
+        assert!(
+            std::mem::size_of::<Outbound>() <= 40,
+            "{} bytes",
+            std::mem::size_of::<Outbound>()
+        );
     }
 }

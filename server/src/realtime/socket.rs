@@ -13,11 +13,11 @@
 //! another interval, not even answering, is closed with [`close::IDLE`]: a peer that vanished
 //! without closing (a laptop closed, a network gone) does not hold its connection forever.
 
-use super::calls::{CallKind, Calls, CallsSetup};
+use super::calls::{self, CallKind, Calls, CallsSetup};
 use super::close::{self, Close};
 use super::fanout::Request;
-use super::limits::{CLOSE_TIMEOUT, MAX_CALLS_IN_FLIGHT};
-use super::outbox::{self, Outbound, Outbox};
+use super::limits::CLOSE_TIMEOUT;
+use super::outbox::{self, Introduction, Outbound, Outbox};
 use super::rows::QueryRows;
 use super::stats::Dropped;
 use super::wire::Wire;
@@ -26,7 +26,6 @@ use super::Realtime;
 use axum::extract::ws::{Message, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::{ClientMessage, Compression};
 use wasmod_subscription::Query;
@@ -53,11 +52,11 @@ pub async fn serve<W: Wire>(
     };
     let connection_id = connection.id();
     let (outbox, outbound) = outbox::channel(realtime.settings.outbound, realtime.stats.clone());
-    let _ = outbox.push(Outbound::Identity {
+    let _ = outbox.push(Outbound::Identity(Box::new(Introduction {
         identity,
         token,
         connection_id,
-    });
+    })));
     let opened = Request::Open {
         connection: connection_id,
         outbox: outbox.clone(),
@@ -68,7 +67,7 @@ pub async fn serve<W: Wire>(
             "the server's evaluation task has stopped",
         ));
     }
-    let (answers, answered) = mpsc::channel(MAX_CALLS_IN_FLIGHT);
+    let (answers, answered) = calls::answers();
     let setup = CallsSetup {
         module: realtime.module.clone(),
         database: realtime.database.clone(),

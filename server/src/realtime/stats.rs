@@ -75,10 +75,13 @@ impl Stats {
         set(&self.distinct_queries, registry.distinct_queries);
     }
 
-    /// Records that `depth` messages are waiting for one client.
+    /// Records that `depth` messages are waiting for one client. Every push to every queue
+    /// records its depth: a depth under the high-water mark, nearly always, is only read.
     pub fn queued(&self, depth: usize) {
-        self.queue_high_water
-            .fetch_max(depth as u64, Ordering::Relaxed);
+        let depth = depth as u64;
+        if depth > self.queue_high_water.load(Ordering::Relaxed) {
+            self.queue_high_water.fetch_max(depth, Ordering::Relaxed);
+        }
     }
 
     /// Counts `count` clients closed for `reason`.

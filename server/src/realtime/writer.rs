@@ -40,7 +40,8 @@ use super::broadcast;
 use super::calls::{Answer, ReducerAnswer};
 use super::close::{self, Close};
 use super::limits::CLOSE_TIMEOUT;
-use super::outbox::{Outbound, OutboxReceiver, Update};
+use super::outbox::{Introduction, Outbound, OutboxReceiver, Update};
+use super::queue;
 use super::snapshot::{Part, Parts};
 use super::wire::Wire;
 use axum::extract::ws::{Message, WebSocket};
@@ -48,7 +49,7 @@ use futures_util::stream::SplitSink;
 use futures_util::SinkExt;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use wasmod_abi::{ConnectionId, EntryKind, Identity, ModuleDef};
 use wasmod_protocol::ws::{
     Compression, EntryPointName, ServerMessage, TableRows, TransactionUpdate,
@@ -83,7 +84,7 @@ enum Held {
 pub async fn run<W: Wire>(
     mut sink: Sink,
     mut outbound: OutboxReceiver,
-    mut answers: mpsc::Receiver<Answer<W::Value>>,
+    mut answers: queue::Receiver<Answer<W::Value>>,
     renderer: Renderer<W>,
     mut shutdown: watch::Receiver<bool>,
 ) -> Close {
@@ -205,15 +206,18 @@ impl<W: Wire> Renderer<W> {
     /// The frames for a message of the outbound queue, holding an own update until its answer.
     fn outbound(&self, message: Outbound, held: &mut Held) -> Rendered {
         let message = match message {
-            Outbound::Identity {
-                identity,
-                token,
-                connection_id,
-            } => ServerMessage::IdentityToken {
-                identity,
-                token,
-                connection_id,
-            },
+            Outbound::Identity(introduction) => {
+                let Introduction {
+                    identity,
+                    token,
+                    connection_id,
+                } = *introduction;
+                ServerMessage::IdentityToken {
+                    identity,
+                    token,
+                    connection_id,
+                }
+            }
             Outbound::Applied(snapshot) => {
                 return Ok(Frames::Snapshot(snapshot.parts(self.part_bytes)));
             }
