@@ -26,7 +26,8 @@
 //! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
 //! - [`realtime`]: `GET /v1/subscribe`, the WebSocket of calls and live queries: sockets, the
 //!   evaluation task that turns commits into updates, bounded outbound queues;
-//! - [`worker`]: the module's thread; [`limits`]: calls per identity; [`metrics`]: counters;
+//! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
+//!   commits are durable; [`limits`]: calls per identity; [`metrics`]: counters;
 //! - [`error`]: the API's errors as HTTP answers; [`config`]: the limits' values.
 //!
 //! The messages themselves (answers, error codes, the description) are the protocol's
@@ -49,6 +50,7 @@
 pub mod auth;
 pub mod config;
 pub mod connections;
+pub mod durable;
 pub mod entry;
 pub mod error;
 pub mod limits;

@@ -15,19 +15,20 @@
 //! - A call runs inside the `tracing` span of the request that queued it, so the module's log
 //!   lines (target `wasmod::module`) show which request they belong to.
 //! - With a commit log and deferred durability (as `wasmod serve` sets up), a call's commits
-//!   are synced after the thread has moved on: the answer carries the durability wait, and
-//!   [`Worker::run`] returns only once the log has the commits. The thread never waits for a
-//!   disk, and the commits of calls that overlap share one sync.
+//!   are synced after the thread has moved on: its answer goes to the durability thread
+//!   ([`crate::durable`]), which sends it once the log has the commits. The module's thread
+//!   does not wait for a disk, and the commits of calls that overlap share one sync.
 
+use crate::durable::Acknowledger;
 use crate::error::{ApiError, ErrorCode};
 use std::io;
 use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
-use wasmod_host::datastore::durability::Ticket as DurabilityTicket;
 use wasmod_host::WasmModule;
 
-/// A unit of work for the module's thread.
-type Job = Box<dyn FnOnce(&mut WasmModule) + Send>;
+/// A unit of work for the module's thread, which hands answers that wait for the commit log
+/// to the acknowledger.
+type Job = Box<dyn FnOnce(&mut WasmModule, &Acknowledger) + Send>;
 
 /// What a call does when the queue is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,10 +45,11 @@ pub struct Worker {
     jobs: mpsc::Sender<Job>,
 }
 
-/// The module's thread, to wait for at shutdown.
+/// The module's thread and the durability thread, to wait for at shutdown.
 #[derive(Debug)]
 pub struct WorkerThread {
     thread: JoinHandle<()>,
+    durable: JoinHandle<()>,
 }
 
 impl Worker {
@@ -55,15 +57,16 @@ impl Worker {
     /// one).
     pub fn start(mut module: WasmModule, queue: usize) -> io::Result<(Worker, WorkerThread)> {
         let (jobs, mut queued) = mpsc::channel::<Job>(queue.max(1));
+        let (acknowledger, durable) = Acknowledger::start(queue)?;
         let thread = std::thread::Builder::new()
             .name("wasmod-module".into())
             .spawn(move || {
                 while let Some(job) = queued.blocking_recv() {
-                    job(&mut module);
+                    job(&mut module, &acknowledger);
                 }
                 tracing::debug!("the module's thread has finished its queue");
             })?;
-        Ok((Worker { jobs }, WorkerThread { thread }))
+        Ok((Worker { jobs }, WorkerThread { thread, durable }))
     }
 
     /// Runs `call` on the module's thread and returns what it returned.
@@ -132,11 +135,14 @@ impl Worker {
 }
 
 impl WorkerThread {
-    /// Waits for the thread to finish the queued calls and end. It ends once every
-    /// [`Worker`] handle has been dropped.
+    /// Waits for the thread to finish the queued calls and end, and for their answers to be
+    /// sent once durable. It ends once every [`Worker`] handle has been dropped.
     pub fn join(self) {
         if self.thread.join().is_err() {
             tracing::error!("the module's thread panicked");
+        }
+        if self.durable.join().is_err() {
+            tracing::error!("the durability thread panicked");
         }
     }
 }
@@ -144,7 +150,7 @@ impl WorkerThread {
 /// A queued call's answer, to wait for ([`Worker::queue`]).
 #[derive(Debug)]
 pub struct Pending<R> {
-    answered: oneshot::Receiver<(R, Option<DurabilityTicket>)>,
+    answered: oneshot::Receiver<Finished<R>>,
 }
 
 /// A finished call: what it returned, and whether its commits (if any) are durable.
@@ -162,27 +168,17 @@ impl<R> Pending<R> {
     ///
     /// Fails with `internal` if the call did not answer (it panicked).
     pub async fn finish(self) -> Result<Finished<R>, ApiError> {
-        let (value, durability) = self.answered.await.map_err(|_| {
+        self.answered.await.map_err(|_| {
             ApiError::new(
                 ErrorCode::Internal,
                 "the module's thread dropped the call without answering",
             )
-        })?;
-        // Nobody hears of a commit before the log has it.
-        let durable = match durability {
-            None => Ok(()),
-            Some(ticket) => match tokio::task::spawn_blocking(move || ticket.wait()).await {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(error)) => Err(not_durable(error.to_string())),
-                Err(error) => Err(not_durable(error.to_string())),
-            },
-        };
-        Ok(Finished { value, durable })
+        })
     }
 }
 
 /// The job that runs `call` on the module's thread, and the receiver of its answer.
-fn job<R, F>(call: F) -> (Job, oneshot::Receiver<(R, Option<DurabilityTicket>)>)
+fn job<R, F>(call: F) -> (Job, oneshot::Receiver<Finished<R>>)
 where
     R: Send + 'static,
     F: FnOnce(&mut WasmModule) -> R + Send + 'static,
@@ -190,24 +186,31 @@ where
     let (answer, answered) = oneshot::channel();
     // The module's logs during the call belong to the request's span.
     let span = tracing::Span::current();
-    let job: Job = Box::new(move |module| {
+    let job: Job = Box::new(move |module, acknowledger| {
         let _entered = span.enter();
         if answer.is_closed() {
             tracing::debug!("skipped a call whose requester has gone");
             return;
         }
         // The requester may go while the call runs; the call's effects stand regardless.
-        let result = call(module);
-        let _ = answer.send((result, module.env_mut().take_durability()));
+        let value = call(module);
+        // Nobody hears of a commit before the log has it.
+        match module.env_mut().take_durability() {
+            None => {
+                let _ = answer.send(Finished {
+                    value,
+                    durable: Ok(()),
+                });
+            }
+            Some(ticket) => acknowledger.after(
+                ticket,
+                Box::new(move |durable| {
+                    let _ = answer.send(Finished { value, durable });
+                }),
+            ),
+        }
     });
     (job, answered)
-}
-
-fn not_durable(reason: String) -> ApiError {
-    ApiError::new(
-        ErrorCode::Internal,
-        format!("the call committed in memory but could not be made durable: {reason}"),
-    )
 }
 
 fn shutting_down() -> ApiError {

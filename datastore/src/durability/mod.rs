@@ -323,6 +323,12 @@ impl Durability {
         self.writer.appended()
     }
 
+    /// How many transactions are durable: those at offsets below this one, which a crash can
+    /// no longer lose (see [`Ticket::wait`] for what durable means in each mode).
+    pub fn durable_transactions(&self) -> u64 {
+        self.writer.durable()
+    }
+
     /// Snapshots `datastore` (the one this log was opened with) and removes the log files
     /// and older snapshots it covers. Commits wait while the rows are gathered (not while
     /// they are written). Safe to call from a background thread.

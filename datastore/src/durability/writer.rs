@@ -162,6 +162,11 @@ impl Writer {
         self.shared.state.lock().next
     }
 
+    /// How many transactions are durable: every one below this offset.
+    pub(crate) fn durable(&self) -> u64 {
+        self.shared.state.lock().durable
+    }
+
     /// Writes what is buffered and starts a new segment at the next offset (unless the open
     /// one is still empty), so that every earlier segment holds only earlier transactions;
     /// returns that offset. The caller must keep commits out meanwhile (hold the datastore).

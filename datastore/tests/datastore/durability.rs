@@ -126,6 +126,11 @@ fn group_commit_acknowledges_after_a_shared_sync() {
     let commits = threads as u64 * u64::from(per_thread);
     let syncs = recovered.durability.syncs();
     assert_eq!(recovered.durability.transactions(), commits);
+    assert_eq!(
+        recovered.durability.durable_transactions(),
+        commits,
+        "every acknowledged commit is durable"
+    );
     assert!(syncs <= commits, "{syncs} syncs for {commits} commits");
     drop(recovered);
     let reopened = open(dir.path(), Mode::Group);

@@ -23,6 +23,13 @@
 //! A held own update waits for answers, which come: the call is in flight. A held answer waits
 //! for its update, which the evaluation task always queues (or it closes the connection).
 //!
+//! # One flush per batch
+//!
+//! A socket write is a system call, and pipelined calls are answered in bursts (a group sync
+//! makes many calls durable at once). So the writer renders and feeds every message that is
+//! already waiting (up to [`BATCH`]) before it flushes: a burst of answers goes out in a few
+//! writes rather than one write each. It never waits for more to come before flushing.
+//!
 //! # Shared frames
 //!
 //! Every other update is its group's ([`super::broadcast`]): the writer takes the group's
@@ -90,10 +97,12 @@ pub async fn run<W: Wire>(
 ) -> Close {
     let signal = outbound.close_signal();
     let stats = outbound.stats().clone();
-    let mut held = Held::Nothing;
-    let mut answers_open = true;
+    let mut sources = Sources {
+        held: Held::Nothing,
+        answers_open: true,
+    };
     loop {
-        let frames = tokio::select! {
+        let mut frames = tokio::select! {
             biased;
             close = signal.closing() => return finish(&mut sink, close).await,
             () = super::stopped(&mut shutdown) => {
@@ -101,38 +110,119 @@ pub async fn run<W: Wire>(
                 return finish(&mut sink, close).await;
             }
             () = signal.ping_asked() => Ok(vec![Message::Ping(Default::default())].into()),
-            answer = answers.recv(), if answers_open && !matches!(held, Held::Answer(_)) => {
-                match answer {
-                    Some(answer) => renderer.answer(answer, &mut held).map(Frames::from),
-                    None => {
-                        answers_open = false;
-                        renderer.release(&mut held).map(Frames::from)
-                    }
-                }
+            answer = answers.recv(), if sources.takes_answers() => {
+                sources.answered(&renderer, answer)
             }
-            message = outbound.recv(), if !matches!(held, Held::Update(_)) => match message {
-                Some(message) => renderer.outbound(message, &mut held),
+            message = outbound.recv(), if sources.takes_updates() => match message {
+                Some(message) => renderer.outbound(message, &mut sources.held),
                 None => return finish(&mut sink, Close::new(close::NORMAL, "")).await,
             },
         };
-        let mut frames = match frames {
-            Ok(frames) => frames,
-            Err(reason) => return failed(&mut sink, reason).await,
-        };
-        while let Some(frame) = renderer.next_frame(&mut frames) {
-            let frame = match frame {
-                Ok(frame) => frame,
+        let mut taken = 1;
+        loop {
+            let mut ready = match frames {
+                Ok(ready) => ready,
                 Err(reason) => return failed(&mut sink, reason).await,
             };
-            let bytes = frame_len(&frame);
-            tokio::select! {
-                sent = sink.send(frame) => match sent {
-                    Ok(()) => stats.sent(bytes),
-                    Err(_) => return Close::new(close::NORMAL, "the socket is closed"),
-                },
-                close = signal.closing() => return finish(&mut sink, close).await,
+            // A snapshot's parts go out one by one (each written before the next is encoded);
+            // other frames are fed, and the batch flushed once.
+            let one_by_one = matches!(ready, Frames::Snapshot(_));
+            while let Some(frame) = renderer.next_frame(&mut ready) {
+                let frame = match frame {
+                    Ok(frame) => frame,
+                    Err(reason) => return failed(&mut sink, reason).await,
+                };
+                let bytes = frame_len(&frame);
+                tokio::select! {
+                    written = async {
+                        if one_by_one { sink.send(frame).await } else { sink.feed(frame).await }
+                    } => match written {
+                        Ok(()) => stats.sent(bytes),
+                        Err(_) => return Close::new(close::NORMAL, "the socket is closed"),
+                    },
+                    close = signal.closing() => return finish(&mut sink, close).await,
+                }
+            }
+            if taken == BATCH {
+                break;
+            }
+            match sources.ready(&renderer, &mut answers, &mut outbound) {
+                Some(more) => frames = more,
+                None => break,
+            }
+            taken += 1;
+        }
+        tokio::select! {
+            flushed = sink.flush() => if flushed.is_err() {
+                return Close::new(close::NORMAL, "the socket is closed");
+            },
+            close = signal.closing() => return finish(&mut sink, close).await,
+        }
+    }
+}
+
+/// The most messages the writer takes, when they are waiting already, before it flushes the
+/// socket: enough that a burst of answers shares a few writes, few enough that the first of
+/// them does not wait long for the last to be rendered.
+const BATCH: usize = 64;
+
+/// Where the writer stands between its two sources: what it holds, waiting for its partner,
+/// and whether answers can still come.
+#[derive(Debug)]
+struct Sources {
+    held: Held,
+    answers_open: bool,
+}
+
+impl Sources {
+    /// Whether the writer takes call answers now: not while it holds an answer, which waits
+    /// for an update.
+    fn takes_answers(&self) -> bool {
+        self.answers_open && !matches!(self.held, Held::Answer(_))
+    }
+
+    /// Whether the writer takes from the outbound queue now: not while it holds an own
+    /// update, which waits for an answer.
+    fn takes_updates(&self) -> bool {
+        !matches!(self.held, Held::Update(_))
+    }
+
+    /// The frames for `answer`, the next from the call answers (`None` once they have ended).
+    fn answered<W: Wire>(
+        &mut self,
+        renderer: &Renderer<W>,
+        answer: Option<Answer<W::Value>>,
+    ) -> Rendered {
+        let ready = match answer {
+            Some(answer) => renderer.answer(answer, &mut self.held),
+            None => {
+                self.answers_open = false;
+                renderer.release(&mut self.held)
+            }
+        };
+        ready.map(Frames::from)
+    }
+
+    /// The frames for a message that is waiting already on either source, in the order the
+    /// writer's wait prefers (answers first); `None` when neither has one to take now. The
+    /// end of either source is left for the wait to see.
+    fn ready<W: Wire>(
+        &mut self,
+        renderer: &Renderer<W>,
+        answers: &mut queue::Receiver<Answer<W::Value>>,
+        outbound: &mut OutboxReceiver,
+    ) -> Option<Rendered> {
+        if self.takes_answers() {
+            if let Some(answer) = answers.try_recv() {
+                return Some(renderer.answer(answer, &mut self.held).map(Frames::from));
             }
         }
+        if self.takes_updates() {
+            if let Some(message) = outbound.try_recv() {
+                return Some(renderer.outbound(message, &mut self.held));
+            }
+        }
+        None
     }
 }
 
@@ -379,6 +469,7 @@ impl<W: Wire> Renderer<W> {
 mod tests {
     use super::*;
     use crate::realtime::broadcast::SharedUpdate;
+    use crate::realtime::outbox::{self, Bounds};
     use crate::realtime::snapshot::Snapshot;
     use crate::realtime::wire::{Binary, Json};
     use wasmod_host::datastore::{Commit, CommitMeta, EntryPoint, Row};
@@ -484,6 +575,76 @@ mod tests {
             .expect("rendered");
         assert_eq!(updates(frames), [(Some(4), 0)]);
         assert!(matches!(held, Held::Nothing));
+    }
+
+    /// Everything `sources` takes without waiting, as the writer takes a batch.
+    fn batch(
+        sources: &mut Sources,
+        answers: &mut queue::Receiver<Answer<Box<serde_json::value::RawValue>>>,
+        outbound: &mut OutboxReceiver,
+    ) -> Vec<(Option<u32>, u64)> {
+        let renderer = renderer();
+        let frames = std::iter::from_fn(|| sources.ready(&renderer, answers, outbound))
+            .flat_map(|frames| sent(&renderer, frames.expect("rendered")))
+            .collect();
+        updates(frames)
+    }
+
+    #[test]
+    fn a_batch_joins_each_answer_with_its_update_in_order() {
+        let (outbox, mut outbound) = outbox::channel(
+            Bounds {
+                messages: 16,
+                bytes: 1 << 20,
+            },
+            Default::default(),
+        );
+        let (send, mut answers) = crate::realtime::calls::answers();
+        for offset in [5, 6, 7] {
+            outbox.push(own_update(offset)).expect("room");
+        }
+        for (request_id, commit) in [(1, Some(5)), (2, None), (3, Some(6)), (4, Some(7))] {
+            send.push(answer(request_id, commit)).expect("room");
+        }
+        let mut sources = Sources {
+            held: Held::Nothing,
+            answers_open: true,
+        };
+        assert_eq!(
+            batch(&mut sources, &mut answers, &mut outbound),
+            [(Some(1), 5), (Some(2), 0), (Some(3), 6), (Some(4), 7)],
+            "every answer once, joined with its own update, in request order"
+        );
+        assert!(matches!(sources.held, Held::Nothing));
+    }
+
+    #[test]
+    fn a_batch_stops_at_a_held_message_whose_partner_has_not_come() {
+        let (outbox, mut outbound) = outbox::channel(
+            Bounds {
+                messages: 16,
+                bytes: 1 << 20,
+            },
+            Default::default(),
+        );
+        let (send, mut answers) = crate::realtime::calls::answers();
+        send.push(answer(1, Some(5))).expect("room");
+        send.push(answer(2, Some(6))).expect("room");
+        let mut sources = Sources {
+            held: Held::Nothing,
+            answers_open: true,
+        };
+        assert!(batch(&mut sources, &mut answers, &mut outbound).is_empty());
+        assert!(
+            matches!(&sources.held, Held::Answer(answer) if answer.request_id == 1),
+            "the second answer is not taken while the first waits for its update"
+        );
+        outbox.push(own_update(5)).expect("room");
+        assert_eq!(
+            batch(&mut sources, &mut answers, &mut outbound),
+            [(Some(1), 5)]
+        );
+        assert!(matches!(&sources.held, Held::Answer(answer) if answer.request_id == 2));
     }
 
     #[test]

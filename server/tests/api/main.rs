@@ -3,6 +3,7 @@
 
 mod calls;
 mod connections;
+mod durable_calls;
 mod frames;
 mod limits;
 mod live;

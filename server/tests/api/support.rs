@@ -47,6 +47,18 @@ pub fn durable_server(config: ServerConfig, dir: &Path) -> Server {
     )
 }
 
+/// A server over the quickstart with `config`, its tables kept in a commit log in `dir` that is
+/// synced in groups, the wait for each call's commits left to the server (as `wasmod serve`
+/// sets it up).
+pub fn deferred_durable_server(config: ServerConfig, dir: &Path) -> Server {
+    let options = durability::Options::default().with_mode(durability::Mode::Group);
+    let persistence = Persistence::new(dir, options);
+    let env = InstanceEnv::unloaded()
+        .with_persistence(persistence)
+        .with_deferred_durability();
+    server_in(config, env)
+}
+
 /// A server over the quickstart loaded with `env`.
 fn server_in(config: ServerConfig, env: InstanceEnv) -> Server {
     let module =
