@@ -8,14 +8,12 @@
 //!
 //! `cargo bench -p wasmod-protocol --bench compression`.
 
+mod support;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
-use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
 use wasmod_protocol::ws::compression::{self, Compression};
-use wasmod_protocol::ws::{
-    BinaryServerMessage, EntryPointName, QuerySetUpdate, RowList, ServerMessage, TableUpdate,
-    TransactionUpdate, UpdateStatus,
-};
+use wasmod_protocol::ws::{BinaryServerMessage, RowList};
 
 /// The message sizes measured (bytes of the plain frame, about).
 const SIZES: [usize; 8] = [128, 256, 512, 1024, 2048, 4096, 16384, 65536];
@@ -57,26 +55,7 @@ fn message_of(rows: &[Vec<u8>]) -> BinaryServerMessage {
 
 /// A `TransactionUpdate` of one query set that inserts `inserts` into `message`.
 fn message(inserts: RowList) -> BinaryServerMessage {
-    ServerMessage::TransactionUpdate(TransactionUpdate {
-        offset: 1234,
-        timestamp: Timestamp::from_micros_since_unix_epoch(1_764_590_000_000_000),
-        caller_identity: Identity::from_bytes([9; 32]),
-        caller_connection_id: ConnectionId::from_bytes([5; 16]),
-        entry_point: EntryPointName {
-            kind: EntryKind::Reducer,
-            name: "send_message".into(),
-        },
-        status: UpdateStatus::Committed,
-        request_id: None,
-        changes: vec![QuerySetUpdate {
-            query_set_id: 1,
-            tables: vec![TableUpdate {
-                table: "message".into(),
-                inserts,
-                deletes: RowList::default(),
-            }],
-        }],
-    })
+    support::message_update(inserts)
 }
 
 /// Raw deflate of `input` by `deflate`, reset first (a no-op on a new state).

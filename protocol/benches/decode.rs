@@ -10,17 +10,16 @@
 //!
 //! `cargo bench -p wasmod-protocol --bench decode`.
 
+mod support;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use wasmod_abi::encoding::{from_shared, to_vec};
-use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
+use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::compression::{Compression, Decompressor};
-use wasmod_protocol::ws::{
-    BinaryServerMessage, EntryPointName, QuerySetUpdate, RowList, ServerMessage, TableRows,
-    TableUpdate, TransactionUpdate, UpdateStatus,
-};
+use wasmod_protocol::ws::{BinaryServerMessage, RowList, ServerMessage, TableRows};
 
 /// The system allocator, counting allocations and their bytes.
 struct Counting;
@@ -89,26 +88,7 @@ fn applied(count: usize) -> BinaryServerMessage {
 
 /// A committed `TransactionUpdate` inserting `count` rows into one table of one query set.
 fn update(count: usize) -> BinaryServerMessage {
-    ServerMessage::TransactionUpdate(TransactionUpdate {
-        offset: 1234,
-        timestamp: Timestamp::from_micros_since_unix_epoch(1_764_590_000_000_000),
-        caller_identity: Identity::from_bytes([9; 32]),
-        caller_connection_id: ConnectionId::from_bytes([5; 16]),
-        entry_point: EntryPointName {
-            kind: EntryKind::Reducer,
-            name: "send_message".into(),
-        },
-        status: UpdateStatus::Committed,
-        request_id: None,
-        changes: vec![QuerySetUpdate {
-            query_set_id: 1,
-            tables: vec![TableUpdate {
-                table: "message".into(),
-                inserts: rows(count),
-                deletes: RowList::default(),
-            }],
-        }],
-    })
+    support::message_update(rows(count))
 }
 
 /// A connection's first message.

@@ -580,7 +580,7 @@ mod tests {
     /// Everything `sources` takes without waiting, as the writer takes a batch.
     fn batch(
         sources: &mut Sources,
-        answers: &mut queue::Receiver<Answer<Box<serde_json::value::RawValue>>>,
+        answers: &mut queue::Receiver<JsonAnswer>,
         outbound: &mut OutboxReceiver,
     ) -> Vec<(Option<u32>, u64)> {
         let renderer = renderer();
@@ -590,26 +590,38 @@ mod tests {
         updates(frames)
     }
 
+    type JsonAnswer = Answer<Box<serde_json::value::RawValue>>;
+
+    /// A writer's two sources, empty, and where it stands between them.
+    fn writer_sources() -> (
+        outbox::Outbox,
+        OutboxReceiver,
+        queue::Sender<JsonAnswer>,
+        queue::Receiver<JsonAnswer>,
+        Sources,
+    ) {
+        let bounds = Bounds {
+            messages: 16,
+            bytes: 1 << 20,
+        };
+        let (outbox, outbound) = outbox::channel(bounds, Default::default());
+        let (send, answers) = crate::realtime::calls::answers();
+        let sources = Sources {
+            held: Held::Nothing,
+            answers_open: true,
+        };
+        (outbox, outbound, send, answers, sources)
+    }
+
     #[test]
     fn a_batch_joins_each_answer_with_its_update_in_order() {
-        let (outbox, mut outbound) = outbox::channel(
-            Bounds {
-                messages: 16,
-                bytes: 1 << 20,
-            },
-            Default::default(),
-        );
-        let (send, mut answers) = crate::realtime::calls::answers();
+        let (outbox, mut outbound, send, mut answers, mut sources) = writer_sources();
         for offset in [5, 6, 7] {
             outbox.push(own_update(offset)).expect("room");
         }
         for (request_id, commit) in [(1, Some(5)), (2, None), (3, Some(6)), (4, Some(7))] {
             send.push(answer(request_id, commit)).expect("room");
         }
-        let mut sources = Sources {
-            held: Held::Nothing,
-            answers_open: true,
-        };
         assert_eq!(
             batch(&mut sources, &mut answers, &mut outbound),
             [(Some(1), 5), (Some(2), 0), (Some(3), 6), (Some(4), 7)],
@@ -620,20 +632,9 @@ mod tests {
 
     #[test]
     fn a_batch_stops_at_a_held_message_whose_partner_has_not_come() {
-        let (outbox, mut outbound) = outbox::channel(
-            Bounds {
-                messages: 16,
-                bytes: 1 << 20,
-            },
-            Default::default(),
-        );
-        let (send, mut answers) = crate::realtime::calls::answers();
+        let (outbox, mut outbound, send, mut answers, mut sources) = writer_sources();
         send.push(answer(1, Some(5))).expect("room");
         send.push(answer(2, Some(6))).expect("room");
-        let mut sources = Sources {
-            held: Held::Nothing,
-            answers_open: true,
-        };
         assert!(batch(&mut sources, &mut answers, &mut outbound).is_empty());
         assert!(
             matches!(&sources.held, Held::Answer(answer) if answer.request_id == 1),
