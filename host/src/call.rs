@@ -37,6 +37,11 @@ pub trait Transport {
         Ok(())
     }
 
+    /// Stops trusting the instance: a call was cut short by a panic in the host, so it may
+    /// have stopped anywhere. A transport that can replace its instance does so before the
+    /// next call ([`Transport::prepare`]).
+    fn distrust(&mut self) {}
+
     /// Invokes one export and returns its code, or the reason the module trapped (a wasm
     /// trap, a native panic). During the call the module reaches [`Transport::env`] through
     /// its imports.

@@ -126,6 +126,14 @@ impl<T: Transport> LoadedModule<T> {
         self.transport.env()
     }
 
+    /// Cleans up after a call that a panic in the host cut short (for a caller that caught
+    /// it): the call's transaction, if one is open, is rolled back (releasing the tables), its
+    /// handles are dropped, and the instance is replaced before the next call, as after a trap.
+    pub fn recover_from_panic(&mut self) {
+        self.transport.env().abandon_call();
+        self.transport.distrust();
+    }
+
     /// Runs `call` once the transport is ready for it ([`Transport::prepare`]); if it cannot
     /// be, the call is aborted with the reason.
     fn call<R: From<Outcome>>(&mut self, call: impl FnOnce(&mut T) -> R) -> R {

@@ -12,6 +12,9 @@
 //!   to completion, under the module's own deadline.
 //! - When every [`Worker`] handle is dropped, the thread finishes the jobs already queued and
 //!   ends; [`WorkerThread::join`] waits for it. This is how shutdown finishes in-flight calls.
+//! - A panic in the host during a call (a bug: the host's code must not panic) fails that
+//!   call (`internal`), rolls its transaction back, and replaces the module's instance, as a
+//!   trap does; the thread goes on serving the next calls instead of ending for good.
 //! - A call runs inside the `tracing` span of the request that queued it, so the module's log
 //!   lines (target `wasmod::module`) show which request they belong to.
 //! - With a commit log and deferred durability (as `wasmod serve` sets up), a call's commits
@@ -22,6 +25,7 @@
 use crate::durable::Acknowledger;
 use crate::error::{ApiError, ErrorCode};
 use std::io;
+use std::panic::AssertUnwindSafe;
 use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
 use wasmod_host::WasmModule;
@@ -62,7 +66,14 @@ impl Worker {
             .name("wasmod-module".into())
             .spawn(move || {
                 while let Some(job) = queued.blocking_recv() {
-                    job(&mut module, &acknowledger);
+                    let run = AssertUnwindSafe(|| job(&mut module, &acknowledger));
+                    if std::panic::catch_unwind(run).is_err() {
+                        tracing::error!(
+                            "a call panicked in the host: it failed, its transaction was \
+                             rolled back, and the module's thread goes on"
+                        );
+                        module.recover_from_panic();
+                    }
                 }
                 tracing::debug!("the module's thread has finished its queue");
             })?;

@@ -402,6 +402,12 @@ impl InstanceEnv {
         self.tx = tx;
     }
 
+    /// Ends a call that was cut short (by a panic in the host): its transaction, if one is
+    /// still open, is rolled back, and its handles are dropped.
+    pub fn abandon_call(&mut self) {
+        drop(self.end_call());
+    }
+
     /// Ends the call in progress: every handle becomes invalid, and the transaction still
     /// open is handed back to the caller to commit or roll back.
     pub(crate) fn end_call(&mut self) -> Tx {

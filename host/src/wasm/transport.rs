@@ -193,6 +193,10 @@ impl Transport for WasmTransport {
         &mut self.store.data_mut().env
     }
 
+    fn distrust(&mut self) {
+        self.trapped = true;
+    }
+
     fn env_ref(&self) -> &InstanceEnv {
         &self.store.data().env
     }

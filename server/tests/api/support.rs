@@ -66,6 +66,12 @@ fn server_in(config: ServerConfig, env: InstanceEnv) -> Server {
     Server::new(module, Secret::from_bytes(SECRET), config).expect("the server starts")
 }
 
+/// A fresh quickstart in memory, loaded.
+pub fn quickstart_module() -> WasmModule {
+    WasmModule::load(quickstart(), WasmConfig::default(), InstanceEnv::unloaded())
+        .expect("the quickstart loads")
+}
+
 /// A server over a fresh quickstart with the default limits and no outbound HTTP.
 pub fn router() -> Router {
     server(ServerConfig::default(), AllowList::new()).router()
