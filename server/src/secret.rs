@@ -128,11 +128,7 @@ fn create_dir(dir: &Path) -> io::Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)?;
+    wasmod_host::datastore::durability::create_private_dir(dir)?;
     fs::write(
         dir.join(".gitignore"),
         "# wasmod's data directory: never commit it.\n*\n",

@@ -34,6 +34,7 @@ mod snapshot;
 mod upgrade;
 mod writer;
 
+pub use private::create_dir as create_private_dir;
 pub use snapshot::SnapshotInfo;
 pub use writer::Ticket;
 

@@ -7,8 +7,9 @@ use std::fs::{self, OpenOptions};
 use std::io;
 use std::path::Path;
 
-/// Creates `dir` and its missing parents, each with mode `0700`.
-pub(crate) fn create_dir(dir: &Path) -> io::Result<()> {
+/// Creates `dir` and its missing parents, each with mode `0700` (the server's data directory
+/// too, which holds the log and the signing secret).
+pub fn create_dir(dir: &Path) -> io::Result<()> {
     let mut builder = fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

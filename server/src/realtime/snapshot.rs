@@ -107,12 +107,7 @@ impl Snapshot {
 
     /// What the snapshot holds while it is queued: the rows' pointers (see the module docs).
     pub fn bytes(&self) -> usize {
-        let rows: usize = self
-            .queries
-            .iter()
-            .map(|query| query.inserts.len() + query.deletes.len())
-            .sum();
-        rows * size_of::<Row>()
+        self.rows() * size_of::<Row>()
     }
 
     /// How many rows the snapshot has, inserted and deleted.

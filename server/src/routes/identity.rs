@@ -9,13 +9,14 @@
 //! connected hold a [`Connection`](crate::connections::Connection).
 
 use super::extract::Source;
-use super::Shared;
+use super::{AppState, Shared};
 use crate::auth;
 use crate::connections;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::State;
 use axum::Json;
-use wasmod_abi::ConnectionId;
+use std::net::IpAddr;
+use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::http::IdentityResponse;
 
 /// `POST /v1/identity`: `{"identity": hex, "token": .., "expires_at": unix seconds}`; at most
@@ -24,14 +25,8 @@ pub(crate) async fn issue(
     State(state): Shared,
     Source(source): Source,
 ) -> Result<Json<IdentityResponse>, HttpError> {
-    state.identities.check(source)?;
+    let identity = fresh(&state, source)?;
     let work = async {
-        let identity = auth::new_identity().map_err(|error| {
-            ApiError::new(
-                ErrorCode::Internal,
-                format!("no randomness for a new identity: {error}"),
-            )
-        })?;
         state
             .worker
             .run(move |module| connections::connect(module, identity, ConnectionId::ZERO))
@@ -45,4 +40,16 @@ pub(crate) async fn issue(
         }))
     };
     Ok(state.metrics.measure("identity", work).await?)
+}
+
+/// A new identity for a client at `source`, within the rate of new identities per address:
+/// what `POST /v1/identity` and a WebSocket connection without a token both give.
+pub(crate) fn fresh(state: &AppState, source: Option<IpAddr>) -> Result<Identity, ApiError> {
+    state.identities.check(source)?;
+    auth::new_identity().map_err(|error| {
+        ApiError::new(
+            ErrorCode::Internal,
+            format!("no randomness for a new identity: {error}"),
+        )
+    })
 }

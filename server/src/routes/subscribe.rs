@@ -12,7 +12,6 @@
 
 use super::extract::{Caller, Source};
 use super::Shared;
-use crate::auth;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::realtime::limits::{MAX_INBOUND_MESSAGE, READ_BUFFER, WRITE_BUFFER};
 use crate::realtime::socket;
@@ -99,15 +98,7 @@ pub(crate) async fn subscribe(
     let identity = match (caller?.0, params.token) {
         (Some(identity), _) => identity,
         (None, Some(token)) => state.tokens.verify(&token)?,
-        (None, None) => {
-            state.identities.check(source)?;
-            auth::new_identity().map_err(|error| {
-                ApiError::new(
-                    ErrorCode::Internal,
-                    format!("no randomness for a new identity: {error}"),
-                )
-            })?
-        }
+        (None, None) => super::identity::fresh(&state, source)?,
     };
     let token = state.tokens.issue(identity).token;
     let realtime = state.realtime.clone();
