@@ -1,12 +1,23 @@
 //! The client cache applying one transaction of 1, 100 and 10,000 rows of the quickstart's
 //! `message` shape `(id: u64, sender: [u8; 32], sent: i64, text: String)`: inserts into an
 //! empty cache, and updates (each row deleted and inserted again with the same key and a new
-//! text, paired by the primary key).
+//! text, paired by the primary key), as the connection applies a transaction's row lists
+//! (`Batch::delete_all`, `Batch::insert_all`).
+//!
+//! Before the measurements, the bytes and allocations of one apply of each are printed,
+//! counted by this binary's global allocator (shared with the protocol's benches).
 
+#[path = "../../protocol/benches/support/allocations.rs"]
+mod allocations;
+
+use allocations::{print_allocations, Counting};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use wasmod_abi::encoding::to_vec;
 use wasmod_abi::{AlgebraicType, Field, SchemaType, Typespace};
-use wasmod_client::cache::{Cache, PrimaryKey};
+use wasmod_client::cache::{Cache, PrimaryKey, TableEvents};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
 
 const SIZES: [usize; 3] = [1, 100, 10_000];
 
@@ -37,13 +48,17 @@ fn keyed_cache() -> Cache {
     cache
 }
 
+/// Applies one transaction: `deletes`, then `inserts`, of query set 1.
+fn apply_one(cache: &mut Cache, deletes: &[Vec<u8>], inserts: &[Vec<u8>]) -> Vec<TableEvents> {
+    let mut batch = cache.batch();
+    batch.delete_all(1, "message", deletes.iter().map(Vec::as_slice));
+    batch.insert_all(1, "message", inserts.iter().map(Vec::as_slice));
+    batch.finish()
+}
+
 fn filled(rows: &[Vec<u8>]) -> Cache {
     let mut cache = keyed_cache();
-    let mut batch = cache.batch();
-    for row in rows {
-        batch.insert(1, "message", row);
-    }
-    batch.finish();
+    apply_one(&mut cache, &[], rows);
     cache
 }
 
@@ -51,33 +66,27 @@ fn apply(c: &mut Criterion) {
     let mut group = c.benchmark_group("cache");
     for size in SIZES {
         let new = rows(size, "hello");
+        let changed = rows(size, "edited");
+        let mut cache = keyed_cache();
+        let events = print_allocations(&format!("insert/{size}"), || {
+            apply_one(&mut cache, &[], &new)
+        });
+        assert_eq!(events[0].inserts.len(), size);
+        let events = print_allocations(&format!("update/{size}"), || {
+            apply_one(&mut cache, &new, &changed)
+        });
+        assert_eq!(events[0].updates.len(), size);
         group.bench_with_input(BenchmarkId::new("insert", size), &new, |b, new| {
             b.iter_batched(
                 keyed_cache,
-                |mut cache| {
-                    let mut batch = cache.batch();
-                    for row in new {
-                        batch.insert(1, "message", row);
-                    }
-                    (batch.finish(), cache)
-                },
+                |mut cache| (apply_one(&mut cache, &[], new), cache),
                 BatchSize::LargeInput,
             );
         });
-        let changed = rows(size, "edited");
         group.bench_with_input(BenchmarkId::new("update", size), &changed, |b, changed| {
             b.iter_batched(
                 || filled(&new),
-                |mut cache| {
-                    let mut batch = cache.batch();
-                    for (old, row) in new.iter().zip(changed) {
-                        batch.delete(1, "message", old);
-                        batch.insert(1, "message", row);
-                    }
-                    let events = batch.finish();
-                    assert_eq!(events[0].updates.len(), changed.len());
-                    (events, cache)
-                },
+                |mut cache| (apply_one(&mut cache, &new, changed), cache),
                 BatchSize::LargeInput,
             );
         });

@@ -369,9 +369,7 @@ impl Connection {
             let mut batch = cache.batch();
             if resumed {
                 for entry in parts.iter().flat_map(|part| &part.deletes) {
-                    for row in entry.rows.iter() {
-                        batch.delete(query_set_id, &entry.table, row);
-                    }
+                    batch.delete_all(query_set_id, &entry.table, entry.rows.iter());
                 }
             } else {
                 batch.clear_query_set(query_set_id);
@@ -417,12 +415,8 @@ impl Connection {
             let mut batch = cache.batch();
             for change in &update.changes {
                 for table in &change.tables {
-                    for row in table.deletes.iter() {
-                        batch.delete(change.query_set_id, &table.table, row);
-                    }
-                    for row in table.inserts.iter() {
-                        batch.insert(change.query_set_id, &table.table, row);
-                    }
+                    batch.delete_all(change.query_set_id, &table.table, table.deletes.iter());
+                    batch.insert_all(change.query_set_id, &table.table, table.inserts.iter());
                 }
             }
             let events = batch.finish();
@@ -639,8 +633,6 @@ fn call_message(
 /// Adds each query's rows to query set `query_set_id`.
 fn insert_rows(batch: &mut Batch<'_>, query_set_id: u32, tables: &[TableRows<RowList>]) {
     for entry in tables {
-        for row in entry.rows.iter() {
-            batch.insert(query_set_id, &entry.table, row);
-        }
+        batch.insert_all(query_set_id, &entry.table, entry.rows.iter());
     }
 }

@@ -191,3 +191,19 @@ impl Drop for Caller {
         self.reading.abort();
     }
 }
+
+/// Has `callers` send `count` calls in all, as fast as the server takes them, shared evenly
+/// (the first ones take one more when `count` does not divide), until `stop`; the calls of
+/// all of them.
+pub async fn call_all(callers: &mut [Caller], count: u64, stop: Instant) -> Result<Calls> {
+    let each = count / callers.len().max(1) as u64;
+    let extra = count % callers.len().max(1) as u64;
+    let runs = callers.iter_mut().enumerate().map(|(index, caller)| {
+        let share = each + u64::from((index as u64) < extra);
+        caller.call(Pace::new(f64::MAX, share), stop)
+    });
+    Ok(futures_util::future::try_join_all(runs)
+        .await?
+        .into_iter()
+        .fold(Calls::default(), Calls::plus))
+}

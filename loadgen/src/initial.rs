@@ -5,11 +5,13 @@
 //! the subscription, so that the filling's does not count).
 //!
 //! The table (the quickstart's `message`) is filled by pipelined `send` calls over many
-//! connections, up to each size asked in turn, on one server.
+//! connections, up to each size asked in turn, on one server. At each size the SDK client
+//! subscribes too ([`cached`](crate::cached)), and after the last one it applies a stream
+//! of updates.
 
-use crate::caller::{Caller, Calls};
+use crate::cached::{self, Applied, Cached};
+use crate::caller::{self, Caller};
 use crate::client::{self, Received};
-use crate::pace::Pace;
 use crate::process::Memory;
 use crate::sample::{self, TABLE};
 use crate::target::Target;
@@ -37,10 +39,22 @@ pub struct Initial {
     /// The server's memory after the answer: its peak is the peak since just before the
     /// subscription (the filling's is forgotten).
     pub after: Memory,
+    /// The same rows received into the SDK client's cache (when the server answered).
+    pub cached: Option<Cached>,
 }
 
-/// Fills the table to each of `sizes` (ascending) and subscribes to it at each.
-pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
+/// One run: each size's subscriptions, then the updates one SDK client applied.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// Per size, in order.
+    pub sizes: Vec<Initial>,
+    /// Updates applied by one SDK client.
+    pub applied: Applied,
+}
+
+/// Fills the table to each of `sizes` (ascending) and subscribes to it at each, then has one
+/// SDK client apply `updates` commits.
+pub async fn measure(paths: &Paths, sizes: &[u64], updates: u64) -> Result<Run> {
     let queue = (FILLERS * crate::caller::IN_FLIGHT * 2).to_string();
     let started = Target::Wasmod.start(paths, &["--queue", &queue]).await?;
     let url = started.url();
@@ -49,20 +63,12 @@ pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
     let mut results = Vec::new();
     for &size in sizes {
         let start = Instant::now();
-        let to_add = size.saturating_sub(filled);
-        let share = |index: usize| {
-            to_add / FILLERS as u64 + u64::from((index as u64) < to_add % FILLERS as u64)
-        };
-        let runs = fillers.iter_mut().enumerate().map(|(index, caller)| {
-            caller.call(
-                Pace::new(f64::MAX, share(index)),
-                start + Duration::from_secs(3600),
-            )
-        });
-        let calls = try_join_all(runs)
-            .await?
-            .into_iter()
-            .fold(Calls::default(), Calls::plus);
+        let calls = caller::call_all(
+            &mut fillers,
+            size.saturating_sub(filled),
+            start + Duration::from_secs(3600),
+        )
+        .await?;
         if !calls.all_committed() {
             bail!("filling {TABLE} to {size} rows: {calls:?}");
         }
@@ -76,14 +82,23 @@ pub async fn measure(paths: &Paths, sizes: &[u64]) -> Result<Vec<Initial>> {
         let before = started.served.memory()?;
         let answer = subscribe(&url).await?;
         let after = started.served.memory()?;
+        let cached = match answer {
+            Ok(_) => Some(cached::subscribe(&url, size).await?),
+            Err(_) => None,
+        };
         results.push(Initial {
             fill,
             before,
             answer,
             after,
+            cached,
         });
     }
-    Ok(results)
+    let applied = cached::apply(&url, &mut fillers, updates).await?;
+    Ok(Run {
+        sizes: results,
+        applied,
+    })
 }
 
 /// Subscribes one new client to the whole table: the time to the answer and its rows, or

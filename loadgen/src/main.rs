@@ -10,7 +10,9 @@
 //! - `delivery`: deliveries per second at saturation and latency at half of it ([`delivery`]);
 //! - `calls`: pipelined reducer calls per second over 1 and many connections ([`calls`]);
 //! - `idle`: the server's memory with many idle subscribed connections ([`idle`]);
-//! - `initial`: the initial rows of a large subscription ([`initial`]);
+//! - `initial`: the initial rows of a large subscription, to a bare client and into the SDK
+//!   client's cache, and the updates one SDK client applies per second ([`initial`],
+//!   [`cached`]);
 //! - `all`: every one of them, the way `benches/RESULTS.md` records them.
 //!
 //! Every run is bounded (timeouts on every wait, a fixed number of steps) and the servers are
@@ -19,6 +21,7 @@
 //! rows, errors), never because something is slow.
 
 mod audience;
+mod cached;
 mod caller;
 mod calls;
 mod client;
@@ -137,6 +140,8 @@ pub struct Settings {
     /// always fit the server's queue bound, the full run's 1,000,000 rows may not (and the
     /// refusal is then what the report says).
     pub refusal_fails: bool,
+    /// Commits one SDK client applies after the initial subscriptions.
+    pub client_updates: u64,
 }
 
 impl Settings {
@@ -155,8 +160,9 @@ impl Settings {
             call_connections: vec![1, 64],
             call_run: Duration::from_secs(5),
             idle: 10_000,
-            initial_rows: vec![200_000, 1_000_000],
+            initial_rows: vec![100_000, 200_000, 1_000_000],
             refusal_fails: false,
+            client_updates: 50_000,
         }
     }
 
@@ -177,6 +183,7 @@ impl Settings {
             idle: 200,
             initial_rows: vec![5_000],
             refusal_fails: true,
+            client_updates: 500,
         }
     }
 }

@@ -178,14 +178,14 @@ pub async fn initial(paths: &Paths, settings: &Settings) -> Result<()> {
     let mut runs = Vec::new();
     for run in 1..=settings.repeat {
         eprintln!("initial, run {run}: {:?} rows", settings.initial_rows);
-        runs.push(initial::measure(paths, &settings.initial_rows).await?);
+        runs.push(initial::measure(paths, &settings.initial_rows, settings.client_updates).await?);
     }
     println!("## Initial subscription (`SELECT * FROM message`)");
     println!();
-    println!("| rows | time to the last byte (median) | server VmHWM while answering (median) | VmRSS before | filled in | answer |");
-    println!("|---:|---:|---:|---:|---:|---|");
+    println!("| rows | time to the last byte (median) | server VmHWM while answering (median) | VmRSS before | filled in | answer | into the SDK client's cache (median) | client's peak growth (median) |");
+    println!("|---:|---:|---:|---:|---:|---|---:|---:|");
     for (index, &rows) in settings.initial_rows.iter().enumerate() {
-        let results: Vec<&initial::Initial> = runs.iter().map(|run| &run[index]).collect();
+        let results: Vec<&initial::Initial> = runs.iter().map(|run| &run.sizes[index]).collect();
         let times: Vec<f64> = results
             .iter()
             .filter_map(|r| r.answer.as_ref().ok())
@@ -211,12 +211,30 @@ pub async fn initial(paths: &Paths, settings: &Settings) -> Result<()> {
             millis(Some(Duration::from_secs_f64(median(times))))
         };
         let fill = median(results.iter().map(|r| r.fill.as_secs_f64()).collect());
+        let cached: Vec<_> = results.iter().filter_map(|r| r.cached).collect();
+        let (cached_time, cached_peak) = if cached.is_empty() {
+            ("-".into(), "-".into())
+        } else {
+            (
+                millis(Some(Duration::from_secs_f64(median(
+                    cached.iter().map(|c| c.took.as_secs_f64()).collect(),
+                )))),
+                mib(median(cached.iter().map(|c| c.peak_growth as f64).collect()) as u64),
+            )
+        };
         println!(
-            "| {rows} | {time} | {} | {} | {fill:.1} s | {answer} |",
+            "| {rows} | {time} | {} | {} | {fill:.1} s | {answer} | {cached_time} | {cached_peak} |",
             mib(median(results.iter().map(|r| r.after.peak as f64).collect()) as u64),
             mib(median(results.iter().map(|r| r.before.resident as f64).collect()) as u64),
         );
     }
+    println!();
+    println!(
+        "One SDK client applying {} commits of one row: {:.0} rows/s applied (median), the server committing {:.0}/s meanwhile.",
+        settings.client_updates,
+        median(runs.iter().map(|run| run.applied.client_rate).collect()),
+        median(runs.iter().map(|run| run.applied.server_rate).collect()),
+    );
     println!();
     Ok(())
 }

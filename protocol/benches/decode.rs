@@ -2,7 +2,8 @@
 //! decompressor kept across the iterations), in the scenarios of SpacetimeDB's client SDK
 //! benchmarks (issue 12): a `TransactionUpdate` inserting 1, 100 and 10,000 chat-like rows
 //! (about 60 bytes each), uncompressed and brotli-compressed; a `SubscribeApplied` of as many
-//! rows; the first message of a connection (`IdentityToken`); and a row list alone. Row lists
+//! rows; the first message of a connection (`IdentityToken`); a brotli `TransactionUpdate`'s
+//! inflate alone; and a row list alone. Row lists
 //! borrow the frame, so the rows are checked, not copied.
 //!
 //! Before the measurements, the bytes and allocations of one decode of each are printed
@@ -10,45 +11,17 @@
 //!
 //! `cargo bench -p wasmod-protocol --bench decode`.
 
+#[path = "support/allocations.rs"]
+mod allocations;
 mod support;
 
+use allocations::{print_allocations, Counting};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use wasmod_abi::encoding::{from_shared, to_vec};
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::compression::{Compression, Decompressor};
 use wasmod_protocol::ws::{BinaryServerMessage, RowList, ServerMessage, TableRows};
-
-/// The system allocator, counting allocations and their bytes.
-struct Counting;
-
-static CALLS: AtomicUsize = AtomicUsize::new(0);
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed to the system allocator unchanged; the counting only reads
-// the layout.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        CALLS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract is `System.alloc`'s.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        CALLS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size, Ordering::Relaxed);
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -98,17 +71,6 @@ fn identity_token() -> BinaryServerMessage {
         token: "x".repeat(180),
         connection_id: ConnectionId::from_bytes([4; 16]),
     }
-}
-
-/// Prints what one run of `decode` allocates.
-fn print_allocations(name: &str, decode: impl FnOnce()) {
-    let (calls, bytes) = (CALLS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed));
-    decode();
-    println!(
-        "{name}: {} allocations, {} bytes",
-        CALLS.load(Ordering::Relaxed) - calls,
-        BYTES.load(Ordering::Relaxed) - bytes
-    );
 }
 
 /// The frames measured: a group name, a row count, a compression, the frame.
@@ -175,6 +137,22 @@ fn decode(c: &mut Criterion) {
         );
         group.finish();
     }
+    let mut group = c.benchmark_group("brotli_inflate");
+    for (_, count, _, frame) in frames.iter().filter(|(group, _, compression, _)| {
+        *group == "transaction_update" && *compression == Compression::Brotli
+    }) {
+        let compressed = &frame[1..];
+        print_allocations(&format!("brotli_inflate/{count}"), || {
+            black_box(decompressor.decompress(Compression::Brotli, compressed)).expect("inflates")
+        });
+        group.throughput(Throughput::Elements(*count as u64));
+        group.bench_with_input(
+            BenchmarkId::from_parameter(count),
+            compressed,
+            |b, input| b.iter(|| black_box(decompressor.decompress(Compression::Brotli, input))),
+        );
+    }
+    group.finish();
     let mut group = c.benchmark_group("row_list");
     for (count, list) in &lists {
         group.throughput(Throughput::Elements(*count as u64));

@@ -12,78 +12,26 @@
 //! the events are computed once the whole transaction is in: callbacks see a consistent
 //! cache. For a table with a primary key, a deleted and an inserted row with the same key are
 //! one update.
+//!
+//! A change hashes its row once ([`holdings`]): the table, the query set and the batch all
+//! find the row by that hash.
 
-use std::collections::HashMap as StdHashMap;
+mod holdings;
+mod key;
+
+use foldhash::fast::RandomState;
+use holdings::{Holdings, RowHash};
+use std::hash::BuildHasher;
 use std::sync::Arc;
-use wasmod_abi::{AlgebraicType, Reader, Typespace, Value};
+
+pub use key::PrimaryKey;
 
 /// A row's encoding, shared by the cache's tables and query sets.
 pub type RowBytes = Arc<[u8]>;
 
-/// The cache's maps: rows are hashed by their bytes, with foldhash (much faster than SipHash
-/// on short keys; rows come from the server the client chose to trust).
-type HashMap<K, V> = StdHashMap<K, V, foldhash::fast::RandomState>;
-
-/// `map[table]`, created empty if missing, without allocating the name when it is there.
-fn by_table<'m, V: Default>(map: &'m mut HashMap<String, V>, table: &str) -> &'m mut V {
-    if !map.contains_key(table) {
-        map.insert(table.to_owned(), V::default());
-    }
-    map.get_mut(table).expect("just inserted")
-}
-
-/// How to find a table's primary key in its rows' encoding: the row type and the position of
-/// the key column among its fields.
-#[derive(Clone, Debug)]
-pub struct PrimaryKey {
-    /// The row type's fields, resolved.
-    fields: Vec<AlgebraicType>,
-    /// The typespace the fields' references point into.
-    typespace: Typespace,
-    /// Which field is the key.
-    column: usize,
-}
-
-impl PrimaryKey {
-    /// The key of rows of `row_type` (a product, possibly behind a reference in `typespace`)
-    /// at field `column`; `None` if the type is not a product with that many fields.
-    pub fn new(row_type: &AlgebraicType, typespace: Typespace, column: usize) -> Option<Self> {
-        let AlgebraicType::Product(fields) = typespace.resolve(row_type)? else {
-            return None;
-        };
-        let fields: Vec<AlgebraicType> = fields.iter().map(|field| field.ty.clone()).collect();
-        (column < fields.len()).then_some(Self {
-            fields,
-            typespace,
-            column,
-        })
-    }
-
-    /// The index of the column named `name` among the fields of `row_type`.
-    pub fn column_named(
-        row_type: &AlgebraicType,
-        typespace: &Typespace,
-        name: &str,
-    ) -> Option<usize> {
-        let AlgebraicType::Product(fields) = typespace.resolve(row_type)? else {
-            return None;
-        };
-        fields
-            .iter()
-            .position(|field| field.name.as_deref() == Some(name))
-    }
-
-    /// The key column's encoding within `row`; `None` if the row does not decode that far.
-    pub fn key<'r>(&self, row: &'r [u8]) -> Option<&'r [u8]> {
-        let mut reader = Reader::new(row);
-        for ty in &self.fields[..self.column] {
-            Value::skip(ty, &self.typespace, &mut reader).ok()?;
-        }
-        let start = row.len() - reader.remaining();
-        Value::skip(&self.fields[self.column], &self.typespace, &mut reader).ok()?;
-        row.get(start..row.len() - reader.remaining())
-    }
-}
+/// The cache's maps by table name and query set id, with foldhash (much faster than SipHash on
+/// short keys; rows come from the server the client chose to trust).
+type HashMap<K, V> = hashbrown::HashMap<K, V, RandomState>;
 
 /// What one transaction changed in one table, once applied.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -108,16 +56,18 @@ impl TableEvents {
 /// One table's rows, each with how many holders (query sets' queries) select it.
 #[derive(Debug, Default)]
 struct TableRows {
-    rows: HashMap<RowBytes, usize>,
+    rows: Holdings,
     primary_key: Option<PrimaryKey>,
 }
 
 /// The rows one query set holds, per table, with their multiplicity.
-type QuerySetRows = HashMap<String, HashMap<RowBytes, usize>>;
+type QuerySetRows = HashMap<String, Holdings>;
 
 /// The rows of all subscribed query sets.
 #[derive(Debug, Default)]
 pub struct Cache {
+    /// Hashes rows' bytes: one hash a row per change.
+    hasher: RandomState,
     tables: HashMap<String, TableRows>,
     query_sets: HashMap<u32, QuerySetRows>,
 }
@@ -131,7 +81,7 @@ impl Cache {
     /// Declares `table`'s primary key, so that its deletes and inserts of one key pair up as
     /// updates.
     pub fn set_primary_key(&mut self, table: &str, key: PrimaryKey) {
-        self.tables.entry(table.to_owned()).or_default().primary_key = Some(key);
+        self.tables.entry_ref(table).or_default().primary_key = Some(key);
     }
 
     /// The rows of `table`, each once, in no particular order.
@@ -139,7 +89,7 @@ impl Cache {
         self.tables
             .get(table)
             .into_iter()
-            .flat_map(|table| table.rows.keys().map(|row| &row[..]))
+            .flat_map(|table| table.rows.iter().map(|held| &held.row[..]))
     }
 
     /// How many distinct rows `table` holds.
@@ -149,11 +99,11 @@ impl Cache {
 
     /// How many holders select `row` of `table` (0 if it is not in the cache).
     pub fn holders(&self, table: &str, row: &[u8]) -> usize {
+        let hash = self.hash(row);
         self.tables
             .get(table)
-            .and_then(|table| table.rows.get(row))
-            .copied()
-            .unwrap_or(0)
+            .and_then(|table| table.rows.get(hash, row))
+            .map_or(0, |held| held.count)
     }
 
     /// The row of `table` whose primary key is encoded as `key`.
@@ -162,9 +112,9 @@ impl Cache {
         let primary_key = table.primary_key.as_ref()?;
         table
             .rows
-            .keys()
+            .iter()
+            .map(|held| &held.row[..])
             .find(|row| primary_key.key(row) == Some(key))
-            .map(|row| &row[..])
     }
 
     /// Whether the cache holds the query set `query_set`.
@@ -179,6 +129,10 @@ impl Cache {
             touched: Vec::new(),
         }
     }
+
+    fn hash(&self, row: &[u8]) -> RowHash {
+        self.hasher.hash_one(row)
+    }
 }
 
 /// Changes being applied to a [`Cache`]; [`Batch::finish`] says what they changed.
@@ -192,59 +146,152 @@ pub struct Batch<'c> {
 /// in the cache then.
 #[derive(Default)]
 struct Touched {
-    order: Vec<RowBytes>,
-    was_present: HashMap<RowBytes, bool>,
+    /// The rows, in the order first touched.
+    order: Vec<Touch>,
+    /// Indexes into `order`, found by the row's hash.
+    seen: hashbrown::HashTable<usize>,
+}
+
+/// One row a batch touched.
+struct Touch {
+    hash: RowHash,
+    row: RowBytes,
+    /// Whether the row was in the cache before the batch.
+    was_present: bool,
+    /// Whether the batch released a holder of it: if not, it only added holders, so the row
+    /// is in the cache at the end without looking.
+    released: bool,
+}
+
+impl Touched {
+    /// Room for `additional` more rows.
+    fn reserve(&mut self, additional: usize) {
+        let Self { order, seen } = self;
+        order.reserve(additional);
+        seen.reserve(additional, |&at| order[at].hash);
+    }
+
+    /// Notes a change to `row`: whether it was in the cache before (kept from the first
+    /// touch), and whether a holder was released.
+    fn note(&mut self, hash: RowHash, row: RowBytes, was_present: bool, released: bool) {
+        let Self { order, seen } = self;
+        match seen.entry(hash, |&at| order[at].row == row, |&at| order[at].hash) {
+            hashbrown::hash_table::Entry::Vacant(vacant) => {
+                vacant.insert(order.len());
+                order.push(Touch {
+                    hash,
+                    row,
+                    was_present,
+                    released,
+                });
+            }
+            hashbrown::hash_table::Entry::Occupied(occupied) => {
+                order[*occupied.get()].released |= released;
+            }
+        }
+    }
+}
+
+/// What `touched` holds for `table`, added (empty) if the batch has not touched it yet.
+fn touched_for<'t>(touched: &'t mut Vec<(String, Touched)>, table: &str) -> &'t mut Touched {
+    let index = match touched.iter().position(|(name, _)| name == table) {
+        Some(index) => index,
+        None => {
+            touched.push((table.to_owned(), Touched::default()));
+            touched.len() - 1
+        }
+    };
+    &mut touched[index].1
 }
 
 impl Batch<'_> {
     /// Query set `query_set` now selects `row` of `table` once more.
     pub fn insert(&mut self, query_set: u32, table: &str, row: &[u8]) {
-        let shared = self.intern(table, row);
-        self.touch(table, &shared);
-        let query_set = self.cache.query_sets.entry(query_set).or_default();
-        *by_table(query_set, table)
-            .entry(shared.clone())
-            .or_default() += 1;
-        *by_table(&mut self.cache.tables, table)
-            .rows
-            .entry(shared)
-            .or_default() += 1;
+        self.insert_all(query_set, table, [row]);
+    }
+
+    /// Query set `query_set` now selects each of `rows` of `table` once more. The table is
+    /// looked up once, and room made for as many rows as the iterator's size hint says.
+    pub fn insert_all<'r>(
+        &mut self,
+        query_set: u32,
+        table: &str,
+        rows: impl IntoIterator<Item = &'r [u8]>,
+    ) {
+        let rows = rows.into_iter();
+        let additional = rows.size_hint().0;
+        let Cache {
+            hasher,
+            tables,
+            query_sets,
+        } = &mut *self.cache;
+        let table_rows = &mut tables.entry_ref(table).or_default().rows;
+        let held = query_sets
+            .entry(query_set)
+            .or_default()
+            .entry_ref(table)
+            .or_default();
+        let touched = touched_for(&mut self.touched, table);
+        table_rows.reserve(additional);
+        held.reserve(additional);
+        touched.reserve(additional);
+        for row in rows {
+            let hash = hasher.hash_one(row);
+            let (shared, before) = table_rows.add(hash, row, || RowBytes::from(row));
+            held.add(hash, row, || shared.clone());
+            touched.note(hash, shared, before > 0, false);
+        }
     }
 
     /// Query set `query_set` selects `row` of `table` once less; a row it does not hold is
     /// ignored (the server never sends one).
     pub fn delete(&mut self, query_set: u32, table: &str, row: &[u8]) {
-        let Some(rows) = self
-            .cache
-            .query_sets
+        self.delete_all(query_set, table, [row]);
+    }
+
+    /// Query set `query_set` selects each of `rows` of `table` once less; as
+    /// [`Batch::delete`].
+    pub fn delete_all<'r>(
+        &mut self,
+        query_set: u32,
+        table: &str,
+        rows: impl IntoIterator<Item = &'r [u8]>,
+    ) {
+        let Cache {
+            hasher,
+            tables,
+            query_sets,
+        } = &mut *self.cache;
+        let Some(held) = query_sets
             .get_mut(&query_set)
             .and_then(|tables| tables.get_mut(table))
         else {
             return;
         };
-        let Some((shared, count)) = rows.get_key_value(row).map(|(k, c)| (k.clone(), *c)) else {
+        let Some(table_rows) = tables.get_mut(table) else {
             return;
         };
-        if count > 1 {
-            rows.insert(shared.clone(), count - 1);
-        } else {
-            rows.remove(row);
+        let touched = touched_for(&mut self.touched, table);
+        for row in rows {
+            let hash = hasher.hash_one(row);
+            if held.remove(hash, row, 1).is_some() {
+                release(table_rows, touched, hash, row, 1);
+            }
         }
-        self.touch(table, &shared);
-        self.release(table, &shared);
     }
 
     /// Query set `query_set` now holds nothing: every row it held is released.
     pub fn clear_query_set(&mut self, query_set: u32) {
-        let Some(tables) = self.cache.query_sets.remove(&query_set) else {
+        let Some(query_set_tables) = self.cache.query_sets.remove(&query_set) else {
             return;
         };
-        for (table, rows) in tables {
-            for (row, count) in rows {
-                self.touch(&table, &row);
-                for _ in 0..count {
-                    self.release(&table, &row);
-                }
+        for (table, mut held) in query_set_tables {
+            let Some(table_rows) = self.cache.tables.get_mut(&table) else {
+                continue;
+            };
+            let touched = touched_for(&mut self.touched, &table);
+            for held in held.drain() {
+                release(table_rows, touched, held.hash(), &held.row, held.count);
             }
         }
     }
@@ -264,15 +311,13 @@ impl Batch<'_> {
                 ..TableEvents::default()
             };
             let rows = self.cache.tables.get(&table_events.table);
-            for row in touched.order {
-                let present = rows.is_some_and(|rows| rows.rows.contains_key(&row));
-                if touched.was_present.get(&row) == Some(&present) {
-                    continue;
-                }
-                if present {
-                    table_events.inserts.push(row);
-                } else {
-                    table_events.deletes.push(row);
+            for touch in touched.order {
+                let present = !touch.released
+                    || rows.is_some_and(|rows| rows.rows.get(touch.hash, &touch.row).is_some());
+                match (touch.was_present, present) {
+                    (false, true) => table_events.inserts.push(touch.row),
+                    (true, false) => table_events.deletes.push(touch.row),
+                    _ => {}
                 }
             }
             if let Some(key) = rows.and_then(|rows| rows.primary_key.as_ref()) {
@@ -284,84 +329,58 @@ impl Batch<'_> {
         }
         events
     }
+}
 
-    /// The cache's copy of `row` if it has one, else a new one.
-    fn intern(&self, table: &str, row: &[u8]) -> RowBytes {
-        self.cache
-            .tables
-            .get(table)
-            .and_then(|table| table.rows.get_key_value(row))
-            .map_or_else(|| RowBytes::from(row), |(shared, _)| shared.clone())
-    }
-
-    /// Remembers whether `row` was in the cache before the batch first touched it.
-    fn touch(&mut self, table: &str, row: &RowBytes) {
-        let present = self.cache.holders(table, row) > 0;
-        let index = match self.touched.iter().position(|(name, _)| name == table) {
-            Some(index) => index,
-            None => {
-                self.touched.push((table.to_owned(), Touched::default()));
-                self.touched.len() - 1
-            }
-        };
-        let touched = &mut self.touched[index].1;
-        if !touched.was_present.contains_key(row) {
-            touched.was_present.insert(row.clone(), present);
-            touched.order.push(row.clone());
-        }
-    }
-
-    /// One holder less for `row` of `table`; the row leaves the cache at zero.
-    fn release(&mut self, table: &str, row: &[u8]) {
-        if let Some(table) = self.cache.tables.get_mut(table) {
-            match table.rows.get_mut(row) {
-                Some(count) if *count > 1 => *count -= 1,
-                Some(_) => {
-                    table.rows.remove(row);
-                }
-                None => {}
-            }
-        }
+/// `times` holders less for `row` of a table's rows; the row leaves the cache at zero.
+fn release(
+    table_rows: &mut TableRows,
+    touched: &mut Touched,
+    hash: RowHash,
+    row: &[u8],
+    times: usize,
+) {
+    if let Some((shared, before)) = table_rows.rows.remove(hash, row, times) {
+        touched.note(hash, shared, before > 0, true);
     }
 }
 
 /// Moves each delete whose key an insert has too into `updates`.
 fn pair_updates(events: &mut TableEvents, key: &PrimaryKey) {
-    let mut inserted: HashMap<&[u8], usize> = HashMap::default();
-    for (index, row) in events.inserts.iter().enumerate() {
-        if let Some(row_key) = key.key(row) {
-            inserted.insert(row_key, index);
-        }
+    if events.inserts.is_empty() || events.deletes.is_empty() {
+        return;
     }
-    let mut paired_inserts = vec![false; events.inserts.len()];
-    let mut deletes = Vec::new();
-    let mut updates = Vec::new();
-    for old in &events.deletes {
-        match key.key(old).and_then(|old_key| inserted.remove(old_key)) {
-            Some(index) => {
-                paired_inserts[index] = true;
-                updates.push((old.clone(), events.inserts[index].clone()));
+    let deletes = std::mem::take(&mut events.deletes);
+    let partners: Vec<Option<usize>> = {
+        let mut inserted: HashMap<&[u8], usize> =
+            HashMap::with_capacity_and_hasher(events.inserts.len(), RandomState::default());
+        for (index, row) in events.inserts.iter().enumerate() {
+            if let Some(row_key) = key.key(row) {
+                inserted.insert(row_key, index);
             }
-            None => deletes.push(old.clone()),
+        }
+        deletes
+            .iter()
+            .map(|old| key.key(old).and_then(|old_key| inserted.remove(old_key)))
+            .collect()
+    };
+    let mut inserts: Vec<Option<RowBytes>> = std::mem::take(&mut events.inserts)
+        .into_iter()
+        .map(Some)
+        .collect();
+    for (old, partner) in deletes.into_iter().zip(partners) {
+        match partner.and_then(|index| inserts[index].take()) {
+            Some(new) => events.updates.push((old, new)),
+            None => events.deletes.push(old),
         }
     }
-    let inserts = events
-        .inserts
-        .iter()
-        .zip(paired_inserts)
-        .filter(|(_, paired)| !paired)
-        .map(|(row, _)| row.clone())
-        .collect();
-    events.inserts = inserts;
-    events.deletes = deletes;
-    events.updates = updates;
+    events.inserts = inserts.into_iter().flatten().collect();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use wasmod_abi::encoding::to_vec;
-    use wasmod_abi::{Field, SchemaType};
+    use wasmod_abi::{AlgebraicType, Field, SchemaType, Typespace};
 
     /// Rows of a `(id: u32, name: String)` table keyed by `id`.
     fn row(id: u32, name: &str) -> Vec<u8> {
@@ -402,7 +421,7 @@ mod tests {
         let stored: Vec<*const u8> = cache
             .query_sets
             .values()
-            .flat_map(|tables| tables["t"].keys().map(|row| row.as_ptr()))
+            .flat_map(|tables| tables["t"].iter().map(|held| held.row.as_ptr()))
             .collect();
         assert_eq!(stored[0], stored[1], "both query sets share one copy");
 

@@ -1,0 +1,73 @@
+//! Encoding a reducer call as the client does (issue 12's "encode a reducer call payload"):
+//! typed arguments, here one parameter holding 1, 100 or 10,000 chat-like rows
+//! `(id: u64, sender: Identity, text: String)`, encoded (`to_vec`, as
+//! `Client::call_reducer` does), then wrapped in a `CallReducer` message and written as one
+//! binary frame (`BinaryClientMessage::to_bytes`).
+//!
+//! Before the measurements, the bytes and allocations of one encode are printed, counted by
+//! this binary's global allocator.
+//!
+//! `cargo bench -p wasmod-protocol --bench encode`.
+
+#[path = "support/allocations.rs"]
+mod allocations;
+
+use allocations::{print_allocations, Counting};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use std::hint::black_box;
+use wasmod_abi::encoding::to_vec;
+use wasmod_abi::Identity;
+use wasmod_protocol::ws::{BinaryClientMessage, ClientMessage};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The row counts measured.
+const ROWS: [usize; 3] = [1, 100, 10_000];
+
+/// One argument row.
+type Row = (u64, Identity, String);
+
+/// `count` rows.
+fn rows(count: usize) -> Vec<Row> {
+    (0..count as u64)
+        .map(|id| {
+            (
+                id,
+                Identity::from_bytes([(id % 7) as u8; 32]),
+                format!("message number {id} from the dragon"),
+            )
+        })
+        .collect()
+}
+
+/// The frame of a call of `send_batch(rows)`, built as the client builds it.
+fn call_frame(rows: &Vec<Row>) -> Vec<u8> {
+    let message: BinaryClientMessage = ClientMessage::CallReducer {
+        request_id: 7,
+        name: "send_batch".to_owned(),
+        args: to_vec(&(rows,)),
+    };
+    message.to_bytes()
+}
+
+fn encode(c: &mut Criterion) {
+    let mut group = c.benchmark_group("reducer_call");
+    for count in ROWS {
+        let rows = rows(count);
+        let frame = print_allocations(&format!("reducer_call/{count}"), || call_frame(&rows));
+        assert!(
+            frame.len() > count * 60,
+            "{} bytes for {count} rows",
+            frame.len()
+        );
+        group.throughput(Throughput::Elements(count as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(count), &rows, |b, rows| {
+            b.iter(|| black_box(call_frame(black_box(rows))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, encode);
+criterion_main!(benches);
