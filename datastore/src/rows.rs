@@ -94,8 +94,13 @@ impl Rows {
 
     /// The rows whose id is `start` or later, oldest first.
     pub(crate) fn since(&self, start: RowId) -> impl Iterator<Item = &Row> + '_ {
+        self.since_with_ids(start).map(|(_, row)| row)
+    }
+
+    /// The rows whose id is `start` or later, with their ids, oldest first.
+    pub(crate) fn since_with_ids(&self, start: RowId) -> impl Iterator<Item = (RowId, &Row)> + '_ {
         let (chunk, position) = self.first_from(start);
-        self.iter_from(chunk, position).map(|(_, row)| row)
+        self.iter_from(chunk, position)
     }
 
     /// Adds `row` under `id`, which must be greater than every id here.

@@ -28,6 +28,7 @@
 //!   evaluation task that turns commits into updates, bounded outbound queues;
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
 //!   commits are durable; [`limits`]: calls per identity; [`metrics`]: counters;
+//! - [`pages`]: table reads in pages, bounded in rows, bytes and how many run at once;
 //! - [`error`]: the API's errors as HTTP answers; [`config`]: the limits' values.
 //!
 //! The messages themselves (answers, error codes, the description) are the protocol's
@@ -55,6 +56,7 @@ pub mod entry;
 pub mod error;
 pub mod limits;
 pub mod metrics;
+pub mod pages;
 pub mod realtime;
 mod routes;
 pub mod secret;
@@ -126,6 +128,7 @@ impl Server {
             slots: CallSlots::new(config.max_calls_per_identity),
             identities: SourceRate::new("new identities", config.identities_per_minute),
             metrics: Arc::new(Metrics::default()),
+            table_reads: pages::TableReads::new(config.max_table_reads),
             config,
             realtime,
         });

@@ -22,6 +22,7 @@ use crate::config::ServerConfig;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::{CallSlots, SourceRate};
 use crate::metrics::Metrics;
+use crate::pages::TableReads;
 use crate::realtime::Realtime;
 use crate::worker::Worker;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -52,6 +53,8 @@ pub(crate) struct AppState {
     pub identities: SourceRate,
     /// The counters of `/metrics`.
     pub metrics: Arc<Metrics>,
+    /// Table reads in progress.
+    pub table_reads: TableReads,
     /// The limits.
     pub config: ServerConfig,
     /// The WebSocket side: live queries and their evaluation.

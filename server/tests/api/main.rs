@@ -11,3 +11,4 @@ mod parts;
 mod resume;
 mod subscribe;
 mod support;
+mod tables;
