@@ -67,6 +67,12 @@ pub struct ServerConfig {
     /// The most table reads in progress at once, each from before it waits for the tables
     /// until its page is sent (`busy`, 503, beyond). Default: 4.
     pub max_table_reads: usize,
+    /// The most recent module log records kept for the operator (`GET /v1/admin/logs`).
+    /// Default: 1000.
+    pub log_records: usize,
+    /// How many records a live reader of the log feed may fall behind before it loses the
+    /// oldest (it is told how many). Default: 1024.
+    pub log_feed_lag: usize,
 }
 
 impl ServerConfig {
@@ -100,6 +106,8 @@ impl Default for ServerConfig {
             max_table_page_rows: 10_000,
             max_table_page_bytes: 4 << 20,
             max_table_reads: 4,
+            log_records: 1000,
+            log_feed_lag: 1024,
         }
     }
 }

@@ -29,6 +29,8 @@
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
 //!   commits are durable; [`limits`]: calls per identity; [`metrics`]: counters;
 //! - [`pages`]: table reads in pages, bounded in rows, bytes and how many run at once;
+//! - the operator's console and API (`/admin`, `/v1/admin/*`): [`operator`] (its token),
+//!   [`logfeed`] (the module's recent logs, streamed live), [`commit_rate`];
 //! - [`error`]: the API's errors as HTTP answers; [`config`]: the limits' values.
 //!
 //! The messages themselves (answers, error codes, the description) are the protocol's
@@ -49,13 +51,16 @@
 //! ```
 
 pub mod auth;
+pub mod commit_rate;
 pub mod config;
 pub mod connections;
 pub mod durable;
 pub mod entry;
 pub mod error;
 pub mod limits;
+pub mod logfeed;
 pub mod metrics;
+pub mod operator;
 pub mod pages;
 pub mod realtime;
 mod routes;
@@ -66,6 +71,7 @@ pub use auth::Tokens;
 pub use config::ServerConfig;
 pub use connections::{Connection, Connections};
 pub use error::{ApiError, ErrorCode, HttpError};
+pub use operator::OperatorToken;
 pub use secret::Secret;
 
 use axum::Router;
@@ -92,10 +98,60 @@ pub struct Server {
     shutdown_grace: std::time::Duration,
 }
 
+/// The operator's side of a server ([`Server::with_admin`]).
+#[derive(Debug)]
+pub struct AdminOptions {
+    /// The token that opens `/admin` and `/v1/admin/*`.
+    pub token: OperatorToken,
+    /// The dispatch report of the served binary, as JSON (`wasmod_inspect::Report::to_json`),
+    /// for `GET /v1/admin/dispatch`; `None` if it was not made.
+    pub dispatch_report: Option<String>,
+}
+
 impl Server {
     /// Moves `module` onto its own thread and builds the API over it, signing tokens with
-    /// `secret`.
+    /// `secret`. The server has no admin side.
     pub fn new(module: WasmModule, secret: Secret, config: ServerConfig) -> io::Result<Self> {
+        Self::build(module, secret, config, None)
+    }
+
+    /// [`Server::new`], with the operator's console and API behind `admin`'s token, and the
+    /// module's logs kept for them ([`logfeed`]).
+    pub fn with_admin(
+        module: WasmModule,
+        secret: Secret,
+        config: ServerConfig,
+        admin: AdminOptions,
+    ) -> io::Result<Self> {
+        Self::build(module, secret, config, Some(admin))
+    }
+
+    fn build(
+        mut module: WasmModule,
+        secret: Secret,
+        config: ServerConfig,
+        admin: Option<AdminOptions>,
+    ) -> io::Result<Self> {
+        let admin = match admin {
+            None => None,
+            Some(options) => {
+                let logs = logfeed::LogFeed::new(config.log_records, config.log_feed_lag);
+                module.env_mut().set_log_tap(logs.clone());
+                let dispatch = match options.dispatch_report {
+                    None => None,
+                    Some(report) => Some(
+                        serde_json::value::RawValue::from_string(report)
+                            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?,
+                    ),
+                };
+                Some(routes::admin::Admin {
+                    token: options.token,
+                    dispatch,
+                    logs,
+                    commit_rate: commit_rate::CommitRate::new(module.database().next_offset()),
+                })
+            }
+        };
         let description = Arc::new(module.module().clone());
         let database = module.database().clone();
         let datastore = module.datastore().clone();
@@ -131,6 +187,7 @@ impl Server {
             table_reads: pages::TableReads::new(config.max_table_reads),
             config,
             realtime,
+            admin,
         });
         Ok(Self {
             router: routes::router(state),

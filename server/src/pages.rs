@@ -364,6 +364,6 @@ mod tests {
         let refused = reads.acquire().expect_err("three");
         assert_eq!(refused.code, ErrorCode::Busy);
         drop(first);
-        reads.acquire().expect("a permit was freed");
+        let _third = reads.acquire().expect("a permit was freed");
     }
 }
