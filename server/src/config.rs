@@ -61,18 +61,13 @@ pub struct ServerConfig {
     pub table_page_rows: usize,
     /// The most rows of such a page; a larger `limit` is taken as this. Default: 10,000.
     pub max_table_page_rows: usize,
-    /// The most bytes of such a page's JSON: the page stops before the row that would take it
-    /// past this (a first row larger than that on its own is sent alone). Default: 4 MiB.
+    /// The most bytes of such a page's rows, in their binary encoding: the page stops before
+    /// the row that would take it past this (a first row larger than that on its own is sent
+    /// alone). The JSON, streamed, is larger by a factor the encoding bounds. Default: 1 MiB.
     pub max_table_page_bytes: usize,
     /// The most table reads in progress at once, each from before it waits for the tables
     /// until its page is sent (`busy`, 503, beyond). Default: 4.
     pub max_table_reads: usize,
-    /// The most recent module log records kept for the operator (`GET /v1/admin/logs`).
-    /// Default: 1000.
-    pub log_records: usize,
-    /// How many records a live reader of the log feed may fall behind before it loses the
-    /// oldest (it is told how many). Default: 1024.
-    pub log_feed_lag: usize,
 }
 
 impl ServerConfig {
@@ -104,10 +99,8 @@ impl Default for ServerConfig {
             ping_interval: Duration::from_secs(30),
             table_page_rows: 1000,
             max_table_page_rows: 10_000,
-            max_table_page_bytes: 4 << 20,
+            max_table_page_bytes: 1 << 20,
             max_table_reads: 4,
-            log_records: 1000,
-            log_feed_lag: 1024,
         }
     }
 }

@@ -106,6 +106,11 @@ pub struct AdminOptions {
     /// The dispatch report of the served binary, as JSON (`wasmod_inspect::Report::to_json`),
     /// for `GET /v1/admin/dispatch`; `None` if it was not made.
     pub dispatch_report: Option<String>,
+    /// Where the module's logs are kept for the operator. The server hands it the module's
+    /// log lines from its start on; to keep those of the module's `init` as well, set it on
+    /// the module's [`wasmod_host::InstanceEnv`] before loading it
+    /// ([`wasmod_host::InstanceEnv::with_log_tap`]).
+    pub logs: Arc<logfeed::LogFeed>,
 }
 
 impl Server {
@@ -135,7 +140,7 @@ impl Server {
         let admin = match admin {
             None => None,
             Some(options) => {
-                let logs = logfeed::LogFeed::new(config.log_records, config.log_feed_lag);
+                let logs = options.logs;
                 module.env_mut().set_log_tap(logs.clone());
                 let dispatch = match options.dispatch_report {
                     None => None,

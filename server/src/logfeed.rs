@@ -137,7 +137,19 @@ pub struct LogFeed {
     dropped: AtomicU64,
 }
 
+/// The records a feed keeps by default ([`LogFeed::with_defaults`]).
+pub const DEFAULT_RECORDS: usize = 1000;
+
+/// How far a live reader may fall behind by default ([`LogFeed::with_defaults`]).
+pub const DEFAULT_LAG: usize = 1024;
+
 impl LogFeed {
+    /// A feed that keeps the last [`DEFAULT_RECORDS`] records, and lets a live reader fall
+    /// [`DEFAULT_LAG`] behind.
+    pub fn with_defaults() -> Arc<Self> {
+        Self::new(DEFAULT_RECORDS, DEFAULT_LAG)
+    }
+
     /// A feed that keeps the last `capacity` records, and lets a live reader fall `lag`
     /// records behind before it loses some (each at least one).
     pub fn new(capacity: usize, lag: usize) -> Arc<Self> {

@@ -6,9 +6,13 @@
 //!
 //! - **Rows**: at most `limit` rows ([`PageLimits::default_rows`] when the query names none,
 //!   never more than [`PageLimits::max_rows`]).
-//! - **Bytes**: the page's JSON stops before the row that would take it past
-//!   [`PageLimits::max_bytes`] (a short page, with a cursor); a first row larger than that on
-//!   its own is still sent, alone, so that no row is unreadable.
+//! - **Bytes**: the page stops before the row that would take its rows past
+//!   [`PageLimits::max_bytes`] in their binary encoding (a short page, with a cursor); a first
+//!   row larger than that on its own is still sent, alone, so that no row is unreadable. The
+//!   cap counts what the page holds in memory (the rows), and is known before any JSON is
+//!   written, so the cursor can lead the answer; the JSON is larger by a factor bounded by
+//!   the encoding (about 1 for text, up to 6 for control characters and 4 for byte arrays),
+//!   and is streamed, never held whole.
 //! - **Position**: rows come oldest first, by position ([`Tables::rows_from`]), and the page
 //!   hands back an opaque `next_cursor` that resumes right after its last row. Positions are
 //!   never reused, so paging through a table sees every row that was there all along exactly
@@ -46,7 +50,8 @@ pub struct PageLimits {
     pub default_rows: usize,
     /// The most rows of a page; a larger `limit` is taken as this.
     pub max_rows: usize,
-    /// The most bytes of a page's JSON (but for a first row larger than that on its own).
+    /// The most bytes of a page's rows, in their binary encoding (but for a first row larger
+    /// than that on its own).
     pub max_bytes: usize,
 }
 
@@ -149,7 +154,7 @@ impl TableReads {
 }
 
 /// One page of table `table` of `module`, read from `datastore` as `query` asks, as a
-/// streamed JSON response: `{"rows": [..], "next_cursor": "…" | null}`.
+/// streamed JSON response: `{"next_cursor": "…" | null, "rows": [..]}`.
 pub(crate) async fn read_page(
     reads: &TableReads,
     limits: PageLimits,
@@ -160,27 +165,65 @@ pub(crate) async fn read_page(
 ) -> Result<Response, ApiError> {
     let start = query.start(limits)?;
     let permit = reads.acquire()?;
-    // One row past the page says whether another page follows.
-    let rows = tokio::task::spawn_blocking(move || {
+    let page = tokio::task::spawn_blocking(move || {
         let read = datastore.begin_read();
         let rows = read.rows_from(table, start.position).map_err(|error| {
             ApiError::new(ErrorCode::Internal, format!("reading the table: {error:?}"))
         })?;
-        Ok::<_, ApiError>(
-            rows.take(start.rows.saturating_add(1))
-                .map(|(position, row)| (position, row.clone()))
-                .collect::<Vec<_>>(),
-        )
+        Ok::<_, ApiError>(Page::take(rows, start.rows, limits.max_bytes))
     })
     .await
     .map_err(|error| ApiError::new(ErrorCode::Internal, format!("the read failed: {error}")))??;
-    let body = PageBody::new(module, table, rows, start.rows, limits.max_bytes, permit);
+    let body = PageBody {
+        module,
+        table: table as usize,
+        next: page.next,
+        rows: page.rows.into_iter(),
+        written: 0,
+        stage: Stage::Opening,
+        _permit: permit,
+    };
     let stream = futures_util::stream::iter(body);
     Ok((
         [(CONTENT_TYPE, "application/json")],
         Body::from_stream(stream),
     )
         .into_response())
+}
+
+/// The rows of a page, and where the next one starts.
+#[derive(Debug)]
+struct Page {
+    rows: Vec<Row>,
+    next: Option<u64>,
+}
+
+impl Page {
+    /// The first rows of `rows` (with their positions), at most `limit` of them and
+    /// `max_bytes` of their encoded bytes (but always the first): pointers to the stored rows.
+    fn take<'r>(
+        rows: impl Iterator<Item = (u64, &'r Row)>,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Self {
+        let mut taken = Vec::new();
+        let mut bytes = 0usize;
+        for (position, row) in rows {
+            bytes = bytes.saturating_add(row.len());
+            let full = taken.len() == limit || (bytes > max_bytes && !taken.is_empty());
+            if full {
+                return Self {
+                    rows: taken,
+                    next: Some(position),
+                };
+            }
+            taken.push(row.clone());
+        }
+        Self {
+            rows: taken,
+            next: None,
+        }
+    }
 }
 
 /// Where a [`PageBody`] stands.
@@ -200,89 +243,48 @@ enum Stage {
 pub(crate) struct PageBody {
     module: Arc<ModuleDef>,
     table: usize,
-    rows: std::iter::Peekable<std::vec::IntoIter<(u64, Row)>>,
-    /// Rows the page may still hold.
-    rows_left: usize,
-    /// Bytes the page may still hold.
-    bytes_left: usize,
+    next: Option<u64>,
+    rows: std::vec::IntoIter<Row>,
     /// Rows written so far.
     written: usize,
-    /// Where the next page starts, once this one is cut short.
-    next: Option<u64>,
     stage: Stage,
     _permit: OwnedSemaphorePermit,
 }
 
 impl PageBody {
-    /// The body of a page of at most `rows_left` of `rows` (which may hold one more, to tell
-    /// that a page follows) and `max_bytes` of JSON.
-    fn new(
-        module: Arc<ModuleDef>,
-        table: u32,
-        rows: Vec<(u64, Row)>,
-        rows_left: usize,
-        max_bytes: usize,
-        permit: OwnedSemaphorePermit,
-    ) -> Self {
-        Self {
-            module,
-            table: table as usize,
-            rows: rows.into_iter().peekable(),
-            rows_left,
-            bytes_left: max_bytes,
-            written: 0,
-            next: None,
-            stage: Stage::Opening,
-            _permit: permit,
+    /// The page's opening, cursor first (the keys of the API's objects come in sorted order).
+    fn open(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"next_cursor\":");
+        match self.next {
+            Some(position) => {
+                out.push(b'"');
+                out.extend_from_slice(encode_cursor(position).as_bytes());
+                out.push(b'"');
+            }
+            None => out.extend_from_slice(b"null"),
         }
+        out.extend_from_slice(b",\"rows\":[");
     }
 
-    /// Writes rows into `out` until it holds [`CHUNK_BYTES`], the page is full, or the rows
-    /// run out; then the page's end. Errors if a stored row does not match its type.
+    /// Writes rows into `out` until it holds [`CHUNK_BYTES`] or the rows run out, and then
+    /// the page's end. Errors if a stored row does not match its type.
     fn write_rows(&mut self, out: &mut Vec<u8>) -> Result<(), String> {
         let Some(table) = self.module.tables.get(self.table) else {
             return Err(format!("the module has no table {}", self.table));
         };
         while out.len() < CHUNK_BYTES {
-            let Some(&(position, _)) = self.rows.peek() else {
-                break;
+            let Some(row) = self.rows.next() else {
+                out.extend_from_slice(b"]}");
+                self.stage = Stage::Done;
+                return Ok(());
             };
-            if self.rows_left == 0 {
-                self.next = Some(position);
-                break;
-            }
-            let Some((_, row)) = self.rows.next() else {
-                break;
-            };
-            let before = out.len();
             if self.written > 0 {
                 out.push(b',');
             }
             write_value(out, &table.row_type, &self.module.typespace, &row).map_err(|error| {
                 format!("a row of `{}` does not match its type: {error}", table.name)
             })?;
-            let size = out.len() - before;
-            if size > self.bytes_left && self.written > 0 {
-                out.truncate(before);
-                self.next = Some(position);
-                break;
-            }
-            self.bytes_left = self.bytes_left.saturating_sub(size);
-            self.rows_left -= 1;
             self.written += 1;
-        }
-        if self.next.is_some() || self.rows.peek().is_none() {
-            out.extend_from_slice(b"],\"next_cursor\":");
-            match self.next {
-                Some(position) => {
-                    out.push(b'"');
-                    out.extend_from_slice(encode_cursor(position).as_bytes());
-                    out.push(b'"');
-                }
-                None => out.extend_from_slice(b"null"),
-            }
-            out.push(b'}');
-            self.stage = Stage::Done;
         }
         Ok(())
     }
@@ -296,7 +298,7 @@ impl Iterator for PageBody {
         match self.stage {
             Stage::Done => return None,
             Stage::Opening => {
-                out.extend_from_slice(b"{\"rows\":[");
+                self.open(&mut out);
                 self.stage = Stage::Rows;
             }
             Stage::Rows => {}
@@ -354,6 +356,32 @@ mod tests {
         assert_eq!(resumed.unwrap().position, 42);
         let forged = query(None, Some("42")).start(limits()).unwrap_err();
         assert!(forged.message.contains("next_cursor"), "{}", forged.message);
+    }
+
+    fn rows(sizes: &[usize]) -> Vec<(u64, Row)> {
+        (10..)
+            .zip(sizes)
+            .map(|(position, &size)| (position, Row::from(vec![0u8; size])))
+            .collect()
+    }
+
+    fn take(sizes: &[usize], limit: usize, max_bytes: usize) -> (Vec<usize>, Option<u64>) {
+        let rows = rows(sizes);
+        let page = Page::take(rows.iter().map(|(p, row)| (*p, row)), limit, max_bytes);
+        (page.rows.iter().map(|row| row.len()).collect(), page.next)
+    }
+
+    #[test]
+    fn a_page_stops_at_its_limit_or_before_its_bytes_but_holds_one_row() {
+        assert_eq!(take(&[1, 2, 3], 5, 100), (vec![1, 2, 3], None));
+        assert_eq!(take(&[1, 2, 3], 2, 100), (vec![1, 2], Some(12)));
+        assert_eq!(take(&[4, 4, 4], 5, 8), (vec![4, 4], Some(12)));
+        assert_eq!(
+            take(&[50, 1], 5, 8),
+            (vec![50], Some(11)),
+            "a large row comes alone"
+        );
+        assert_eq!(take(&[], 5, 8), (vec![], None));
     }
 
     #[test]

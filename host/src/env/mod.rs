@@ -298,6 +298,13 @@ impl InstanceEnv {
         self.log_tap = Some(tap);
     }
 
+    /// This state with `tap` hearing its log lines ([`Self::set_log_tap`]): set before the
+    /// module is loaded, the tap hears its `init` too.
+    pub fn with_log_tap(mut self, tap: Arc<dyn LogTap>) -> Self {
+        self.set_log_tap(tap);
+        self
+    }
+
     /// With deferred durability, the wait that covers every commit so far (each record is
     /// durable once a later one is); `None` when there is nothing to wait for.
     pub fn take_durability(&mut self) -> Option<Ticket> {

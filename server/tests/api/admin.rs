@@ -13,6 +13,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tower::ServiceExt;
+use wasmod_server::logfeed::LogFeed;
 use wasmod_server::ServerConfig;
 
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -97,7 +98,12 @@ async fn read_feed_until(feed: &mut BodyDataStream, done: impl Fn(&str) -> bool)
 #[tokio::test]
 async fn the_admin_side_takes_the_operator_token_and_nothing_else() {
     let (_, client_token) = identity(&router()).await;
-    let server = admin_server(quickstart(), ServerConfig::default(), None);
+    let server = admin_server(
+        quickstart(),
+        ServerConfig::default(),
+        None,
+        LogFeed::with_defaults(),
+    );
     let router = server.router();
     for path in [
         "/v1/admin/stats",
@@ -202,7 +208,12 @@ async fn the_admin_side_takes_the_operator_token_and_nothing_else() {
 #[tokio::test]
 async fn the_admin_api_shows_tables_private_rows_entry_points_and_the_report() {
     let report = r#"{"exports":[],"clean":true}"#.to_owned();
-    let server = admin_server(quickstart(), ServerConfig::default(), Some(report));
+    let server = admin_server(
+        quickstart(),
+        ServerConfig::default(),
+        Some(report),
+        LogFeed::with_defaults(),
+    );
     let router = server.router();
     let (_, token) = identity(&router).await;
     let sent = post(&router, "/v1/reducers/send", Some(&token), json!(["hello"])).await;
@@ -265,11 +276,22 @@ async fn the_admin_api_shows_tables_private_rows_entry_points_and_the_report() {
     );
     assert!(stats["commits_per_second"].is_number());
     assert_eq!(stats["connections"], json!([]));
+
+    // The module's `init` logged before the server started: the log was handed the feed
+    // with the module.
+    let logs = admin_get(&router, "/v1/admin/logs").await;
+    assert_eq!(logs["records"][0]["message"], "chat initialised", "{logs}");
+    assert_eq!(logs["records"][0]["seq"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stats_list_the_open_sockets_with_their_queues() {
-    let server = admin_server(quickstart(), ServerConfig::default(), None);
+    let server = admin_server(
+        quickstart(),
+        ServerConfig::default(),
+        None,
+        LogFeed::with_defaults(),
+    );
     let router = server.router();
     let live = Live::serve(server).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
@@ -304,7 +326,12 @@ async fn stats_list_the_open_sockets_with_their_queues() {
 
 #[tokio::test]
 async fn the_log_feed_receives_what_a_reducer_logs() {
-    let server = admin_server(benchmarks(), ServerConfig::default(), None);
+    let server = admin_server(
+        benchmarks(),
+        ServerConfig::default(),
+        None,
+        LogFeed::with_defaults(),
+    );
     let router = server.router();
     let (_, token) = identity(&router).await;
     let mut feed = open_feed(&router, "info").await;
@@ -349,9 +376,8 @@ async fn the_log_feed_receives_what_a_reducer_logs() {
 
 #[tokio::test]
 async fn a_reader_that_does_not_read_never_holds_the_module_up() {
-    let mut config = ServerConfig::default();
-    config.log_feed_lag = 8;
-    let server = admin_server(benchmarks(), config, None);
+    let logs = LogFeed::new(1000, 8);
+    let server = admin_server(benchmarks(), ServerConfig::default(), None, logs);
     let router = server.router();
     let (_, token) = identity(&router).await;
     // This reader reads nothing until the module has logged 100 times its lag.

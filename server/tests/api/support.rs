@@ -13,6 +13,7 @@ use wasmod_host::{
     AllowList, CompiledModule, InstanceEnv, OutboundHttp, Persistence, WasmConfig, WasmEngine,
     WasmModule,
 };
+use wasmod_server::logfeed::LogFeed;
 use wasmod_server::{AdminOptions, OperatorToken, Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
 
@@ -43,17 +44,19 @@ fn compile(library: &str) -> CompiledModule {
 pub const OPERATOR: &str = "operator-token-for-tests";
 
 /// A server over a fresh `module` with `config` and an admin side ([`OPERATOR`]), given
-/// `dispatch_report`.
+/// `dispatch_report`, its logs kept in `logs` (from the module's `init` on).
 pub fn admin_server(
     module: &CompiledModule,
     config: ServerConfig,
     dispatch_report: Option<String>,
+    logs: Arc<LogFeed>,
 ) -> Server {
-    let module = WasmModule::load(module, WasmConfig::default(), InstanceEnv::unloaded())
-        .expect("the module loads");
+    let env = InstanceEnv::unloaded().with_log_tap(logs.clone());
+    let module = WasmModule::load(module, WasmConfig::default(), env).expect("the module loads");
     let admin = AdminOptions {
         token: OperatorToken::new(OPERATOR).expect("a valid token"),
         dispatch_report,
+        logs,
     };
     Server::with_admin(module, Secret::from_bytes(SECRET), config, admin)
         .expect("the server starts")
