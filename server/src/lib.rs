@@ -103,14 +103,36 @@ pub struct Server {
 pub struct AdminOptions {
     /// The token that opens `/admin` and `/v1/admin/*`.
     pub token: OperatorToken,
-    /// The dispatch report of the served binary, as JSON (`wasmod_inspect::Report::to_json`),
-    /// for `GET /v1/admin/dispatch`; `None` if it was not made.
-    pub dispatch_report: Option<String>,
+    /// The dispatch report of the served binary, for `GET /v1/admin/dispatch`; `None` if it
+    /// was not made.
+    pub dispatch_report: Option<DispatchReport>,
     /// Where the module's logs are kept for the operator. The server hands it the module's
     /// log lines from its start on; to keep those of the module's `init` as well, set it on
     /// the module's [`wasmod_host::InstanceEnv`] before loading it
     /// ([`wasmod_host::InstanceEnv::with_log_tap`]).
     pub logs: Arc<logfeed::LogFeed>,
+}
+
+/// The dispatch report of a served binary, as `wasmod inspect` makes it (`wasmod_inspect`).
+#[derive(Clone, Debug)]
+pub struct DispatchReport {
+    /// The report as JSON (`Report::to_json`).
+    pub json: String,
+    /// The report as text, for people (`Report`'s `Display`).
+    pub text: String,
+    /// Whether no dispatch path has an indirect call (`Report::is_clean`).
+    pub clean: bool,
+}
+
+impl DispatchReport {
+    /// The answer of `GET /v1/admin/dispatch`: `{"clean": .., "report": .., "text": ..}`.
+    fn answer(&self) -> io::Result<String> {
+        let report = serde_json::value::RawValue::from_string(self.json.clone())
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
+        let answer =
+            serde_json::json!({ "clean": self.clean, "report": report, "text": self.text });
+        Ok(answer.to_string())
+    }
 }
 
 impl Server {
@@ -142,13 +164,11 @@ impl Server {
             Some(options) => {
                 let logs = options.logs;
                 module.env_mut().set_log_tap(logs.clone());
-                let dispatch = match options.dispatch_report {
-                    None => None,
-                    Some(report) => Some(
-                        serde_json::value::RawValue::from_string(report)
-                            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?,
-                    ),
-                };
+                let dispatch = options
+                    .dispatch_report
+                    .as_ref()
+                    .map(DispatchReport::answer)
+                    .transpose()?;
                 Some(routes::admin::Admin {
                     token: options.token,
                     dispatch,

@@ -12,7 +12,8 @@
 //! actual port when `--listen` asks for port 0), for people and for scripts; then a line with
 //! the admin console's address (`/admin`) and, unless `--operator-token` (or
 //! `WASMOD_OPERATOR_TOKEN`) gave one, the operator token made up for this run: it opens the
-//! console, the admin API and `wasmod logs`. SIGINT or SIGTERM
+//! console, the admin API and `wasmod logs`. The console's link carries it in the fragment
+//! (`/admin#token=…`), which the browser keeps to itself: the page signs in with it. SIGINT or SIGTERM
 //! stops the server gracefully: no new connections, the requests in progress finish, then the
 //! process exits with status 0.
 
@@ -28,7 +29,7 @@ use std::time::Duration;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::{AllowList, InstanceEnv, OutboundHttp, Persistence, WasmConfig};
 use wasmod_server::logfeed::LogFeed;
-use wasmod_server::{AdminOptions, OperatorToken, Secret, Server, ServerConfig};
+use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig};
 
 /// `wasmod serve`'s arguments.
 #[derive(clap::Args)]
@@ -168,7 +169,11 @@ pub fn run(args: Args) -> Result {
     // The console shows the served binary's dispatch report; a binary that cannot be
     // inspected is still served, without one.
     let dispatch_report = match wasmod_inspect::inspect(&module.wasm) {
-        Ok(report) => Some(report.to_json()),
+        Ok(report) => Some(DispatchReport {
+            json: report.to_json(),
+            text: report.to_string(),
+            clean: report.is_clean(),
+        }),
         Err(error) => {
             tracing::warn!("no dispatch report for the admin console: {error}");
             None
@@ -195,7 +200,7 @@ pub fn run(args: Args) -> Result {
             println!("admin console: http://{address}/admin (with the operator token given)");
         } else {
             println!(
-                "admin console: http://{address}/admin, operator token: {}",
+                "admin console: http://{address}/admin#token={0}, operator token: {0}",
                 token.reveal()
             );
         }

@@ -33,7 +33,6 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -51,8 +50,8 @@ const SIGN_IN: &str = include_str!("admin/sign_in.html");
 pub(crate) struct Admin {
     /// The operator's token.
     pub token: OperatorToken,
-    /// The dispatch report of the served binary, as JSON, if the server was given one.
-    pub dispatch: Option<Box<RawValue>>,
+    /// The answer of `GET /v1/admin/dispatch`, if the server was given a report.
+    pub dispatch: Option<String>,
     /// The module's recent logs and their live feed.
     pub logs: Arc<LogFeed>,
     /// The commit rate, between reads of the stats.
@@ -162,11 +161,12 @@ pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Valu
     })))
 }
 
-/// `GET /v1/admin/dispatch`: the dispatch report, or `null` if the server was given none.
+/// `GET /v1/admin/dispatch`: the dispatch report (`{"clean", "report", "text"}`), or
+/// `{"report": null}` if the server was given none.
 pub(crate) async fn dispatch(State(state): Shared, _: Operator) -> Result<Response, HttpError> {
     let admin = admin(&state)?;
     let body = match &admin.dispatch {
-        Some(report) => format!("{{\"report\":{}}}", report.get()),
+        Some(answer) => answer.clone(),
         None => "{\"report\":null}".to_owned(),
     };
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())

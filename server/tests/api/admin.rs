@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use tower::ServiceExt;
 use wasmod_server::logfeed::LogFeed;
-use wasmod_server::ServerConfig;
+use wasmod_server::{DispatchReport, ServerConfig};
 
 const PATIENCE: Duration = Duration::from_secs(10);
 
@@ -207,7 +207,11 @@ async fn the_admin_side_takes_the_operator_token_and_nothing_else() {
 
 #[tokio::test]
 async fn the_admin_api_shows_tables_private_rows_entry_points_and_the_report() {
-    let report = r#"{"exports":[],"clean":true}"#.to_owned();
+    let report = DispatchReport {
+        json: r#"{"exports":[]}"#.to_owned(),
+        text: "dispatch: clean\n".to_owned(),
+        clean: true,
+    };
     let server = admin_server(
         quickstart(),
         ServerConfig::default(),
@@ -266,7 +270,10 @@ async fn the_admin_api_shows_tables_private_rows_entry_points_and_the_report() {
         .any(|t| t["name"] == "config"));
 
     let dispatch = admin_get(&router, "/v1/admin/dispatch").await;
-    assert_eq!(dispatch, json!({"report": {"exports": [], "clean": true}}));
+    assert_eq!(
+        dispatch,
+        json!({"clean": true, "report": {"exports": []}, "text": "dispatch: clean\n"})
+    );
 
     let stats = admin_get(&router, "/v1/admin/stats").await;
     assert!(stats["commits"].as_u64().unwrap() >= 2, "{stats}");

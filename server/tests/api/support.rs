@@ -14,7 +14,7 @@ use wasmod_host::{
     WasmModule,
 };
 use wasmod_server::logfeed::LogFeed;
-use wasmod_server::{AdminOptions, OperatorToken, Secret, Server, ServerConfig};
+use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
 
 /// The secret the test servers sign with.
@@ -48,7 +48,7 @@ pub const OPERATOR: &str = "operator-token-for-tests";
 pub fn admin_server(
     module: &CompiledModule,
     config: ServerConfig,
-    dispatch_report: Option<String>,
+    dispatch_report: Option<DispatchReport>,
     logs: Arc<LogFeed>,
 ) -> Server {
     let env = InstanceEnv::unloaded().with_log_tap(logs.clone());
