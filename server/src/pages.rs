@@ -25,7 +25,10 @@
 //! The rows of a page are taken under the read lock as pointers to the stored rows (no copy),
 //! and the lock is released before any JSON is written. The body is then written from the
 //! encoded rows as a stream of chunks of about [`CHUNK_BYTES`] ([`PageBody`]), so a page
-//! never exists whole as text in memory, and never as a tree of values.
+//! never exists whole as text in memory, and never as a tree of values. A chunk is written
+//! when the connection asks for the next one, on the runtime thread that polls the body: a
+//! bounded piece of work (one chunk, which ends after the row that fills it), and none at all
+//! for a client that stops reading.
 //!
 //! [`Tables::rows_from`]: wasmod_host::datastore::Tables::rows_from
 

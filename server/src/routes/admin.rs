@@ -33,6 +33,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::Json;
+use futures_util::StreamExt as _;
 use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -241,7 +242,6 @@ pub(crate) async fn feed(
             }
         }
     });
-    use futures_util::StreamExt as _;
     let events = backlog.chain(live);
     Ok(Sse::new(events)
         .keep_alive(KeepAlive::new().interval(FEED_KEEP_ALIVE))
