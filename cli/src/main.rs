@@ -75,6 +75,8 @@ enum Command {
     Subscribe(commands::subscribe::Args),
     /// Run one query on a server, or offline over a module's data directory.
     Sql(commands::sql::Args),
+    /// Stream a served module's logs (the operator's feed), one line each.
+    Logs(commands::logs::Args),
 }
 
 fn main() -> ExitCode {
@@ -97,6 +99,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => commands::serve::run(args),
         Command::Subscribe(args) => commands::subscribe::run(args),
         Command::Sql(args) => commands::sql::run(args),
+        Command::Logs(args) => commands::logs::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

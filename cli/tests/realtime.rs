@@ -1,5 +1,6 @@
 //! `wasmod subscribe` and `wasmod sql` against the real `wasmod serve` of the quickstart (one
 //! server for the whole session), then `wasmod sql` offline over the data directory it left;
+//! `wasmod logs` against another;
 //! and `wasmod subscribe` against a scripted WebSocket peer, for what a real server does not
 //! show (the close frame the command sends, a close the server sends).
 
@@ -22,7 +23,8 @@ use wasmod_wasm_tests::{built, Profile};
 /// How long a line or an exit may take on a loaded machine.
 const PATIENCE: Duration = Duration::from_secs(60);
 
-/// A running `wasmod subscribe`, its stdout read line by line; killed if the test ends early.
+/// A running `wasmod subscribe` (or another command that streams), its stdout read line by
+/// line; killed if the test ends early.
 struct Subscriber {
     child: Child,
     lines: mpsc::Receiver<String>,
@@ -30,8 +32,12 @@ struct Subscriber {
 
 impl Subscriber {
     fn start(args: &[&str]) -> Self {
+        Self::run("subscribe", args)
+    }
+
+    fn run(command: &str, args: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmod"))
-            .arg("subscribe")
+            .arg(command)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -52,11 +58,15 @@ impl Subscriber {
 
     /// The next line of stdout, as JSON.
     fn next(&self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(PATIENCE)
-            .expect("wasmod subscribe prints a line");
+        let line = self.next_line();
         serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line}"))
+    }
+
+    /// The next line of stdout.
+    fn next_line(&self) -> String {
+        self.lines
+            .recv_timeout(PATIENCE)
+            .expect("the command prints a line")
     }
 
     /// Waits for the exit; returns its status, the lines not read yet, and stderr.
@@ -444,4 +454,48 @@ fn ctrl_c_sends_a_close_frame_and_a_close_from_the_server_is_a_failure() {
         stderr.contains("0 of the 1 updates asked for came within 1s"),
         "{stderr}"
     );
+}
+
+#[test]
+fn wasmod_logs_streams_the_module_log_and_stops_on_ctrl_c() {
+    let wasm = built(Profile::Release).library_path("quickstart");
+    let data = tempfile::tempdir().expect("a data directory");
+    let served = Served::start(&wasm, data.path());
+    let base = served.base.as_str();
+
+    let refused = wasmod(
+        &["logs", base, "--operator-token", "not-the-operator-token"],
+        data.path(),
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("not_operator"),
+        "{}",
+        text(&refused.stderr)
+    );
+
+    let token = served.operator_token.as_str();
+    let logs = Subscriber::run("logs", &[base, "--operator-token", token]);
+    // The recent records first: the quickstart's `init`, logged before the server started.
+    let line = logs.next_line();
+    assert!(
+        line.contains(" INFO ") && line.ends_with(": chat initialised"),
+        "{line}"
+    );
+    assert!(
+        line.starts_with("20") && line.contains('T'),
+        "a time first: {line}"
+    );
+    logs.interrupt();
+    let (status, _, stderr) = logs.finish();
+    assert!(status.success(), "{status}: {stderr}");
+
+    let json = Subscriber::run(
+        "logs",
+        &[base, "--operator-token", token, "--json", "--level", "warn"],
+    );
+    let quiet = json.lines.recv_timeout(Duration::from_millis(500));
+    assert!(quiet.is_err(), "no warning was logged: {quiet:?}");
+    json.interrupt();
+    assert!(json.finish().0.success());
 }

@@ -94,8 +94,13 @@ impl Rows {
 
     /// The rows whose id is `start` or later, oldest first.
     pub(crate) fn since(&self, start: RowId) -> impl Iterator<Item = &Row> + '_ {
+        self.since_with_ids(start).map(|(_, row)| row)
+    }
+
+    /// The rows whose id is `start` or later, with their ids, oldest first.
+    pub(crate) fn since_with_ids(&self, start: RowId) -> impl Iterator<Item = (RowId, &Row)> + '_ {
         let (chunk, position) = self.first_from(start);
-        self.iter_from(chunk, position).map(|(_, row)| row)
+        self.iter_from(chunk, position)
     }
 
     /// Adds `row` under `id`, which must be greater than every id here.
@@ -283,6 +288,31 @@ mod tests {
         assert!(rows.chunks.iter().all(|chunk| chunk.live > 0
             && chunk.slots.len() <= CHUNK
             && chunk.live == chunk.slots.iter().filter(|(_, row)| row.is_some()).count()));
+    }
+
+    #[test]
+    fn rows_from_a_position_skip_holes_and_squeezed_chunks() {
+        let mut rows = counted(2000);
+        // Holes in the first chunk, squeezed out of the second, a whole third chunk gone.
+        for id in (1..512).step_by(100).chain(520..900).chain(1024..1536) {
+            rows.remove(RowId(id));
+        }
+        let from = |start: u64| -> Vec<u64> {
+            rows.since_with_ids(RowId(start))
+                .map(|(id, _)| id.0)
+                .take(3)
+                .collect()
+        };
+        assert_eq!(from(0), [0, 2, 3]);
+        assert_eq!(from(101), [102, 103, 104]);
+        assert_eq!(from(519), [519, 900, 901]);
+        assert_eq!(from(600), [900, 901, 902]);
+        assert_eq!(from(1023), [1023, 1536, 1537]);
+        assert_eq!(from(1998), [1998, 1999]);
+        assert_eq!(from(5000), Vec::<u64>::new());
+        assert!(rows
+            .since_with_ids(RowId(0))
+            .all(|(id, found)| *found == row(id.0)));
     }
 
     #[test]

@@ -89,6 +89,14 @@ impl Table {
         self.rows.since(start)
     }
 
+    /// The rows whose id is `start` or later, with their ids, oldest first.
+    pub(crate) fn rows_with_ids_from(
+        &self,
+        start: RowId,
+    ) -> impl Iterator<Item = (RowId, &Row)> + '_ {
+        self.rows.since_with_ids(start)
+    }
+
     /// The ids of the rows whose keys in index `index` lie in `range`, in index order.
     pub(crate) fn ids_in<'a>(
         &'a self,

@@ -68,6 +68,22 @@ impl Tables {
         Ok(state.rows())
     }
 
+    /// The rows of table `table` whose position is `start` or later, each with its position,
+    /// oldest first. A row's position is its id: it grows with each insert (an update gives
+    /// the new row a new one) and is never reused, so a reader that pages through a table by
+    /// position, resuming after the last position it saw, sees every row that stayed put
+    /// exactly once however the table changes in between. Errors: `NO_SUCH_TABLE`.
+    pub fn rows_from(
+        &self,
+        table: u32,
+        start: u64,
+    ) -> Result<impl Iterator<Item = (u64, &Row)> + '_, Error> {
+        let (_, state) = self.table(table)?;
+        Ok(state
+            .rows_with_ids_from(RowId(start))
+            .map(|(id, row)| (id.0, row)))
+    }
+
     /// The rows [`Tables::index_scan`] selects, borrowed. Errors: `NO_SUCH_TABLE`,
     /// `NO_SUCH_INDEX`, `BAD_ENCODING`.
     pub fn index_rows(

@@ -25,7 +25,7 @@ pub use call::{
     AnonymousExport, Caller, CallerExport, ExportCall, LoadError, Outcome, Transport, Trap,
 };
 pub use env::{
-    Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord, Persistence,
+    Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord, LogTap, Persistence,
 };
 pub use module::LoadedModule;
 pub use native::{with_env, NativeModule, NativeTransport};

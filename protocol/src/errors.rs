@@ -40,6 +40,8 @@ pub enum ErrorCode {
     LifecycleReducer,
     /// The module's `client_connected` reducer refused the new identity (403).
     ConnectionRefused,
+    /// The credential given is not the operator's, for the admin API (403).
+    NotOperator,
     /// No route of the API matches the path (404).
     NotFound,
     /// The module has no entry point of that kind and name (404).
@@ -74,7 +76,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the table in `docs/http-api.md`.
-    pub const ALL: [ErrorCode; 23] = [
+    pub const ALL: [ErrorCode; 24] = [
         Self::BadJson,
         Self::BadArguments,
         Self::BadRequest,
@@ -84,6 +86,7 @@ impl ErrorCode {
         Self::PrivateTable,
         Self::LifecycleReducer,
         Self::ConnectionRefused,
+        Self::NotOperator,
         Self::NotFound,
         Self::NoSuchEntry,
         Self::NoSuchTable,
@@ -112,6 +115,7 @@ impl ErrorCode {
             Self::PrivateTable => "private_table",
             Self::LifecycleReducer => "lifecycle_reducer",
             Self::ConnectionRefused => "connection_refused",
+            Self::NotOperator => "not_operator",
             Self::NotFound => "not_found",
             Self::NoSuchEntry => "no_such_entry",
             Self::NoSuchTable => "no_such_table",
@@ -139,7 +143,10 @@ impl ErrorCode {
         match self {
             Self::BadJson | Self::BadArguments | Self::BadRequest => 400,
             Self::Unauthenticated | Self::InvalidToken | Self::TokenExpired => 401,
-            Self::PrivateTable | Self::LifecycleReducer | Self::ConnectionRefused => 403,
+            Self::PrivateTable
+            | Self::LifecycleReducer
+            | Self::ConnectionRefused
+            | Self::NotOperator => 403,
             Self::NotFound | Self::NoSuchEntry | Self::NoSuchTable | Self::NoSuchRoute => 404,
             Self::MethodNotAllowed => 405,
             Self::PayloadTooLarge => 413,

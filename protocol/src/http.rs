@@ -135,11 +135,14 @@ pub struct IdentityResponse {
     pub token: String,
 }
 
-/// `GET /v1/tables/{name}`: a public table's rows.
+/// `GET /v1/tables/{name}`: a page of a public table's rows.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TableResponse {
-    /// The rows, a JSON array of values of the table's row type.
+    /// The rows, a JSON array of values of the table's row type, oldest first.
     pub rows: Box<RawValue>,
+    /// Where the next page starts (send it back as `?cursor=`), or `None` on the last page.
+    #[serde(default)]
+    pub next_cursor: Option<String>,
 }
 
 #[cfg(test)]
@@ -212,11 +215,15 @@ mod tests {
 
         let table = TableResponse {
             rows: raw(r#"[{"id":1}]"#),
+            next_cursor: Some("p2".to_owned()),
         };
         let text = serde_json::to_string(&table).unwrap();
-        assert_eq!(text, r#"{"rows":[{"id":1}]}"#);
+        assert_eq!(text, r#"{"rows":[{"id":1}],"next_cursor":"p2"}"#);
         let read: TableResponse = serde_json::from_str(&text).unwrap();
         assert_eq!(read.rows.get(), r#"[{"id":1}]"#);
+        assert_eq!(read.next_cursor.as_deref(), Some("p2"));
+        let last: TableResponse = serde_json::from_str(r#"{"rows":[]}"#).unwrap();
+        assert_eq!(last.next_cursor, None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The server's limits and settings, with the defaults `wasmod serve` uses.
 
+use crate::pages::PageLimits;
 use std::time::Duration;
 
 /// How the server protects itself and the module.
@@ -55,6 +56,29 @@ pub struct ServerConfig {
     /// then stays silent for as long again (it sent nothing, not even the pong) is closed
     /// (`4003`). Default: 30 s.
     pub ping_interval: Duration,
+    /// The rows of a page of `GET /v1/tables/{name}` when the request names no `limit`.
+    /// Default: 1000.
+    pub table_page_rows: usize,
+    /// The most rows of such a page; a larger `limit` is taken as this. Default: 10,000.
+    pub max_table_page_rows: usize,
+    /// The most bytes of such a page's rows, in their binary encoding: the page stops before
+    /// the row that would take it past this (a first row larger than that on its own is sent
+    /// alone). The JSON, streamed, is larger by a factor the encoding bounds. Default: 1 MiB.
+    pub max_table_page_bytes: usize,
+    /// The most table reads in progress at once, each from before it waits for the tables
+    /// until its page is sent (`busy`, 503, beyond). Default: 4.
+    pub max_table_reads: usize,
+}
+
+impl ServerConfig {
+    /// The bounds of a page of a table read.
+    pub fn page_limits(&self) -> PageLimits {
+        PageLimits {
+            default_rows: self.table_page_rows,
+            max_rows: self.max_table_page_rows,
+            max_bytes: self.max_table_page_bytes,
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -73,6 +97,10 @@ impl Default for ServerConfig {
             resume_commits: 4096,
             resume_bytes: 64 << 20,
             ping_interval: Duration::from_secs(30),
+            table_page_rows: 1000,
+            max_table_page_rows: 10_000,
+            max_table_page_bytes: 1 << 20,
+            max_table_reads: 4,
         }
     }
 }

@@ -28,6 +28,9 @@
 //!   evaluation task that turns commits into updates, bounded outbound queues;
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
 //!   commits are durable; [`limits`]: calls per identity; [`metrics`]: counters;
+//! - [`pages`]: table reads in pages, bounded in rows, bytes and how many run at once;
+//! - the operator's console and API (`/admin`, `/v1/admin/*`): [`operator`] (its token),
+//!   [`logfeed`] (the module's recent logs, streamed live), [`commit_rate`];
 //! - [`error`]: the API's errors as HTTP answers; [`config`]: the limits' values.
 //!
 //! The messages themselves (answers, error codes, the description) are the protocol's
@@ -48,13 +51,17 @@
 //! ```
 
 pub mod auth;
+pub mod commit_rate;
 pub mod config;
 pub mod connections;
 pub mod durable;
 pub mod entry;
 pub mod error;
 pub mod limits;
+pub mod logfeed;
 pub mod metrics;
+pub mod operator;
+pub mod pages;
 pub mod realtime;
 mod routes;
 pub mod secret;
@@ -64,6 +71,7 @@ pub use auth::Tokens;
 pub use config::ServerConfig;
 pub use connections::{Connection, Connections};
 pub use error::{ApiError, ErrorCode, HttpError};
+pub use operator::OperatorToken;
 pub use secret::Secret;
 
 use axum::Router;
@@ -90,10 +98,85 @@ pub struct Server {
     shutdown_grace: std::time::Duration,
 }
 
+/// The operator's side of a server ([`Server::with_admin`]).
+#[derive(Debug)]
+pub struct AdminOptions {
+    /// The token that opens `/admin` and `/v1/admin/*`.
+    pub token: OperatorToken,
+    /// The dispatch report of the served binary, for `GET /v1/admin/dispatch`; `None` if it
+    /// was not made.
+    pub dispatch_report: Option<DispatchReport>,
+    /// Where the module's logs are kept for the operator. The server hands it the module's
+    /// log lines from its start on; to keep those of the module's `init` as well, set it on
+    /// the module's [`wasmod_host::InstanceEnv`] before loading it
+    /// ([`wasmod_host::InstanceEnv::with_log_tap`]).
+    pub logs: Arc<logfeed::LogFeed>,
+}
+
+/// The dispatch report of a served binary, as `wasmod inspect` makes it (`wasmod_inspect`).
+#[derive(Clone, Debug)]
+pub struct DispatchReport {
+    /// The report as JSON (`Report::to_json`).
+    pub json: String,
+    /// The report as text, for people (`Report`'s `Display`).
+    pub text: String,
+    /// Whether no dispatch path has an indirect call (`Report::is_clean`).
+    pub clean: bool,
+}
+
+impl DispatchReport {
+    /// The answer of `GET /v1/admin/dispatch`: `{"clean": .., "report": .., "text": ..}`.
+    fn answer(&self) -> io::Result<String> {
+        let report = serde_json::value::RawValue::from_string(self.json.clone())
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
+        let answer =
+            serde_json::json!({ "clean": self.clean, "report": report, "text": self.text });
+        Ok(answer.to_string())
+    }
+}
+
 impl Server {
     /// Moves `module` onto its own thread and builds the API over it, signing tokens with
-    /// `secret`.
+    /// `secret`. The server has no admin side.
     pub fn new(module: WasmModule, secret: Secret, config: ServerConfig) -> io::Result<Self> {
+        Self::build(module, secret, config, None)
+    }
+
+    /// [`Server::new`], with the operator's console and API behind `admin`'s token, and the
+    /// module's logs kept for them ([`logfeed`]).
+    pub fn with_admin(
+        module: WasmModule,
+        secret: Secret,
+        config: ServerConfig,
+        admin: AdminOptions,
+    ) -> io::Result<Self> {
+        Self::build(module, secret, config, Some(admin))
+    }
+
+    fn build(
+        mut module: WasmModule,
+        secret: Secret,
+        config: ServerConfig,
+        admin: Option<AdminOptions>,
+    ) -> io::Result<Self> {
+        let admin = match admin {
+            None => None,
+            Some(options) => {
+                let logs = options.logs;
+                module.env_mut().set_log_tap(logs.clone());
+                let dispatch = options
+                    .dispatch_report
+                    .as_ref()
+                    .map(DispatchReport::answer)
+                    .transpose()?;
+                Some(routes::admin::Admin {
+                    token: options.token,
+                    dispatch,
+                    logs,
+                    commit_rate: commit_rate::CommitRate::new(module.database().next_offset()),
+                })
+            }
+        };
         let description = Arc::new(module.module().clone());
         let database = module.database().clone();
         let datastore = module.datastore().clone();
@@ -126,8 +209,10 @@ impl Server {
             slots: CallSlots::new(config.max_calls_per_identity),
             identities: SourceRate::new("new identities", config.identities_per_minute),
             metrics: Arc::new(Metrics::default()),
+            table_reads: pages::TableReads::new(config.max_table_reads),
             config,
             realtime,
+            admin,
         });
         Ok(Self {
             router: routes::router(state),

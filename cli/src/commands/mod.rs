@@ -5,6 +5,7 @@ pub mod call;
 pub mod describe;
 pub mod generate;
 pub mod inspect;
+pub mod logs;
 pub mod new;
 pub mod serve;
 pub mod sql;

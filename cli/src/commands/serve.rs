@@ -9,7 +9,11 @@
 //! commit is durable as `--durability` says (`group` by default; see `docs/durability.md`).
 //!
 //! Once the socket is bound, one line goes to stdout: `listening on http://<address>` (with the
-//! actual port when `--listen` asks for port 0), for people and for scripts. SIGINT or SIGTERM
+//! actual port when `--listen` asks for port 0), for people and for scripts; then a line with
+//! the admin console's address (`/admin`) and, unless `--operator-token` (or
+//! `WASMOD_OPERATOR_TOKEN`) gave one, the operator token made up for this run: it opens the
+//! console, the admin API and `wasmod logs`. The console's link carries it in the fragment
+//! (`/admin#token=…`), which the browser keeps to itself: the page signs in with it. SIGINT or SIGTERM
 //! stops the server gracefully: no new connections, the requests in progress finish, then the
 //! process exits with status 0.
 
@@ -24,7 +28,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::{AllowList, InstanceEnv, OutboundHttp, Persistence, WasmConfig};
-use wasmod_server::{Secret, Server, ServerConfig};
+use wasmod_server::logfeed::LogFeed;
+use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig};
 
 /// `wasmod serve`'s arguments.
 #[derive(clap::Args)]
@@ -90,6 +95,15 @@ pub struct Args {
     /// `127.0.0.1:8080`); repeat for several. None by default.
     #[arg(long = "allow-http", value_name = "HOST")]
     allow_http: Vec<String>,
+    /// The operator token, for the admin console (`/admin`), the admin API and `wasmod logs`
+    /// (at least 16 characters) [default: a new random one, printed at start].
+    #[arg(
+        long,
+        env = "WASMOD_OPERATOR_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    operator_token: Option<String>,
 }
 
 /// Runs `wasmod serve`.
@@ -124,8 +138,11 @@ pub fn run(args: Args) -> Result {
         .with_recent(server_config.resume_commits, server_config.resume_bytes);
     options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
     let persistence = Persistence::new(data.join("db"), options);
+    // The module's logs are kept for the operator from its `init` on.
+    let logs = LogFeed::with_defaults();
     // The server waits for durability off the module's thread (see `wasmod_server::worker`).
     let env = InstanceEnv::unloaded()
+        .with_log_tap(logs.clone())
         .with_http_client(Arc::new(OutboundHttp::new(allow)))
         .with_persistence(persistence)
         .with_deferred_durability();
@@ -138,8 +155,37 @@ pub fn run(args: Args) -> Result {
         durability = %args.durability,
         "loaded the module"
     );
-    let server =
-        Server::new(loaded, secret, server_config).context("starting the module's thread")?;
+    let (token, chosen) = match &args.operator_token {
+        Some(text) => (
+            OperatorToken::new(text)
+                .map_err(|error| Failure::usage(format!("--operator-token: {error}")))?,
+            true,
+        ),
+        None => (
+            OperatorToken::generate().context("making an operator token")?,
+            false,
+        ),
+    };
+    // The console shows the served binary's dispatch report; a binary that cannot be
+    // inspected is still served, without one.
+    let dispatch_report = match wasmod_inspect::inspect(&module.wasm) {
+        Ok(report) => Some(DispatchReport {
+            json: report.to_json(),
+            text: report.to_string(),
+            clean: report.is_clean(),
+        }),
+        Err(error) => {
+            tracing::warn!("no dispatch report for the admin console: {error}");
+            None
+        }
+    };
+    let admin = AdminOptions {
+        token: token.clone(),
+        dispatch_report,
+        logs,
+    };
+    let server = Server::with_admin(loaded, secret, server_config, admin)
+        .context("starting the module's thread")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -150,6 +196,14 @@ pub fn run(args: Args) -> Result {
             .context(format!("listening on {}", args.listen))?;
         let address = listener.local_addr().context("the bound address")?;
         println!("listening on http://{address}");
+        if chosen {
+            println!("admin console: http://{address}/admin (with the operator token given)");
+        } else {
+            println!(
+                "admin console: http://{address}/admin#token={0}, operator token: {0}",
+                token.reveal()
+            );
+        }
         std::io::stdout().flush().context("writing to stdout")?;
         server
             .serve(listener, wasmod_server::shutdown_signal())

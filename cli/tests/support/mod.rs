@@ -36,6 +36,8 @@ pub struct Served {
     child: Child,
     /// The server's address, `http://127.0.0.1:PORT`.
     pub base: String,
+    /// The operator token it made up and printed.
+    pub operator_token: String,
     stderr: mpsc::Receiver<String>,
 }
 
@@ -68,11 +70,13 @@ impl Served {
             .expect("wasmod starts");
         let stdout = child.stdout.take().expect("stdout");
         let stderr = child.stderr.take().expect("stderr");
-        let (lines, address) = mpsc::channel();
+        let (lines, printed) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(address) = line.strip_prefix("listening on ") {
-                    let _ = lines.send(address.to_owned());
+                let address = line.strip_prefix("listening on ");
+                let token = line.split_once("operator token: ").map(|(_, token)| token);
+                if let Some(text) = address.or(token) {
+                    let _ = lines.send(text.to_owned());
                 }
             }
         });
@@ -82,13 +86,17 @@ impl Served {
             let _ = BufReader::new(stderr).read_to_string(&mut text);
             let _ = logs.send(text);
         });
-        let base = address
+        let base = printed
             .recv_timeout(Duration::from_secs(120))
             .expect("wasmod serve prints the address it listens on");
         assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+        let operator_token = printed
+            .recv_timeout(Duration::from_secs(10))
+            .expect("wasmod serve prints the operator token");
         Self {
             child,
             base,
+            operator_token,
             stderr: stderr_text,
         }
     }

@@ -18,6 +18,9 @@
 //! - **Forge lines**: a message's control characters are written escaped (`\n`, `\u{1b}`), so
 //!   a newline cannot start a line that looks like the host's own, nor an escape sequence
 //!   drive the operator's terminal ([`Escaped`]).
+//!
+//! The lines that reach the host's log also go to a [`LogTap`], if one is set: that is how a
+//! server keeps recent logs and streams them live to its operator.
 
 use super::{InstanceEnv, Limits};
 use foldhash::fast::FixedState;
@@ -48,7 +51,7 @@ impl InstanceEnv {
             message: text(message, cap),
         };
         if self.log_budget.admit(Instant::now(), record.message.len()) {
-            record.emit();
+            self.publish(&record);
         }
         self.logs.push(record);
     }
@@ -63,8 +66,16 @@ impl InstanceEnv {
             line: 0,
             message,
         };
-        record.emit();
+        self.publish(&record);
         self.logs.push(record);
+    }
+
+    /// Emits `record` through `tracing`, and hands it to the log tap, if there is one.
+    fn publish(&self, record: &LogRecord) {
+        record.emit();
+        if let Some(tap) = &self.log_tap {
+            tap.record(record);
+        }
     }
 
     /// Ends the call's log budget, saying how many of its lines were dropped, if any.
@@ -85,6 +96,16 @@ impl InstanceEnv {
         );
         self.host_log(LogLevel::Warn, message);
     }
+}
+
+/// Hears the log lines that reach the host's log, as they are logged
+/// ([`InstanceEnv::set_log_tap`]).
+///
+/// Called on the module's thread, in the middle of a call: it must return at once, never
+/// wait for a reader (a server's feed drops records for readers that lag instead).
+pub trait LogTap: Send + Sync {
+    /// One line, already within the log budget.
+    fn record(&self, record: &LogRecord);
 }
 
 /// Lines and bytes of log.

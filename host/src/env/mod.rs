@@ -21,7 +21,7 @@ mod log;
 mod procedure;
 mod rows;
 
-pub use log::{LogLevel, LogRecord};
+pub use log::{LogLevel, LogRecord, LogTap};
 pub use procedure::{DenyAllHttp, HttpClient};
 pub use rows::Advance;
 
@@ -204,6 +204,8 @@ pub struct InstanceEnv {
     logs: LogBuffer,
     log_budget: LogBudget,
     log_names: Names,
+    /// Who else hears the lines that reach the host's log ([`Self::set_log_tap`]).
+    log_tap: Option<Arc<dyn LogTap>>,
     persistence: Option<Persistence>,
     /// Whether commits leave their durability wait to the caller ([`Self::take_durability`]).
     defer_durability: bool,
@@ -234,6 +236,7 @@ impl InstanceEnv {
             logs: LogBuffer::new(limits.max_log_records),
             log_budget: LogBudget::new(&limits),
             log_names: Names::default(),
+            log_tap: None,
             persistence: None,
             defer_durability: false,
             pending: None,
@@ -285,6 +288,20 @@ impl InstanceEnv {
     /// next call while the last one's record is being synced, so commits share syncs.
     pub fn with_deferred_durability(mut self) -> Self {
         self.defer_durability = true;
+        self
+    }
+
+    /// Hands every log line that reaches the host's log (a module's within its budget, and
+    /// the host's own lines about the call) to `tap` as well, as it is logged: a server's
+    /// live feed of module logs. Replaces the tap set before, if any.
+    pub fn set_log_tap(&mut self, tap: Arc<dyn LogTap>) {
+        self.log_tap = Some(tap);
+    }
+
+    /// This state with `tap` hearing its log lines ([`Self::set_log_tap`]): set before the
+    /// module is loaded, the tap hears its `init` too.
+    pub fn with_log_tap(mut self, tap: Arc<dyn LogTap>) -> Self {
+        self.set_log_tap(tap);
         self
     }
 

@@ -594,3 +594,29 @@ fn logs_are_kept_per_call_and_capped() {
     env.begin_call(CallKind::Reducer, Tx::None);
     assert_eq!(env.logs().len(), 0);
 }
+
+#[test]
+fn the_log_tap_hears_the_lines_within_the_budget_and_the_summary() {
+    #[derive(Default)]
+    struct Heard(std::sync::Mutex<Vec<String>>);
+    impl LogTap for Heard {
+        fn record(&self, record: &LogRecord) {
+            self.0.lock().unwrap().push(record.message.clone());
+        }
+    }
+    let heard = Arc::new(Heard::default());
+    let mut env = env().with_limits(Limits {
+        max_log_lines_per_call: 2,
+        ..Limits::default()
+    });
+    env.set_log_tap(heard.clone());
+    env.begin_call(CallKind::Reducer, Tx::None);
+    for message in ["one", "two", "three"] {
+        env.console_log(LogLevel::Info, b"m", b"lib.rs", 1, message.as_bytes());
+    }
+    env.end_call();
+    let heard = heard.0.lock().unwrap().clone();
+    assert_eq!(heard.len(), 3, "{heard:?}");
+    assert_eq!(heard[..2], ["one", "two"]);
+    assert!(heard[2].contains("1 log lines"), "{heard:?}");
+}

@@ -39,7 +39,8 @@
 //! - [`window`]: the recent commits, for clients that reconnect and resume from the last
 //!   offset they applied.
 //! - [`limits`]: frame sizes, buffers, calls in flight; [`close`]: the close codes;
-//!   [`stats`]: the counters of `/metrics`.
+//!   [`stats`]: the counters of `/metrics`; [`open`]: the sockets open now, with their
+//!   queues, for the operator.
 //!
 //! The WebSocket implementation is axum's `ws` (tokio-tungstenite underneath), chosen by
 //! measurement against tokio-websockets (`benches/RESULTS.md`, "Choosing the WebSocket
@@ -52,6 +53,7 @@ pub mod close;
 pub mod fanout;
 pub mod groups;
 pub mod limits;
+pub mod open;
 pub mod outbox;
 pub mod outgoing;
 pub mod queue;
@@ -92,6 +94,8 @@ pub struct Realtime {
     pub settings: Settings,
     /// The counters of `/metrics`.
     pub stats: Arc<stats::Stats>,
+    /// The sockets open now, for the admin API.
+    pub open: open::OpenSockets,
     /// Becomes `true` when the server shuts down: every socket closes.
     shutdown: watch::Receiver<bool>,
     /// How many sockets are being served.
@@ -170,6 +174,7 @@ impl Realtime {
             fanout: requests,
             settings,
             stats,
+            open: open::OpenSockets::default(),
             shutdown,
             sockets,
         });

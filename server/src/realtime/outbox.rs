@@ -164,6 +164,11 @@ impl Outbox {
         self.sender.fits(bytes)
     }
 
+    /// What is queued now (messages, and bytes of rows), and the bounds.
+    pub fn depth(&self) -> (Bounds, Bounds) {
+        (self.sender.depth(), self.sender.bounds())
+    }
+
     /// Asks the writer to close the socket with `close` (the first reason given wins).
     pub fn close(&self, close: Close) {
         let mut reason = self

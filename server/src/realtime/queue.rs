@@ -214,6 +214,15 @@ impl<T: Weighed> Sender<T> {
     pub fn bounds(&self) -> Bounds {
         self.shared.bounds
     }
+
+    /// What is queued now: messages, and their bytes.
+    pub fn depth(&self) -> Bounds {
+        let state = self.shared.lock();
+        Bounds {
+            messages: state.messages.len(),
+            bytes: state.bytes,
+        }
+    }
 }
 
 impl<T> Clone for Sender<T> {

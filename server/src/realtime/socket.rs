@@ -52,6 +52,9 @@ pub async fn serve<W: Wire>(
     };
     let connection_id = connection.id();
     let (outbox, outbound) = outbox::channel(realtime.settings.outbound, realtime.stats.clone());
+    let _listed = realtime
+        .open
+        .register(connection_id, identity, outbox.clone());
     let _ = outbox.push(Outbound::Identity(Box::new(Introduction {
         identity,
         token,

@@ -89,6 +89,11 @@ impl Stats {
         self.dropped[reason as usize].fetch_add(count as u64, Ordering::Relaxed);
     }
 
+    /// Clients closed for `reason` so far.
+    pub fn dropped_so_far(&self, reason: Dropped) -> u64 {
+        self.dropped[reason as usize].load(Ordering::Relaxed)
+    }
+
     /// Counts `count` transaction updates queued for clients.
     pub fn updates(&self, count: usize) {
         self.updates.fetch_add(count as u64, Ordering::Relaxed);

@@ -2,13 +2,15 @@
 //!
 //! One file per group of routes: [`calls`] (reducers, procedures, views), [`tables`],
 //! [`identity`], [`module_http`] (the module's own handlers), [`ops`] (health, metrics, the
-//! description), [`subscribe`] (the WebSocket handshake); [`extract`] turns requests into typed inputs with the API's errors.
+//! description), [`subscribe`] (the WebSocket handshake), [`admin`] (the operator's console
+//! and API); [`extract`] turns requests into typed inputs with the API's errors.
 //!
 //! Around every route, outermost first: a `tracing` span per request (method, path; module
 //! logs of the request's call are emitted inside it), the request timeout (`timeout`, 504),
 //! and the body limit (`payload_too_large`, 413). Unknown paths and methods answer the API's
 //! JSON errors (`not_found`, `method_not_allowed`) like everything else.
 
+pub(crate) mod admin;
 mod calls;
 mod extract;
 mod identity;
@@ -22,6 +24,7 @@ use crate::config::ServerConfig;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::{CallSlots, SourceRate};
 use crate::metrics::Metrics;
+use crate::pages::TableReads;
 use crate::realtime::Realtime;
 use crate::worker::Worker;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -52,10 +55,14 @@ pub(crate) struct AppState {
     pub identities: SourceRate,
     /// The counters of `/metrics`.
     pub metrics: Arc<Metrics>,
+    /// Table reads in progress.
+    pub table_reads: TableReads,
     /// The limits.
     pub config: ServerConfig,
     /// The WebSocket side: live queries and their evaluation.
     pub realtime: Arc<Realtime>,
+    /// The operator's side, if the server was given an operator token.
+    pub admin: Option<admin::Admin>,
 }
 
 /// The shared state, as handlers receive it.
@@ -82,6 +89,14 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/http", any(module_http::forward))
         .route("/v1/http/", any(module_http::forward))
         .route("/v1/http/{*path}", any(module_http::forward))
+        .route("/admin", get(admin::console))
+        .route("/v1/admin/module", get(admin::module))
+        .route("/v1/admin/tables", get(admin::tables))
+        .route("/v1/admin/tables/{name}", get(admin::table))
+        .route("/v1/admin/stats", get(admin::stats))
+        .route("/v1/admin/dispatch", get(admin::dispatch))
+        .route("/v1/admin/logs", get(admin::logs))
+        .route("/v1/admin/logs/feed", get(admin::feed))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))

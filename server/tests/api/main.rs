@@ -1,6 +1,7 @@
 //! The API over the quickstart module compiled to wasm, through the router (one test binary,
 //! so the module is built and compiled once).
 
+mod admin;
 mod calls;
 mod connections;
 mod durable_calls;
@@ -11,3 +12,4 @@ mod parts;
 mod resume;
 mod subscribe;
 mod support;
+mod tables;

@@ -13,7 +13,8 @@ use wasmod_host::{
     AllowList, CompiledModule, InstanceEnv, OutboundHttp, Persistence, WasmConfig, WasmEngine,
     WasmModule,
 };
-use wasmod_server::{Secret, Server, ServerConfig};
+use wasmod_server::logfeed::LogFeed;
+use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
 
 /// The secret the test servers sign with.
@@ -22,11 +23,43 @@ pub const SECRET: [u8; 32] = [7; 32];
 /// The quickstart module, compiled once per test binary.
 pub fn quickstart() -> &'static CompiledModule {
     static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
-    COMPILED.get_or_init(|| {
-        let wasm = built(Profile::Release).library("quickstart");
-        let engine = WasmEngine::shared().expect("the shared engine");
-        engine.compile(&wasm).expect("the quickstart compiles")
-    })
+    COMPILED.get_or_init(|| compile("quickstart"))
+}
+
+/// The benchmarks module (its `print_many` reducer logs), compiled once per test binary.
+pub fn benchmarks() -> &'static CompiledModule {
+    static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
+    COMPILED.get_or_init(|| compile("benchmarks"))
+}
+
+fn compile(library: &str) -> CompiledModule {
+    let wasm = built(Profile::Release).library(library);
+    let engine = WasmEngine::shared().expect("the shared engine");
+    engine
+        .compile(&wasm)
+        .unwrap_or_else(|error| panic!("{library} compiles: {error}"))
+}
+
+/// The operator token of the test servers with an admin side.
+pub const OPERATOR: &str = "operator-token-for-tests";
+
+/// A server over a fresh `module` with `config` and an admin side ([`OPERATOR`]), given
+/// `dispatch_report`, its logs kept in `logs` (from the module's `init` on).
+pub fn admin_server(
+    module: &CompiledModule,
+    config: ServerConfig,
+    dispatch_report: Option<DispatchReport>,
+    logs: Arc<LogFeed>,
+) -> Server {
+    let env = InstanceEnv::unloaded().with_log_tap(logs.clone());
+    let module = WasmModule::load(module, WasmConfig::default(), env).expect("the module loads");
+    let admin = AdminOptions {
+        token: OperatorToken::new(OPERATOR).expect("a valid token"),
+        dispatch_report,
+        logs,
+    };
+    Server::with_admin(module, Secret::from_bytes(SECRET), config, admin)
+        .expect("the server starts")
 }
 
 /// A server over a fresh quickstart with `config`, whose procedures may reach `allow`.

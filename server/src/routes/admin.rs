@@ -1,0 +1,257 @@
+//! The operator's side: the console at `/admin` and the JSON API under `/v1/admin/`.
+//!
+//! Every route here takes the operator token ([`crate::operator`]); a server started without
+//! one has no admin side (`not_found`). What the API shows:
+//!
+//! - `GET /v1/admin/module`: the description with private tables (entry points with their
+//!   parameters and ids);
+//! - `GET /v1/admin/tables`: every table with its row count; `GET /v1/admin/tables/{name}`:
+//!   a page of its rows, private tables included, with the bounds of `GET /v1/tables`;
+//! - `GET /v1/admin/stats`: the commit rate, the open sockets and their queue depths, clients
+//!   dropped, the module's queue, the log feed's counters;
+//! - `GET /v1/admin/dispatch`: the dispatch report of the served binary (`wasmod inspect`);
+//! - `GET /v1/admin/logs`: the recent module logs; `GET /v1/admin/logs/feed`: the same, then
+//!   each new one as it is logged, as server-sent events (`log`, and `dropped` when the reader
+//!   fell behind and lost some).
+//!
+//! The console is one HTML page with its script ([`CONSOLE`]), served to a request with the
+//! token; without one, `/admin` answers a sign-in page ([`SIGN_IN`]) that sets the token's
+//! cookie and reloads.
+
+use super::tables::{page, Visibility};
+use super::{AppState, Shared};
+use crate::commit_rate::CommitRate;
+use crate::error::{ApiError, ErrorCode, HttpError};
+use crate::logfeed::{FeedRecord, LevelFilter, LogFeed, Received};
+use crate::operator::{credential, OperatorToken};
+use crate::pages::PageQuery;
+use crate::realtime::stats::Dropped;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::Json;
+use futures_util::StreamExt as _;
+use serde_json::{json, Value};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmod_protocol::description::{describe, Tables};
+
+/// The console: plain HTML and script, no framework.
+const CONSOLE: &str = include_str!("admin/console.html");
+
+/// The page `/admin` answers without the operator token.
+const SIGN_IN: &str = include_str!("admin/sign_in.html");
+
+/// What the admin side needs beside the rest of the server.
+#[derive(Debug)]
+pub(crate) struct Admin {
+    /// The operator's token.
+    pub token: OperatorToken,
+    /// The answer of `GET /v1/admin/dispatch`, if the server was given a report.
+    pub dispatch: Option<String>,
+    /// The module's recent logs and their live feed.
+    pub logs: Arc<LogFeed>,
+    /// The commit rate, between reads of the stats.
+    pub commit_rate: CommitRate,
+}
+
+/// A request that carries the operator token.
+pub(crate) struct Operator;
+
+impl FromRequestParts<Arc<AppState>> for Operator {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, HttpError> {
+        let admin = admin(state)?;
+        admin.token.check(credential(&parts.headers))?;
+        Ok(Self)
+    }
+}
+
+/// The admin side, or `not_found` on a server without one.
+fn admin(state: &AppState) -> Result<&Admin, ApiError> {
+    state.admin.as_ref().ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::NotFound,
+            "this server has no admin API: start it with an operator token",
+        )
+    })
+}
+
+/// `GET /admin`: the console with the token, the sign-in page without (401) or with a wrong
+/// one (403).
+pub(crate) async fn console(
+    State(state): Shared,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let admin = admin(&state)?;
+    let page = match admin.token.check(credential(&headers)) {
+        Ok(()) => return Ok(Html(CONSOLE).into_response()),
+        Err(refused) => refused,
+    };
+    let status = StatusCode::from_u16(page.code.http_status()).unwrap_or(StatusCode::UNAUTHORIZED);
+    Ok((status, Html(SIGN_IN)).into_response())
+}
+
+/// `GET /v1/admin/module`: the description, private tables included.
+pub(crate) async fn module(State(state): Shared, _: Operator) -> Json<Value> {
+    Json(json!(describe(&state.module, Tables::All)))
+}
+
+/// `GET /v1/admin/tables`: every table, with its row count.
+pub(crate) async fn tables(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
+    let reader = state.clone();
+    let counts = tokio::task::spawn_blocking(move || {
+        let read = reader.datastore.begin_read();
+        (0..reader.module.tables.len() as u32)
+            .map(|id| read.row_count(id).unwrap_or_default())
+            .collect::<Vec<u64>>()
+    })
+    .await
+    .map_err(|error| ApiError::new(ErrorCode::Internal, format!("counting rows: {error}")))?;
+    let tables: Vec<Value> = state
+        .module
+        .tables
+        .iter()
+        .zip(counts)
+        .zip(0u32..)
+        .map(|((table, rows), id)| {
+            json!({ "id": id, "name": table.name, "public": table.public, "rows": rows })
+        })
+        .collect();
+    Ok(Json(json!({ "tables": tables })))
+}
+
+/// `GET /v1/admin/tables/{name}`: a page of any table's rows.
+pub(crate) async fn table(
+    State(state): Shared,
+    _: Operator,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<PageQuery>, QueryRejection>,
+) -> Result<Response, HttpError> {
+    Ok(page(&state, path, query, Visibility::All).await?)
+}
+
+/// `GET /v1/admin/stats`: how the server is doing now.
+pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
+    let admin = admin(&state)?;
+    let commits = state.realtime.database.next_offset();
+    let stats = &state.realtime.stats;
+    Ok(Json(json!({
+        "commits": commits,
+        "commits_per_second": admin.commit_rate.observe(commits),
+        "connections": state.realtime.open.list(),
+        "clients_dropped": {
+            "slow": stats.dropped_so_far(Dropped::Slow),
+            "idle": stats.dropped_so_far(Dropped::Idle),
+            "lagged": stats.dropped_so_far(Dropped::Lagged),
+        },
+        "queue_free": state.worker.capacity(),
+        "logs": {
+            "kept": admin.logs.capacity(),
+            "readers": admin.logs.readers(),
+            "dropped_for_slow_readers": admin.logs.dropped(),
+        },
+    })))
+}
+
+/// `GET /v1/admin/dispatch`: the dispatch report (`{"clean", "report", "text"}`), or
+/// `{"report": null}` if the server was given none.
+pub(crate) async fn dispatch(State(state): Shared, _: Operator) -> Result<Response, HttpError> {
+    let admin = admin(&state)?;
+    let body = match &admin.dispatch {
+        Some(answer) => answer.clone(),
+        None => "{\"report\":null}".to_owned(),
+    };
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// The `?level=` of the log routes.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(crate) struct LevelQuery {
+    level: Option<String>,
+}
+
+impl LevelQuery {
+    fn filter(query: Result<Query<Self>, QueryRejection>) -> Result<LevelFilter, ApiError> {
+        let Ok(Query(query)) = query else {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                "the query is not valid",
+            ));
+        };
+        match query.level.as_deref() {
+            None => Ok(LevelFilter::ALL),
+            Some(level) => LevelFilter::parse(level).ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::BadRequest,
+                    format!("`level` is one of error, warn, info, debug, trace, not `{level}`"),
+                )
+            }),
+        }
+    }
+}
+
+/// `GET /v1/admin/logs?level=`: the recent records, oldest first.
+pub(crate) async fn logs(
+    State(state): Shared,
+    _: Operator,
+    query: Result<Query<LevelQuery>, QueryRejection>,
+) -> Result<Json<Value>, HttpError> {
+    let filter = LevelQuery::filter(query)?;
+    let records = admin(&state)?.logs.recent(filter);
+    let records: Vec<&FeedRecord> = records.iter().map(|record| &**record).collect();
+    Ok(Json(json!({ "records": records })))
+}
+
+/// How often an idle feed sends a comment, so that proxies keep it open.
+const FEED_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// `GET /v1/admin/logs/feed?level=`: the recent records, then each new one, as server-sent
+/// events.
+pub(crate) async fn feed(
+    State(state): Shared,
+    _: Operator,
+    query: Result<Query<LevelQuery>, QueryRejection>,
+) -> Result<Response, HttpError> {
+    let filter = LevelQuery::filter(query)?;
+    let (backlog, reader) = admin(&state)?.logs.subscribe(filter);
+    let backlog =
+        futures_util::stream::iter(backlog.into_iter().map(|record| Ok(log_event(&record))));
+    let live = futures_util::stream::unfold(reader, move |mut reader| async move {
+        loop {
+            match reader.next().await {
+                Received::Record(record) if filter.admits(&record) => {
+                    return Some((Ok::<_, Infallible>(log_event(&record)), reader))
+                }
+                Received::Record(_) => {}
+                Received::Dropped(count) => {
+                    let event = Event::default()
+                        .event("dropped")
+                        .data(json!({ "dropped": count }).to_string());
+                    return Some((Ok(event), reader));
+                }
+                Received::Closed => return None,
+            }
+        }
+    });
+    let events = backlog.chain(live);
+    Ok(Sse::new(events)
+        .keep_alive(KeepAlive::new().interval(FEED_KEEP_ALIVE))
+        .into_response())
+}
+
+/// A record as an event of the feed.
+fn log_event(record: &FeedRecord) -> Event {
+    Event::default()
+        .event("log")
+        .id(record.seq.to_string())
+        .data(serde_json::to_string(record).unwrap_or_default())
+}
