@@ -9,5 +9,6 @@ mod limits;
 mod live;
 mod parts;
 mod resume;
+mod static_files;
 mod subscribe;
 mod support;
