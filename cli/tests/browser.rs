@@ -18,6 +18,7 @@ use std::ffi::OsStr;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use support::{agent, send, Served};
 use wasmod_wasm_tests::{built, workspace_root, Profile};
@@ -76,6 +77,19 @@ fn start_driver() -> Driver {
         std::thread::sleep(Duration::from_millis(100));
     }
     driver
+}
+
+/// The most bytes the browser client's `.wasm` may have: the size measured when the budget
+/// was set (935,618 bytes, benches/RESULTS.md) plus 25%.
+const WASM_BUDGET: usize = 1_169_500;
+
+/// The most bytes it may have gzipped (flate2, level 9): 367,163 when measured, plus 25%.
+const WASM_GZIP_BUDGET: usize = 458_950;
+
+/// The page's directory, with the browser client built into its `pkg/` once per test run.
+fn web_dir() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(build_package)
 }
 
 /// Builds the browser client into the page's `pkg/`, where the nested builds of the tests go.
@@ -200,7 +214,7 @@ async fn screenshot(page: &Client, name: &str) -> PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart() {
     let driver = start_driver();
-    let web = tokio::task::spawn_blocking(build_package)
+    let web = tokio::task::spawn_blocking(web_dir)
         .await
         .expect("the build");
     let wasm = built(Profile::Release).library_path("quickstart");
@@ -299,4 +313,36 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
     alice.close().await.expect("closed");
     bob.close().await.expect("closed");
     drop(served);
+}
+
+#[test]
+fn the_browser_client_stays_within_its_size_budget() {
+    let wasm = std::fs::read(web_dir().join("pkg/wasmod_client_web_bg.wasm")).expect("the .wasm");
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut gzip, &wasm).expect("gzip");
+    let gzipped = gzip.finish().expect("gzip").len();
+    println!(
+        "wasmod_client_web_bg.wasm: {} bytes, {gzipped} gzipped",
+        wasm.len()
+    );
+    assert!(
+        wasm.len() <= WASM_BUDGET,
+        "the browser client's .wasm is {} bytes, over its budget of {WASM_BUDGET}",
+        wasm.len()
+    );
+    assert!(
+        gzipped <= WASM_GZIP_BUDGET,
+        "the browser client's .wasm is {gzipped} bytes gzipped, over its budget of \
+         {WASM_GZIP_BUDGET}"
+    );
+    let types = std::fs::read_to_string(web_dir().join("pkg/wasmod_client_web.d.ts"))
+        .expect("the TypeScript types");
+    for declared in [
+        "class WasmodClient",
+        "static connect(",
+        "callReducer(",
+        "onInsert(",
+    ] {
+        assert!(types.contains(declared), "{declared} is not in the .d.ts");
+    }
 }
