@@ -227,8 +227,11 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
     let profiles = tempfile::tempdir().expect("profiles");
     let alice = browser(&driver, &profiles.path().join("alice")).await;
     let bob = browser(&driver, &profiles.path().join("bob")).await;
-    for (page, name) in [(&alice, "alice"), (&bob, "bob")] {
-        page.goto(&base).await.expect("the page loads");
+    // Each asks for a compression: large messages (over 1 KiB) then come compressed and are
+    // decoded in wasm.
+    for (page, name, compression) in [(&alice, "alice", "gzip"), (&bob, "bob", "brotli")] {
+        let url = format!("{base}/?compression={compression}");
+        page.goto(&url).await.expect("the page loads");
         wait_ready(page).await;
         submit(page, "name", name, "rename").await;
     }
@@ -282,11 +285,11 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
         )
     };
     assert_eq!(call("/v1/reducers/set_name", r#"["carol"]"#).0, 200);
-    assert_eq!(
-        call("/v1/reducers/send", r#"["sent during the restart"]"#).0,
-        200
-    );
-    let during = vec![json!("carol"), json!("sent during the restart")];
+    // Long enough that its update is compressed.
+    let long = format!("sent during the restart{}", " and long enough".repeat(60));
+    let sent = call("/v1/reducers/send", &json!([long]).to_string());
+    assert_eq!(sent.0, 200, "{}", sent.1);
+    let during = vec![json!("carol"), json!(long)];
     for page in [&alice, &bob] {
         wait_for(
             page,

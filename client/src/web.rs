@@ -13,7 +13,7 @@
 
 use crate::json::{JsonCall, JsonModule};
 use crate::table::RawListener;
-use crate::{Client, Error, SubscriptionHandle};
+use crate::{Client, Compression, Error, SubscriptionHandle};
 use js_sys::{Array, Function, Promise};
 use send_wrapper::SendWrapper;
 use std::rc::Rc;
@@ -47,12 +47,28 @@ impl Subscription {
 #[wasm_bindgen]
 impl WasmodClient {
     /// Connects to the server at `url` (`http(s)://host:port`) as the identity of `token`
-    /// (one `token` handed out earlier), or as a new identity without one. Reconnects by
-    /// itself when the connection is lost.
-    pub async fn connect(url: String, token: Option<String>) -> Result<WasmodClient, JsError> {
+    /// (one `token` handed out earlier), or as a new identity without one, asking the server
+    /// to compress large messages with `compression` (`"gzip"`, `"brotli"`; none by
+    /// default), which the client decodes in wasm. Reconnects by itself when the connection
+    /// is lost.
+    pub async fn connect(
+        url: String,
+        token: Option<String>,
+        compression: Option<String>,
+    ) -> Result<WasmodClient, JsError> {
+        let compression = match compression.as_deref() {
+            None => Compression::None,
+            Some(name) => Compression::from_name(name).ok_or_else(|| {
+                JsError::new(&format!(
+                    "`{name}` is not a compression: none, gzip or brotli"
+                ))
+            })?,
+        };
         let description = fetch_description(&url).await?;
         let module = JsonModule::new(&description).map_err(js_error)?;
-        let mut builder = Client::builder(url.as_str()).module(description);
+        let mut builder = Client::builder(url.as_str())
+            .module(description)
+            .compression(compression);
         if let Some(token) = token {
             builder = builder.token(token);
         }

@@ -58,7 +58,9 @@ function showError(error) {
 
 async function main() {
   await init();
-  const client = await WasmodClient.connect(location.origin, localStorage.getItem(TOKEN));
+  // `?compression=gzip` or `brotli`: large messages come compressed, decoded in wasm.
+  const compression = new URLSearchParams(location.search).get("compression");
+  const client = await WasmodClient.connect(location.origin, localStorage.getItem(TOKEN), compression);
   localStorage.setItem(TOKEN, client.token);
   $("identity").textContent = client.identity;
 
