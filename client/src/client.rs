@@ -10,6 +10,7 @@ use crate::cache::{Cache, PrimaryKey};
 use crate::connection::{self, Backoff, Pending};
 use crate::delivery::{Callbacks, Deliveries};
 use crate::error::Error;
+use crate::platform;
 use crate::socket::{self, Session};
 use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionBuilder, SubscriptionState};
 use crate::table::{Listeners, TableHandle};
@@ -136,9 +137,21 @@ impl ClientBuilder {
         self
     }
 
-    fn declare<T: SchemaType>(mut self, name: &str, primary_key: Option<String>) -> Self {
+    fn declare<T: SchemaType>(self, name: &str, primary_key: Option<String>) -> Self {
         let mut typespace = Typespace::default();
         let row_type = T::schema(&mut typespace);
+        self.declare_row_type(name, row_type, typespace, primary_key)
+    }
+
+    /// Declares that table `name`'s rows are of `row_type`, known at run time (the browser
+    /// client reads it from the module's description).
+    pub(crate) fn declare_row_type(
+        mut self,
+        name: &str,
+        row_type: AlgebraicType,
+        typespace: Typespace,
+        primary_key: Option<String>,
+    ) -> Self {
         self.tables.push(DeclaredTable {
             name: name.to_owned(),
             row_type,
@@ -161,7 +174,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Connects, and starts the connection task on the current tokio runtime. An error if
+    /// Connects, and starts the connection task (on the current tokio runtime, or in a
+    /// browser on the page's event loop). An error if
     /// the first connection fails (reconnection is for connections that were up), or if a
     /// declared table's primary key is not a field of its row type.
     pub async fn connect(self) -> Result<Client, Error> {
@@ -180,7 +194,7 @@ impl ClientBuilder {
             deliveries: Deliveries::new(self.callbacks),
         });
         let (commands, receiver) = mpsc::unbounded_channel();
-        tokio::spawn(connection::run(
+        platform::spawn(connection::run(
             connection::Connection::new(url, socket, shared.clone(), self.reconnect),
             receiver,
         ));
@@ -279,6 +293,13 @@ impl Client {
     /// the connection task, and `0` when called from a callback of a tick running.
     pub fn frame_tick(&self) -> usize {
         self.inner.shared.deliveries.tick(&self.inner.shared)
+    }
+
+    /// What the cache and the row callbacks of every table share, for the browser client,
+    /// which reads rows by their encoding.
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.inner.shared
     }
 
     /// Sets up a subscription; see [`SubscriptionBuilder::subscribe`].

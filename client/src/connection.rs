@@ -18,9 +18,9 @@
 use crate::cache::Batch;
 use crate::client::{CallKind, Command, ReducerOutcome, Shared};
 use crate::error::Error;
+use crate::platform::{self, Incoming};
 use crate::socket::{self, Frame, FrameDecoder, Socket};
 use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionState};
-use futures_util::StreamExt;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
@@ -191,7 +191,7 @@ pub(crate) async fn run(
             }
             Turn::Stop => {
                 if let Some(mut socket) = connection.socket.take() {
-                    let _ = socket.close(None).await;
+                    socket.close().await;
                 }
                 break;
             }
@@ -261,13 +261,8 @@ impl Connection {
     }
 
     /// Handles what the socket read.
-    fn frame(
-        &mut self,
-        frame: Option<
-            Result<tokio_tungstenite::tungstenite::Message, tokio_tungstenite::tungstenite::Error>,
-        >,
-    ) -> Turn {
-        let Some(Ok(frame)) = frame else {
+    fn frame(&mut self, frame: Option<Incoming>) -> Turn {
+        let Some(frame) = frame else {
             return Turn::Lost;
         };
         match self.decoder.decode(frame) {
@@ -513,8 +508,7 @@ impl Connection {
         };
         let token = self.shared.session.lock().token.clone();
         for delay in backoff.delays() {
-            let sleep = tokio::time::sleep(delay);
-            tokio::pin!(sleep);
+            let mut sleep = std::pin::pin!(platform::sleep(delay));
             loop {
                 tokio::select! {
                     () = &mut sleep => break,

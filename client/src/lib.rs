@@ -20,6 +20,10 @@
 //! own thread builds the client with [`Callbacks::OnFrameTick`] and calls
 //! [`Client::frame_tick`] once per frame.
 //!
+//! The same client runs in a browser (built for `wasm32-unknown-unknown`): the transport and
+//! the runtime differ (`platform`), nothing else; [`web`] is its JavaScript API, with rows and
+//! calls in JSON through [`json`].
+//!
 //! The crate depends on the protocol and the value encoding only, not on the host or the
 //! server. See `docs/client.md` for an example.
 
@@ -28,9 +32,13 @@ mod client;
 mod connection;
 mod delivery;
 mod error;
+pub mod json;
+mod platform;
 mod socket;
 mod subscription;
 mod table;
+#[cfg(target_arch = "wasm32")]
+pub mod web;
 
 pub use client::{Client, ClientBuilder, ReducerOutcome};
 pub use connection::Backoff;

@@ -5,37 +5,21 @@
 //! becomes an [`Error`] in one place, and so that the frame decoding can be tested without a
 //! socket.
 //!
-//! The socket is configured like the server's (`server/src/realtime/limits.rs`): its read
-//! buffer starts at [`READ_BUFFER`] and grows only while a large message is read, and a
-//! message may be at most [`MAX_MESSAGE`] bytes. The compression the client chose is a query
+//! The socket itself is the platform's (`platform/`); a message may be at most
+//! [`MAX_MESSAGE`] bytes, compressed or not. The compression the client chose is a query
 //! parameter of the URL, so a reconnection asks for it again; whatever a frame's compression
 //! byte says, its [`FrameDecoder`] reads it, with state kept from one frame to the next.
 
 use crate::error::Error;
-use futures_util::{SinkExt, StreamExt};
+pub(crate) use crate::platform::Socket;
+use crate::platform::{self, Incoming};
 use std::time::Duration;
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::header::{AUTHORIZATION, SEC_WEBSOCKET_PROTOCOL};
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::compression::Decompressor;
-use wasmod_protocol::ws::{
-    BinaryClientMessage, BinaryServerMessage, Compression, ServerMessage, BIN_PROTOCOL,
-};
-
-/// The client's WebSocket.
-pub(crate) type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+use wasmod_protocol::ws::{BinaryClientMessage, BinaryServerMessage, Compression, ServerMessage};
 
 /// How long the handshake and the first message may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The read buffer the socket starts with, as the server's (tungstenite's default is 128
-/// KiB): most messages are a transaction's few rows.
-pub(crate) const READ_BUFFER: usize = 4 * 1024;
 
 /// The largest message (and frame) the client reads, compressed or once decompressed: four
 /// times the most a default server queues for one client (`outbound_bytes`, 16 MiB; a
@@ -84,46 +68,18 @@ pub(crate) fn subscribe_url(base: &str, compression: Compression) -> Result<Stri
 /// Opens the binary protocol's WebSocket at `url` (a [`subscribe_url`]) as `token`'s identity
 /// (a new one without), and reads the connection's `IdentityToken`.
 pub(crate) async fn open(url: &str, token: Option<&str>) -> Result<(Socket, Session), Error> {
-    tokio::time::timeout(HANDSHAKE_TIMEOUT, open_unbounded(url, token))
+    platform::timeout(HANDSHAKE_TIMEOUT, open_unbounded(url, token))
         .await
-        .map_err(|_| Error::Connect(format!("no answer within {HANDSHAKE_TIMEOUT:?}")))?
+        .ok_or_else(|| Error::Connect(format!("no answer within {HANDSHAKE_TIMEOUT:?}")))?
 }
 
 async fn open_unbounded(url: &str, token: Option<&str>) -> Result<(Socket, Session), Error> {
-    let connect_error = |error: &dyn std::fmt::Display| Error::Connect(error.to_string());
-    let mut request = url
-        .into_client_request()
-        .map_err(|error| connect_error(&error))?;
-    let headers = request.headers_mut();
-    headers.insert(
-        SEC_WEBSOCKET_PROTOCOL,
-        HeaderValue::from_static(BIN_PROTOCOL),
-    );
-    if let Some(token) = token {
-        let bearer = HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| Error::Connect("the token is not a valid header value".into()))?;
-        headers.insert(AUTHORIZATION, bearer);
-    }
-    let config = WebSocketConfig::default()
-        .read_buffer_size(READ_BUFFER)
-        .max_message_size(Some(MAX_MESSAGE))
-        .max_frame_size(Some(MAX_MESSAGE));
-    let (mut socket, response) =
-        tokio_tungstenite::connect_async_with_config(request, Some(config), false)
-            .await
-            .map_err(|error| connect_error(&error))?;
-    let protocol = response.headers().get(SEC_WEBSOCKET_PROTOCOL);
-    if protocol.map(HeaderValue::as_bytes) != Some(BIN_PROTOCOL.as_bytes()) {
-        return Err(Error::Connect(format!(
-            "the server did not agree to `{BIN_PROTOCOL}` (it answered {protocol:?})"
-        )));
-    }
+    let mut socket = Socket::connect(url, token).await?;
     loop {
         let frame = socket
             .next()
             .await
-            .ok_or_else(|| Error::Connect("the socket ended before the first message".into()))?
-            .map_err(|error| connect_error(&error))?;
+            .ok_or_else(|| Error::Connect("the socket ended before the first message".into()))?;
         match FrameDecoder::default().decode(frame) {
             Ok(Frame::Message(ServerMessage::IdentityToken {
                 identity,
@@ -155,10 +111,7 @@ async fn open_unbounded(url: &str, token: Option<&str>) -> Result<(Socket, Sessi
 
 /// Sends one client message.
 pub(crate) async fn send(socket: &mut Socket, message: &BinaryClientMessage) -> Result<(), Error> {
-    socket
-        .send(Message::binary(message.to_bytes()))
-        .await
-        .map_err(|_| Error::Disconnected)
+    socket.send(message.to_bytes()).await
 }
 
 /// A frame as the connection sees it.
@@ -190,20 +143,17 @@ impl Default for FrameDecoder {
 impl FrameDecoder {
     /// What `frame` is; an error for a text frame (the binary protocol has none) or bytes
     /// that are not a server message.
-    pub(crate) fn decode(&mut self, frame: Message) -> Result<Frame, Error> {
+    pub(crate) fn decode(&mut self, frame: Incoming) -> Result<Frame, Error> {
         match frame {
-            Message::Binary(bytes) => Ok(Frame::Message(BinaryServerMessage::from_frame(
+            Incoming::Binary(bytes) => Ok(Frame::Message(BinaryServerMessage::from_frame(
                 &bytes,
                 &mut self.decompressor,
             )?)),
-            Message::Text(_) => Err(Error::Protocol(
+            Incoming::Text => Err(Error::Protocol(
                 "a text frame on the binary protocol".into(),
             )),
-            Message::Close(close) => Ok(Frame::Closed(close.map_or_else(
-                || "no reason".to_owned(),
-                |close| format!("{} {}", u16::from(close.code), close.reason),
-            ))),
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Ok(Frame::Control),
+            Incoming::Closed(reason) => Ok(Frame::Closed(reason)),
+            Incoming::Control => Ok(Frame::Control),
         }
     }
 }
@@ -261,14 +211,18 @@ mod tests {
         }
     }
 
-    fn decode_frame(frame: Message) -> Result<Frame, Error> {
+    fn binary(bytes: Vec<u8>) -> Incoming {
+        Incoming::Binary(bytes.into())
+    }
+
+    fn decode_frame(frame: Incoming) -> Result<Frame, Error> {
         FrameDecoder::default().decode(frame)
     }
 
     #[test]
     fn a_whole_message_decodes() {
         let bytes = applied().to_bytes();
-        match decode_frame(Message::binary(bytes)) {
+        match decode_frame(binary(bytes)) {
             Ok(Frame::Message(message)) => assert_eq!(message, applied()),
             other => panic!("not the message: {other:?}"),
         }
@@ -293,7 +247,7 @@ mod tests {
             for compression in Compression::ALL {
                 let frame = large.to_frame(compression, 0);
                 assert_eq!(frame[0], compression.tag());
-                match decoder.decode(Message::binary(frame)) {
+                match decoder.decode(binary(frame)) {
                     Ok(Frame::Message(message)) => assert_eq!(message, large),
                     other => panic!("{compression:?}: not the message: {other:?}"),
                 }
@@ -305,7 +259,7 @@ mod tests {
     fn every_truncation_of_a_message_is_an_error() {
         let bytes = applied().to_bytes();
         for len in 0..bytes.len() {
-            let frame = Message::binary(bytes[..len].to_vec());
+            let frame = binary(bytes[..len].to_vec());
             assert!(
                 matches!(decode_frame(frame), Err(Error::Protocol(_))),
                 "{len} of {} bytes",
@@ -321,19 +275,19 @@ mod tests {
             for flip in [0x01, 0x80, 0xff] {
                 let mut corrupted = bytes.clone();
                 corrupted[index] ^= flip;
-                let _ = decode_frame(Message::binary(corrupted));
+                let _ = decode_frame(binary(corrupted));
             }
         }
         let mut bad_tag = bytes.clone();
         bad_tag[1] = 0xee;
         assert!(matches!(
-            decode_frame(Message::binary(bad_tag)),
+            decode_frame(binary(bad_tag)),
             Err(Error::Protocol(_))
         ));
         let mut compressed = bytes;
         compressed[0] = 1;
         assert!(matches!(
-            decode_frame(Message::binary(compressed)),
+            decode_frame(binary(compressed)),
             Err(Error::Protocol(_))
         ));
     }
@@ -341,7 +295,7 @@ mod tests {
     #[test]
     fn a_text_frame_is_an_error() {
         assert!(matches!(
-            decode_frame(Message::text("{}")),
+            decode_frame(Incoming::Text),
             Err(Error::Protocol(_))
         ));
     }

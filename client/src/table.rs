@@ -78,6 +78,28 @@ impl Listeners {
     fn table<R>(&self, table: &str, register: impl FnOnce(&mut TableListeners) -> R) -> R {
         register(self.tables.lock().entry(table.to_owned()).or_default())
     }
+
+    /// Registers a callback of `table`'s encoded rows (the browser client converts them to
+    /// JavaScript itself).
+    #[cfg(target_arch = "wasm32")]
+    pub(crate) fn listen(&self, table: &str, listener: RawListener) {
+        self.table(table, |listeners| match listener {
+            RawListener::Insert(callback) => listeners.inserts.push(callback),
+            RawListener::Delete(callback) => listeners.deletes.push(callback),
+            RawListener::Update(callback) => listeners.updates.push(callback),
+        });
+    }
+}
+
+/// A callback of encoded rows, of one kind of event.
+#[cfg(target_arch = "wasm32")]
+pub(crate) enum RawListener {
+    /// Of each row that enters the cache.
+    Insert(RowCallback),
+    /// Of each row that leaves it.
+    Delete(RowCallback),
+    /// Of each row replaced by another with the same primary key: `(old, new)`.
+    Update(UpdateCallback),
 }
 
 /// One table of the cache, read as rows of type `T`. Cheap to clone.

@@ -224,6 +224,13 @@ impl Server {
         })
     }
 
+    /// Serves the files under `dir` at `/` for the paths the API's routes do not match (see
+    /// `routes/static_files.rs`): the module's web page.
+    pub fn with_static_files(mut self, dir: &std::path::Path) -> Self {
+        self.router = routes::with_static_files(self.router, dir);
+        self
+    }
+
     /// The module's database: its tables and the feed of its commits.
     pub fn database(&self) -> &Arc<Database> {
         &self.database

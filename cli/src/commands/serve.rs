@@ -1,4 +1,5 @@
-//! `wasmod serve <module> [--listen ADDR] [--data DIR] [limits…]`: serves a module over HTTP.
+//! `wasmod serve <module> [--listen ADDR] [--data DIR] [--web DIR] [limits…]`: serves a module
+//! over HTTP, and with `--web` a directory of static files at `/` (its web page).
 //!
 //! The module (a crate directory is built first) is compiled, checked against the ABI and
 //! loaded. The data directory (`--data`, by default `.wasmod` in the module's crate directory,
@@ -36,6 +37,10 @@ use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server,
 pub struct Args {
     /// A module crate's directory (built first) or a compiled module (`.wasm`).
     module: PathBuf,
+    /// A directory of static files (a web page for the module) served at `/`, beside the
+    /// API, whose routes keep priority.
+    #[arg(long, value_name = "DIR")]
+    web: Option<PathBuf>,
     /// The address to listen on; port 0 picks a free port (the line printed says which).
     #[arg(long, default_value = "127.0.0.1:3000")]
     listen: SocketAddr,
@@ -184,8 +189,17 @@ pub fn run(args: Args) -> Result {
         dispatch_report,
         logs,
     };
-    let server = Server::with_admin(loaded, secret, server_config, admin)
+    let mut server = Server::with_admin(loaded, secret, server_config, admin)
         .context("starting the module's thread")?;
+    if let Some(web) = &args.web {
+        if !web.is_dir() {
+            return Err(Failure::usage(format!(
+                "--web {}: not a directory",
+                web.display()
+            )));
+        }
+        server = server.with_static_files(web);
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -52,10 +52,22 @@ impl Served {
     /// Starts `wasmod serve module` (a `.wasm` file or a crate) on a free loopback port and
     /// waits for its address.
     pub fn start(module: &Path, data: &Path) -> Self {
+        Self::start_with(module, data, "127.0.0.1:0", &[])
+    }
+
+    /// Starts `wasmod serve module` listening on `listen` (`127.0.0.1:0` for a free port),
+    /// with `extra` arguments, and waits for its address.
+    pub fn start_with(
+        module: &Path,
+        data: &Path,
+        listen: &str,
+        extra: &[&std::ffi::OsStr],
+    ) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmod"))
             .arg("serve")
             .arg(module)
-            .args(["--listen", "127.0.0.1:0", "--max-body", "64KiB"])
+            .args(["--listen", listen, "--max-body", "64KiB"])
+            .args(extra)
             .arg("--data")
             .arg(data)
             // A crate is built where the other tests' nested builds go.

@@ -13,9 +13,11 @@
 //! the order the description has always had, when it was built as `serde_json` maps.
 
 mod build;
+mod parse;
 mod type_name;
 
 pub use build::{describe, Tables};
+pub use parse::DescribedTypes;
 pub use type_name::type_name;
 
 use serde::{Deserialize, Serialize, Serializer};

@@ -16,8 +16,11 @@ mod extract;
 mod identity;
 mod module_http;
 mod ops;
+mod static_files;
 mod subscribe;
 mod tables;
+
+pub(crate) use static_files::with_static_files;
 
 use crate::auth::Tokens;
 use crate::config::ServerConfig;

@@ -10,6 +10,7 @@ mod limits;
 mod live;
 mod parts;
 mod resume;
+mod static_files;
 mod subscribe;
 mod support;
 mod tables;

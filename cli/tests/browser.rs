@@ -1,0 +1,351 @@
+//! The quickstart's chat page in real headless Chromium, driven over WebDriver
+//! (`chromedriver`, through fantoccini): `wasmod serve --web examples/quickstart/web` with the
+//! browser client built by `client/web/build.sh`.
+//!
+//! Two browsers (each its own profile, so its own `localStorage` and identity) open the page:
+//! a message sent in one appears in the other; a page reloaded keeps its identity; the server
+//! restarted on the same port and data, both pages reconnect by themselves and catch up. A
+//! screenshot of each page is saved in `target/browser-artifacts/`.
+//!
+//! Chromium and ChromeDriver are required, not optional: without them the test fails and
+//! says what to install (`.ci/run` installs them).
+
+mod support;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+use std::ffi::OsStr;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use support::{agent, send, Served};
+use wasmod_wasm_tests::{built, workspace_root, Profile};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// How long a change may take to show in a page.
+const SHOWN_WITHIN: Duration = Duration::from_secs(15);
+
+/// The chromedriver process; killed when the test ends.
+struct Driver {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// Starts chromedriver on a free port and waits until it answers.
+fn start_driver() -> Driver {
+    for (path, package) in [(CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")] {
+        assert!(
+            Path::new(path).exists(),
+            "{path} is missing: the browser tests need Debian's `chromium` and `chromium-driver` \
+             (apt-get install chromium chromium-driver; .ci/run installs them); `{package}` \
+             provides {path}"
+        );
+    }
+    let port = free_port();
+    let child = Command::new(CHROMEDRIVER)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromedriver starts");
+    let url = format!("http://127.0.0.1:{port}");
+    let driver = Driver { child, url };
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "chromedriver did not answer"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    driver
+}
+
+/// The most bytes the browser client's `.wasm` may have: the size measured when the budget
+/// was set (935,618 bytes, benches/RESULTS.md) plus 25%.
+const WASM_BUDGET: usize = 1_169_500;
+
+/// The most bytes it may have gzipped (flate2, level 9): 367,163 when measured, plus 25%.
+const WASM_GZIP_BUDGET: usize = 458_950;
+
+/// The page's directory, with the browser client built into its `pkg/` once per test run.
+fn web_dir() -> &'static Path {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT.get_or_init(build_package)
+}
+
+/// Builds the browser client into the page's `pkg/`, where the nested builds of the tests go.
+fn build_package() -> PathBuf {
+    let root = workspace_root();
+    let web = root.join("examples/quickstart/web");
+    let status = Command::new("bash")
+        .arg(root.join("client/web/build.sh"))
+        .arg(web.join("pkg"))
+        .env("CARGO_TARGET_DIR", root.join("target").join("wasm-tests"))
+        .status()
+        .expect("bash runs");
+    assert!(status.success(), "client/web/build.sh failed");
+    web
+}
+
+/// A new headless Chromium with a fresh profile.
+async fn browser(driver: &Driver, profile: &Path) -> Client {
+    let capabilities = json!({
+        "browserName": "chrome",
+        "goog:chromeOptions": {
+            "binary": CHROMIUM,
+            "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync",
+                "--window-size=1000,640",
+                format!("--user-data-dir={}", profile.display()),
+            ],
+        },
+    });
+    let Value::Object(capabilities) = capabilities else {
+        unreachable!("an object");
+    };
+    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+        .capabilities(capabilities)
+        .connect(&driver.url)
+        .await
+        .expect("a WebDriver session")
+}
+
+/// Waits until `script` (a function body) returns `true` in `page`, or fails with `what`.
+async fn wait_for(page: &Client, what: &str, script: &str, args: Vec<Value>) {
+    let started = Instant::now();
+    loop {
+        let value = page
+            .execute(script, args.clone())
+            .await
+            .expect("the script runs");
+        if value == Value::Bool(true) {
+            return;
+        }
+        if started.elapsed() > SHOWN_WITHIN {
+            let error = page
+                .execute(
+                    "return document.getElementById('error').textContent",
+                    vec![],
+                )
+                .await
+                .unwrap_or_default();
+            panic!("{what}: not within {SHOWN_WITHIN:?} (the page's error: {error})");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_ready(page: &Client) {
+    wait_for(
+        page,
+        "the page subscribed",
+        "return document.body.dataset.ready === 'true'",
+        vec![],
+    )
+    .await;
+}
+
+/// Whether the page lists a message `text` from `sender`.
+const SHOWS_MESSAGE: &str = "return [...document.querySelectorAll('#messages li')].some(li => \
+     li.querySelector('.sender').textContent === arguments[0] && \
+     li.querySelector('.text').textContent === arguments[1])";
+
+/// Whether the page lists `name` among the users online.
+const SHOWS_ONLINE: &str =
+    "return [...document.querySelectorAll('#online li')].some(li => li.textContent === arguments[0])";
+
+async fn identity(page: &Client) -> String {
+    let identity = page
+        .execute(
+            "return document.getElementById('identity').textContent",
+            vec![],
+        )
+        .await
+        .expect("the identity");
+    identity.as_str().unwrap_or_default().to_owned()
+}
+
+/// Types into the form `form`'s input `input` and submits it, as a person would.
+async fn submit(page: &Client, input: &str, text: &str, form: &str) {
+    let field = page
+        .find(Locator::Css(&format!("#{input}")))
+        .await
+        .expect("the field");
+    field.clear().await.expect("cleared");
+    field.send_keys(text).await.expect("typed");
+    page.find(Locator::Css(&format!("#{form} button")))
+        .await
+        .expect("the button")
+        .click()
+        .await
+        .expect("clicked");
+}
+
+async fn screenshot(page: &Client, name: &str) -> PathBuf {
+    let dir = workspace_root().join("target").join("browser-artifacts");
+    std::fs::create_dir_all(&dir).expect("the artifacts directory");
+    let path = dir.join(format!("{name}.png"));
+    let png = page.screenshot().await.expect("a screenshot");
+    std::fs::write(&path, png).expect("the screenshot written");
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart() {
+    let driver = start_driver();
+    let web = tokio::task::spawn_blocking(web_dir)
+        .await
+        .expect("the build");
+    let wasm = built(Profile::Release).library_path("quickstart");
+    let data = tempfile::tempdir().expect("a data directory");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let extra = [OsStr::new("--web"), web.as_os_str()];
+    let served = Served::start_with(&wasm, data.path(), &listen, &extra);
+    let base = served.base.clone();
+
+    let profiles = tempfile::tempdir().expect("profiles");
+    let alice = browser(&driver, &profiles.path().join("alice")).await;
+    let bob = browser(&driver, &profiles.path().join("bob")).await;
+    // Each asks for a compression: large messages (over 1 KiB) then come compressed and are
+    // decoded in wasm.
+    for (page, name, compression) in [(&alice, "alice", "gzip"), (&bob, "bob", "brotli")] {
+        let url = format!("{base}/?compression={compression}");
+        page.goto(&url).await.expect("the page loads");
+        wait_ready(page).await;
+        submit(page, "name", name, "rename").await;
+    }
+    for page in [&alice, &bob] {
+        for name in ["alice", "bob"] {
+            wait_for(
+                page,
+                &format!("{name} online"),
+                SHOWS_ONLINE,
+                vec![json!(name)],
+            )
+            .await;
+        }
+    }
+
+    // A message sent in one page appears in the other.
+    submit(&alice, "text", "hello from alice", "send").await;
+    let hello = vec![json!("alice"), json!("hello from alice")];
+    wait_for(
+        &bob,
+        "alice's message in bob's page",
+        SHOWS_MESSAGE,
+        hello.clone(),
+    )
+    .await;
+    assert_ne!(identity(&alice).await, identity(&bob).await);
+
+    // A page reloaded keeps its identity (its token is in localStorage) and its history.
+    let before = identity(&alice).await;
+    assert_eq!(before.len(), 64, "{before}");
+    alice.refresh().await.expect("reloaded");
+    wait_ready(&alice).await;
+    assert_eq!(identity(&alice).await, before);
+    wait_for(&alice, "the history after a reload", SHOWS_MESSAGE, hello).await;
+
+    // The server restarted: both pages reconnect by themselves and catch up with what was
+    // sent meanwhile (by a third client, over HTTP), then chat again.
+    let (status, _, _) = served.terminate();
+    assert!(status.success());
+    let served = Served::start_with(&wasm, data.path(), &listen, &extra);
+    let agent = agent();
+    let (_, issued) = send(&agent, "POST", &format!("{base}/v1/identity"), None, None);
+    let token = issued["token"].as_str().expect("a token").to_owned();
+    let call = |path: &str, body: &str| {
+        send(
+            &agent,
+            "POST",
+            &format!("{base}{path}"),
+            Some(&token),
+            Some(body),
+        )
+    };
+    assert_eq!(call("/v1/reducers/set_name", r#"["carol"]"#).0, 200);
+    // Long enough that its update is compressed.
+    let long = format!("sent during the restart{}", " and long enough".repeat(60));
+    let sent = call("/v1/reducers/send", &json!([long]).to_string());
+    assert_eq!(sent.0, 200, "{}", sent.1);
+    let during = vec![json!("carol"), json!(long)];
+    for page in [&alice, &bob] {
+        wait_for(
+            page,
+            "the message sent while reconnecting",
+            SHOWS_MESSAGE,
+            during.clone(),
+        )
+        .await;
+    }
+    submit(&bob, "text", "bob is back", "send").await;
+    let back = vec![json!("bob"), json!("bob is back")];
+    wait_for(
+        &alice,
+        "bob's message after the restart",
+        SHOWS_MESSAGE,
+        back,
+    )
+    .await;
+
+    for (page, name) in [(&alice, "alice"), (&bob, "bob")] {
+        let path = screenshot(page, name).await;
+        assert!(std::fs::metadata(&path).expect("saved").len() > 1000);
+    }
+    alice.close().await.expect("closed");
+    bob.close().await.expect("closed");
+    drop(served);
+}
+
+#[test]
+fn the_browser_client_stays_within_its_size_budget() {
+    let wasm = std::fs::read(web_dir().join("pkg/wasmod_client_web_bg.wasm")).expect("the .wasm");
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    std::io::Write::write_all(&mut gzip, &wasm).expect("gzip");
+    let gzipped = gzip.finish().expect("gzip").len();
+    println!(
+        "wasmod_client_web_bg.wasm: {} bytes, {gzipped} gzipped",
+        wasm.len()
+    );
+    assert!(
+        wasm.len() <= WASM_BUDGET,
+        "the browser client's .wasm is {} bytes, over its budget of {WASM_BUDGET}",
+        wasm.len()
+    );
+    assert!(
+        gzipped <= WASM_GZIP_BUDGET,
+        "the browser client's .wasm is {gzipped} bytes gzipped, over its budget of \
+         {WASM_GZIP_BUDGET}"
+    );
+    let types = std::fs::read_to_string(web_dir().join("pkg/wasmod_client_web.d.ts"))
+        .expect("the TypeScript types");
+    for declared in [
+        "class WasmodClient",
+        "static connect(",
+        "callReducer(",
+        "onInsert(",
+    ] {
+        assert!(types.contains(declared), "{declared} is not in the .d.ts");
+    }
+}

@@ -1,0 +1,356 @@
+//! The client's JavaScript API, for the browser (`wasm32`, through `wasm-bindgen`).
+//!
+//! It is the same [`Client`] underneath (one connection task, the cache, reconnection),
+//! seen from JavaScript without Rust types: [`WasmodClient::connect`] reads the module's
+//! description (`GET /v1/module`) and converts rows, arguments and returned values through
+//! the protocol's JSON mapping ([`JsonModule`]), so a row arrives in a callback as the plain
+//! object `GET /v1/tables` would show, and a reducer takes the arguments
+//! `POST /v1/reducers` takes. Calls return Promises; errors reject them with an `Error`.
+//!
+//! JavaScript functions are not `Send`, and the client's callbacks must be; the page has one
+//! thread, so they are wrapped in a [`SendWrapper`] (which would panic if they ever moved to
+//! another thread: none exists here).
+
+use crate::json::{JsonCall, JsonModule};
+use crate::table::RawListener;
+use crate::{Client, Compression, Error, SubscriptionHandle};
+use js_sys::{Array, Function, Promise};
+use send_wrapper::SendWrapper;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasmod_protocol::description::ModuleDescription;
+
+/// A connected client of a wasmod server, for JavaScript.
+#[wasm_bindgen]
+pub struct WasmodClient {
+    client: Client,
+    module: Rc<JsonModule>,
+}
+
+/// A subscribed query set, for JavaScript.
+#[wasm_bindgen]
+pub struct Subscription {
+    handle: Option<SubscriptionHandle>,
+}
+
+#[wasm_bindgen]
+impl Subscription {
+    /// Ends the query set: its rows leave the cache (with their delete callbacks).
+    pub fn unsubscribe(&mut self) {
+        if let Some(handle) = self.handle.take() {
+            handle.unsubscribe();
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl WasmodClient {
+    /// Connects to the server at `url` (`http(s)://host:port`) as the identity of `token`
+    /// (one `token` handed out earlier), or as a new identity without one, asking the server
+    /// to compress large messages with `compression` (`"gzip"`, `"brotli"`; none by
+    /// default), which the client decodes in wasm. Reconnects by itself when the connection
+    /// is lost.
+    pub async fn connect(
+        url: String,
+        token: Option<String>,
+        compression: Option<String>,
+    ) -> Result<WasmodClient, JsError> {
+        let compression = match compression.as_deref() {
+            None => Compression::None,
+            Some(name) => Compression::from_name(name).ok_or_else(|| {
+                JsError::new(&format!(
+                    "`{name}` is not a compression: none, gzip or brotli"
+                ))
+            })?,
+        };
+        let description = fetch_description(&url).await?;
+        let module = JsonModule::new(&description).map_err(js_error)?;
+        let mut builder = Client::builder(url.as_str())
+            .module(description)
+            .compression(compression);
+        if let Some(token) = token {
+            builder = builder.token(token);
+        }
+        for table in module.tables() {
+            if let Some(row_type) = module.row_type(table) {
+                builder = builder.declare_row_type(
+                    table,
+                    row_type.clone(),
+                    module.typespace().clone(),
+                    module.primary_key(table).map(str::to_owned),
+                );
+            }
+        }
+        let client = builder.connect().await.map_err(js_error)?;
+        Ok(WasmodClient {
+            client,
+            module: Rc::new(module),
+        })
+    }
+
+    /// The token of the client's identity: keep it (in `localStorage`) to connect again as
+    /// the same identity.
+    #[wasm_bindgen(getter)]
+    pub fn token(&self) -> String {
+        self.client.token()
+    }
+
+    /// The client's identity, as 64 hex digits (as rows write identities).
+    #[wasm_bindgen(getter)]
+    pub fn identity(&self) -> String {
+        self.client.identity().to_hex()
+    }
+
+    /// Subscribes to the rows `queries` (SQL) select, as one query set: `onApplied()` once
+    /// they are in the cache, `onError(message)` if the server refuses them.
+    pub fn subscribe(
+        &self,
+        queries: Vec<String>,
+        on_applied: Option<Function>,
+        on_error: Option<Function>,
+    ) -> Subscription {
+        let mut builder = self.client.subscription();
+        if let Some(on_applied) = on_applied {
+            let on_applied = SendWrapper::new(on_applied);
+            builder = builder.on_applied(move || report(on_applied.call0(&JsValue::NULL)));
+        }
+        if let Some(on_error) = on_error {
+            let on_error = SendWrapper::new(on_error);
+            builder = builder.on_error(move |message| {
+                report(on_error.call1(&JsValue::NULL, &JsValue::from_str(message)));
+            });
+        }
+        Subscription {
+            handle: Some(builder.subscribe(queries)),
+        }
+    }
+
+    /// Calls `callback(row)` with each row of `table` that enters the cache.
+    #[wasm_bindgen(js_name = onInsert)]
+    pub fn on_insert(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        let convert = self.row_converter(table)?;
+        let callback = SendWrapper::new(callback);
+        self.listen(
+            table,
+            RawListener::Insert(Box::new(move |row| {
+                if let Some(row) = convert(row) {
+                    report(callback.call1(&JsValue::NULL, &row));
+                }
+            })),
+        );
+        Ok(())
+    }
+
+    /// Calls `callback(row)` with each row of `table` that leaves the cache.
+    #[wasm_bindgen(js_name = onDelete)]
+    pub fn on_delete(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        let convert = self.row_converter(table)?;
+        let callback = SendWrapper::new(callback);
+        self.listen(
+            table,
+            RawListener::Delete(Box::new(move |row| {
+                if let Some(row) = convert(row) {
+                    report(callback.call1(&JsValue::NULL, &row));
+                }
+            })),
+        );
+        Ok(())
+    }
+
+    /// Calls `callback(old, new)` with each row of `table` replaced by another with the same
+    /// primary key (tables without one see a delete and an insert instead).
+    #[wasm_bindgen(js_name = onUpdate)]
+    pub fn on_update(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        let convert = self.row_converter(table)?;
+        let callback = SendWrapper::new(callback);
+        self.listen(
+            table,
+            RawListener::Update(Box::new(move |old, new| {
+                if let (Some(old), Some(new)) = (convert(old), convert(new)) {
+                    report(callback.call2(&JsValue::NULL, &old, &new));
+                }
+            })),
+        );
+        Ok(())
+    }
+
+    /// The rows of `table` the cache holds now (in no particular order).
+    pub fn rows(&self, table: &str) -> Result<Array, JsError> {
+        let convert = self.row_converter(table)?;
+        let cache = self.client.shared().cache.read();
+        Ok(cache.rows(table).filter_map(convert).collect())
+    }
+
+    /// Calls reducer `name` with `args` (an array in parameter order, or an object keyed
+    /// by parameter name); resolves with the commit's offset once its changes are in the
+    /// cache, rejects with the reducer's error.
+    #[wasm_bindgen(js_name = callReducer)]
+    pub fn call_reducer(&self, name: &str, args: JsValue) -> Promise {
+        let call = self
+            .encode(JsonCall::Reducer, name, &args)
+            .map(|args| self.client.call_reducer_raw(name, args));
+        future_to_promise(async move {
+            let outcome = call?.await.map_err(js_value)?;
+            Ok(JsValue::from_f64(outcome.offset as f64))
+        })
+    }
+
+    /// Calls procedure `name` with `args`; resolves with the value it returns.
+    #[wasm_bindgen(js_name = callProcedure)]
+    pub fn call_procedure(&self, name: &str, args: JsValue) -> Promise {
+        self.call_value(JsonCall::Procedure, name, args)
+    }
+
+    /// Calls view `name` with `args`; resolves with the value it returns.
+    #[wasm_bindgen(js_name = callView)]
+    pub fn call_view(&self, name: &str, args: JsValue) -> Promise {
+        self.call_value(JsonCall::View, name, args)
+    }
+
+    /// Closes the connection; calls still waiting reject. Resolves once it is closed.
+    pub fn disconnect(&self) -> Promise {
+        let client = self.client.clone();
+        future_to_promise(async move {
+            client.disconnect().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}
+
+impl WasmodClient {
+    fn listen(&self, table: &str, listener: RawListener) {
+        self.client.shared().listeners.listen(table, listener);
+    }
+
+    /// Turns an encoded row of `table` into a JavaScript object; `None` (logged) for a row
+    /// that does not decode. An error if the module has no such table.
+    fn row_converter(&self, table: &str) -> Result<impl Fn(&[u8]) -> Option<JsValue>, JsError> {
+        if self.module.row_type(table).is_none() {
+            return Err(JsError::new(&format!(
+                "the module has no public table `{table}`"
+            )));
+        }
+        let module = SendWrapper::new(self.module.clone());
+        let table = table.to_owned();
+        Ok(
+            move |row: &[u8]| match module.row_json(&table, row).map(|json| parse(json.get())) {
+                Ok(Ok(value)) => Some(value),
+                Ok(Err(error)) => {
+                    tracing::warn!(table, ?error, "a row JSON could not parse");
+                    None
+                }
+                Err(error) => {
+                    tracing::warn!(table, %error, "a row that does not decode");
+                    None
+                }
+            },
+        )
+    }
+
+    /// `args` encoded for entry point `name`, or the rejection of the call.
+    fn encode(&self, kind: JsonCall, name: &str, args: &JsValue) -> Result<Vec<u8>, JsValue> {
+        let json = if args.is_undefined() || args.is_null() {
+            serde_json::Value::Null
+        } else {
+            let text: String = js_sys::JSON::stringify(args)?.into();
+            serde_json::from_str(&text)
+                .map_err(|error| js_value(Error::Protocol(error.to_string())))?
+        };
+        self.module.args(kind, name, &json).map_err(js_value)
+    }
+
+    fn call_value(&self, kind: JsonCall, name: &str, args: JsValue) -> Promise {
+        let call = self.encode(kind, name, &args).map(|args| {
+            let call: std::pin::Pin<Box<dyn std::future::Future<Output = _>>> = match kind {
+                JsonCall::Procedure => Box::pin(self.client.call_procedure_raw(name, args)),
+                _ => Box::pin(self.client.call_view_raw(name, args)),
+            };
+            call
+        });
+        let module = self.module.clone();
+        let name = name.to_owned();
+        future_to_promise(async move {
+            let bytes = call?.await.map_err(js_value)?;
+            let json = module
+                .returned_json(kind, &name, &bytes)
+                .map_err(js_value)?;
+            parse(json.get())
+        })
+    }
+}
+
+/// Reads the module's description from the server at `url`.
+async fn fetch_description(url: &str) -> Result<ModuleDescription, JsError> {
+    let window = web_sys::window().ok_or_else(|| JsError::new("no window to fetch from"))?;
+    let address = format!("{}/v1/module", http_base(url));
+    let failed = |what: &str, error: JsValue| {
+        JsError::new(&format!("{what} {address}: {}", describe(&error)))
+    };
+    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(&address))
+        .await
+        .map_err(|error| failed("could not fetch", error))?
+        .dyn_into()
+        .map_err(|error| failed("not a response from", error))?;
+    if !response.ok() {
+        return Err(JsError::new(&format!(
+            "{address} answered {}",
+            response.status()
+        )));
+    }
+    let text = JsFuture::from(
+        response
+            .text()
+            .map_err(|error| failed("no text from", error))?,
+    )
+    .await
+    .map_err(|error| failed("could not read", error))?
+    .as_string()
+    .unwrap_or_default();
+    serde_json::from_str(&text)
+        .map_err(|error| JsError::new(&format!("{address} is not a module's description: {error}")))
+}
+
+/// The HTTP base of a server URL given as `http(s)://`, `ws(s)://`, or its subscribe
+/// endpoint.
+fn http_base(url: &str) -> String {
+    let url = url.trim_end_matches('/');
+    let url = url.strip_suffix("/v1/subscribe").unwrap_or(url);
+    if let Some(rest) = url.strip_prefix("ws://") {
+        format!("http://{rest}")
+    } else if let Some(rest) = url.strip_prefix("wss://") {
+        format!("https://{rest}")
+    } else {
+        url.to_owned()
+    }
+}
+
+/// JSON text as a JavaScript value.
+fn parse(json: &str) -> Result<JsValue, JsValue> {
+    js_sys::JSON::parse(json)
+}
+
+/// A client error as a JavaScript `Error` (what rejected Promises carry).
+fn js_value(error: Error) -> JsValue {
+    js_sys::Error::new(&error.to_string()).into()
+}
+
+fn js_error(error: Error) -> JsError {
+    JsError::new(&error.to_string())
+}
+
+/// What a JavaScript value thrown says.
+fn describe(error: &JsValue) -> String {
+    error
+        .dyn_ref::<js_sys::Error>()
+        .map(|error| String::from(error.message()))
+        .or_else(|| error.as_string())
+        .unwrap_or_else(|| format!("{error:?}"))
+}
+
+/// Logs what a callback threw: a callback's exception must not end the connection task.
+fn report(outcome: Result<JsValue, JsValue>) {
+    if let Err(error) = outcome {
+        web_sys::console::error_2(&JsValue::from_str("a wasmod callback threw"), &error);
+    }
+}

@@ -1,0 +1,58 @@
+//! `Server::with_static_files` (`wasmod serve --web`): files at `/`, the API first.
+
+use crate::support::{get, server};
+use axum::http::{header, StatusCode};
+use wasmod_host::AllowList;
+use wasmod_server::ServerConfig;
+
+fn content_type(answer: &crate::support::Answer) -> &str {
+    answer
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn files_are_served_at_the_root_with_their_types_and_the_api_keeps_its_routes() {
+    let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(dir.path().join("index.html"), "<h1>chat</h1>").expect("write");
+    std::fs::create_dir(dir.path().join("pkg")).expect("mkdir");
+    std::fs::write(dir.path().join("pkg/client.wasm"), b"\0asm\x01\0\0\0").expect("write");
+    std::fs::write(dir.path().join("app.js"), "export {}").expect("write");
+    // A file where an API route is: the route wins.
+    std::fs::create_dir(dir.path().join("v1")).expect("mkdir");
+    std::fs::write(dir.path().join("v1/module"), "not the description").expect("write");
+    let router = server(ServerConfig::default(), AllowList::new())
+        .with_static_files(dir.path())
+        .router();
+
+    let index = get(&router, "/").await;
+    assert_eq!(index.status, StatusCode::OK);
+    assert_eq!(index.body, b"<h1>chat</h1>");
+    assert!(content_type(&index).starts_with("text/html"), "{index:?}");
+
+    let wasm = get(&router, "/pkg/client.wasm").await;
+    assert_eq!(wasm.status, StatusCode::OK);
+    assert_eq!(content_type(&wasm), "application/wasm");
+    let script = get(&router, "/app.js").await;
+    assert!(content_type(&script).contains("javascript"), "{script:?}");
+
+    let module = get(&router, "/v1/module").await;
+    assert_eq!(module.status, StatusCode::OK);
+    assert!(module.json()["tables"].is_array());
+
+    let missing = get(&router, "/nothing.html").await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.code(), "not_found");
+    let outside = get(&router, "/../Cargo.toml").await;
+    assert_eq!(outside.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn without_static_files_the_root_is_not_found() {
+    let router = server(ServerConfig::default(), AllowList::new()).router();
+    let root = get(&router, "/").await;
+    assert_eq!(root.status, StatusCode::NOT_FOUND);
+    assert_eq!(root.code(), "not_found");
+}
