@@ -26,6 +26,8 @@
 //! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
 //! - [`realtime`]: `GET /v1/subscribe`, the WebSocket of calls and live queries: sockets, the
 //!   evaluation task that turns commits into updates, bounded outbound queues;
+//! - [`replication`]: the commits published to a Redis stream for edge nodes
+//!   (`wasmod serve --publish`);
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
 //!   commits are durable; [`limits`]: calls per identity; [`metrics`]: counters;
 //! - [`error`]: the API's errors as HTTP answers; [`config`]: the limits' values.
@@ -56,6 +58,7 @@ pub mod error;
 pub mod limits;
 pub mod metrics;
 pub mod realtime;
+pub mod replication;
 mod routes;
 pub mod secret;
 pub mod worker;
@@ -70,6 +73,7 @@ use axum::Router;
 use limits::{CallSlots, SourceRate};
 use metrics::Metrics;
 use realtime::{Realtime, RealtimeControl};
+use replication::{PublishSettings, PublishStats, Publisher};
 use routes::AppState;
 use std::future::Future;
 use std::io;
@@ -88,12 +92,34 @@ pub struct Server {
     realtime: RealtimeControl,
     thread: WorkerThread,
     shutdown_grace: std::time::Duration,
+    publisher: Option<Publisher>,
 }
 
 impl Server {
     /// Moves `module` onto its own thread and builds the API over it, signing tokens with
     /// `secret`.
     pub fn new(module: WasmModule, secret: Secret, config: ServerConfig) -> io::Result<Self> {
+        Self::build(module, secret, config, None)
+    }
+
+    /// Like [`Server::new`], and publishes every durable commit to the Redis stream that
+    /// `publish` names while it serves (see [`replication::publisher`]). Fails also if the
+    /// stream's address is not one the Redis client accepts.
+    pub fn publishing(
+        module: WasmModule,
+        secret: Secret,
+        config: ServerConfig,
+        publish: PublishSettings,
+    ) -> io::Result<Self> {
+        Self::build(module, secret, config, Some(publish))
+    }
+
+    fn build(
+        module: WasmModule,
+        secret: Secret,
+        config: ServerConfig,
+        publish: Option<PublishSettings>,
+    ) -> io::Result<Self> {
         let description = Arc::new(module.module().clone());
         let database = module.database().clone();
         let datastore = module.datastore().clone();
@@ -118,7 +144,11 @@ impl Server {
             connections.clone(),
             settings,
         );
+        let publisher = publish
+            .map(|settings| Publisher::new(database.clone(), settings))
+            .transpose()?;
         let state = Arc::new(AppState {
+            publish: publisher.as_ref().map(Publisher::stats),
             module: description,
             datastore,
             worker,
@@ -136,12 +166,18 @@ impl Server {
             realtime: control,
             thread,
             shutdown_grace: config.shutdown_grace,
+            publisher,
         })
     }
 
     /// The module's database: its tables and the feed of its commits.
     pub fn database(&self) -> &Arc<Database> {
         &self.database
+    }
+
+    /// The publisher's counters, if the server publishes its commits.
+    pub fn publish_stats(&self) -> Option<Arc<PublishStats>> {
+        self.publisher.as_ref().map(Publisher::stats)
     }
 
     /// The live connections.
@@ -171,15 +207,21 @@ impl Server {
             mut realtime,
             thread,
             shutdown_grace,
+            publisher,
             ..
         } = self;
         realtime.start();
+        let (stop_publishing, publishing) = tokio::sync::watch::channel(false);
+        if let Some(publisher) = publisher {
+            tokio::spawn(publisher.run(publishing));
+        }
         // Upgraded connections are the sockets' own: graceful shutdown does not end them, so
         // they are told to close as soon as shutdown starts.
         let stopper = realtime.stopper();
         let shutdown = async move {
             shutdown.await;
             stopper.stop();
+            stop_publishing.send_replace(true);
         };
         let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, service)

@@ -23,6 +23,7 @@ use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::{CallSlots, SourceRate};
 use crate::metrics::Metrics;
 use crate::realtime::Realtime;
+use crate::replication::PublishStats;
 use crate::worker::Worker;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
@@ -56,6 +57,8 @@ pub(crate) struct AppState {
     pub config: ServerConfig,
     /// The WebSocket side: live queries and their evaluation.
     pub realtime: Arc<Realtime>,
+    /// The replication publisher's counters, if the server publishes its commits.
+    pub publish: Option<Arc<PublishStats>>,
 }
 
 /// The shared state, as handlers receive it.
