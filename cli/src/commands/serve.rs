@@ -8,6 +8,10 @@
 //! (`init` runs only on the first start), and a reducer's success is answered only once its
 //! commit is durable as `--durability` says (`group` by default; see `docs/durability.md`).
 //!
+//! With `--publish redis://HOST:PORT/<stream>`, every durable commit is also appended to that
+//! Redis stream for edge nodes (`docs/edges.md`), on a task of its own that never holds
+//! commits back.
+//!
 //! Once the socket is bound, one line goes to stdout: `listening on http://<address>` (with the
 //! actual port when `--listen` asks for port 0), for people and for scripts. SIGINT or SIGTERM
 //! stops the server gracefully: no new connections, the requests in progress finish, then the
@@ -24,6 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::{AllowList, InstanceEnv, OutboundHttp, Persistence, WasmConfig};
+use wasmod_server::replication::{publisher, PublishSettings, StreamAddress};
 use wasmod_server::{Secret, Server, ServerConfig};
 
 /// `wasmod serve`'s arguments.
@@ -86,6 +91,18 @@ pub struct Args {
     /// it is closed (`4003`).
     #[arg(long, default_value = "30s", value_parser = units::duration)]
     ping_interval: Duration,
+    /// Publish every durable commit to this Redis stream, for edge nodes
+    /// (`redis://HOST:PORT/<stream>`; see docs/edges.md). Publishing never holds commits
+    /// back: if Redis is slow or down, the commits wait and the stream is refilled later.
+    #[arg(long, value_name = "redis://HOST:PORT/STREAM")]
+    publish: Option<StreamAddress>,
+    /// The stream's bound: it is trimmed to about this many commits (`XADD … MAXLEN ~ N`).
+    #[arg(long, default_value_t = publisher::DEFAULT_MAX_LEN, value_name = "N")]
+    publish_max_len: u64,
+    /// The most commits held in memory while Redis is behind; older ones are read back from
+    /// the commit log.
+    #[arg(long, default_value_t = publisher::DEFAULT_BACKLOG, value_name = "N")]
+    publish_backlog: usize,
     /// A host procedures may send HTTP requests to (`api.example.com`, `*.example.com`,
     /// `127.0.0.1:8080`); repeat for several. None by default.
     #[arg(long = "allow-http", value_name = "HOST")]
@@ -138,8 +155,16 @@ pub fn run(args: Args) -> Result {
         durability = %args.durability,
         "loaded the module"
     );
-    let server =
-        Server::new(loaded, secret, server_config).context("starting the module's thread")?;
+    let server = match args.publish {
+        Some(address) => {
+            let mut publish = PublishSettings::new(address);
+            publish.max_len = args.publish_max_len;
+            publish.backlog = args.publish_backlog;
+            Server::publishing(loaded, secret, server_config, publish)
+        }
+        None => Server::new(loaded, secret, server_config),
+    }
+    .context("starting the module's thread")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

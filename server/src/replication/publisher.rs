@@ -37,6 +37,12 @@ use wasmod_host::datastore::{Commit, CommitMeta, CommitReceiver, Database, FeedE
 /// The most entries written in one pipeline.
 pub const BATCH: u64 = 256;
 
+/// The stream's bound by default (`--publish-max-len`).
+pub const DEFAULT_MAX_LEN: u64 = 100_000;
+
+/// The commits held in memory by default (`--publish-backlog`).
+pub const DEFAULT_BACKLOG: usize = 10_000;
+
 /// How often a publisher that cannot reach Redis logs its backlog.
 pub const WARN_EVERY: Duration = Duration::from_secs(10);
 
@@ -56,13 +62,13 @@ pub struct PublishSettings {
 }
 
 impl PublishSettings {
-    /// The defaults for `address`: a stream of about 100,000 entries, 10,000 commits in
-    /// memory, exchanges of at most 2 s, retries every 500 ms.
+    /// The defaults for `address`: a stream of about [`DEFAULT_MAX_LEN`] entries,
+    /// [`DEFAULT_BACKLOG`] commits in memory, exchanges of at most 2 s, retries every 500 ms.
     pub fn new(address: StreamAddress) -> Self {
         Self {
             address,
-            max_len: 100_000,
-            backlog: 10_000,
+            max_len: DEFAULT_MAX_LEN,
+            backlog: DEFAULT_BACKLOG,
             timeout: Duration::from_secs(2),
             retry: Duration::from_millis(500),
         }
@@ -162,7 +168,7 @@ impl Publisher {
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         tracing::info!(stream = %self.settings.address, "publishing commits");
         loop {
-            if *shutdown.borrow() || !self.drain() {
+            if *shutdown.borrow() || !self.catch_up() {
                 break;
             }
             let going = match self.publish_some().await {
@@ -179,6 +185,22 @@ impl Publisher {
             }
         }
         tracing::debug!("the publisher has stopped");
+    }
+
+    /// Learns how far the commits are durable and takes the commits waiting in the feed,
+    /// under a read transaction: every commit the tables include is in the feed by then, so
+    /// every durable commit is in the backlog (with its metadata) unless the feed lagged.
+    /// `false` once the database is closed.
+    fn catch_up(&mut self) -> bool {
+        let _tables = self.database.begin_read();
+        let durable = self
+            .database
+            .log()
+            .map_or(self.database.next_offset(), |log| {
+                log.durable_transactions()
+            });
+        self.durable = self.durable.max(durable);
+        self.drain()
     }
 
     /// Takes the commits waiting in the feed; `false` once the database is closed.

@@ -8,6 +8,8 @@ mod frames;
 mod limits;
 mod live;
 mod parts;
+mod publish;
+mod redis_server;
 mod resume;
 mod subscribe;
 mod support;
