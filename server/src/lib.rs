@@ -144,11 +144,15 @@ impl Server {
             connections.clone(),
             settings,
         );
+        let edge_token = publish
+            .as_ref()
+            .and_then(|settings| settings.edge_token.clone());
         let publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))
             .transpose()?;
         let state = Arc::new(AppState {
             publish: publisher.as_ref().map(Publisher::stats),
+            edge_token,
             module: description,
             datastore,
             worker,

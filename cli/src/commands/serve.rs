@@ -103,6 +103,11 @@ pub struct Args {
     /// the commit log.
     #[arg(long, default_value_t = publisher::DEFAULT_BACKLOG, value_name = "N")]
     publish_backlog: usize,
+    /// A file holding the token edge nodes present to fetch the snapshot they bootstrap from
+    /// (`GET /v1/replication/snapshot`); with `--publish` only. Without it, no edge can
+    /// bootstrap from this server.
+    #[arg(long, value_name = "FILE", requires = "publish")]
+    edge_token_file: Option<PathBuf>,
     /// A host procedures may send HTTP requests to (`api.example.com`, `*.example.com`,
     /// `127.0.0.1:8080`); repeat for several. None by default.
     #[arg(long = "allow-http", value_name = "HOST")]
@@ -160,6 +165,11 @@ pub fn run(args: Args) -> Result {
             let mut publish = PublishSettings::new(address);
             publish.max_len = args.publish_max_len;
             publish.backlog = args.publish_backlog;
+            publish.edge_token = args
+                .edge_token_file
+                .as_deref()
+                .map(edge_token)
+                .transpose()?;
             Server::publishing(loaded, secret, server_config, publish)
         }
         None => Server::new(loaded, secret, server_config),
@@ -183,4 +193,18 @@ pub fn run(args: Args) -> Result {
     })?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The edge token in the file at `path`: its contents, surrounding whitespace trimmed.
+fn edge_token(path: &std::path::Path) -> Result<String> {
+    let token = std::fs::read_to_string(path)
+        .context(format!("reading the edge token in {}", path.display()))?;
+    let token = token.trim();
+    if token.len() < 16 {
+        return Err(Failure::usage(format!(
+            "--edge-token-file: the token in {} is shorter than 16 characters",
+            path.display()
+        )));
+    }
+    Ok(token.to_owned())
 }

@@ -12,13 +12,25 @@
 //!   gaps show in the ids, and its fields;
 //! - [`backlog`]: the commits in memory waiting for the stream, bounded;
 //! - [`publisher`]: the primary's task that writes them, refilling from the commit log after
-//!   an outage; [`stats`]: its counters.
+//!   an outage; [`stats`]: its counters;
+//! - the snapshot edges bootstrap from is a route ([`SNAPSHOT_PATH`]), served only by a
+//!   publishing server to the holders of its edge token.
 
 pub mod address;
 pub mod backlog;
 pub mod entry;
 pub mod publisher;
 pub mod stats;
+
+/// The primary's snapshot endpoint, for edges: `GET` with the edge token.
+pub const SNAPSHOT_PATH: &str = "/v1/replication/snapshot";
+
+/// The media type of a snapshot: the commit log's record encoding of one transaction
+/// inserting every row.
+pub const SNAPSHOT_TYPE: &str = "application/vnd.wasmod.snapshot";
+
+/// The header of a snapshot's answer that says its offset (lowercase, as HTTP/2 wants it).
+pub const OFFSET_HEADER: &str = "x-wasmod-offset";
 
 pub use address::StreamAddress;
 pub use entry::Entry;

@@ -59,11 +59,15 @@ pub struct PublishSettings {
     pub timeout: Duration,
     /// How long to wait before trying Redis again after a failure.
     pub retry: Duration,
+    /// The token edges present to the snapshot endpoint
+    /// ([`SNAPSHOT_PATH`](super::SNAPSHOT_PATH)); without one, it answers `not_found`.
+    pub edge_token: Option<String>,
 }
 
 impl PublishSettings {
     /// The defaults for `address`: a stream of about [`DEFAULT_MAX_LEN`] entries,
-    /// [`DEFAULT_BACKLOG`] commits in memory, exchanges of at most 2 s, retries every 500 ms.
+    /// [`DEFAULT_BACKLOG`] commits in memory, exchanges of at most 2 s, retries every 500 ms,
+    /// no edge token.
     pub fn new(address: StreamAddress) -> Self {
         Self {
             address,
@@ -71,6 +75,7 @@ impl PublishSettings {
             backlog: DEFAULT_BACKLOG,
             timeout: Duration::from_secs(2),
             retry: Duration::from_millis(500),
+            edge_token: None,
         }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! One file per group of routes: [`calls`] (reducers, procedures, views), [`tables`],
 //! [`identity`], [`module_http`] (the module's own handlers), [`ops`] (health, metrics, the
-//! description), [`subscribe`] (the WebSocket handshake); [`extract`] turns requests into typed inputs with the API's errors.
+//! description), [`subscribe`] (the WebSocket handshake), [`replication`] (the snapshot edges
+//! bootstrap from); [`extract`] turns requests into typed inputs with the API's errors.
 //!
 //! Around every route, outermost first: a `tracing` span per request (method, path; module
 //! logs of the request's call are emitted inside it), the request timeout (`timeout`, 504),
@@ -14,6 +15,7 @@ mod extract;
 mod identity;
 mod module_http;
 mod ops;
+mod replication;
 mod subscribe;
 mod tables;
 
@@ -59,6 +61,8 @@ pub(crate) struct AppState {
     pub realtime: Arc<Realtime>,
     /// The replication publisher's counters, if the server publishes its commits.
     pub publish: Option<Arc<PublishStats>>,
+    /// The token edges present for the snapshot, if the server serves edges.
+    pub edge_token: Option<String>,
 }
 
 /// The shared state, as handlers receive it.
@@ -73,6 +77,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/health", get(ops::health))
         .route("/metrics", get(ops::metrics))
         .route("/v1/module", get(ops::describe))
+        .route(
+            crate::replication::SNAPSHOT_PATH,
+            get(replication::snapshot),
+        )
         .route("/v1/identity", post(identity::issue))
         .route("/v1/reducers/{name}", post(calls::call::<calls::Reducers>))
         .route(

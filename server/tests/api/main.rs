@@ -11,5 +11,6 @@ mod parts;
 mod publish;
 mod redis_server;
 mod resume;
+mod snapshot;
 mod subscribe;
 mod support;
