@@ -28,6 +28,7 @@
 //! A commit refilled from the log after Redis was down has [`CommitMeta::recovered`]'s
 //! metadata: the log keeps only the changes.
 
+use redis::streams::StreamId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
@@ -139,6 +140,22 @@ impl Entry {
                 String::from_utf8_lossy(kind)
             )),
         }
+    }
+}
+
+impl Entry {
+    /// The entry as Redis returned it (`XRANGE`, `XREAD`).
+    pub fn from_stream(entry: &StreamId) -> Result<Self, String> {
+        let fields = entry
+            .map
+            .iter()
+            .map(|(name, value)| {
+                redis::from_redis_value::<Vec<u8>>(value.clone())
+                    .map(|bytes| (name.clone(), bytes))
+                    .map_err(|error| format!("entry {}: field `{name}`: {error}", entry.id))
+            })
+            .collect::<Result<HashMap<_, _>, _>>()?;
+        Self::decode(&entry.id, &fields)
     }
 }
 

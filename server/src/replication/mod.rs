@@ -11,6 +11,8 @@
 //! - [`entry`]: one entry of the stream, its id derived from the commit's offset so that
 //!   gaps show in the ids, and its fields;
 //! - [`backlog`]: the commits in memory waiting for the stream, bounded;
+//! - [`follower`]: the reading side, which tails the stream from an offset and detects gaps
+//!   (what an edge bootstraps again on);
 //! - [`publisher`]: the primary's task that writes them, refilling from the commit log after
 //!   an outage; [`stats`]: its counters;
 //! - the snapshot edges bootstrap from is a route ([`SNAPSHOT_PATH`]), served only by a
@@ -19,6 +21,7 @@
 pub mod address;
 pub mod backlog;
 pub mod entry;
+pub mod follower;
 pub mod publisher;
 pub mod stats;
 
@@ -34,5 +37,6 @@ pub const OFFSET_HEADER: &str = "x-wasmod-offset";
 
 pub use address::StreamAddress;
 pub use entry::Entry;
+pub use follower::{FollowSettings, Followed, Follower, Gap};
 pub use publisher::{PublishSettings, Publisher};
 pub use stats::{PublishReading, PublishStats};

@@ -4,6 +4,7 @@
 mod calls;
 mod connections;
 mod durable_calls;
+mod follow;
 mod frames;
 mod limits;
 mod live;

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use wasmod_server::replication::{Entry, PublishReading, PublishSettings, PublishStats};
 use wasmod_server::ServerConfig;
 
-const STREAM: &str = "quickstart";
+pub const STREAM: &str = "quickstart";
 
 /// Settings that retry quickly, with a backlog of `backlog` commits.
-fn settings(redis: &RedisServer, backlog: usize) -> PublishSettings {
+pub fn settings(redis: &RedisServer, backlog: usize) -> PublishSettings {
     let mut settings = PublishSettings::new(redis.stream(STREAM));
     settings.backlog = backlog;
     settings.retry = Duration::from_millis(50);
@@ -29,7 +29,7 @@ fn settings(redis: &RedisServer, backlog: usize) -> PublishSettings {
 
 /// A publishing quickstart over the log in `dir`, served; its router (drop it before
 /// stopping the server: it holds the module's thread) and its counters.
-async fn primary(dir: &Path, settings: PublishSettings) -> (Live, Router, Arc<PublishStats>) {
+pub async fn primary(dir: &Path, settings: PublishSettings) -> (Live, Router, Arc<PublishStats>) {
     let server = publishing_server(ServerConfig::default(), dir, settings);
     let router = server.router();
     let stats = server.publish_stats().expect("a publisher");
@@ -37,7 +37,7 @@ async fn primary(dir: &Path, settings: PublishSettings) -> (Live, Router, Arc<Pu
 }
 
 /// Calls `send` with `text`, answered within a bounded time whatever Redis does.
-async fn send(router: &Router, token: &str, text: &str) {
+pub async fn send(router: &Router, token: &str, text: &str) {
     let answer = tokio::time::timeout(
         PATIENCE,
         post(router, "/v1/reducers/send", Some(token), json!([text])),
@@ -48,7 +48,7 @@ async fn send(router: &Router, token: &str, text: &str) {
 }
 
 /// Polls `probe` until it returns something, for at most [`PATIENCE`].
-async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
+pub async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T {
     let started = Instant::now();
     loop {
         if let Some(found) = probe().await {
@@ -60,7 +60,7 @@ async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) ->
 }
 
 /// The stream's entries once it holds everything below offset `end`.
-async fn stream_until(redis: &RedisServer, end: u64) -> Vec<Entry> {
+pub async fn stream_until(redis: &RedisServer, end: u64) -> Vec<Entry> {
     eventually("the stream to catch up", async || {
         let entries = redis.entries(STREAM).await;
         (entries.last().map(Entry::next_offset) == Some(end)).then_some(entries)

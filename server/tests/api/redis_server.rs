@@ -4,7 +4,6 @@
 
 use redis::aio::MultiplexedConnection;
 use redis::streams::StreamRangeReply;
-use std::collections::HashMap;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -101,17 +100,7 @@ impl RedisServer {
         reply
             .ids
             .iter()
-            .map(|entry| {
-                let fields: HashMap<String, Vec<u8>> = entry
-                    .map
-                    .iter()
-                    .map(|(name, value)| {
-                        let bytes = redis::from_redis_value(value.clone()).expect("bytes");
-                        (name.clone(), bytes)
-                    })
-                    .collect();
-                Entry::decode(&entry.id, &fields).expect("an entry of ours")
-            })
+            .map(|entry| Entry::from_stream(entry).expect("an entry of ours"))
             .collect()
     }
 
