@@ -35,7 +35,7 @@ pub mod tx;
 
 pub use database::{
     Commit, CommitFeed, CommitMeta, CommitObserver, CommitReceiver, Committed, Database,
-    EntryPoint, FeedError, CONNECTION_TABLE, FEED_CAPACITY, SYSTEM_PREFIX,
+    EntryPoint, FeedError, ReplicaError, CONNECTION_TABLE, FEED_CAPACITY, SYSTEM_PREFIX,
 };
 pub use error::{Error, SchemaError};
 pub use row::Row;

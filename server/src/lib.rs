@@ -26,6 +26,8 @@
 //! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
 //! - [`realtime`]: `GET /v1/subscribe`, the WebSocket of calls and live queries: sockets, the
 //!   evaluation task that turns commits into updates, bounded outbound queues;
+//! - [`replication`]: the commits published to a Redis stream for edge nodes
+//!   (`wasmod serve --publish`);
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
 //!   commits are durable; [`limits`]: calls per identity; [`metrics`]: counters;
 //! - [`pages`]: table reads in pages, bounded in rows, bytes and how many run at once;
@@ -63,6 +65,7 @@ pub mod metrics;
 pub mod operator;
 pub mod pages;
 pub mod realtime;
+pub mod replication;
 mod routes;
 pub mod secret;
 pub mod worker;
@@ -78,6 +81,7 @@ use axum::Router;
 use limits::{CallSlots, SourceRate};
 use metrics::Metrics;
 use realtime::{Realtime, RealtimeControl};
+use replication::{PublishSettings, PublishStats, Publisher};
 use routes::AppState;
 use std::future::Future;
 use std::io;
@@ -96,6 +100,7 @@ pub struct Server {
     realtime: RealtimeControl,
     thread: WorkerThread,
     shutdown_grace: std::time::Duration,
+    publisher: Option<Publisher>,
 }
 
 /// The operator's side of a server ([`Server::with_admin`]).
@@ -135,11 +140,20 @@ impl DispatchReport {
     }
 }
 
+/// The optional sides of a [`Server`], beside its API: none by default.
+#[derive(Default)]
+pub struct Sides {
+    /// The operator's console and API, and the module's logs kept for them.
+    pub admin: Option<AdminOptions>,
+    /// The replication publisher: every durable commit to a Redis stream.
+    pub publish: Option<PublishSettings>,
+}
+
 impl Server {
     /// Moves `module` onto its own thread and builds the API over it, signing tokens with
     /// `secret`. The server has no admin side.
     pub fn new(module: WasmModule, secret: Secret, config: ServerConfig) -> io::Result<Self> {
-        Self::build(module, secret, config, None)
+        Self::with_sides(module, secret, config, Sides::default())
     }
 
     /// [`Server::new`], with the operator's console and API behind `admin`'s token, and the
@@ -150,15 +164,38 @@ impl Server {
         config: ServerConfig,
         admin: AdminOptions,
     ) -> io::Result<Self> {
-        Self::build(module, secret, config, Some(admin))
+        let sides = Sides {
+            admin: Some(admin),
+            ..Sides::default()
+        };
+        Self::with_sides(module, secret, config, sides)
     }
 
-    fn build(
+    /// Like [`Server::new`], and publishes every durable commit to the Redis stream that
+    /// `publish` names while it serves (see [`replication::publisher`]). Fails also if the
+    /// stream's address is not one the Redis client accepts.
+    pub fn publishing(
+        module: WasmModule,
+        secret: Secret,
+        config: ServerConfig,
+        publish: PublishSettings,
+    ) -> io::Result<Self> {
+        let sides = Sides {
+            publish: Some(publish),
+            ..Sides::default()
+        };
+        Self::with_sides(module, secret, config, sides)
+    }
+
+    /// [`Server::new`] with the optional sides that `sides` asks for: the operator's side
+    /// ([`Server::with_admin`]) and the replication publisher ([`Server::publishing`]).
+    pub fn with_sides(
         mut module: WasmModule,
         secret: Secret,
         config: ServerConfig,
-        admin: Option<AdminOptions>,
+        sides: Sides,
     ) -> io::Result<Self> {
+        let Sides { admin, publish } = sides;
         let admin = match admin {
             None => None,
             Some(options) => {
@@ -201,7 +238,15 @@ impl Server {
             connections.clone(),
             settings,
         );
+        let edge_token = publish
+            .as_ref()
+            .and_then(|settings| settings.edge_token.clone());
+        let publisher = publish
+            .map(|settings| Publisher::new(database.clone(), settings))
+            .transpose()?;
         let state = Arc::new(AppState {
+            publish: publisher.as_ref().map(Publisher::stats),
+            edge_token,
             module: description,
             datastore,
             worker,
@@ -221,6 +266,7 @@ impl Server {
             realtime: control,
             thread,
             shutdown_grace: config.shutdown_grace,
+            publisher,
         })
     }
 
@@ -234,6 +280,11 @@ impl Server {
     /// The module's database: its tables and the feed of its commits.
     pub fn database(&self) -> &Arc<Database> {
         &self.database
+    }
+
+    /// The publisher's counters, if the server publishes its commits.
+    pub fn publish_stats(&self) -> Option<Arc<PublishStats>> {
+        self.publisher.as_ref().map(Publisher::stats)
     }
 
     /// The live connections.
@@ -263,15 +314,21 @@ impl Server {
             mut realtime,
             thread,
             shutdown_grace,
+            publisher,
             ..
         } = self;
         realtime.start();
+        let (stop_publishing, publishing) = tokio::sync::watch::channel(false);
+        if let Some(publisher) = publisher {
+            tokio::spawn(publisher.run(publishing));
+        }
         // Upgraded connections are the sockets' own: graceful shutdown does not end them, so
         // they are told to close as soon as shutdown starts.
         let stopper = realtime.stopper();
         let shutdown = async move {
             shutdown.await;
             stopper.stop();
+            stop_publishing.send_replace(true);
         };
         let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, service)

@@ -9,6 +9,10 @@
 //! (`init` runs only on the first start), and a reducer's success is answered only once its
 //! commit is durable as `--durability` says (`group` by default; see `docs/durability.md`).
 //!
+//! With `--publish redis://HOST:PORT/<stream>`, every durable commit is also appended to that
+//! Redis stream for edge nodes (`docs/edges.md`), on a task of its own that never holds
+//! commits back.
+//!
 //! Once the socket is bound, one line goes to stdout: `listening on http://<address>` (with the
 //! actual port when `--listen` asks for port 0), for people and for scripts; then a line with
 //! the admin console's address (`/admin`) and, unless `--operator-token` (or
@@ -30,7 +34,10 @@ use std::time::Duration;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::{AllowList, InstanceEnv, OutboundHttp, Persistence, WasmConfig};
 use wasmod_server::logfeed::LogFeed;
-use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig};
+use wasmod_server::replication::{publisher, PublishSettings, StreamAddress};
+use wasmod_server::{
+    AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig, Sides,
+};
 
 /// `wasmod serve`'s arguments.
 #[derive(clap::Args)]
@@ -96,6 +103,23 @@ pub struct Args {
     /// it is closed (`4003`).
     #[arg(long, default_value = "30s", value_parser = units::duration)]
     ping_interval: Duration,
+    /// Publish every durable commit to this Redis stream, for edge nodes
+    /// (`redis://HOST:PORT/<stream>`; see docs/edges.md). Publishing never holds commits
+    /// back: if Redis is slow or down, the commits wait and the stream is refilled later.
+    #[arg(long, value_name = "redis://HOST:PORT/STREAM")]
+    publish: Option<StreamAddress>,
+    /// The stream's bound: it is trimmed to about this many commits (`XADD … MAXLEN ~ N`).
+    #[arg(long, default_value_t = publisher::DEFAULT_MAX_LEN, value_name = "N")]
+    publish_max_len: u64,
+    /// The most commits held in memory while Redis is behind; older ones are read back from
+    /// the commit log.
+    #[arg(long, default_value_t = publisher::DEFAULT_BACKLOG, value_name = "N")]
+    publish_backlog: usize,
+    /// A file holding the token edge nodes present to fetch the snapshot they bootstrap from
+    /// (`GET /v1/replication/snapshot`); with `--publish` only. Without it, no edge can
+    /// bootstrap from this server.
+    #[arg(long, value_name = "FILE", requires = "publish")]
+    edge_token_file: Option<PathBuf>,
     /// A host procedures may send HTTP requests to (`api.example.com`, `*.example.com`,
     /// `127.0.0.1:8080`); repeat for several. None by default.
     #[arg(long = "allow-http", value_name = "HOST")]
@@ -189,7 +213,25 @@ pub fn run(args: Args) -> Result {
         dispatch_report,
         logs,
     };
-    let mut server = Server::with_admin(loaded, secret, server_config, admin)
+    let publish = match args.publish {
+        Some(address) => {
+            let mut publish = PublishSettings::new(address);
+            publish.max_len = args.publish_max_len;
+            publish.backlog = args.publish_backlog;
+            publish.edge_token = args
+                .edge_token_file
+                .as_deref()
+                .map(edge_token)
+                .transpose()?;
+            Some(publish)
+        }
+        None => None,
+    };
+    let sides = Sides {
+        admin: Some(admin),
+        publish,
+    };
+    let mut server = Server::with_sides(loaded, secret, server_config, sides)
         .context("starting the module's thread")?;
     if let Some(web) = &args.web {
         if !web.is_dir() {
@@ -226,4 +268,18 @@ pub fn run(args: Args) -> Result {
     })?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The edge token in the file at `path`: its contents, surrounding whitespace trimmed.
+fn edge_token(path: &std::path::Path) -> Result<String> {
+    let token = std::fs::read_to_string(path)
+        .context(format!("reading the edge token in {}", path.display()))?;
+    let token = token.trim();
+    if token.len() < 16 {
+        return Err(Failure::usage(format!(
+            "--edge-token-file: the token in {} is shorter than 16 characters",
+            path.display()
+        )));
+    }
+    Ok(token.to_owned())
 }

@@ -16,6 +16,9 @@
 //! accumulates when nobody listens: with no subscriber a commit is dropped as soon as the
 //! caller lets go of it.
 //!
+//! A replica ([`Database::replica`], in `replica`) takes another database's commits instead, in
+//! their order and with their offsets, through the same publication.
+//!
 //! The database also keeps which connections are open ([`connections`](self) module), in a
 //! system table written in the same transactions as the lifecycle reducers, so that a crash
 //! cannot make `client_disconnected` run twice or never.
@@ -23,10 +26,12 @@
 mod commit;
 mod connections;
 mod feed;
+mod replica;
 
 pub use commit::{Commit, CommitMeta, EntryPoint};
 pub use connections::{CONNECTION_TABLE, SYSTEM_PREFIX};
 pub use feed::{CommitFeed, CommitReceiver, FeedError, FEED_CAPACITY};
+pub use replica::ReplicaError;
 
 use crate::durability::{self, Durability, DurabilityError, RecoveryReport, Ticket};
 use crate::tx::{MutTx, ReadTx};
@@ -226,10 +231,7 @@ impl Database {
                 meta,
                 changes,
             });
-            for observer in self.observers.read().iter() {
-                observer.observe(&commit);
-            }
-            self.feed.observe(&commit);
+            self.publish(&commit);
             Committed {
                 commit: Some(commit),
                 durable,
@@ -241,6 +243,15 @@ impl Database {
             }
         }
         committed
+    }
+
+    /// Hands `commit` to the observers, in the order they were added, then to the feed. Call it
+    /// under the writer's lock, in offset order.
+    fn publish(&self, commit: &Arc<Commit>) {
+        for observer in self.observers.read().iter() {
+            observer.observe(commit);
+        }
+        self.feed.observe(commit);
     }
 
     /// Records, in `tx`, that `identity` is connected over `connection_id` (commit `tx` for it

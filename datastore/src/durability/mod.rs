@@ -22,11 +22,13 @@
 //!
 //! Files, one job each: `frame` (length and checksum around each record), `record`
 //! (a transaction as bytes), `segment` (the files, their header and names), `writer`
-//! (appending, group commit, the flusher), `recovery` (replay, torn tails), `snapshot`
+//! (appending, group commit, the flusher), `reader` (transactions read back by offset while the
+//! log is written), `recovery` (replay, torn tails), `snapshot`
 //! (taking and loading snapshots), `upgrade` (a new module build over older data).
 
 mod frame;
 mod private;
+mod reader;
 mod record;
 mod recovery;
 mod segment;
@@ -50,6 +52,20 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmod_abi::ModuleDef;
 use writer::{SegmentFile, Writer};
+
+/// The bytes of transaction `offset`, which made `changes`, as the log's records hold them
+/// (the row bytes length-prefixed, per table): for whoever ships commits elsewhere in the
+/// log's own encoding.
+pub fn encode_changes(offset: u64, changes: &TxData) -> Vec<u8> {
+    let mut out = Vec::with_capacity(12 + changes.tables.len() * 12);
+    record::encode(&mut out, offset, changes);
+    out
+}
+
+/// The offset and changes of bytes made by [`encode_changes`]; `Err` says what is malformed.
+pub fn decode_changes(bytes: &[u8]) -> Result<(u64, TxData), &'static str> {
+    record::decode(bytes)
+}
 
 /// When a commit counts as durable.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -328,6 +344,22 @@ impl Durability {
     /// no longer lose (see [`Ticket::wait`] for what durable means in each mode).
     pub fn durable_transactions(&self) -> u64 {
         self.writer.durable()
+    }
+
+    /// The durable transactions at offsets `from..until`, read back from the files, oldest
+    /// first: an unbroken run from `from` that stops early at the durable end (or where the
+    /// files end), empty if `from` is not durable yet; `None` if the log no longer holds
+    /// `from` (a snapshot covered it). For a replication publisher that fell behind.
+    pub fn read(
+        &self,
+        from: u64,
+        until: u64,
+    ) -> Result<Option<Vec<(u64, TxData)>>, DurabilityError> {
+        let until = until.min(self.durable_transactions());
+        if from >= until {
+            return Ok(Some(Vec::new()));
+        }
+        reader::read(self.writer.dir(), self.writer.schema(), from, until)
     }
 
     /// Snapshots `datastore` (the one this log was opened with) and removes the log files

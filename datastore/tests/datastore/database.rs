@@ -176,3 +176,99 @@ fn module_tables_may_not_take_the_hosts_names() {
     let error = Database::in_memory(&module).unwrap_err();
     assert!(error.message().contains("reserved for the host"), "{error}");
 }
+
+/// Every row of every table of `database`, by table.
+fn every_row(database: &Database) -> Vec<Vec<Vec<u8>>> {
+    let read = database.begin_read();
+    (0..database.datastore().table_count() as u32)
+        .map(|table| {
+            let mut rows: Vec<Vec<u8>> = read
+                .scan(table)
+                .unwrap()
+                .iter()
+                .map(|row| row.to_vec())
+                .collect();
+            rows.sort();
+            rows
+        })
+        .collect()
+}
+
+/// The rows of `database` as one transaction inserting them.
+fn snapshot(database: &Database) -> wasmod_datastore::TxData {
+    let read = database.begin_read();
+    let tables = (0..database.datastore().table_count() as u32)
+        .map(|table| wasmod_datastore::TableChanges {
+            table,
+            inserted: read.scan(table).unwrap(),
+            deleted: Vec::new(),
+        })
+        .collect();
+    wasmod_datastore::TxData { tables }
+}
+
+#[test]
+fn a_replica_takes_the_primarys_commits_in_order_and_publishes_them_as_they_were() {
+    let primary = Database::in_memory(&module()).unwrap();
+    insert_player(&primary, 1, "a").unwrap();
+    insert_player(&primary, 2, "b").unwrap();
+    let replica = Database::replica(&module(), primary.next_offset(), &snapshot(&primary)).unwrap();
+    assert_eq!(replica.next_offset(), 2);
+    assert_eq!(every_row(&replica), every_row(&primary));
+
+    let mut primary_feed = primary.feed().subscribe();
+    let mut replica_feed = replica.feed().subscribe();
+    insert_player(&primary, 3, "c").unwrap();
+    let mut tx = primary.begin_mut();
+    tx.update_by_unique(PLAYER, 0, &player(1, "renamed", 9))
+        .unwrap();
+    tx.delete_rows(PLAYER, &player(2, "b", 1)).unwrap();
+    primary.commit(tx, meta("update")).durable.wait().unwrap();
+    for _ in 0..2 {
+        let commit = primary_feed.try_recv().unwrap();
+        let applied = replica.apply_replicated((*commit).clone()).unwrap();
+        assert_eq!(applied, commit);
+        assert_eq!(replica_feed.try_recv().unwrap(), commit);
+    }
+    assert_eq!(replica.next_offset(), primary.next_offset());
+    assert_eq!(every_row(&replica), every_row(&primary));
+}
+
+#[test]
+fn a_replica_refuses_commits_out_of_order_or_that_do_not_fit_and_changes_nothing() {
+    let primary = Database::in_memory(&module()).unwrap();
+    let mut feed = primary.feed().subscribe();
+    for (id, name) in [(1, "a"), (2, "b"), (3, "c")] {
+        insert_player(&primary, id, name).unwrap();
+    }
+    let commits: Vec<Arc<Commit>> = (0..3).map(|_| feed.try_recv().unwrap()).collect();
+    let replica = Database::replica(&module(), 1, &wasmod_datastore::TxData::default()).unwrap();
+    let before = every_row(&replica);
+    let error = replica.apply_replicated((*commits[2]).clone()).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            wasmod_datastore::ReplicaError::OutOfOrder {
+                expected: 1,
+                given: 2
+            }
+        ),
+        "{error}"
+    );
+    // Commit 1 needs no row the replica lacks; the same commit deleting a row it does not
+    // hold fails, and changes nothing.
+    let mut missing = (*commits[1]).clone();
+    missing.changes.tables[0].deleted = vec![player(9, "gone", 1).into()];
+    let error = replica.apply_replicated(missing).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            wasmod_datastore::ReplicaError::DoesNotApply { offset: 1, .. }
+        ),
+        "{error}"
+    );
+    assert_eq!(every_row(&replica), before);
+    assert_eq!(replica.next_offset(), 1);
+    replica.apply_replicated((*commits[1]).clone()).unwrap();
+    assert_eq!(replica.next_offset(), 2);
+}

@@ -624,3 +624,61 @@ fn generated_ids_of_deleted_rows_are_not_given_again_after_a_snapshot_or_an_upgr
         durability::open(dir.path(), &upgraded, options(Mode::Fsync)).expect("the upgrade");
     assert_eq!(next_player_id(&recovered, PLAYER + 1), player(6, "next", 0));
 }
+
+/// The players a run of transactions read back from the log inserted, in order.
+fn inserted(run: &[(u64, wasmod_datastore::TxData)]) -> Vec<Vec<u8>> {
+    run.iter()
+        .flat_map(|(_, changes)| changes.tables.iter())
+        .flat_map(|table| table.inserted.iter().map(|row| row.to_vec()))
+        .collect()
+}
+
+#[test]
+fn durable_transactions_are_read_back_by_offset_across_segments() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let mut options = options(Mode::Group);
+    options.max_segment_bytes = 256;
+    let recovered = durability::open(dir.path(), &module(), options).expect("the log opens");
+    for id in 1..=30 {
+        commit_player(&recovered, id);
+    }
+    assert!(
+        files(dir.path(), "wlog") > 2,
+        "the test needs several segments"
+    );
+    let log = &recovered.durability;
+    let run = log.read(4, 25).expect("read").expect("in the log");
+    let offsets: Vec<u64> = run.iter().map(|(offset, _)| *offset).collect();
+    assert_eq!(offsets, (4..25).collect::<Vec<_>>());
+    assert_eq!(inserted(&run), expected(5..=25));
+    // Past the durable end: the run stops there; from it, nothing yet.
+    assert_eq!(
+        log.read(28, 100).expect("read").expect("in the log").len(),
+        2
+    );
+    assert_eq!(log.read(30, 100).expect("read"), Some(Vec::new()));
+    // A snapshot covers the first 30 and removes their segments.
+    log.snapshot(&recovered.datastore).expect("the snapshot");
+    assert_eq!(log.read(0, 10).expect("read"), None);
+    commit_player(&recovered, 31);
+    let after = log.read(30, 31).expect("read").expect("in the log");
+    assert_eq!(inserted(&after), expected(31..=31));
+}
+
+#[test]
+fn encoded_changes_round_trip() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let recovered = open(dir.path(), Mode::Fsync);
+    commit_player(&recovered, 7);
+    let run = recovered
+        .durability
+        .read(0, 1)
+        .expect("read")
+        .expect("in the log");
+    let bytes = durability::encode_changes(0, &run[0].1);
+    assert_eq!(
+        durability::decode_changes(&bytes),
+        Ok((0, run[0].1.clone()))
+    );
+    assert!(durability::decode_changes(&bytes[..bytes.len() - 1]).is_err());
+}

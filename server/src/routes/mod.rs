@@ -3,7 +3,8 @@
 //! One file per group of routes: [`calls`] (reducers, procedures, views), [`tables`],
 //! [`identity`], [`module_http`] (the module's own handlers), [`ops`] (health, metrics, the
 //! description), [`subscribe`] (the WebSocket handshake), [`admin`] (the operator's console
-//! and API); [`extract`] turns requests into typed inputs with the API's errors.
+//! and API), [`replication`] (the snapshot edges bootstrap from); [`extract`] turns requests
+//! into typed inputs with the API's errors.
 //!
 //! Around every route, outermost first: a `tracing` span per request (method, path; module
 //! logs of the request's call are emitted inside it), the request timeout (`timeout`, 504),
@@ -17,6 +18,7 @@ mod identity;
 mod module_http;
 mod ops;
 mod static_files;
+mod replication;
 mod subscribe;
 mod tables;
 
@@ -29,6 +31,7 @@ use crate::limits::{CallSlots, SourceRate};
 use crate::metrics::Metrics;
 use crate::pages::TableReads;
 use crate::realtime::Realtime;
+use crate::replication::PublishStats;
 use crate::worker::Worker;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
@@ -66,6 +69,10 @@ pub(crate) struct AppState {
     pub realtime: Arc<Realtime>,
     /// The operator's side, if the server was given an operator token.
     pub admin: Option<admin::Admin>,
+    /// The replication publisher's counters, if the server publishes its commits.
+    pub publish: Option<Arc<PublishStats>>,
+    /// The token edges present for the snapshot, if the server serves edges.
+    pub edge_token: Option<String>,
 }
 
 /// The shared state, as handlers receive it.
@@ -80,6 +87,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/health", get(ops::health))
         .route("/metrics", get(ops::metrics))
         .route("/v1/module", get(ops::describe))
+        .route(
+            crate::replication::SNAPSHOT_PATH,
+            get(replication::snapshot),
+        )
         .route("/v1/identity", post(identity::issue))
         .route("/v1/reducers/{name}", post(calls::call::<calls::Reducers>))
         .route(

@@ -21,6 +21,9 @@ pub(crate) async fn metrics(State(state): Shared) -> impl IntoResponse {
         {
             let mut text = state.metrics.render();
             state.realtime.stats.render(&mut text);
+            if let Some(publish) = &state.publish {
+                publish.render(&mut text);
+            }
             text
         },
     )

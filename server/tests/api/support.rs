@@ -14,6 +14,7 @@ use wasmod_host::{
     WasmModule,
 };
 use wasmod_server::logfeed::LogFeed;
+use wasmod_server::replication::PublishSettings;
 use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
 
@@ -84,19 +85,32 @@ pub fn durable_server(config: ServerConfig, dir: &Path) -> Server {
 /// synced in groups, the wait for each call's commits left to the server (as `wasmod serve`
 /// sets it up).
 pub fn deferred_durable_server(config: ServerConfig, dir: &Path) -> Server {
+    server_in(config, deferred_durable_env(dir))
+}
+
+/// Like [`deferred_durable_server`], publishing its commits as `publish` says.
+pub fn publishing_server(config: ServerConfig, dir: &Path, publish: PublishSettings) -> Server {
+    let module = module_in(deferred_durable_env(dir));
+    Server::publishing(module, Secret::from_bytes(SECRET), config, publish)
+        .expect("the server starts")
+}
+
+/// A commit log in `dir` synced in groups, the wait for each call's commits left to the server.
+fn deferred_durable_env(dir: &Path) -> InstanceEnv {
     let options = durability::Options::default().with_mode(durability::Mode::Group);
-    let persistence = Persistence::new(dir, options);
-    let env = InstanceEnv::unloaded()
-        .with_persistence(persistence)
-        .with_deferred_durability();
-    server_in(config, env)
+    InstanceEnv::unloaded()
+        .with_persistence(Persistence::new(dir, options))
+        .with_deferred_durability()
 }
 
 /// A server over the quickstart loaded with `env`.
 fn server_in(config: ServerConfig, env: InstanceEnv) -> Server {
-    let module =
-        WasmModule::load(quickstart(), WasmConfig::default(), env).expect("the quickstart loads");
-    Server::new(module, Secret::from_bytes(SECRET), config).expect("the server starts")
+    Server::new(module_in(env), Secret::from_bytes(SECRET), config).expect("the server starts")
+}
+
+/// The quickstart loaded with `env`.
+fn module_in(env: InstanceEnv) -> WasmModule {
+    WasmModule::load(quickstart(), WasmConfig::default(), env).expect("the quickstart loads")
 }
 
 /// A fresh quickstart in memory, loaded.

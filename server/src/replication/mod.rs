@@ -1,0 +1,42 @@
+//! Replication: the primary's commits carried to edge nodes over a Redis stream
+//! (`docs/edges.md`).
+//!
+//! One machine holds a module's data and takes its writes; edges hold clients and their
+//! subscriptions. Rather than a protocol of our own, the commit feed goes through Redis
+//! Streams, a widely deployed engine that keeps an ordered, bounded log any number of readers
+//! tail on their own: the primary appends each durable commit once, keeps no state per edge,
+//! and a slow edge costs it nothing (the stream is trimmed to its bound whoever reads it).
+//!
+//! - [`address`]: where a stream is, `redis://HOST:PORT/<stream>`;
+//! - [`entry`]: one entry of the stream, its id derived from the commit's offset so that
+//!   gaps show in the ids, and its fields;
+//! - [`backlog`]: the commits in memory waiting for the stream, bounded;
+//! - [`follower`]: the reading side, which tails the stream from an offset and detects gaps
+//!   (what an edge bootstraps again on);
+//! - [`publisher`]: the primary's task that writes them, refilling from the commit log after
+//!   an outage; [`stats`]: its counters;
+//! - the snapshot edges bootstrap from is a route ([`SNAPSHOT_PATH`]), served only by a
+//!   publishing server to the holders of its edge token.
+
+pub mod address;
+pub mod backlog;
+pub mod entry;
+pub mod follower;
+pub mod publisher;
+pub mod stats;
+
+/// The primary's snapshot endpoint, for edges: `GET` with the edge token.
+pub const SNAPSHOT_PATH: &str = "/v1/replication/snapshot";
+
+/// The media type of a snapshot: the commit log's record encoding of one transaction
+/// inserting every row.
+pub const SNAPSHOT_TYPE: &str = "application/vnd.wasmod.snapshot";
+
+/// The header of a snapshot's answer that says its offset (lowercase, as HTTP/2 wants it).
+pub const OFFSET_HEADER: &str = "x-wasmod-offset";
+
+pub use address::StreamAddress;
+pub use entry::Entry;
+pub use follower::{FollowSettings, Followed, Follower, Gap};
+pub use publisher::{PublishSettings, Publisher};
+pub use stats::{PublishReading, PublishStats};

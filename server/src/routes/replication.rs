@@ -1,0 +1,99 @@
+//! `GET /v1/replication/snapshot`: every table's rows at one offset, for an edge node that
+//! bootstraps its copy before tailing the replication stream from that offset
+//! (`docs/edges.md`).
+//!
+//! Only servers that publish their commits serve it, and only to edges: the request carries
+//! the edge token (`Authorization: Bearer <token>`, `wasmod serve --edge-token-file`), since
+//! the answer holds private tables and the host's own too (an edge applies every later commit
+//! to them). The rows are taken under one read transaction, so they are exactly the commits
+//! below the offset; the answer waits until those commits are durable, so that an edge never
+//! holds a commit a crash of the primary could still lose. The body is the commit log's
+//! record encoding of one transaction inserting every row
+//! ([`durability::encode_changes`]), its offset included; `X-Wasmod-Offset` repeats it.
+
+use super::Shared;
+use crate::error::{ApiError, ErrorCode, HttpError};
+use crate::replication::{OFFSET_HEADER, SNAPSHOT_TYPE};
+use axum::extract::State;
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use axum::http::{HeaderMap, HeaderName};
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+use wasmod_host::datastore::{durability, Database, TableChanges, TxData};
+
+/// `GET /v1/replication/snapshot`.
+pub(crate) async fn snapshot(
+    State(state): Shared,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    let Some(expected) = state.edge_token.as_deref() else {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            "this server serves no edges (start it with --publish and --edge-token-file)",
+        )
+        .into());
+    };
+    let presented = headers
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    if !presented.is_some_and(|token| same_token(token, expected)) {
+        return Err(ApiError::new(
+            ErrorCode::Unauthenticated,
+            "the snapshot is for edge nodes: present the edge token",
+        )
+        .into());
+    }
+    let database = state.realtime.database.clone();
+    let (offset, body) = tokio::task::spawn_blocking(move || take(&database))
+        .await
+        .map_err(|error| {
+            ApiError::new(ErrorCode::Internal, format!("the snapshot failed: {error}"))
+        })??;
+    Ok((
+        [
+            (CONTENT_TYPE, SNAPSHOT_TYPE.to_owned()),
+            (HeaderName::from_static(OFFSET_HEADER), offset.to_string()),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// The offset and the encoded rows of every table of `database` at one committed state,
+/// once that state is durable.
+fn take(database: &Database) -> Result<(u64, Vec<u8>), ApiError> {
+    let (offset, rows) = {
+        let read = database.begin_read();
+        let offset = database.next_offset();
+        let tables = (0..database.datastore().table_count() as u32)
+            .filter_map(|table| {
+                let inserted = read.scan(table).ok()?;
+                (!inserted.is_empty()).then_some(TableChanges {
+                    table,
+                    inserted,
+                    deleted: Vec::new(),
+                })
+            })
+            .collect();
+        (offset, TxData { tables })
+    };
+    if let Some(last) = offset.checked_sub(1) {
+        database
+            .durable(last)
+            .wait()
+            .map_err(|error| crate::durable::not_durable(&error))?;
+    }
+    Ok((offset, durability::encode_changes(offset, &rows)))
+}
+
+/// Whether `presented` is `expected`, compared in a time that does not depend on where they
+/// differ (their digests are compared whole).
+fn same_token(presented: &str, expected: &str) -> bool {
+    let (presented, expected) = (Sha256::digest(presented), Sha256::digest(expected));
+    presented
+        .iter()
+        .zip(expected.iter())
+        .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+        == 0
+}
