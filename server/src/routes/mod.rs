@@ -17,8 +17,8 @@ mod extract;
 mod identity;
 mod module_http;
 mod ops;
-mod static_files;
 mod replication;
+mod static_files;
 mod subscribe;
 mod tables;
 
