@@ -70,7 +70,7 @@ enum Command {
     /// Call a reducer, procedure or view, in-process or on a server.
     Call(commands::call::Args),
     /// Serve a module over HTTP.
-    Serve(commands::serve::Args),
+    Serve(Box<commands::serve::Args>),
     /// Subscribe to queries on a server: print the initial rows and every update as JSON lines.
     Subscribe(commands::subscribe::Args),
     /// Run one query on a server, or offline over a module's data directory.
@@ -96,7 +96,7 @@ fn main() -> ExitCode {
         Command::Generate(args) => commands::generate::run(args),
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Call(args) => commands::call::run(args),
-        Command::Serve(args) => commands::serve::run(args),
+        Command::Serve(args) => commands::serve::run(*args),
         Command::Subscribe(args) => commands::subscribe::run(args),
         Command::Sql(args) => commands::sql::run(args),
         Command::Logs(args) => commands::logs::run(args),
