@@ -4,7 +4,8 @@
 //!
 //! Two browsers (each its own profile, so its own `localStorage` and identity) open the page:
 //! a message sent in one appears in the other; a page reloaded keeps its identity; the server
-//! restarted on the same port and data, both pages reconnect by themselves and catch up. A
+//! restarted on the same port and data, both pages reconnect by themselves and catch up. The
+//! operator's console (`/admin`) shows a table's rows, and a new commit, without a reload. A
 //! screenshot of each page is saved in `target/browser-artifacts/`.
 //!
 //! Chromium and ChromeDriver are required, not optional: without them the test fails and
@@ -315,6 +316,109 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
     }
     alice.close().await.expect("closed");
     bob.close().await.expect("closed");
+    drop(served);
+}
+
+/// The text of the element `id` in `page`.
+async fn text_of(page: &Client, id: &str) -> String {
+    let text = page
+        .execute(
+            "const e = document.getElementById(arguments[0]); return e ? e.textContent : ''",
+            vec![json!(id)],
+        )
+        .await
+        .expect("the script runs");
+    text.as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_console_shows_rows_and_a_new_commit_without_a_reload() {
+    let driver = start_driver();
+    let wasm = built(Profile::Release).library_path("quickstart");
+    let data = tempfile::tempdir().expect("a data directory");
+    let served = Served::start(&wasm, data.path());
+    let (base, operator) = (served.base.clone(), served.operator_token.clone());
+    let agent = agent();
+    let (_, issued) = send(&agent, "POST", &format!("{base}/v1/identity"), None, None);
+    let token = issued["token"].as_str().expect("a token").to_owned();
+    let send_message = |text: &str| {
+        let body = json!([text]).to_string();
+        let path = format!("{base}/v1/reducers/send");
+        let (status, answer) = send(&agent, "POST", &path, Some(&token), Some(&body));
+        assert_eq!(status, 200, "{answer}");
+    };
+    send_message("before the console opened");
+
+    let profiles = tempfile::tempdir().expect("profiles");
+    let console = browser(&driver, &profiles.path().join("operator")).await;
+    // The link `wasmod serve` prints: the token in the fragment, which signs the page in.
+    console
+        .goto(&format!("{base}/admin#token={operator}"))
+        .await
+        .expect("the console loads");
+    wait_for(
+        &console,
+        "the message table with its row",
+        "const e = document.getElementById('rows-message'); return !!e && e.textContent === '1'",
+        vec![],
+    )
+    .await;
+    let commits_before: u64 = text_of(&console, "commits")
+        .await
+        .trim()
+        .parse()
+        .expect("the commit count is a number");
+    console
+        .find(Locator::Css("#table-message"))
+        .await
+        .expect("the table's entry")
+        .click()
+        .await
+        .expect("clicked");
+    let shows_row =
+        "return document.getElementById('table-rows').textContent.includes(arguments[0])";
+    wait_for(
+        &console,
+        "the table's rows",
+        shows_row,
+        vec![json!("before the console opened")],
+    )
+    .await;
+    wait_for(
+        &console,
+        "the module's init log line",
+        "return document.querySelectorAll('#logs .log').length > 0",
+        vec![],
+    )
+    .await;
+
+    // A commit made elsewhere shows in the console by itself.
+    send_message("seen by the operator");
+    wait_for(
+        &console,
+        "the new row",
+        shows_row,
+        vec![json!("seen by the operator")],
+    )
+    .await;
+    wait_for(
+        &console,
+        "the new row count",
+        "return document.getElementById('rows-message').textContent === '2'",
+        vec![],
+    )
+    .await;
+    wait_for(
+        &console,
+        "the new commit",
+        "return Number(document.getElementById('commits').textContent) > arguments[0]",
+        vec![json!(commits_before)],
+    )
+    .await;
+
+    let path = screenshot(&console, "admin").await;
+    assert!(std::fs::metadata(&path).expect("saved").len() > 1000);
+    console.close().await.expect("closed");
     drop(served);
 }
 
