@@ -7,18 +7,30 @@ mod support;
 use support::{text, wasmod};
 use wasmod_wasm_tests::{built, workspace_root, Profile};
 
-/// Where the quickstart client keeps its bindings, from the workspace root.
-const COMMITTED: &str = "examples/quickstart-client/src/bindings/mod.rs";
-
 #[test]
 fn the_quickstart_clients_committed_bindings_are_not_stale() {
+    assert_not_stale("rust", "mod.rs", "examples/quickstart-client/src/bindings");
+}
+
+#[test]
+fn the_quickstart_pages_committed_typescript_bindings_are_not_stale() {
+    assert_not_stale(
+        "typescript",
+        "module_bindings.ts",
+        "examples/quickstart/web",
+    );
+}
+
+/// Fails unless `file` in `dir` (from the workspace root) is exactly what `wasmod generate
+/// --lang <lang>` writes for the quickstart today.
+fn assert_not_stale(lang: &str, file: &str, dir: &str) {
     let wasm = built(Profile::Release).library_path("quickstart");
     let out = tempfile::tempdir().expect("a temporary directory");
     let output = wasmod(
         &[
             "generate",
             "--lang",
-            "rust",
+            lang,
             &wasm.to_string_lossy(),
             "--out",
             &out.path().to_string_lossy(),
@@ -26,9 +38,10 @@ fn the_quickstart_clients_committed_bindings_are_not_stale() {
         workspace_root(),
     );
     assert!(output.status.success(), "{}", text(&output.stderr));
-    let fresh = std::fs::read_to_string(out.path().join("mod.rs")).expect("written");
-    let committed =
-        std::fs::read_to_string(workspace_root().join(COMMITTED)).expect("the committed bindings");
+    let fresh = std::fs::read_to_string(out.path().join(file)).expect("written");
+    let committed_path = format!("{dir}/{file}");
+    let committed = std::fs::read_to_string(workspace_root().join(&committed_path))
+        .expect("the committed bindings");
     if fresh != committed {
         let line = fresh
             .lines()
@@ -39,8 +52,8 @@ fn the_quickstart_clients_committed_bindings_are_not_stale() {
                 |index| format!("line {}", index + 1),
             );
         panic!(
-            "{COMMITTED} is stale (it differs at {line}): run `wasmod generate --lang rust \
-             examples/quickstart --out examples/quickstart-client/src/bindings`"
+            "{committed_path} is stale (it differs at {line}): run `wasmod generate --lang \
+             {lang} examples/quickstart --out {dir}`"
         );
     }
 }

@@ -1,5 +1,6 @@
-//! `wasmod generate --lang rust <module> --out <dir>`: typed client bindings of a module,
-//! written to `<dir>/mod.rs` (include them with `mod <dir>;`).
+//! `wasmod generate --lang rust|typescript <module> --out <dir>`: typed client bindings of a
+//! module, written to `<dir>/mod.rs` (include them with `mod <dir>;`) or
+//! `<dir>/module_bindings.ts` (over the browser client's package).
 //!
 //! The module (a `.wasm` file, or a crate built first) describes itself as for `wasmod
 //! describe`; the bindings are made from that description alone (`generate::model`, then the
@@ -9,7 +10,7 @@
 
 use crate::check;
 use crate::failure::{Context, Failure, Result};
-use crate::generate::{model::Bindings, rust};
+use crate::generate::{model::Bindings, rust, typescript};
 use crate::source::Module;
 use std::path::PathBuf;
 
@@ -18,6 +19,8 @@ use std::path::PathBuf;
 pub enum Language {
     /// Rust, over the `wasmod-client` crate.
     Rust,
+    /// TypeScript, over the browser client's package (`client/web`).
+    Typescript,
 }
 
 /// `wasmod generate`'s arguments.
@@ -28,7 +31,8 @@ pub struct Args {
     lang: Language,
     /// A compiled module (`.wasm`) or a module crate's directory (built first).
     module: PathBuf,
-    /// The directory to write the bindings to (created if missing): `mod.rs`.
+    /// The directory to write the bindings to (created if missing): `mod.rs` or
+    /// `module_bindings.ts`.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
 }
@@ -44,6 +48,7 @@ pub fn run(args: Args) -> Result {
     let bindings = Bindings::of(&definition);
     let (code, file) = match args.lang {
         Language::Rust => (rust::generate(&bindings, &name), "mod.rs"),
+        Language::Typescript => (typescript::generate(&bindings, &name), "module_bindings.ts"),
     };
     let code = code.map_err(|why| Failure::module(format!("no bindings for {name}: {why}")))?;
     std::fs::create_dir_all(&args.out).context(args.out.display())?;

@@ -4,8 +4,10 @@
 //! description into what every language's bindings have (the named types the clients see,
 //! the public tables with their keys and lookups, the calls a client may make, each named),
 //! and [`names`] converts the module's names between cases; [`rust`] writes Rust from the
-//! model. The generated code depends on `wasmod-client` and `wasmod-abi` only.
+//! model (over `wasmod-client` and `wasmod-abi` only), [`typescript`] TypeScript (over the
+//! browser client's package, `client/web`).
 
 pub mod model;
 pub mod names;
 pub mod rust;
+pub mod typescript;
