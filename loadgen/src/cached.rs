@@ -47,13 +47,7 @@ pub async fn subscribe(url: &str, rows: u64) -> Result<Cached> {
     let before = Memory::of(std::process::id())?;
     let connection = connect(url).await?;
     let start = Instant::now();
-    let subscription = connection
-        .client()
-        .subscription()
-        .subscribe([format!("SELECT * FROM {TABLE}")]);
-    tokio::time::timeout(TIMEOUT, subscription.applied())
-        .await
-        .with_context(|| format!("the SDK client's subscription within {TIMEOUT:?}"))??;
+    subscribe_to_table(&connection).await?;
     let took = start.elapsed();
     let after = Memory::of(std::process::id())?;
     let held = connection.db().message().count() as u64;
@@ -76,13 +70,7 @@ pub async fn apply(url: &str, callers: &mut [Caller], count: u64) -> Result<Appl
     connection.db().message().on_insert(move |_| {
         counter.fetch_add(1, Ordering::Relaxed);
     });
-    let subscription = connection
-        .client()
-        .subscription()
-        .subscribe([format!("SELECT * FROM {TABLE}")]);
-    tokio::time::timeout(TIMEOUT, subscription.applied())
-        .await
-        .context("the SDK client's subscription")??;
+    subscribe_to_table(&connection).await?;
     let initial = seen.load(Ordering::Relaxed);
     let start = Instant::now();
     let calls = caller::call_all(callers, count, start + TIMEOUT).await?;
@@ -106,6 +94,18 @@ pub async fn apply(url: &str, callers: &mut [Caller], count: u64) -> Result<Appl
         client_rate: count as f64 / applied_in.as_secs_f64(),
         server_rate: count as f64 / committed_in.as_secs_f64(),
     })
+}
+
+/// Subscribes `connection` to the whole table and waits until its rows are in the cache.
+async fn subscribe_to_table(connection: &DbConnection) -> Result<()> {
+    let subscription = connection
+        .client()
+        .subscription()
+        .subscribe([format!("SELECT * FROM {TABLE}")]);
+    tokio::time::timeout(TIMEOUT, subscription.applied())
+        .await
+        .with_context(|| format!("the SDK client's subscription within {TIMEOUT:?}"))??;
+    Ok(())
 }
 
 /// The quickstart's typed connection, not reconnecting (a lost connection fails the run).
