@@ -16,9 +16,9 @@
 
 use super::address::StreamAddress;
 use super::entry::Entry;
-use redis::aio::MultiplexedConnection;
+use super::link::Link;
 use redis::streams::StreamReadReply;
-use redis::{AsyncConnectionConfig, RedisError};
+use redis::RedisError;
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
@@ -81,8 +81,7 @@ pub enum Gap {
 pub struct Follower {
     address: StreamAddress,
     settings: FollowSettings,
-    client: redis::Client,
-    connection: Option<MultiplexedConnection>,
+    link: Link,
     next: u64,
     pending: Option<Gap>,
 }
@@ -91,14 +90,15 @@ impl Follower {
     /// A follower of the stream at `address` that holds every commit below `next`. Fails if
     /// the address is not one the Redis client accepts.
     pub fn new(address: StreamAddress, next: u64, settings: FollowSettings) -> io::Result<Self> {
-        let client = redis::Client::open(address.server.as_str()).map_err(|error| {
-            io::Error::new(io::ErrorKind::InvalidInput, format!("{address}: {error}"))
-        })?;
+        let link = Link::new(
+            &address,
+            settings.timeout,
+            settings.block + settings.timeout,
+        )?;
         Ok(Self {
             address,
             settings,
-            client,
-            connection: None,
+            link,
             next,
             pending: None,
         })
@@ -122,7 +122,7 @@ impl Follower {
         if let Some(gap) = self.pending {
             return Ok(Followed::Gap(gap));
         }
-        let mut connection = self.connect().await?;
+        let mut connection = self.link.connection().await?;
         let reply: Result<Option<StreamReadReply>, RedisError> = redis::cmd("XREAD")
             .arg("COUNT")
             .arg(self.settings.batch)
@@ -133,7 +133,7 @@ impl Follower {
             .arg(format!("{}-0", self.next))
             .query_async(&mut connection)
             .await;
-        let reply = reply.inspect_err(|_| self.connection = None)?;
+        let reply = reply.inspect_err(|_| self.link.forget())?;
         let mut commits = Vec::new();
         for entry in reply
             .iter()
@@ -166,21 +166,5 @@ impl Follower {
             Some(gap) if commits.is_empty() => Followed::Gap(gap),
             _ => Followed::Commits(commits),
         })
-    }
-
-    /// The connection to Redis, opened if there is none.
-    async fn connect(&mut self) -> Result<MultiplexedConnection, RedisError> {
-        if let Some(connection) = &self.connection {
-            return Ok(connection.clone());
-        }
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.settings.timeout))
-            .set_response_timeout(Some(self.settings.block + self.settings.timeout));
-        let connection = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
-        self.connection = Some(connection.clone());
-        Ok(connection)
     }
 }

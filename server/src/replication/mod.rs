@@ -11,6 +11,7 @@
 //! - [`entry`]: one entry of the stream, its id derived from the commit's offset so that
 //!   gaps show in the ids, and its fields;
 //! - [`backlog`]: the commits in memory waiting for the stream, bounded;
+//! - `link`: the connection to Redis that each side keeps;
 //! - [`follower`]: the reading side, which tails the stream from an offset and detects gaps
 //!   (what an edge bootstraps again on);
 //! - [`publisher`]: the primary's task that writes them, refilling from the commit log after
@@ -22,6 +23,7 @@ pub mod address;
 pub mod backlog;
 pub mod entry;
 pub mod follower;
+mod link;
 pub mod publisher;
 pub mod stats;
 

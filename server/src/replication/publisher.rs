@@ -21,10 +21,11 @@
 use super::address::StreamAddress;
 use super::backlog::Backlog;
 use super::entry::{next_offset_after, Entry};
+use super::link::Link;
 use super::stats::PublishStats;
 use redis::aio::MultiplexedConnection;
 use redis::streams::StreamRangeReply;
-use redis::{AsyncConnectionConfig, RedisError};
+use redis::RedisError;
 use std::fmt;
 use std::io;
 use std::sync::atomic::Ordering;
@@ -109,8 +110,7 @@ pub struct Publisher {
     stats: Arc<PublishStats>,
     feed: CommitReceiver,
     backlog: Backlog,
-    client: redis::Client,
-    connection: Option<MultiplexedConnection>,
+    link: Link,
     /// The offset the stream needs next, once its tail has been read.
     next: Option<u64>,
     /// Every commit below this offset is durable.
@@ -137,12 +137,7 @@ impl Publisher {
     /// now on; [`Publisher::run`] starts publishing. Fails if the address is not one the
     /// Redis client accepts.
     pub fn new(database: Arc<Database>, settings: PublishSettings) -> io::Result<Self> {
-        let client = redis::Client::open(settings.address.server.as_str()).map_err(|error| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{}: {error}", settings.address),
-            )
-        })?;
+        let link = Link::new(&settings.address, settings.timeout, settings.timeout)?;
         let feed = database.feed().subscribe();
         let durable = database
             .log()
@@ -155,8 +150,7 @@ impl Publisher {
             settings,
             stats,
             feed,
-            client,
-            connection: None,
+            link,
             next: None,
             durable,
             log_failed: false,
@@ -227,7 +221,7 @@ impl Publisher {
 
     /// Writes the next durable entries the stream needs; whether there were any.
     async fn publish_some(&mut self) -> Result<bool, Failure> {
-        let mut connection = self.connect().await?;
+        let mut connection = self.link.connection().await?;
         let next = match self.next {
             Some(next) => next,
             None => self.stream_next(&mut connection).await?,
@@ -279,22 +273,6 @@ impl Publisher {
         self.next = Some(following);
         self.backlog.release(following);
         Ok(true)
-    }
-
-    /// The connection to Redis, opened if there is none.
-    async fn connect(&mut self) -> Result<MultiplexedConnection, Failure> {
-        if let Some(connection) = &self.connection {
-            return Ok(connection.clone());
-        }
-        let config = AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(self.settings.timeout))
-            .set_response_timeout(Some(self.settings.timeout));
-        let connection = self
-            .client
-            .get_multiplexed_async_connection_with_config(&config)
-            .await?;
-        self.connection = Some(connection.clone());
-        Ok(connection)
     }
 
     /// The offset the stream needs next, from its last entry; for an empty (or lost) stream,
@@ -429,7 +407,7 @@ impl Publisher {
     /// Counts a failed exchange, forgets the connection and the stream's tail (both are read
     /// again), and logs the backlog now and then.
     fn failed(&mut self, failure: &Failure) {
-        self.connection = None;
+        self.link.forget();
         self.next = None;
         self.stats.errors.fetch_add(1, Ordering::Relaxed);
         self.stats.connected.store(false, Ordering::Relaxed);
