@@ -24,9 +24,7 @@
 
 use axum::extract::ws::Message;
 use criterion::{criterion_group, BenchmarkId, Criterion};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmod_abi::{AlgebraicType, ConnectionId, Identity, ModuleDef, TableDef, Value};
@@ -40,33 +38,12 @@ use wasmod_server::realtime::window::WindowBounds;
 use wasmod_server::realtime::wire::Binary;
 use wasmod_subscription::{Catalog, Query};
 
-/// Counts every allocation of the process, and its bytes.
-struct Counting;
+// `print_allocations` is for the benches that print one operation's counts.
+#[allow(dead_code)]
+#[path = "../../protocol/benches/support/allocations.rs"]
+mod allocations;
 
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-static ALLOCATED: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded to `System` unchanged; counting has no effect on memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        ALLOCATED.fetch_add(layout.size() as u64, Ordering::Relaxed);
-        // SAFETY: the caller's contract is `System`'s.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        ALLOCATED.fetch_add(new_size as u64, Ordering::Relaxed);
-        // SAFETY: the caller's contract is `System`'s.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use allocations::{counters, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -296,14 +273,6 @@ fn allocations() {
         counts.iter().all(|&count| count <= fewest + 2),
         "allocations per broadcast grow with the subscribers: {counts:?}"
     );
-}
-
-/// The allocation counters now.
-fn counters() -> (u64, u64) {
-    (
-        ALLOCATIONS.load(Ordering::Relaxed),
-        ALLOCATED.load(Ordering::Relaxed),
-    )
 }
 
 /// The measurements: both ways, for each N.

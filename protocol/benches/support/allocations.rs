@@ -1,6 +1,6 @@
 //! A global allocator that counts, for the benches that report what an operation allocates
 //! (issue 12's tables give allocated bytes beside times). Shared by path with the client's
-//! benches: `#[path = ".../allocations.rs"] mod allocations;`, then
+//! and the server's benches: `#[path = ".../allocations.rs"] mod allocations;`, then
 //! `#[global_allocator] static GLOBAL: allocations::Counting = allocations::Counting;`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -39,12 +39,22 @@ unsafe impl GlobalAlloc for Counting {
 /// for (a `realloc` counts as one, of its new size), under `name`. Counts are exact only in a
 /// binary whose global allocator is [`Counting`].
 pub fn print_allocations<T>(name: &str, operation: impl FnOnce() -> T) -> T {
-    let (calls, bytes) = (CALLS.load(Ordering::Relaxed), BYTES.load(Ordering::Relaxed));
+    let (calls, bytes) = counters();
     let output = operation();
+    let (calls_after, bytes_after) = counters();
     println!(
         "{name}: {} allocations, {} bytes",
-        CALLS.load(Ordering::Relaxed) - calls,
-        BYTES.load(Ordering::Relaxed) - bytes
+        calls_after - calls,
+        bytes_after - bytes
     );
     output
+}
+
+/// The allocations made so far and the bytes they asked for (a `realloc` counts as one, of
+/// its new size): exact only in a binary whose global allocator is [`Counting`].
+pub fn counters() -> (u64, u64) {
+    (
+        CALLS.load(Ordering::Relaxed) as u64,
+        BYTES.load(Ordering::Relaxed) as u64,
+    )
 }
