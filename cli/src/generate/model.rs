@@ -168,6 +168,16 @@ impl Bindings {
             .chain(&self.views)
     }
 
+    /// The names of the tables whose rows are of the named type at `index`, quoted as
+    /// Markdown code (`` `message` ``), for the type's documentation.
+    pub fn tables_of(&self, index: u32) -> Vec<String> {
+        self.tables
+            .iter()
+            .filter(|table| table.row_type == AlgebraicType::Ref(index))
+            .map(|table| format!("`{}`", table.name))
+            .collect()
+    }
+
     /// The named type at `index` of the typespace, if clients meet it.
     pub fn named(&self, index: u32) -> Option<&NamedType> {
         self.types.iter().find(|named| named.index == index)

@@ -225,13 +225,7 @@ impl Writer<'_> {
     /// The struct or enum of a named type.
     fn named_type(&self, named: &NamedType) -> Result<TokenStream, String> {
         let name = type_ident(&named.name);
-        let is_row = self
-            .bindings
-            .tables
-            .iter()
-            .filter(|table| table.row_type == AlgebraicType::Ref(named.index))
-            .map(|table| format!("`{}`", table.name))
-            .collect::<Vec<_>>();
+        let is_row = self.bindings.tables_of(named.index);
         let doc = if is_row.is_empty() {
             format!(" The module's type `{}`.", named.path)
         } else {

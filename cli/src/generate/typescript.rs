@@ -128,13 +128,7 @@ struct Writer<'b> {
 impl Writer<'_> {
     /// A named type: an interface for a struct with named fields, else a type alias.
     fn named_type(&self, named: &NamedType) -> Result<String, String> {
-        let tables: Vec<String> = self
-            .bindings
-            .tables
-            .iter()
-            .filter(|table| table.row_type == AlgebraicType::Ref(named.index))
-            .map(|table| format!("`{}`", table.name))
-            .collect();
+        let tables = self.bindings.tables_of(named.index);
         let doc = if tables.is_empty() {
             format!("/** The module's type `{}`. */\n", named.path)
         } else {
