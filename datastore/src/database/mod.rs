@@ -63,6 +63,8 @@ pub struct Database {
     connection_table: u32,
     /// The last commits recovery replayed, until someone takes them.
     recovered: Mutex<Vec<Arc<Commit>>>,
+    /// Whether the commits are another database's ([`Database::replica`]).
+    replica: bool,
 }
 
 /// A transaction's commit, as [`Database::commit`] returns it.
@@ -133,6 +135,7 @@ impl Database {
             module_tables,
             connection_table: module_tables,
             recovered: Mutex::new(Vec::new()),
+            replica: false,
         }
     }
 
@@ -191,6 +194,19 @@ impl Database {
     /// for a database in memory.
     pub fn take_recovered(&self) -> Vec<Arc<Commit>> {
         std::mem::take(&mut *self.recovered.lock())
+    }
+
+    /// Whether offsets name the same commits across restarts of this process: with a commit
+    /// log, and on a replica (its offsets are the primary's). A client may resume from an
+    /// offset only then.
+    pub fn offsets_are_durable(&self) -> bool {
+        self.log.is_some() || self.replica
+    }
+
+    /// Whether this is a replica of another database's commits ([`Database::replica`]):
+    /// nothing but [`Database::apply_replicated`] and [`Database::resync`] may change it.
+    pub fn is_replica(&self) -> bool {
+        self.replica
     }
 
     /// The commit log, if the database has one.

@@ -6,10 +6,18 @@
 //! publication as a local commit (observers, then the feed), with the primary's offset and
 //! metadata, so that whatever follows the feed (the server's subscription evaluation) works on
 //! a replica unchanged. Nothing else may commit to a replica: its offsets are the primary's.
+//!
+//! A replica that lost its place in the primary's commits (they are no longer anywhere it can
+//! read them) starts again from a newer snapshot with [`Database::resync`], which changes its
+//! tables to the snapshot's rows in one commit: the rows the snapshot no longer has deleted,
+//! the new ones inserted. Whatever follows the feed sees that commit like any other, so live
+//! queries are brought up to date by the difference alone, neither emptied nor sent twice.
 
-use super::{Commit, Database};
-use crate::tx::TxData;
+use super::{Commit, CommitMeta, Database};
+use crate::row::Row;
+use crate::tx::{TableChanges, TxData};
 use crate::SchemaError;
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -36,6 +44,13 @@ pub enum ReplicaError {
         /// What did not fit.
         reason: String,
     },
+    /// The snapshot is older than what the replica holds: it would undo commits.
+    Behind {
+        /// The snapshot's offset.
+        snapshot: u64,
+        /// The offset the replica needs next.
+        next: u64,
+    },
 }
 
 impl fmt::Display for ReplicaError {
@@ -48,6 +63,10 @@ impl fmt::Display for ReplicaError {
             Self::DoesNotApply { offset, reason } => {
                 write!(f, "commit {offset} does not apply to the replica: {reason}")
             }
+            Self::Behind { snapshot, next } => write!(
+                f,
+                "the snapshot at offset {snapshot} is older than the replica, which needs {next} next"
+            ),
         }
     }
 }
@@ -67,7 +86,10 @@ impl Database {
         })?;
         tx.commit();
         database.next_offset.store(offset, Ordering::Relaxed);
-        Ok(database)
+        Ok(Self {
+            replica: true,
+            ..database
+        })
     }
 
     /// Applies the primary's `commit`, which must be the next ([`Database::next_offset`]), and
@@ -97,6 +119,61 @@ impl Database {
             });
             self.publish(&commit);
             commit
+        }))
+    }
+
+    /// Makes the replica hold `rows` (every row of every table, as [`Database::replica`]
+    /// takes them) as of offset `offset`, which must not be older than what it holds, and
+    /// publishes the difference as one commit at offset `offset - 1` with the host's
+    /// metadata ([`CommitMeta::host`]); its next commit is then the primary's commit `offset`.
+    /// Returns that commit, or `None` if the replica already held exactly these rows. Fails,
+    /// changing nothing, if the snapshot is older or does not fit.
+    pub fn resync(&self, offset: u64, rows: &TxData) -> Result<Option<Arc<Commit>>, ReplicaError> {
+        let mut tx = self.begin_mut();
+        let next = self.next_offset();
+        if offset < next {
+            return Err(ReplicaError::Behind {
+                snapshot: offset,
+                next,
+            });
+        }
+        let difference = {
+            let held: &crate::Tables = &tx;
+            let tables = (0..self.datastore.table_count() as u32)
+                .filter_map(|table| {
+                    let now: HashSet<&Row> = held.rows(table).ok()?.collect();
+                    let then: HashSet<&Row> = rows
+                        .table(table)
+                        .map(|changes| changes.inserted.iter().collect())
+                        .unwrap_or_default();
+                    let changes = TableChanges {
+                        table,
+                        inserted: then.difference(&now).map(|row| Row::clone(row)).collect(),
+                        deleted: now.difference(&then).map(|row| Row::clone(row)).collect(),
+                    };
+                    (!changes.inserted.is_empty() || !changes.deleted.is_empty())
+                        .then_some(changes)
+                })
+                .collect();
+            TxData { tables }
+        };
+        tx.apply(&difference)
+            .map_err(|error| ReplicaError::DoesNotApply {
+                offset,
+                reason: error.message().to_owned(),
+            })?;
+        Ok(tx.commit_with(|changes| {
+            self.next_offset.store(offset, Ordering::Relaxed);
+            if changes.is_empty() {
+                return None;
+            }
+            let commit = Arc::new(Commit {
+                offset: offset.saturating_sub(1),
+                meta: CommitMeta::host(),
+                changes,
+            });
+            self.publish(&commit);
+            Some(commit)
         }))
     }
 }

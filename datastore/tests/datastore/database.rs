@@ -272,3 +272,64 @@ fn a_replica_refuses_commits_out_of_order_or_that_do_not_fit_and_changes_nothing
     replica.apply_replicated((*commits[1]).clone()).unwrap();
     assert_eq!(replica.next_offset(), 2);
 }
+
+#[test]
+fn a_replica_resynced_from_a_newer_snapshot_publishes_only_the_difference() {
+    let primary = Database::in_memory(&module()).unwrap();
+    insert_player(&primary, 1, "a").unwrap();
+    insert_player(&primary, 2, "b").unwrap();
+    let replica = Database::replica(&module(), primary.next_offset(), &snapshot(&primary)).unwrap();
+    assert!(replica.is_replica() && replica.offsets_are_durable());
+    // The replica misses three commits: one row stays, one is renamed, one goes, one comes.
+    insert_player(&primary, 3, "c").unwrap();
+    let mut tx = primary.begin_mut();
+    tx.update_by_unique(PLAYER, 0, &player(1, "renamed", 9))
+        .unwrap();
+    primary.commit(tx, meta("rename")).durable.wait().unwrap();
+    let mut tx = primary.begin_mut();
+    tx.delete_rows(PLAYER, &player(2, "b", 1)).unwrap();
+    primary.commit(tx, meta("delete")).durable.wait().unwrap();
+
+    let mut feed = replica.feed().subscribe();
+    let commit = replica
+        .resync(primary.next_offset(), &snapshot(&primary))
+        .unwrap()
+        .expect("the tables changed");
+    assert_eq!(commit.offset, primary.next_offset() - 1);
+    assert_eq!(feed.try_recv().unwrap(), commit);
+    let players = commit.changes.table(PLAYER).unwrap();
+    let mut inserted: Vec<Vec<u8>> = players.inserted.iter().map(|row| row.to_vec()).collect();
+    inserted.sort();
+    let mut expected = vec![player(1, "renamed", 9), player(3, "c", 1)];
+    expected.sort();
+    assert_eq!(inserted, expected);
+    let mut deleted: Vec<Vec<u8>> = players.deleted.iter().map(|row| row.to_vec()).collect();
+    deleted.sort();
+    let mut expected = vec![player(1, "a", 1), player(2, "b", 1)];
+    expected.sort();
+    assert_eq!(deleted, expected);
+    assert_eq!(every_row(&replica), every_row(&primary));
+    assert_eq!(replica.next_offset(), primary.next_offset());
+
+    // The same snapshot again changes nothing and publishes nothing; an older one is refused.
+    assert!(replica
+        .resync(primary.next_offset(), &snapshot(&primary))
+        .unwrap()
+        .is_none());
+    assert!(feed.try_recv().is_err());
+    let error = replica.resync(1, &snapshot(&primary)).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            wasmod_datastore::ReplicaError::Behind { snapshot: 1, .. }
+        ),
+        "{error}"
+    );
+    // Commits go on from the snapshot's offset.
+    let mut primary_feed = primary.feed().subscribe();
+    insert_player(&primary, 4, "d").unwrap();
+    replica
+        .apply_replicated((*primary_feed.try_recv().unwrap()).clone())
+        .unwrap();
+    assert_eq!(every_row(&replica), every_row(&primary));
+}

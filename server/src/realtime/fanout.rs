@@ -128,7 +128,7 @@ impl Evaluator {
         let start = recovered
             .first()
             .map_or(database.next_offset(), |commit| commit.offset);
-        let mut window = ResumeWindow::new(resume, start, database.log().is_some());
+        let mut window = ResumeWindow::new(resume, start, database.offsets_are_durable());
         for commit in &recovered {
             window.push(commit);
         }
