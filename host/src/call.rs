@@ -21,6 +21,7 @@ use wasmod_abi::{
     Timestamp,
 };
 use wasmod_datastore::durability::DurabilityError;
+use wasmod_datastore::ReplicaError;
 use wasmod_datastore::{Commit, Datastore, MutTx, SchemaError};
 
 /// A way to run a module's exports.
@@ -296,7 +297,7 @@ impl Outcome {
         }
     }
 
-    fn refused(errno: Errno, message: String) -> Self {
+    pub(crate) fn refused(errno: Errno, message: String) -> Self {
         Self::Failed {
             code: errno.code() as i16,
             message,
@@ -317,6 +318,9 @@ pub enum LoadError {
     /// The commit log could not be opened or recovered (see
     /// [`InstanceEnv::with_persistence`]).
     Durability(DurabilityError),
+    /// The replica's rows do not fit the description's tables (see
+    /// [`InstanceEnv::with_replica`]).
+    Replica(ReplicaError),
     /// The description's entry points are invalid (duplicate names or routes, several
     /// lifecycle reducers of one kind).
     EntryPoints(String),
@@ -331,6 +335,7 @@ impl fmt::Display for LoadError {
             Self::Description(error) => error.fmt(f),
             Self::Schema(error) => error.fmt(f),
             Self::Durability(error) => write!(f, "the tables could not be recovered: {error}"),
+            Self::Replica(error) => write!(f, "the replica could not be made: {error}"),
             Self::EntryPoints(message) => write!(f, "invalid module description: {message}"),
             Self::Init(outcome) => {
                 write!(f, "the module's init reducer did not succeed: {outcome:?}")
@@ -353,6 +358,7 @@ pub fn load<T: Transport>(transport: &mut T) -> Result<Arc<ModuleDef>, LoadError
         .map_err(|error| match error {
             OpenError::Schema(error) => LoadError::Schema(error),
             OpenError::Durability(error) => LoadError::Durability(error),
+            OpenError::Replica(error) => LoadError::Replica(error),
         })?;
     Ok(module)
 }

@@ -10,7 +10,7 @@ use crate::call::{self, Caller, LoadError, Outcome, Transport};
 use crate::env::{InstanceEnv, LogRecord};
 use std::sync::Arc;
 use wasmod_abi::http::Request;
-use wasmod_abi::{ConnectionId, Identity, ModuleDef};
+use wasmod_abi::{ConnectionId, Errno, Identity, ModuleDef};
 use wasmod_datastore::{Database, Datastore, Tables};
 
 /// A module loaded into a host over the transport `T`.
@@ -22,9 +22,14 @@ pub struct LoadedModule<T> {
 impl<T: Transport> LoadedModule<T> {
     /// Describes the module through `transport`, creates its tables, runs its `init`
     /// reducer, and disconnects the connections a crash left open (see
-    /// [`call::disconnect_leftovers`]).
+    /// [`call::disconnect_leftovers`]). A replica
+    /// ([`InstanceEnv::with_replica`](crate::InstanceEnv::with_replica)) does neither: its
+    /// tables are its primary's, which did both.
     pub(crate) fn start(mut transport: T) -> Result<Self, LoadError> {
         let module = call::load(&mut transport)?;
+        if transport.env_ref().database().is_replica() {
+            return Ok(Self { transport, module });
+        }
         if let Some(outcome) = call::init(&mut transport) {
             if !outcome.is_success() {
                 return Err(LoadError::Init(outcome));
@@ -43,7 +48,7 @@ impl<T: Transport> LoadedModule<T> {
         connection: ConnectionId,
         args: &[u8],
     ) -> Outcome {
-        self.call(|transport| {
+        self.write(|transport| {
             call::call_reducer(transport, name, Caller::new(sender, connection), args)
         })
     }
@@ -68,14 +73,14 @@ impl<T: Transport> LoadedModule<T> {
         connection: ConnectionId,
         args: &[u8],
     ) -> Outcome {
-        self.call(|transport| {
+        self.write(|transport| {
             call::call_procedure(transport, name, Caller::new(sender, connection), args)
         })
     }
 
     /// Sends `request` to the HTTP handler of its method and path.
     pub fn call_http(&mut self, request: &Request) -> Outcome {
-        self.call(|transport| call::call_http(transport, request))
+        self.write(|transport| call::call_http(transport, request))
     }
 
     /// Runs the `ClientConnected` lifecycle reducer, if the module has one.
@@ -84,7 +89,7 @@ impl<T: Transport> LoadedModule<T> {
         sender: Identity,
         connection: ConnectionId,
     ) -> Option<Outcome> {
-        self.call(|transport| call::client_connected(transport, Caller::new(sender, connection)))
+        self.write(|transport| call::client_connected(transport, Caller::new(sender, connection)))
     }
 
     /// Runs the `ClientDisconnected` lifecycle reducer, if the module has one.
@@ -93,7 +98,9 @@ impl<T: Transport> LoadedModule<T> {
         sender: Identity,
         connection: ConnectionId,
     ) -> Option<Outcome> {
-        self.call(|transport| call::client_disconnected(transport, Caller::new(sender, connection)))
+        self.write(|transport| {
+            call::client_disconnected(transport, Caller::new(sender, connection))
+        })
     }
 
     /// The module's description.
@@ -132,6 +139,19 @@ impl<T: Transport> LoadedModule<T> {
     pub fn recover_from_panic(&mut self) {
         self.transport.env().abandon_call();
         self.transport.distrust();
+    }
+
+    /// Runs `call`, which may write to the tables, like [`Self::call`]; on a replica, whose
+    /// tables only its primary's commits change, refuses it with `NOT_ALLOWED` instead.
+    fn write<R: From<Outcome>>(&mut self, call: impl FnOnce(&mut T) -> R) -> R {
+        if self.database().is_replica() {
+            return Outcome::refused(
+                Errno::NOT_ALLOWED,
+                "this host holds a replica: calls that may write run on its primary".to_owned(),
+            )
+            .into();
+        }
+        self.call(call)
     }
 
     /// Runs `call` once the transport is ready for it ([`Transport::prepare`]); if it cannot

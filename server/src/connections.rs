@@ -21,11 +21,11 @@
 //! Plain HTTP calls do not open connections: they run with [`ConnectionId::ZERO`].
 
 use crate::error::{ApiError, ErrorCode};
-use crate::worker::Worker;
+use crate::runner::Runner;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use wasmod_abi::{ConnectionId, Identity};
-use wasmod_host::{Outcome, WasmModule};
+use wasmod_host::Outcome;
 
 /// The registry of live connections. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -35,7 +35,7 @@ pub struct Connections {
 
 #[derive(Debug)]
 struct Shared {
-    worker: Worker,
+    runner: Runner,
     live: Mutex<HashMap<ConnectionId, Identity>>,
 }
 
@@ -48,11 +48,11 @@ pub struct Connection {
 }
 
 impl Connections {
-    /// A registry whose connections' lifecycle reducers run on `worker`.
-    pub fn new(worker: Worker) -> Self {
+    /// A registry whose connections' lifecycle reducers `runner` runs.
+    pub fn new(runner: Runner) -> Self {
         Self {
             shared: Arc::new(Shared {
-                worker,
+                runner,
                 live: Mutex::new(HashMap::new()),
             }),
         }
@@ -69,17 +69,15 @@ impl Connections {
                 format!("no randomness for a connection id: {error}"),
             )
         })?;
-        // Registered on the module's thread as soon as the module accepted it, so that a
-        // requester gone in between leaves a connection that shutdown still closes.
+        // Registered as soon as the module accepted it, so that a requester gone in between
+        // leaves a connection that shutdown still closes.
         let registry = self.clone();
         self.shared
-            .worker
-            .run(move |module| {
-                connect(module, identity, id)?;
+            .runner
+            .connect(identity, id, move || {
                 registry.live().insert(id, identity);
-                Ok::<(), ApiError>(())
             })
-            .await??;
+            .await?;
         tracing::debug!(connection = %id.to_hex(), identity = %identity, "connected");
         Ok(Connection {
             id,
@@ -117,11 +115,7 @@ impl Connections {
     /// Runs `client_disconnected` for connection `id` of `identity`, waiting for room in the
     /// module's queue. A failure is logged: the connection is closed regardless.
     async fn disconnect(&self, id: ConnectionId, identity: Identity) {
-        let ran = self
-            .shared
-            .worker
-            .run_when_room(move |module| module.client_disconnected(identity, id))
-            .await;
+        let ran = self.shared.runner.disconnect(identity, id).await;
         match ran {
             Ok(None) | Ok(Some(Outcome::Committed { .. })) => {
                 tracing::debug!(connection = %id.to_hex(), "disconnected")
@@ -185,15 +179,11 @@ impl Drop for Connection {
     }
 }
 
-/// Runs the module's `client_connected` reducer for `identity` over `connection_id`
-/// ([`ConnectionId::ZERO`] for none): the module may refuse it (`connection_refused`, with the
-/// module's message).
-pub fn connect(
-    module: &mut WasmModule,
-    identity: Identity,
-    connection_id: ConnectionId,
-) -> Result<(), ApiError> {
-    match module.client_connected(identity, connection_id) {
+/// Whether the module accepted a connection, from how its `client_connected` reducer ended
+/// (`None`: it has none): the module may refuse it (`connection_refused`, with the module's
+/// message).
+pub fn accepted(outcome: Option<Outcome>) -> Result<(), ApiError> {
+    match outcome {
         None => Ok(()),
         Some(outcome) if outcome.is_success() => Ok(()),
         Some(Outcome::Failed { message, .. }) => Err(ApiError::new(

@@ -86,6 +86,11 @@ impl Invocation {
         &self.name
     }
 
+    /// Whether the call may write to the tables: a reducer or a procedure, not a view.
+    pub fn writes(&self) -> bool {
+        matches!(self.kind, EntryKind::Reducer | EntryKind::Procedure)
+    }
+
     /// Runs the call as `caller` (ignored by anonymous views) over the connection
     /// `connection` ([`ConnectionId::ZERO`] for a call without one, such as an HTTP call) with
     /// the encoded `args`.

@@ -27,7 +27,9 @@
 //! - [`realtime`]: `GET /v1/subscribe`, the WebSocket of calls and live queries: sockets, the
 //!   evaluation task that turns commits into updates, bounded outbound queues;
 //! - [`replication`]: the commits published to a Redis stream for edge nodes
-//!   (`wasmod serve --publish`);
+//!   (`wasmod serve --publish`), and an edge node's side: its copy kept from the stream, its
+//!   calls forwarded to the primary (`wasmod edge`);
+//! - [`runner`]: where a call runs (the module's thread, or an edge's primary);
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
 //!   commits are durable; [`limits`]: calls per identity; [`metrics`]: counters;
 //! - [`pages`]: table reads in pages, bounded in rows, bytes and how many run at once;
@@ -67,6 +69,7 @@ pub mod pages;
 pub mod realtime;
 pub mod replication;
 mod routes;
+pub mod runner;
 pub mod secret;
 pub mod worker;
 
@@ -81,8 +84,9 @@ use axum::Router;
 use limits::{CallSlots, SourceRate};
 use metrics::Metrics;
 use realtime::{Realtime, RealtimeControl};
-use replication::{PublishSettings, PublishStats, Publisher};
+use replication::{EdgeSettings, EdgeStats, Follow, Primary, PublishSettings, PublishStats, Publisher};
 use routes::AppState;
+use runner::{Forwarding, Runner};
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
@@ -101,6 +105,8 @@ pub struct Server {
     thread: WorkerThread,
     shutdown_grace: std::time::Duration,
     publisher: Option<Publisher>,
+    follow: Option<Follow>,
+    edge_stats: Option<Arc<EdgeStats>>,
 }
 
 /// The operator's side of a server ([`Server::with_admin`]).
@@ -147,6 +153,27 @@ pub struct Sides {
     pub admin: Option<AdminOptions>,
     /// The replication publisher: every durable commit to a Redis stream.
     pub publish: Option<PublishSettings>,
+    /// The server is an edge node of a primary: its module holds a replica
+    /// ([`wasmod_host::InstanceEnv::with_replica`]) kept from the primary's stream, and the
+    /// calls that may write go to the primary.
+    pub edge: Option<EdgeOptions>,
+}
+
+/// What makes a server an edge node ([`Sides::edge`], `docs/edges.md`).
+#[derive(Debug)]
+pub struct EdgeOptions {
+    /// The primary, for snapshots and forwarded calls.
+    pub primary: Arc<Primary>,
+    /// How the edge follows the primary's stream.
+    pub settings: EdgeSettings,
+}
+
+/// An edge's counters and how recent a read must be to count as caught up, for `/health`
+/// and `/metrics`.
+#[derive(Debug)]
+pub(crate) struct EdgeState {
+    pub(crate) stats: Arc<EdgeStats>,
+    pub(crate) fresh: std::time::Duration,
 }
 
 impl Server {
@@ -195,7 +222,18 @@ impl Server {
         config: ServerConfig,
         sides: Sides,
     ) -> io::Result<Self> {
-        let Sides { admin, publish } = sides;
+        let Sides {
+            admin,
+            publish,
+            edge,
+        } = sides;
+        if edge.is_some() && (publish.is_some() || !module.database().is_replica()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an edge serves a replica of its primary (InstanceEnv::with_replica) and does \
+                 not publish",
+            ));
+        }
         let admin = match admin {
             None => None,
             Some(options) => {
@@ -218,7 +256,26 @@ impl Server {
         let database = module.database().clone();
         let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
-        let connections = Connections::new(worker.clone());
+        let (runner, follow, edge) = match edge {
+            None => (Runner::local(worker.clone()), None, None),
+            Some(EdgeOptions { primary, settings }) => {
+                let stats = Arc::new(EdgeStats::default());
+                let (follow, applied) =
+                    Follow::new(database.clone(), primary.clone(), &settings, stats.clone())?;
+                let forwarding =
+                    Forwarding::new(primary, applied, settings.apply_wait, config.queue);
+                let state = EdgeState {
+                    stats,
+                    fresh: settings.fresh(),
+                };
+                (
+                    Runner::forwarding(worker.clone(), forwarding),
+                    Some(follow),
+                    Some(state),
+                )
+            }
+        };
+        let connections = Connections::new(runner.clone());
         let settings = realtime::Settings {
             outbound: realtime::outbox::Bounds {
                 messages: config.outbound_messages,
@@ -234,7 +291,7 @@ impl Server {
         let (realtime, control) = Realtime::new(
             description.clone(),
             database.clone(),
-            worker.clone(),
+            runner.clone(),
             connections.clone(),
             settings,
         );
@@ -244,12 +301,15 @@ impl Server {
         let publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))
             .transpose()?;
+        let edge_stats = edge.as_ref().map(|edge| edge.stats.clone());
         let state = Arc::new(AppState {
             publish: publisher.as_ref().map(Publisher::stats),
             edge_token,
             module: description,
             datastore,
             worker,
+            runner,
+            edge,
             tokens: Tokens::new(secret, config.token_ttl),
             slots: CallSlots::new(config.max_calls_per_identity),
             identities: SourceRate::new("new identities", config.identities_per_minute),
@@ -267,6 +327,8 @@ impl Server {
             thread,
             shutdown_grace: config.shutdown_grace,
             publisher,
+            follow,
+            edge_stats,
         })
     }
 
@@ -280,6 +342,11 @@ impl Server {
     /// The module's database: its tables and the feed of its commits.
     pub fn database(&self) -> &Arc<Database> {
         &self.database
+    }
+
+    /// The edge's counters, if the server is an edge node.
+    pub fn edge_stats(&self) -> Option<Arc<EdgeStats>> {
+        self.edge_stats.clone()
     }
 
     /// The publisher's counters, if the server publishes its commits.
@@ -315,12 +382,16 @@ impl Server {
             thread,
             shutdown_grace,
             publisher,
+            follow,
             ..
         } = self;
         realtime.start();
-        let (stop_publishing, publishing) = tokio::sync::watch::channel(false);
+        let (stop_replication, replicating) = tokio::sync::watch::channel(false);
         if let Some(publisher) = publisher {
-            tokio::spawn(publisher.run(publishing));
+            tokio::spawn(publisher.run(replicating.clone()));
+        }
+        if let Some(follow) = follow {
+            tokio::spawn(follow.run(replicating));
         }
         // Upgraded connections are the sockets' own: graceful shutdown does not end them, so
         // they are told to close as soon as shutdown starts.
@@ -328,7 +399,7 @@ impl Server {
         let shutdown = async move {
             shutdown.await;
             stopper.stop();
-            stop_publishing.send_replace(true);
+            stop_replication.send_replace(true);
         };
         let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, service)

@@ -161,7 +161,7 @@ impl WorkerThread {
 /// A queued call's answer, to wait for ([`Worker::queue`]).
 #[derive(Debug)]
 pub struct Pending<R> {
-    answered: oneshot::Receiver<Finished<R>>,
+    answered: oneshot::Receiver<Result<Finished<R>, ApiError>>,
 }
 
 /// A finished call: what it returned, and whether its commits (if any) are durable.
@@ -184,12 +184,26 @@ impl<R> Pending<R> {
                 ErrorCode::Internal,
                 "the module's thread dropped the call without answering",
             )
-        })
+        })?
+    }
+}
+
+impl<R: Send + 'static> Pending<R> {
+    /// The answer of `call` run on a task of its own instead of the module's thread (a call
+    /// an edge forwards to its primary, [`crate::runner`]), or the error it failed with.
+    pub(crate) fn spawn(
+        call: impl std::future::Future<Output = Result<Finished<R>, ApiError>> + Send + 'static,
+    ) -> Self {
+        let (answer, answered) = oneshot::channel();
+        tokio::spawn(async move {
+            let _ = answer.send(call.await);
+        });
+        Self { answered }
     }
 }
 
 /// The job that runs `call` on the module's thread, and the receiver of its answer.
-fn job<R, F>(call: F) -> (Job, oneshot::Receiver<Finished<R>>)
+fn job<R, F>(call: F) -> (Job, oneshot::Receiver<Result<Finished<R>, ApiError>>)
 where
     R: Send + 'static,
     F: FnOnce(&mut WasmModule) -> R + Send + 'static,
@@ -208,15 +222,15 @@ where
         // Nobody hears of a commit before the log has it.
         match module.env_mut().take_durability() {
             None => {
-                let _ = answer.send(Finished {
+                let _ = answer.send(Ok(Finished {
                     value,
                     durable: Ok(()),
-                });
+                }));
             }
             Some(ticket) => acknowledger.after(
                 ticket,
                 Box::new(move |durable| {
-                    let _ = answer.send(Finished { value, durable });
+                    let _ = answer.send(Ok(Finished { value, durable }));
                 }),
             ),
         }

@@ -107,7 +107,7 @@ fn in_process(path: &Path, function: &str, args: &Value, caller: Identity) -> Re
         let entry = entry::find(&description, function, &entry::CALLED_BY_NAME)?;
         let encoded = entry.encode_args(args)?;
         if entry.point.kind.takes_caller() {
-            connections::connect(&mut loaded, caller, ConnectionId::ZERO)?;
+            connections::accepted(loaded.client_connected(caller, ConnectionId::ZERO))?;
         }
         let outcome = entry
             .invocation()

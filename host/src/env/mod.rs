@@ -37,7 +37,8 @@ use std::sync::Arc;
 use wasmod_abi::{ConnectionId, EntryKind, Errno, Identity, ModuleDef, Timestamp};
 use wasmod_datastore::durability::{self, DurabilityError, RecoveryReport, Ticket};
 use wasmod_datastore::{
-    Commit, CommitMeta, Database, Datastore, EntryPoint, MutTx, ReadTx, SchemaError, Tables,
+    Commit, CommitMeta, Database, Datastore, EntryPoint, MutTx, ReadTx, ReplicaError, SchemaError,
+    Tables, TxData,
 };
 
 /// Where and how a host keeps its module's tables durable: the commit log's directory and
@@ -61,6 +62,21 @@ impl Persistence {
             options,
         }
     }
+}
+
+/// Where a host's tables come from when its module is loaded.
+enum Storage {
+    /// Empty, in memory.
+    Memory,
+    /// Recovered from a commit log, and kept durable there.
+    Log(Persistence),
+    /// A replica of another database, from its rows at an offset.
+    Replica {
+        /// The offset of the rows.
+        offset: u64,
+        /// Every row of every table.
+        rows: TxData,
+    },
 }
 
 /// Caps on what a module may make the host hold.
@@ -206,7 +222,8 @@ pub struct InstanceEnv {
     log_names: Names,
     /// Who else hears the lines that reach the host's log ([`Self::set_log_tap`]).
     log_tap: Option<Arc<dyn LogTap>>,
-    persistence: Option<Persistence>,
+    /// Where the tables come from when the module is loaded.
+    storage: Storage,
     /// Whether commits leave their durability wait to the caller ([`Self::take_durability`]).
     defer_durability: bool,
     /// The wait of the last commit, when deferred.
@@ -237,7 +254,7 @@ impl InstanceEnv {
             log_budget: LogBudget::new(&limits),
             log_names: Names::default(),
             log_tap: None,
-            persistence: None,
+            storage: Storage::Memory,
             defer_durability: false,
             pending: None,
         }
@@ -277,7 +294,17 @@ impl InstanceEnv {
     /// module ([`crate::call::load`]) recovers them from the log there, and every commit is
     /// acknowledged only once the log has it.
     pub fn with_persistence(mut self, persistence: Persistence) -> Self {
-        self.persistence = Some(persistence);
+        self.storage = Storage::Log(persistence);
+        self
+    }
+
+    /// This state holding a replica of another database's tables ([`Database::replica`]):
+    /// loading the module makes its tables from `rows` (every row of every table) as of
+    /// offset `offset`, and runs neither `init` nor anything else that would write. Its
+    /// tables change only through [`Database::apply_replicated`] and [`Database::resync`]
+    /// (an edge node's copy of its primary).
+    pub fn with_replica(mut self, offset: u64, rows: TxData) -> Self {
+        self.storage = Storage::Replica { offset, rows };
         self
     }
 
@@ -315,9 +342,12 @@ impl InstanceEnv {
     /// [`Persistence`] this state was given, if any; empty tables in memory without one) and
     /// installs it.
     pub(crate) fn open_tables(&mut self, module: Arc<ModuleDef>) -> Result<(), OpenError> {
-        let database = match &self.persistence {
-            None => Database::in_memory(&module).map_err(OpenError::Schema)?,
-            Some(persistence) => {
+        let database = match std::mem::replace(&mut self.storage, Storage::Memory) {
+            Storage::Memory => Database::in_memory(&module).map_err(OpenError::Schema)?,
+            Storage::Replica { offset, rows } => {
+                Database::replica(&module, offset, &rows).map_err(OpenError::Replica)?
+            }
+            Storage::Log(persistence) => {
                 let database = Database::open(&persistence.dir, &module, persistence.options)
                     .map_err(OpenError::Durability)?;
                 if let Some(report) = database.recovery() {
@@ -495,6 +525,8 @@ pub(crate) enum OpenError {
     Schema(SchemaError),
     /// The commit log could not be opened or recovered.
     Durability(DurabilityError),
+    /// The replica's rows do not fit the tables.
+    Replica(ReplicaError),
 }
 
 /// Turns a datastore error into the module's error code, keeping the explanation for the

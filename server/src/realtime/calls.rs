@@ -111,7 +111,7 @@ pub fn answers<V>() -> (queue::Sender<Answer<V>>, queue::Receiver<Answer<V>>) {
 pub struct Calls<W: Wire> {
     module: Arc<ModuleDef>,
     database: Arc<Database>,
-    worker: crate::worker::Worker,
+    runner: crate::runner::Runner,
     identity: Identity,
     connection: ConnectionId,
     slots: Arc<Semaphore>,
@@ -127,8 +127,8 @@ pub struct CallsSetup {
     pub module: Arc<ModuleDef>,
     /// The database, for offsets.
     pub database: Arc<Database>,
-    /// The module's thread.
-    pub worker: crate::worker::Worker,
+    /// Where calls run.
+    pub runner: crate::runner::Runner,
     /// Who calls.
     pub identity: Identity,
     /// Over which connection.
@@ -157,7 +157,7 @@ impl<W: Wire> Calls<W> {
         let calls = Self {
             module: setup.module,
             database: setup.database,
-            worker: setup.worker,
+            runner: setup.runner,
             identity: setup.identity,
             connection: setup.connection,
             slots: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
@@ -207,10 +207,9 @@ impl<W: Wire> Calls<W> {
         let args = W::args(&entry, args)?;
         let invocation = entry.invocation();
         let (identity, connection) = (self.identity, self.connection);
-        let running = invocation.clone();
         let pending = self
-            .worker
-            .queue(move |module| running.run(module, identity, connection, &args))?;
+            .runner
+            .queue(invocation.clone(), identity, connection, args, ())?;
         let module = self.module.clone();
         let database = self.database.clone();
         Ok(Box::pin(async move {

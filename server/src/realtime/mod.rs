@@ -67,7 +67,7 @@ pub mod wire;
 pub mod writer;
 
 use crate::connections::Connections;
-use crate::worker::Worker;
+use crate::runner::Runner;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
@@ -84,8 +84,8 @@ pub struct Realtime {
     pub catalog: Arc<Catalog>,
     /// The module's database: offsets and one-off reads.
     pub database: Arc<Database>,
-    /// The module's thread, for calls.
-    pub worker: Worker,
+    /// Where calls run.
+    pub runner: Runner,
     /// The live connections and their lifecycle reducers.
     pub connections: Connections,
     /// The evaluation task's requests.
@@ -144,13 +144,13 @@ pub struct SocketGuard {
 }
 
 impl Realtime {
-    /// The real-time side of a server over `database`, whose calls run on `worker` and whose
+    /// The real-time side of a server over `database`, whose calls `runner` runs and whose
     /// connections `connections` registers. The evaluation task starts with
     /// [`RealtimeControl::start`].
     pub fn new(
         module: Arc<ModuleDef>,
         database: Arc<Database>,
-        worker: Worker,
+        runner: Runner,
         connections: Connections,
         settings: Settings,
     ) -> (Arc<Self>, RealtimeControl) {
@@ -169,7 +169,7 @@ impl Realtime {
             module,
             catalog,
             database,
-            worker,
+            runner,
             connections,
             fanout: requests,
             settings,

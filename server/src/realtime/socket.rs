@@ -74,7 +74,7 @@ pub async fn serve<W: Wire>(
     let setup = CallsSetup {
         module: realtime.module.clone(),
         database: realtime.database.clone(),
-        worker: realtime.worker.clone(),
+        runner: realtime.runner.clone(),
         identity,
         connection: connection_id,
     };

@@ -16,7 +16,8 @@
 
 use super::address::StreamAddress;
 use super::entry::Entry;
-use super::link::Link;
+use super::entry::next_offset_after;
+use super::link::{last_id, Link};
 use redis::streams::StreamReadReply;
 use redis::RedisError;
 use std::io;
@@ -113,6 +114,21 @@ impl Follower {
     pub fn restart(&mut self, next: u64) {
         self.next = next;
         self.pending = None;
+    }
+
+    /// The offset after the stream's last entry (`None` for an empty stream): how far the
+    /// stream goes, to tell a follower's lag.
+    pub async fn stream_next(&mut self) -> Result<Option<u64>, RedisError> {
+        let mut connection = self.link.connection().await?;
+        let last = last_id(&mut connection, &self.address.stream)
+            .await
+            .inspect_err(|_| self.link.forget())?;
+        last.map(|id| {
+            next_offset_after(&id).map_err(|reason| {
+                RedisError::from((redis::ErrorKind::Parse, "not a replication entry", reason))
+            })
+        })
+        .transpose()
     }
 
     /// The next commits, waiting up to [`FollowSettings::block`] for them, or the gap that

@@ -4,6 +4,7 @@
 
 use super::StreamAddress;
 use redis::aio::MultiplexedConnection;
+use redis::streams::StreamRangeReply;
 use redis::{AsyncConnectionConfig, RedisError};
 use std::io;
 use std::time::Duration;
@@ -58,4 +59,20 @@ impl Link {
     pub(crate) fn forget(&mut self) {
         self.connection = None;
     }
+}
+
+/// The id of the last entry of `stream`, if it has any (`XREVRANGE <stream> + - COUNT 1`).
+pub(crate) async fn last_id(
+    connection: &mut MultiplexedConnection,
+    stream: &str,
+) -> Result<Option<String>, RedisError> {
+    let tail: StreamRangeReply = redis::cmd("XREVRANGE")
+        .arg(stream)
+        .arg("+")
+        .arg("-")
+        .arg("COUNT")
+        .arg(1)
+        .query_async(connection)
+        .await?;
+    Ok(tail.ids.into_iter().next().map(|entry| entry.id))
 }

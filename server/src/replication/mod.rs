@@ -15,15 +15,22 @@
 //! - [`follower`]: the reading side, which tails the stream from an offset and detects gaps
 //!   (what an edge bootstraps again on);
 //! - [`publisher`]: the primary's task that writes them, refilling from the commit log after
-//!   an outage; [`stats`]: its counters;
+//!   an outage; [`stats`]: its counters, and an edge's;
 //! - the snapshot edges bootstrap from is a route ([`SNAPSHOT_PATH`]), served only by a
-//!   publishing server to the holders of its edge token.
+//!   publishing server to the holders of its edge token; so is the route of the calls edges
+//!   forward ([`forward`]: what crosses the wire);
+//! - on an edge: [`primary`], its HTTP line to the primary (the snapshot, forwarded calls),
+//!   and [`edge`], the task that keeps its copy up to date from the stream and bootstraps it
+//!   again on a gap.
 
 pub mod address;
 pub mod backlog;
+pub mod edge;
 pub mod entry;
 pub mod follower;
+pub mod forward;
 mod link;
+pub mod primary;
 pub mod publisher;
 pub mod stats;
 
@@ -38,7 +45,9 @@ pub const SNAPSHOT_TYPE: &str = "application/vnd.wasmod.snapshot";
 pub const OFFSET_HEADER: &str = "x-wasmod-offset";
 
 pub use address::StreamAddress;
+pub use edge::{EdgeSettings, Follow};
+pub use primary::Primary;
 pub use entry::Entry;
 pub use follower::{FollowSettings, Followed, Follower, Gap};
 pub use publisher::{PublishSettings, Publisher};
-pub use stats::{PublishReading, PublishStats};
+pub use stats::{EdgeReading, EdgeStats, PublishReading, PublishStats};

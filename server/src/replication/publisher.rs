@@ -21,10 +21,9 @@
 use super::address::StreamAddress;
 use super::backlog::Backlog;
 use super::entry::{next_offset_after, Entry};
-use super::link::Link;
+use super::link::{last_id, Link};
 use super::stats::PublishStats;
 use redis::aio::MultiplexedConnection;
-use redis::streams::StreamRangeReply;
 use redis::RedisError;
 use std::fmt;
 use std::io;
@@ -278,18 +277,10 @@ impl Publisher {
     /// The offset the stream needs next, from its last entry; for an empty (or lost) stream,
     /// the oldest of the last `max_len` durable commits.
     async fn stream_next(&self, connection: &mut MultiplexedConnection) -> Result<u64, Failure> {
-        let tail: StreamRangeReply = redis::cmd("XREVRANGE")
-            .arg(&self.settings.address.stream)
-            .arg("+")
-            .arg("-")
-            .arg("COUNT")
-            .arg(1)
-            .query_async(connection)
-            .await?;
-        let Some(last) = tail.ids.first() else {
+        let Some(last) = last_id(connection, &self.settings.address.stream).await? else {
             return Ok(self.durable.saturating_sub(self.settings.max_len));
         };
-        let next = next_offset_after(&last.id).map_err(|reason| {
+        let next = next_offset_after(&last).map_err(|reason| {
             Failure::Stream(format!(
                 "the stream {} holds entries of another kind: {reason}",
                 self.settings.address

@@ -76,11 +76,8 @@ pub(crate) async fn call<F: Family>(
         let invocation = entry.invocation();
         let sender = identity.unwrap_or(Identity::ZERO);
         let outcome = state
-            .worker
-            .run(move |module| {
-                let _slot = slot;
-                invocation.run(module, sender, ConnectionId::ZERO, &args)
-            })
+            .runner
+            .run(invocation, sender, ConnectionId::ZERO, args, slot)
             .await?;
         entry.answer(outcome).map(Json)
     };

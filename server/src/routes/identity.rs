@@ -11,7 +11,6 @@
 use super::extract::Source;
 use super::{AppState, Shared};
 use crate::auth;
-use crate::connections;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::State;
 use axum::Json;
@@ -28,9 +27,9 @@ pub(crate) async fn issue(
     let identity = fresh(&state, source)?;
     let work = async {
         state
-            .worker
-            .run(move |module| connections::connect(module, identity, ConnectionId::ZERO))
-            .await??;
+            .runner
+            .connect(identity, ConnectionId::ZERO, || {})
+            .await?;
         let issued = state.tokens.issue(identity);
         tracing::info!(identity = %identity, "issued an identity");
         Ok(Json(IdentityResponse {

@@ -32,6 +32,7 @@ use crate::metrics::Metrics;
 use crate::pages::TableReads;
 use crate::realtime::Realtime;
 use crate::replication::PublishStats;
+use crate::runner::Runner;
 use crate::worker::Worker;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::middleware::{self, Next};
@@ -53,6 +54,10 @@ pub(crate) struct AppState {
     pub datastore: Arc<Datastore>,
     /// The module's thread.
     pub worker: Worker,
+    /// Where calls run: the module's thread, or for an edge's writes, the primary.
+    pub runner: Runner,
+    /// The edge's counters, if the server is an edge node.
+    pub edge: Option<crate::EdgeState>,
     /// Issues and checks tokens.
     pub tokens: Tokens,
     /// Calls in progress per identity.
@@ -90,6 +95,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route(
             crate::replication::SNAPSHOT_PATH,
             get(replication::snapshot),
+        )
+        .route(
+            crate::replication::forward::CALLS_PATH,
+            post(replication::calls),
         )
         .route("/v1/identity", post(identity::issue))
         .route("/v1/reducers/{name}", post(calls::call::<calls::Reducers>))

@@ -66,10 +66,7 @@ pub(crate) async fn forward(
                 ),
             ));
         }
-        let outcome = state
-            .worker
-            .run(move |module| module.call_http(&request))
-            .await?;
+        let outcome = state.runner.http(request).await?;
         response(outcome)
     };
     Ok(state.metrics.measure("http", work).await?)

@@ -3,6 +3,7 @@
 use super::Shared;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
+use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::{json, Value};
@@ -10,8 +11,36 @@ use wasmod_protocol::description::{describe as describe_module, Tables};
 use wasmod_protocol::ModuleDescription;
 
 /// `GET /health`: `{"status": "ok", "queue_free": n}` while the server answers.
-pub(crate) async fn health(State(state): Shared) -> Json<Value> {
-    Json(json!({ "status": "ok", "queue_free": state.worker.capacity() }))
+///
+/// An edge adds `"edge": {"caught_up": .., "offset": .., "lag_offsets": .., "lag_seconds": ..}`,
+/// and answers `503` with `"status": "catching_up"` while its copy is not caught up with the
+/// stream, so that a load balancer sends its clients elsewhere meanwhile.
+pub(crate) async fn health(State(state): Shared) -> (StatusCode, Json<Value>) {
+    let queue_free = state.worker.capacity();
+    let Some(edge) = &state.edge else {
+        return (
+            StatusCode::OK,
+            Json(json!({ "status": "ok", "queue_free": queue_free })),
+        );
+    };
+    let reading = edge.stats.read(edge.fresh);
+    let (status, word) = if reading.caught_up {
+        (StatusCode::OK, "ok")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "catching_up")
+    };
+    let answer = json!({
+        "status": word,
+        "queue_free": queue_free,
+        "edge": {
+            "caught_up": reading.caught_up,
+            "offset": reading.applied,
+            "lag_offsets": reading.lag_offsets(),
+            "lag_seconds": reading.lag.as_secs_f64(),
+            "resyncs": reading.resyncs,
+        },
+    });
+    (status, Json(answer))
 }
 
 /// `GET /metrics`: the Prometheus text format.
@@ -23,6 +52,9 @@ pub(crate) async fn metrics(State(state): Shared) -> impl IntoResponse {
             state.realtime.stats.render(&mut text);
             if let Some(publish) = &state.publish {
                 publish.render(&mut text);
+            }
+            if let Some(edge) = &state.edge {
+                edge.stats.render(&mut text, edge.fresh);
             }
             text
         },

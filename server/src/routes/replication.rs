@@ -1,20 +1,30 @@
-//! `GET /v1/replication/snapshot`: every table's rows at one offset, for an edge node that
-//! bootstraps its copy before tailing the replication stream from that offset
-//! (`docs/edges.md`).
+//! The primary's routes for its edge nodes (`docs/edges.md`):
 //!
-//! Only servers that publish their commits serve it, and only to edges: the request carries
+//! - `GET /v1/replication/snapshot`: every table's rows at one offset, for an edge node that
+//!   bootstraps its copy before tailing the replication stream from that offset;
+//! - `POST /v1/replication/calls`: a call an edge forwards for one of its clients
+//!   ([`forward`](crate::replication::forward)), run on the module's thread like the server's
+//!   own clients' calls, and answered with its outcome once its commit is durable.
+//!
+//! Only servers that publish their commits serve them, and only to edges: the request carries
 //! the edge token (`Authorization: Bearer <token>`, `wasmod serve --edge-token-file`), since
-//! the answer holds private tables and the host's own too (an edge applies every later commit
-//! to them). The rows are taken under one read transaction, so they are exactly the commits
+//! the snapshot holds private tables and the host's own too (an edge applies every later commit
+//! to them), and a forwarded call runs as whatever identity the edge says.
+//!
+//! # The snapshot
+//! The rows are taken under one read transaction, so they are exactly the commits
 //! below the offset; the answer waits until those commits are durable, so that an edge never
 //! holds a commit a crash of the primary could still lose. The body is the commit log's
 //! record encoding of one transaction inserting every row
 //! ([`durability::encode_changes`]), its offset included; `X-Wasmod-Offset` repeats it.
 
-use super::Shared;
+use super::{AppState, Shared};
 use crate::error::{ApiError, ErrorCode, HttpError};
+use crate::replication::forward::{ForwardedCall, ForwardedOutcome};
 use crate::replication::{OFFSET_HEADER, SNAPSHOT_TYPE};
+use axum::body::Body;
 use axum::extract::State;
+use axum::Json;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderName};
 use axum::response::{IntoResponse, Response};
@@ -26,24 +36,7 @@ pub(crate) async fn snapshot(
     State(state): Shared,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
-    let Some(expected) = state.edge_token.as_deref() else {
-        return Err(ApiError::new(
-            ErrorCode::NotFound,
-            "this server serves no edges (start it with --publish and --edge-token-file)",
-        )
-        .into());
-    };
-    let presented = headers
-        .get(AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "));
-    if !presented.is_some_and(|token| same_token(token, expected)) {
-        return Err(ApiError::new(
-            ErrorCode::Unauthenticated,
-            "the snapshot is for edge nodes: present the edge token",
-        )
-        .into());
-    }
+    edge_only(&state, &headers)?;
     let database = state.realtime.database.clone();
     let (offset, body) = tokio::task::spawn_blocking(move || take(&database))
         .await
@@ -58,6 +51,55 @@ pub(crate) async fn snapshot(
         body,
     )
         .into_response())
+}
+
+/// `POST /v1/replication/calls`: the outcome of a forwarded call as JSON
+/// ([`ForwardedOutcome`], `null` for a lifecycle reducer the module does not have).
+///
+/// The edge token is checked before the body is read. A call that cannot run here (the
+/// module's queue is full, the server is shutting down, its commit could not be made durable)
+/// is answered with that error, as the server's own clients' calls are.
+pub(crate) async fn calls(
+    State(state): Shared,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<Option<ForwardedOutcome>>, HttpError> {
+    edge_only(&state, &headers)?;
+    // Arguments and requests up to the body limit, in hexadecimal, with room for the rest.
+    let limit = 2 * state.config.max_body_bytes + (64 << 10);
+    let bytes = axum::body::to_bytes(body, limit).await.map_err(|error| {
+        ApiError::new(
+            ErrorCode::PayloadTooLarge,
+            format!("a forwarded call must fit in {limit} bytes: {error}"),
+        )
+    })?;
+    let call: ForwardedCall = serde_json::from_slice(&bytes).map_err(|error| {
+        ApiError::new(ErrorCode::BadJson, format!("not a forwarded call: {error}"))
+    })?;
+    let outcome = state.worker.run(move |module| call.run(module)).await?;
+    Ok(Json(outcome.as_ref().map(ForwardedOutcome::from)))
+}
+
+/// Refuses a request without the edge token: `not_found` if the server serves no edges,
+/// `unauthenticated` if the token is missing or wrong.
+fn edge_only(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(expected) = state.edge_token.as_deref() else {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            "this server serves no edges (start it with --publish and --edge-token-file)",
+        ));
+    };
+    let presented = headers
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "));
+    if !presented.is_some_and(|token| same_token(token, expected)) {
+        return Err(ApiError::new(
+            ErrorCode::Unauthenticated,
+            "this is for edge nodes: present the edge token",
+        ));
+    }
+    Ok(())
 }
 
 /// The offset and the encoded rows of every table of `database` at one committed state,
