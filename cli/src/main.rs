@@ -71,6 +71,9 @@ enum Command {
     Call(commands::call::Args),
     /// Serve a module over HTTP.
     Serve(Box<commands::serve::Args>),
+    /// Serve a module as an edge node of a primary: reads from a copy fed by its Redis
+    /// stream, writes forwarded to it.
+    Edge(Box<commands::edge::Args>),
     /// Subscribe to queries on a server: print the initial rows and every update as JSON lines.
     Subscribe(commands::subscribe::Args),
     /// Run one query on a server, or offline over a module's data directory.
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => commands::inspect::run(args),
         Command::Call(args) => commands::call::run(args),
         Command::Serve(args) => commands::serve::run(*args),
+        Command::Edge(args) => commands::edge::run(*args),
         Command::Subscribe(args) => commands::subscribe::run(args),
         Command::Sql(args) => commands::sql::run(args),
         Command::Logs(args) => commands::logs::run(args),

@@ -64,6 +64,15 @@ impl Secret {
         }
     }
 
+    /// Reads the secret in the file at `path` (a data directory's [`SECRET_FILE`]), which
+    /// must exist: how an edge node checks the tokens its primary issued.
+    pub fn load(path: &Path) -> Result<Self, SecretError> {
+        Self::read(path).map_err(|source| SecretError {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
     /// Creates the file, failing if it exists, with mode `0600` from the start.
     fn create(path: &Path) -> io::Result<Self> {
         let secret = Self::generate()?;

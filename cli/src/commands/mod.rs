@@ -3,10 +3,12 @@
 pub mod build;
 pub mod call;
 pub mod describe;
+pub mod edge;
 pub mod generate;
 pub mod inspect;
 pub mod logs;
 pub mod new;
 pub mod serve;
+pub mod serving;
 pub mod sql;
 pub mod subscribe;

@@ -28,13 +28,16 @@ use super::StreamAddress;
 use std::io;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use wasmod_abi::Timestamp;
 use wasmod_host::datastore::{Commit, Database};
 
 /// How long to wait before trying again after a failed exchange with Redis or the primary.
 const RETRY: Duration = Duration::from_millis(500);
+
+/// How often failures are logged as warnings while they go on (between, at debug level).
+const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// How an edge follows its primary.
 #[derive(Clone, Debug)]
@@ -120,6 +123,7 @@ impl Follow {
 
     /// Follows the stream until `stop` becomes `true`.
     pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        let mut warned: Option<Instant> = None;
         loop {
             let read = tokio::select! {
                 read = self.follower.read() => read,
@@ -142,7 +146,12 @@ impl Follow {
             };
             if let Some(reason) = failure {
                 self.stats.errors.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!("{reason}; retrying in {RETRY:?}");
+                if warned.is_none_or(|at| at.elapsed() >= WARN_EVERY) {
+                    tracing::warn!("{reason}; retrying every {RETRY:?}");
+                    warned = Some(Instant::now());
+                } else {
+                    tracing::debug!("{reason}; retrying in {RETRY:?}");
+                }
                 tokio::select! {
                     () = tokio::time::sleep(RETRY) => {}
                     _ = stop.wait_for(|stop| *stop) => return,
