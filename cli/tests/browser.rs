@@ -16,12 +16,11 @@ mod support;
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{json, Value};
 use std::ffi::OsStr;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use support::{agent, send, Served};
+use support::{agent, free_port, send, Served};
 use wasmod_wasm_tests::{built, workspace_root, Profile};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -41,13 +40,6 @@ impl Drop for Driver {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free loopback port")
-        .port()
 }
 
 /// Starts chromedriver on a free port and waits until it answers.

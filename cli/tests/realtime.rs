@@ -7,109 +7,15 @@
 mod support;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use support::{agent, send, text, wasmod, Served};
+use support::{agent, send, text, wasmod, Served, Subscriber, PATIENCE};
 use tungstenite::handshake::server::{Request, Response};
 use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::protocol::CloseFrame;
 use tungstenite::{Message, WebSocket};
 use wasmod_wasm_tests::{built, Profile};
-
-/// How long a line or an exit may take on a loaded machine.
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// A running `wasmod subscribe` (or another command that streams), its stdout read line by
-/// line; killed if the test ends early.
-struct Subscriber {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Subscriber {
-    fn start(args: &[&str]) -> Self {
-        Self::run("subscribe", args)
-    }
-
-    fn run(command: &str, args: &[&str]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmod"))
-            .arg(command)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("wasmod subscribe starts");
-        let stdout = child.stdout.take().expect("stdout");
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    break; // Nobody reads: the pipe closes.
-                }
-            }
-        });
-        Self { child, lines }
-    }
-
-    /// The next line of stdout, as JSON.
-    fn next(&self) -> Value {
-        let line = self.next_line();
-        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line}"))
-    }
-
-    /// The next line of stdout.
-    fn next_line(&self) -> String {
-        self.lines
-            .recv_timeout(PATIENCE)
-            .expect("the command prints a line")
-    }
-
-    /// Waits for the exit; returns its status, the lines not read yet, and stderr.
-    fn finish(mut self) -> (ExitStatus, Vec<String>, String) {
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("the child") {
-                break status;
-            }
-            assert!(start.elapsed() < PATIENCE, "wasmod subscribe did not exit");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut stderr = String::new();
-        let _ = self
-            .child
-            .stderr
-            .take()
-            .expect("stderr")
-            .read_to_string(&mut stderr);
-        let rest = std::iter::from_fn(|| self.lines.recv_timeout(PATIENCE).ok()).collect();
-        (status, rest, stderr)
-    }
-
-    /// Stops reading stdout: the pipe closes at the next line.
-    fn stop_reading(&mut self) {
-        self.lines = mpsc::channel().1;
-    }
-
-    fn interrupt(&self) {
-        let status = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-    }
-}
-
-impl Drop for Subscriber {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The identity and token `wasmod subscribe` printed on stderr for a new identity.
 fn issued(stderr: &str) -> (String, String) {
@@ -225,7 +131,7 @@ fn subscribe_and_sql_against_the_served_quickstart_then_offline() {
     assert!(subscriber.next()["SubscribeApplied"].is_object());
     subscriber.stop_reading();
     let start = Instant::now();
-    while subscriber.child.try_wait().expect("the child").is_none() {
+    while !subscriber.exited() {
         assert!(start.elapsed() < PATIENCE, "wasmod subscribe writes on");
         say("to nobody");
         std::thread::sleep(Duration::from_millis(100));
@@ -494,8 +400,8 @@ fn wasmod_logs_streams_the_module_log_and_stops_on_ctrl_c() {
         "logs",
         &[base, "--operator-token", token, "--json", "--level", "warn"],
     );
-    let quiet = json.lines.recv_timeout(Duration::from_millis(500));
-    assert!(quiet.is_err(), "no warning was logged: {quiet:?}");
+    let quiet = json.line_within(Duration::from_millis(500));
+    assert!(quiet.is_none(), "no warning was logged: {quiet:?}");
     json.interrupt();
     assert!(json.finish().0.success());
 }

@@ -84,7 +84,9 @@ use axum::Router;
 use limits::{CallSlots, SourceRate};
 use metrics::Metrics;
 use realtime::{Realtime, RealtimeControl};
-use replication::{EdgeSettings, EdgeStats, Follow, Primary, PublishSettings, PublishStats, Publisher};
+use replication::{
+    EdgeSettings, EdgeStats, Follow, Primary, PublishSettings, PublishStats, Publisher,
+};
 use routes::AppState;
 use runner::{Forwarding, Runner};
 use std::future::Future;

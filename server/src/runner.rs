@@ -154,10 +154,13 @@ impl Runner {
             EntryKind::Procedure => Forwarded::Procedure { name, args },
             _ => Forwarded::Reducer { name, args },
         };
-        forwarding.queue(ForwardedCall::new(caller, connection, call), move |outcome| {
-            let _held = held;
-            answered(outcome)
-        })
+        forwarding.queue(
+            ForwardedCall::new(caller, connection, call),
+            move |outcome| {
+                let _held = held;
+                answered(outcome)
+            },
+        )
     }
 
     /// Runs `invocation` like [`Runner::queue`] and returns how it ended, once its commits are
@@ -238,7 +241,11 @@ impl Runner {
                 .await;
         };
         let call = ForwardedCall::new(identity, connection, Forwarded::Disconnect);
-        Ok(forwarding.queue(call, |outcome| outcome)?.finish().await?.value)
+        Ok(forwarding
+            .queue(call, |outcome| outcome)?
+            .finish()
+            .await?
+            .value)
     }
 }
 

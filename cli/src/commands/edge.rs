@@ -68,7 +68,8 @@ pub fn run(args: Args) -> Result {
         .map_err(|error| Failure::usage(format!("--primary: {error}")))?;
     let compiled = check::compile(&module.wasm)?;
     let runtime = serving::runtime()?;
-    let Snapshot { offset, rows } = runtime.block_on(bootstrap(&primary, args.bootstrap_timeout))?;
+    let Snapshot { offset, rows } =
+        runtime.block_on(bootstrap(&primary, args.bootstrap_timeout))?;
     let logs = LogFeed::with_defaults();
     let env = args.serving.env(logs.clone())?.with_replica(offset, rows);
     let loaded = check::load(&compiled, args.serving.wasm_config(), env)?;

@@ -6,10 +6,13 @@
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use ureq::Agent;
+
+/// How long a line or an exit may take on a loaded machine.
+pub const PATIENCE: Duration = Duration::from_secs(60);
 use wasmod_wasm_tests::workspace_root;
 
 /// Runs the built `wasmod` with `args` in `dir`; nested cargo runs share the wasm tests'
@@ -26,9 +29,118 @@ pub fn wasmod(args: &[&str], dir: &Path) -> Output {
         .expect("wasmod runs")
 }
 
+/// A loopback port that nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
 /// Bytes as text, for messages.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A running `wasmod subscribe` (or another command that streams), its stdout read line by
+/// line; killed if the test ends early.
+pub struct Subscriber {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Subscriber {
+    /// Starts `wasmod subscribe` with `args`.
+    pub fn start(args: &[&str]) -> Self {
+        Self::run("subscribe", args)
+    }
+
+    /// Starts `wasmod <command>` with `args`.
+    pub fn run(command: &str, args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+            .arg(command)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("wasmod subscribe starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break; // Nobody reads: the pipe closes.
+                }
+            }
+        });
+        Self { child, lines }
+    }
+
+    /// The next line of stdout, as JSON.
+    pub fn next(&self) -> Value {
+        let line = self.next_line();
+        serde_json::from_str(&line).unwrap_or_else(|error| panic!("{error}: {line}"))
+    }
+
+    /// The next line of stdout.
+    pub fn next_line(&self) -> String {
+        self.lines
+            .recv_timeout(PATIENCE)
+            .expect("the command prints a line")
+    }
+
+    /// The next line of stdout if one comes within `wait`.
+    pub fn line_within(&self, wait: Duration) -> Option<String> {
+        self.lines.recv_timeout(wait).ok()
+    }
+
+    /// Whether the command has exited.
+    pub fn exited(&mut self) -> bool {
+        self.child.try_wait().expect("the child").is_some()
+    }
+
+    /// Waits for the exit; returns its status, the lines not read yet, and stderr.
+    pub fn finish(mut self) -> (ExitStatus, Vec<String>, String) {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("the child") {
+                break status;
+            }
+            assert!(start.elapsed() < PATIENCE, "wasmod subscribe did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stderr = String::new();
+        let _ = self
+            .child
+            .stderr
+            .take()
+            .expect("stderr")
+            .read_to_string(&mut stderr);
+        let rest = std::iter::from_fn(|| self.lines.recv_timeout(PATIENCE).ok()).collect();
+        (status, rest, stderr)
+    }
+
+    /// Stops reading stdout: the pipe closes at the next line.
+    pub fn stop_reading(&mut self) {
+        self.lines = mpsc::channel().1;
+    }
+
+    /// Sends SIGINT.
+    pub fn interrupt(&self) {
+        let status = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// The `wasmod serve` process; killed if the test ends early.
@@ -63,13 +175,44 @@ impl Served {
         listen: &str,
         extra: &[&std::ffi::OsStr],
     ) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_wasmod"));
+        command
             .arg("serve")
             .arg(module)
             .args(["--listen", listen, "--max-body", "64KiB"])
             .args(extra)
             .arg("--data")
-            .arg(data)
+            .arg(data);
+        Self::spawn(command)
+    }
+
+    /// Starts `wasmod edge module` listening on `listen` (`127.0.0.1:0` for a free port),
+    /// with `args` (the primary, the stream, the token and secret files), and waits for its
+    /// address.
+    pub fn edge(module: &Path, listen: &str, args: &[&std::ffi::OsStr]) -> Self {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_wasmod"));
+        command
+            .arg("edge")
+            .arg(module)
+            .args(["--listen", listen])
+            .args(args);
+        Self::spawn(command)
+    }
+
+    /// The process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills the process at once (SIGKILL), as a crash would, and waits for it.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Runs `command` (`wasmod serve` or `wasmod edge`) and waits for the address it prints.
+    fn spawn(mut command: Command) -> Self {
+        let mut child = command
             // A crate is built where the other tests' nested builds go.
             .env(
                 "CARGO_TARGET_DIR",

@@ -151,8 +151,7 @@ impl Database {
                         inserted: then.difference(&now).map(|row| Row::clone(row)).collect(),
                         deleted: now.difference(&then).map(|row| Row::clone(row)).collect(),
                     };
-                    (!changes.inserted.is_empty() || !changes.deleted.is_empty())
-                        .then_some(changes)
+                    (!changes.inserted.is_empty() || !changes.deleted.is_empty()).then_some(changes)
                 })
                 .collect();
             TxData { tables }

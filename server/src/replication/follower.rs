@@ -15,8 +15,8 @@
 //! more than that in memory however long the stream.
 
 use super::address::StreamAddress;
-use super::entry::Entry;
 use super::entry::next_offset_after;
+use super::entry::Entry;
 use super::link::{last_id, Link};
 use redis::streams::StreamReadReply;
 use redis::RedisError;

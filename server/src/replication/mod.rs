@@ -46,8 +46,8 @@ pub const OFFSET_HEADER: &str = "x-wasmod-offset";
 
 pub use address::StreamAddress;
 pub use edge::{EdgeSettings, Follow};
-pub use primary::Primary;
 pub use entry::Entry;
 pub use follower::{FollowSettings, Followed, Follower, Gap};
+pub use primary::Primary;
 pub use publisher::{PublishSettings, Publisher};
 pub use stats::{EdgeReading, EdgeStats, PublishReading, PublishStats};

@@ -24,10 +24,10 @@ use crate::replication::forward::{ForwardedCall, ForwardedOutcome};
 use crate::replication::{OFFSET_HEADER, SNAPSHOT_TYPE};
 use axum::body::Body;
 use axum::extract::State;
-use axum::Json;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderName};
 use axum::response::{IntoResponse, Response};
+use axum::Json;
 use sha2::{Digest, Sha256};
 use wasmod_host::datastore::{durability, Database, TableChanges, TxData};
 
