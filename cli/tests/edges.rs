@@ -196,11 +196,22 @@ impl Feed {
     fn until(&mut self, expected: &BTreeMap<u64, String>) {
         let started = Instant::now();
         while &self.rows != expected {
-            assert!(
-                started.elapsed() < PATIENCE,
-                "the client holds {:?}, not {expected:?}",
-                self.rows
-            );
+            if started.elapsed() > PATIENCE {
+                let missing: Vec<_> = expected
+                    .keys()
+                    .filter(|id| !self.rows.contains_key(id))
+                    .collect();
+                let extra: Vec<_> = self
+                    .rows
+                    .keys()
+                    .filter(|id| !expected.contains_key(id))
+                    .collect();
+                panic!(
+                    "the client holds {} rows, not {}: missing ids {missing:?}, extra {extra:?}",
+                    self.rows.len(),
+                    expected.len()
+                );
+            }
             if let Some(line) = self.subscriber.line_within(Duration::from_millis(200)) {
                 self.apply(&serde_json::from_str(&line).expect("a JSON line"));
             }
@@ -288,10 +299,15 @@ fn clients_on_two_edges_see_each_others_writes_and_read_their_own() {
     let (mut on_a, mut on_b) = (Feed::start(&a.base), Feed::start(&b.base));
 
     // A write through an edge is on that edge by the time the call is answered.
-    let alice = token(&a.base);
-    say(&a.base, &alice, "from a");
-    assert!(messages(&a.base).values().any(|text| text == "from a"));
-    let bob = token(&b.base);
+    let (alice, bob) = (token(&a.base), token(&b.base));
+    for n in 0..10 {
+        let text = format!("from a {n}");
+        say(&a.base, &alice, &text);
+        assert!(
+            messages(&a.base).values().any(|held| *held == text),
+            "{text}"
+        );
+    }
     say(&b.base, &bob, "from b");
     assert!(messages(&b.base).values().any(|text| text == "from b"));
     // Tokens are the primary's: good on every node.
@@ -299,7 +315,7 @@ fn clients_on_two_edges_see_each_others_writes_and_read_their_own() {
     say(cluster.primary(), &bob, "bob, on the primary");
 
     let expected = messages(cluster.primary());
-    assert_eq!(expected.len(), 4, "{expected:?}");
+    assert_eq!(expected.len(), 13, "{expected:?}");
     on_a.until(&expected);
     on_b.until(&expected);
     assert_eq!(messages(&a.base), expected);
@@ -314,7 +330,7 @@ fn clients_on_two_edges_see_each_others_writes_and_read_their_own() {
         None,
     );
     assert_eq!(status, 200, "{stats}");
-    assert_eq!(stats["messages"], 4, "{stats}");
+    assert_eq!(stats["messages"], 13, "{stats}");
     let url = format!("{}/v1/http/messages", b.base);
     let (status, posted) = send(&agent(), "POST", &url, None, Some("posted to b"));
     assert_eq!(status, 201, "{posted}");
@@ -340,6 +356,30 @@ fn clients_on_two_edges_see_each_others_writes_and_read_their_own() {
         assert!(metrics.contains("wasmod_edge_caught_up 1"), "{metrics}");
         assert!(metrics.contains("wasmod_edge_lag_seconds"), "{metrics}");
     }
+}
+
+#[test]
+fn a_write_through_an_edge_is_answered_once_the_edge_holds_it() {
+    let cluster = Cluster::start(&[]);
+    let edge = cluster.edge();
+    let erin = token(&edge.base);
+    // With Redis paused, the primary commits the call but the edge cannot have it yet: the
+    // answer waits until it does.
+    let redis = cluster.redis.pid().expect("Redis runs");
+    signal(redis, "STOP");
+    let base = edge.base.clone();
+    let call = std::thread::spawn(move || say(&base, &erin, "held back"));
+    std::thread::sleep(Duration::from_millis(1500));
+    let early = call.is_finished();
+    signal(redis, "CONT");
+    assert!(
+        !early,
+        "the call was answered before the edge had its commit"
+    );
+    call.join().expect("the call succeeds");
+    assert!(messages(&edge.base)
+        .values()
+        .any(|text| text == "held back"));
 }
 
 #[test]

@@ -67,6 +67,12 @@ impl RedisServer {
         }
     }
 
+    /// The process's id, while it runs.
+    #[allow(dead_code)] // For the CLI's edge tests, which include this file.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// `redis://127.0.0.1:<port>`.
     pub fn server(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
