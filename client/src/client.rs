@@ -221,17 +221,14 @@ impl ClientBuilder {
         }) else {
             return Ok(None);
         };
-        let mismatch = || {
-            Error::Connect(format!(
-                "table `{}`'s primary key `{column}` is not a field of its declared row type",
-                table.name
-            ))
-        };
-        let index = PrimaryKey::column_named(&table.row_type, &table.typespace, &column)
-            .ok_or_else(mismatch)?;
-        PrimaryKey::new(&table.row_type, table.typespace.clone(), index)
+        PrimaryKey::named(&table.row_type, table.typespace.clone(), &column)
             .map(Some)
-            .ok_or_else(mismatch)
+            .ok_or_else(|| {
+                Error::Connect(format!(
+                    "table `{}`'s primary key `{column}` is not a field of its declared row type",
+                    table.name
+                ))
+            })
     }
 }
 

@@ -20,6 +20,9 @@
 //! own thread builds the client with [`Callbacks::OnFrameTick`] and calls
 //! [`Client::frame_tick`] once per frame.
 //!
+//! Messages that come another way than the client's own socket (recorded, relayed) are
+//! applied to a cache of their own by a [`Replay`], as the connection task applies them.
+//!
 //! The same client runs in a browser (built for `wasm32-unknown-unknown`): the transport and
 //! the runtime differ (`platform`), nothing else; [`web`] is its JavaScript API, with rows and
 //! calls in JSON through [`json`].
@@ -27,6 +30,7 @@
 //! The crate depends on the protocol and the value encoding only, not on the host or the
 //! server. See `docs/client.md` for an example.
 
+mod apply;
 pub mod cache;
 mod client;
 mod connection;
@@ -34,6 +38,7 @@ mod delivery;
 mod error;
 pub mod json;
 mod platform;
+mod replay;
 mod socket;
 mod subscription;
 mod table;
@@ -44,6 +49,7 @@ pub use client::{Client, ClientBuilder, ReducerOutcome};
 pub use connection::Backoff;
 pub use delivery::Callbacks;
 pub use error::Error;
+pub use replay::Replay;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle, SubscriptionState};
 pub use table::TableHandle;
 pub use wasmod_protocol::ws::{Compression, RowList, TableRows};
