@@ -20,6 +20,7 @@ use crate::client::{CallKind, Command, ReducerOutcome, Shared};
 use crate::error::Error;
 use crate::platform::{self, Incoming};
 use crate::socket::{self, Frame, FrameDecoder, Socket};
+use crate::state::ConnectionState;
 use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionState};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -180,6 +181,10 @@ pub(crate) async fn run(
                 if connection.reconnect.is_none() {
                     break;
                 }
+                connection
+                    .shared
+                    .connection
+                    .set(ConnectionState::Reconnecting);
             }
             Turn::Stop => {
                 if let Some(mut socket) = connection.socket.take() {
@@ -495,6 +500,7 @@ impl Connection {
                     tracing::info!("reconnected");
                     *self.shared.session.lock() = session;
                     self.socket = Some(socket);
+                    self.shared.connection.set(ConnectionState::Connected);
                     return self.resubscribe().await;
                 }
                 Err(error) => tracing::info!(%error, ?delay, "reconnecting failed"),
@@ -556,6 +562,7 @@ impl Connection {
     /// The task is ending: every call and subscription hears of it.
     fn end(&mut self) {
         self.lost();
+        self.shared.connection.set(ConnectionState::Disconnected);
         let query_sets = std::mem::take(&mut self.query_sets);
         // After the deliveries still queued for a frame tick, which may apply them first.
         self.deliver(move |_| {

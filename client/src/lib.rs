@@ -14,7 +14,8 @@
 //!   applied;
 //! - keeps all of it across lost connections: the task reconnects with backoff as the same
 //!   identity and resumes each query set from the last transaction it applied, so that only
-//!   real changes reach the callbacks.
+//!   real changes reach the callbacks; [`Client::on_connection_state`] hears of each loss and
+//!   return ([`ConnectionState`]).
 //!
 //! Callbacks run on the connection task by default; a game or GUI loop that wants them on its
 //! own thread builds the client with [`Callbacks::OnFrameTick`] and calls
@@ -40,6 +41,7 @@ pub mod json;
 mod platform;
 mod replay;
 mod socket;
+mod state;
 mod subscription;
 mod table;
 #[cfg(target_arch = "wasm32")]
@@ -50,6 +52,7 @@ pub use connection::Backoff;
 pub use delivery::Callbacks;
 pub use error::Error;
 pub use replay::Replay;
+pub use state::ConnectionState;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle, SubscriptionState};
 pub use table::TableHandle;
 pub use wasmod_protocol::ws::{Compression, RowList, TableRows};

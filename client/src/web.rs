@@ -14,7 +14,7 @@
 
 use crate::cache::Cache;
 use crate::json::{JsonCall, JsonModule};
-use crate::table::{Listeners, RawListener};
+use crate::table::{Listeners, RawListener, RowCallback};
 use crate::{Client, Compression, Error, Replay, SubscriptionHandle};
 use js_sys::{Array, Function, Promise};
 use parking_lot::RwLock;
@@ -108,6 +108,22 @@ impl WasmodClient {
     #[wasm_bindgen(getter)]
     pub fn identity(&self) -> String {
         self.client.identity().to_hex()
+    }
+
+    /// Where the connection stands: `"connected"`, `"reconnecting"` or `"disconnected"`.
+    #[wasm_bindgen(getter, js_name = connectionState)]
+    pub fn connection_state(&self) -> String {
+        self.client.connection_state().name().to_owned()
+    }
+
+    /// Calls `callback(state)` with each change of `connectionState`: the socket lost
+    /// (`"reconnecting"`), back (`"connected"`), or the client ended (`"disconnected"`).
+    #[wasm_bindgen(js_name = onConnectionState)]
+    pub fn on_connection_state(&self, callback: Function) {
+        let callback = SendWrapper::new(callback);
+        self.client.on_connection_state(move |state| {
+            report(callback.call1(&JsValue::NULL, &JsValue::from_str(state.name())));
+        });
     }
 
     /// Subscribes to the rows `queries` (SQL) select, as one query set: `onApplied()` once
@@ -315,25 +331,25 @@ struct JsTables {
 
 impl JsTables {
     fn on_insert(&self, table: &str, callback: Function) -> Result<(), JsError> {
-        let convert = self.row_converter(table)?;
-        let callback = SendWrapper::new(callback);
-        self.listeners.listen(
-            table,
-            RawListener::Insert(Box::new(move |row| {
-                if let Some(row) = convert(row) {
-                    report(callback.call1(&JsValue::NULL, &row));
-                }
-            })),
-        );
-        Ok(())
+        self.on_row(table, callback, RawListener::Insert)
     }
 
     fn on_delete(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        self.on_row(table, callback, RawListener::Delete)
+    }
+
+    /// Registers `callback(row)` as the `kind` of listener of `table`'s rows.
+    fn on_row(
+        &self,
+        table: &str,
+        callback: Function,
+        kind: fn(RowCallback) -> RawListener,
+    ) -> Result<(), JsError> {
         let convert = self.row_converter(table)?;
         let callback = SendWrapper::new(callback);
         self.listeners.listen(
             table,
-            RawListener::Delete(Box::new(move |row| {
+            kind(Box::new(move |row| {
                 if let Some(row) = convert(row) {
                     report(callback.call1(&JsValue::NULL, &row));
                 }

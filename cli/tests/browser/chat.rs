@@ -3,10 +3,10 @@
 //!
 //! Two browsers (each its own profile, so its own `localStorage` and identity) open the page:
 //! a message sent in one appears in the other; a page reloaded keeps its identity; the server
-//! restarted on the same port and data, both pages reconnect by themselves and catch up. The
-//! operator's console (`/admin`) shows a table's rows, and a new commit, without a reload. A
-//! screenshot of each page is saved in `target/browser-artifacts/`. The browser client's
-//! `.wasm` stays within its size budget.
+//! restarted on the same port and data, both pages' status lines say they are reconnecting,
+//! then connected again, and they catch up. The operator's console (`/admin`) shows a table's
+//! rows, and a new commit, without a reload. A screenshot of each page is saved in
+//! `target/browser-artifacts/`. The browser client's `.wasm` stays within its size budget.
 
 use crate::driver::{browser, free_port, screenshot, start_driver, wait_for, web_dir};
 use crate::support::{agent, send, Served};
@@ -36,6 +36,9 @@ async fn wait_ready(page: &Client) {
 const SHOWS_MESSAGE: &str = "return [...document.querySelectorAll('#messages li')].some(li => \
      li.querySelector('.sender').textContent === arguments[0] && \
      li.querySelector('.text').textContent === arguments[1])";
+
+/// Whether the page's status line reads `state`.
+const SHOWS_STATUS: &str = "return document.getElementById('status').textContent === arguments[0]";
 
 /// Whether the page lists `name` among the users online.
 const SHOWS_ONLINE: &str =
@@ -128,6 +131,15 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
     // sent meanwhile (by a third client, over HTTP), then chat again.
     let (status, _, _) = served.terminate();
     assert!(status.success());
+    for page in [&alice, &bob] {
+        wait_for(
+            page,
+            "the status line says so",
+            SHOWS_STATUS,
+            vec![json!("reconnecting")],
+        )
+        .await;
+    }
     let served = Served::start_with(&wasm, data.path(), &listen, &extra);
     let agent = agent();
     let (_, issued) = send(&agent, "POST", &format!("{base}/v1/identity"), None, None);
@@ -153,6 +165,15 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
             "the message sent while reconnecting",
             SHOWS_MESSAGE,
             during.clone(),
+        )
+        .await;
+    }
+    for page in [&alice, &bob] {
+        wait_for(
+            page,
+            "the status line after the restart",
+            SHOWS_STATUS,
+            vec![json!("connected")],
         )
         .await;
     }
