@@ -1,7 +1,7 @@
 //! The test vectors shared by the Rust and the JavaScript clients (`client/vectors/`, see
 //! its README): the committed files are what the generator writes from the encoders today,
 //! and the Rust client makes of every frame what the vectors expect. (The JavaScript check
-//! of the same files runs in Chromium: `cli/tests/browser.rs`.)
+//! of the same files runs in Chromium: `cli/tests/browser/package.rs`.)
 //!
 //! `WASMOD_WRITE_VECTORS=1 cargo test -p wasmod-client --test vectors committed` writes the files
 //! afresh, after a deliberate change of the session or of the encoders.
