@@ -163,3 +163,102 @@ impl Replay {
         (&self.cache, &self.listeners)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmod_abi::encoding::to_vec;
+    use wasmod_abi::{
+        AlgebraicType, ConnectionId, EntryKind, Identity, ModuleDef, TableDef, Timestamp, Typespace,
+    };
+    use wasmod_protocol::description::{describe, Tables};
+    use wasmod_protocol::ws::{
+        EntryPointName, QuerySetUpdate, RowList, TableRows, TableUpdate, TransactionUpdate,
+        UpdateStatus,
+    };
+
+    /// A replay of a module with one table `t (id: u32, name: String)` keyed by `id`.
+    fn replay() -> Replay {
+        let mut typespace = Typespace::default();
+        let mut table = TableDef::of_columns(
+            &mut typespace,
+            "t::Row",
+            "t",
+            &[("id", AlgebraicType::U32), ("name", AlgebraicType::String)],
+        );
+        table.primary_key = Some(0);
+        let def = ModuleDef {
+            typespace,
+            tables: vec![table],
+            ..ModuleDef::default()
+        };
+        let module = JsonModule::new(&describe(&def, Tables::PublicOnly)).expect("a module");
+        Replay::new(&module).expect("a replay")
+    }
+
+    fn rows(rows: &[(u32, &str)]) -> RowList {
+        let encoded: Vec<Vec<u8>> = rows
+            .iter()
+            .map(|&(id, name)| to_vec(&(id, name.to_owned())))
+            .collect();
+        RowList::from_rows(encoded.iter().map(Vec::as_slice)).expect("small")
+    }
+
+    fn insert(query_set_id: u32, row: (u32, &str)) -> Vec<u8> {
+        ServerMessage::TransactionUpdate(TransactionUpdate {
+            offset: 2,
+            timestamp: Timestamp::from_micros_since_unix_epoch(0),
+            caller_identity: Identity::ZERO,
+            caller_connection_id: ConnectionId::ZERO,
+            entry_point: EntryPointName {
+                kind: EntryKind::Reducer,
+                name: "add".into(),
+            },
+            status: UpdateStatus::Committed,
+            request_id: None,
+            changes: vec![QuerySetUpdate {
+                query_set_id,
+                tables: vec![TableUpdate {
+                    table: "t".into(),
+                    inserts: rows(&[row]),
+                    deletes: rows(&[]),
+                }],
+            }],
+        })
+        .to_bytes()
+    }
+
+    #[test]
+    fn changes_to_a_query_set_not_applied_yet_are_ignored() {
+        let mut replay = replay();
+        replay.apply(&insert(1, (1, "early"))).expect("a message");
+        assert!(replay.rows("t").is_empty(), "query set 1 is not applied");
+
+        let applied = ServerMessage::SubscribeApplied {
+            query_set_id: 1,
+            offset: 1,
+            tables: vec![TableRows {
+                table: "t".into(),
+                rows: rows(&[(2, "kept")]),
+            }],
+            deletes: vec![],
+            resumed: false,
+        };
+        replay.apply(&applied.to_bytes()).expect("a message");
+        replay.apply(&insert(1, (3, "later"))).expect("a message");
+        replay
+            .apply(&insert(9, (4, "elsewhere")))
+            .expect("a message");
+        let mut held = replay.rows("t");
+        held.sort();
+        assert_eq!(
+            held,
+            vec![
+                to_vec(&(2u32, "kept".to_owned())),
+                to_vec(&(3u32, "later".to_owned()))
+            ]
+        );
+        assert!(matches!(replay.apply(&[]), Err(Error::Protocol(_))));
+        assert_eq!(replay.rows("t").len(), 2, "a bad frame changes nothing");
+    }
+}
