@@ -12,6 +12,7 @@ use crate::delivery::{Callbacks, Deliveries};
 use crate::error::Error;
 use crate::platform;
 use crate::socket::{self, Session};
+use crate::state::{ConnectionState, ConnectionStates};
 use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionBuilder, SubscriptionState};
 use crate::table::{Listeners, TableHandle};
 use parking_lot::{Mutex, RwLock};
@@ -192,6 +193,7 @@ impl ClientBuilder {
             listeners: Arc::new(Listeners::default()),
             session: Mutex::new(session),
             deliveries: Deliveries::new(self.callbacks),
+            connection: ConnectionStates::default(),
         });
         let (commands, receiver) = mpsc::unbounded_channel();
         platform::spawn(connection::run(
@@ -221,17 +223,14 @@ impl ClientBuilder {
         }) else {
             return Ok(None);
         };
-        let mismatch = || {
-            Error::Connect(format!(
-                "table `{}`'s primary key `{column}` is not a field of its declared row type",
-                table.name
-            ))
-        };
-        let index = PrimaryKey::column_named(&table.row_type, &table.typespace, &column)
-            .ok_or_else(mismatch)?;
-        PrimaryKey::new(&table.row_type, table.typespace.clone(), index)
+        PrimaryKey::named(&table.row_type, table.typespace.clone(), &column)
             .map(Some)
-            .ok_or_else(mismatch)
+            .ok_or_else(|| {
+                Error::Connect(format!(
+                    "table `{}`'s primary key `{column}` is not a field of its declared row type",
+                    table.name
+                ))
+            })
     }
 }
 
@@ -241,6 +240,7 @@ pub(crate) struct Shared {
     pub(crate) listeners: Arc<Listeners>,
     pub(crate) session: Mutex<Session>,
     pub(crate) deliveries: Deliveries,
+    pub(crate) connection: ConnectionStates,
 }
 
 struct Inner {
@@ -275,6 +275,19 @@ impl Client {
     /// The current connection's id (each reconnection has a new one).
     pub fn connection_id(&self) -> ConnectionId {
         self.inner.shared.session.lock().connection_id
+    }
+
+    /// Where the connection stands now.
+    pub fn connection_state(&self) -> ConnectionState {
+        self.inner.shared.connection.get()
+    }
+
+    /// Calls `callback` with each change of [`connection_state`](Self::connection_state):
+    /// the socket lost (reconnecting), back (connected), or the client ended (disconnected).
+    /// It runs on the connection task, even for a client built with
+    /// [`Callbacks::OnFrameTick`], and must not register another such callback.
+    pub fn on_connection_state(&self, callback: impl FnMut(ConnectionState) + Send + 'static) {
+        self.inner.shared.connection.listen(callback);
     }
 
     /// Table `name` of the cache, read as rows of type `T`.

@@ -15,11 +15,12 @@
 //! only the net changes (or all rows, which replace the query set's in the cache; the cache
 //! reports only the difference either way).
 
-use crate::cache::Batch;
+use crate::apply::{self, RowsPart};
 use crate::client::{CallKind, Command, ReducerOutcome, Shared};
 use crate::error::Error;
 use crate::platform::{self, Incoming};
 use crate::socket::{self, Frame, FrameDecoder, Socket};
+use crate::state::ConnectionState;
 use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionState};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -90,14 +91,6 @@ struct QuerySet {
     /// The parts of its rows received so far (`SubscribeRows`), applied with the
     /// `SubscribeApplied` that ends them.
     parts: Vec<RowsPart>,
-}
-
-/// Part of a query set's rows: rows in (or, resumed, entering) its result, and, resumed,
-/// rows leaving it.
-#[derive(Debug)]
-struct RowsPart {
-    tables: Vec<TableRows<RowList>>,
-    deletes: Vec<TableRows<RowList>>,
 }
 
 impl QuerySet {
@@ -188,6 +181,10 @@ pub(crate) async fn run(
                 if connection.reconnect.is_none() {
                     break;
                 }
+                connection
+                    .shared
+                    .connection
+                    .set(ConnectionState::Reconnecting);
             }
             Turn::Stop => {
                 if let Some(mut socket) = connection.socket.take() {
@@ -360,22 +357,13 @@ impl Connection {
         parts.push(last);
         self.advance(offset);
         self.deliver(move |shared| {
-            let mut cache = shared.cache.write();
-            let mut batch = cache.batch();
-            if resumed {
-                for entry in parts.iter().flat_map(|part| &part.deletes) {
-                    batch.delete_all(query_set_id, &entry.table, entry.rows.iter());
-                }
-            } else {
-                batch.clear_query_set(query_set_id);
-            }
-            batch.open_query_set(query_set_id);
-            for part in &parts {
-                insert_rows(&mut batch, query_set_id, &part.tables);
-            }
-            let events = batch.finish();
-            drop(cache);
-            shared.listeners.dispatch(&events);
+            apply::query_set_rows(
+                &shared.cache,
+                &shared.listeners,
+                query_set_id,
+                &parts,
+                resumed,
+            );
             state.send_replace(SubscriptionState::Applied);
             if let Some(on_applied) = on_applied {
                 on_applied();
@@ -406,17 +394,7 @@ impl Connection {
             (request_id, self.pending.remove(&request_id), outcome)
         });
         self.deliver(move |shared| {
-            let mut cache = shared.cache.write();
-            let mut batch = cache.batch();
-            for change in &update.changes {
-                for table in &change.tables {
-                    batch.delete_all(change.query_set_id, &table.table, table.deletes.iter());
-                    batch.insert_all(change.query_set_id, &table.table, table.inserts.iter());
-                }
-            }
-            let events = batch.finish();
-            drop(cache);
-            shared.listeners.dispatch(&events);
+            apply::transaction(&shared.cache, &shared.listeners, &update.changes);
             match answer {
                 Some((_, Some(Pending::Reducer(answer)), outcome)) => {
                     let _ = answer.send(outcome);
@@ -462,12 +440,7 @@ impl Connection {
     /// Removes the rows query set `query_set_id` holds from the cache, with their callbacks.
     fn release(&mut self, query_set_id: u32) {
         self.deliver(move |shared| {
-            let mut cache = shared.cache.write();
-            let mut batch = cache.batch();
-            batch.clear_query_set(query_set_id);
-            let events = batch.finish();
-            drop(cache);
-            shared.listeners.dispatch(&events);
+            apply::release(&shared.cache, &shared.listeners, query_set_id);
         });
     }
 
@@ -527,6 +500,7 @@ impl Connection {
                     tracing::info!("reconnected");
                     *self.shared.session.lock() = session;
                     self.socket = Some(socket);
+                    self.shared.connection.set(ConnectionState::Connected);
                     return self.resubscribe().await;
                 }
                 Err(error) => tracing::info!(%error, ?delay, "reconnecting failed"),
@@ -588,6 +562,7 @@ impl Connection {
     /// The task is ending: every call and subscription hears of it.
     fn end(&mut self) {
         self.lost();
+        self.shared.connection.set(ConnectionState::Disconnected);
         let query_sets = std::mem::take(&mut self.query_sets);
         // After the deliveries still queued for a frame tick, which may apply them first.
         self.deliver(move |_| {
@@ -621,12 +596,5 @@ fn call_message(
             name,
             args,
         },
-    }
-}
-
-/// Adds each query's rows to query set `query_set_id`.
-fn insert_rows(batch: &mut Batch<'_>, query_set_id: u32, tables: &[TableRows<RowList>]) {
-    for entry in tables {
-        batch.insert_all(query_set_id, &entry.table, entry.rows.iter());
     }
 }

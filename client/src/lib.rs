@@ -14,11 +14,15 @@
 //!   applied;
 //! - keeps all of it across lost connections: the task reconnects with backoff as the same
 //!   identity and resumes each query set from the last transaction it applied, so that only
-//!   real changes reach the callbacks.
+//!   real changes reach the callbacks; [`Client::on_connection_state`] hears of each loss and
+//!   return ([`ConnectionState`]).
 //!
 //! Callbacks run on the connection task by default; a game or GUI loop that wants them on its
 //! own thread builds the client with [`Callbacks::OnFrameTick`] and calls
 //! [`Client::frame_tick`] once per frame.
+//!
+//! Messages that come another way than the client's own socket (recorded, relayed) are
+//! applied to a cache of their own by a [`Replay`], as the connection task applies them.
 //!
 //! The same client runs in a browser (built for `wasm32-unknown-unknown`): the transport and
 //! the runtime differ (`platform`), nothing else; [`web`] is its JavaScript API, with rows and
@@ -27,6 +31,7 @@
 //! The crate depends on the protocol and the value encoding only, not on the host or the
 //! server. See `docs/client.md` for an example.
 
+mod apply;
 pub mod cache;
 mod client;
 mod connection;
@@ -34,7 +39,9 @@ mod delivery;
 mod error;
 pub mod json;
 mod platform;
+mod replay;
 mod socket;
+mod state;
 mod subscription;
 mod table;
 #[cfg(target_arch = "wasm32")]
@@ -44,6 +51,8 @@ pub use client::{Client, ClientBuilder, ReducerOutcome};
 pub use connection::Backoff;
 pub use delivery::Callbacks;
 pub use error::Error;
+pub use replay::Replay;
+pub use state::ConnectionState;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle, SubscriptionState};
 pub use table::TableHandle;
 pub use wasmod_protocol::ws::{Compression, RowList, TableRows};

@@ -25,7 +25,7 @@ use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::{Decode, Encode, SchemaType, Typespace};
 
 /// A callback of one row.
-type RowCallback = Box<dyn FnMut(&[u8]) + Send>;
+pub(crate) type RowCallback = Box<dyn FnMut(&[u8]) + Send>;
 
 /// A callback of a row replaced by another: `(old, new)`.
 type UpdateCallback = Box<dyn FnMut(&[u8], &[u8]) + Send>;

@@ -6,17 +6,22 @@
 //! the protocol's JSON mapping ([`JsonModule`]), so a row arrives in a callback as the plain
 //! object `GET /v1/tables` would show, and a reducer takes the arguments
 //! `POST /v1/reducers` takes. Calls return Promises; errors reject them with an `Error`.
+//! [`WasmodReplay`] is the same cache and callbacks fed frames by the page itself (`Replay`).
 //!
 //! JavaScript functions are not `Send`, and the client's callbacks must be; the page has one
 //! thread, so they are wrapped in a [`SendWrapper`] (which would panic if they ever moved to
 //! another thread: none exists here).
 
+use crate::cache::Cache;
 use crate::json::{JsonCall, JsonModule};
-use crate::table::RawListener;
-use crate::{Client, Compression, Error, SubscriptionHandle};
+use crate::table::{Listeners, RawListener, RowCallback};
+use crate::{Client, Compression, Error, Replay, SubscriptionHandle};
 use js_sys::{Array, Function, Promise};
+use parking_lot::RwLock;
 use send_wrapper::SendWrapper;
+use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use wasmod_protocol::description::ModuleDescription;
@@ -25,7 +30,7 @@ use wasmod_protocol::description::ModuleDescription;
 #[wasm_bindgen]
 pub struct WasmodClient {
     client: Client,
-    module: Rc<JsonModule>,
+    tables: JsTables,
 }
 
 /// A subscribed query set, for JavaScript.
@@ -83,10 +88,13 @@ impl WasmodClient {
             }
         }
         let client = builder.connect().await.map_err(js_error)?;
-        Ok(WasmodClient {
-            client,
+        let shared = client.shared();
+        let tables = JsTables {
             module: Rc::new(module),
-        })
+            cache: shared.cache.clone(),
+            listeners: shared.listeners.clone(),
+        };
+        Ok(WasmodClient { client, tables })
     }
 
     /// The token of the client's identity: keep it (in `localStorage`) to connect again as
@@ -100,6 +108,22 @@ impl WasmodClient {
     #[wasm_bindgen(getter)]
     pub fn identity(&self) -> String {
         self.client.identity().to_hex()
+    }
+
+    /// Where the connection stands: `"connected"`, `"reconnecting"` or `"disconnected"`.
+    #[wasm_bindgen(getter, js_name = connectionState)]
+    pub fn connection_state(&self) -> String {
+        self.client.connection_state().name().to_owned()
+    }
+
+    /// Calls `callback(state)` with each change of `connectionState`: the socket lost
+    /// (`"reconnecting"`), back (`"connected"`), or the client ended (`"disconnected"`).
+    #[wasm_bindgen(js_name = onConnectionState)]
+    pub fn on_connection_state(&self, callback: Function) {
+        let callback = SendWrapper::new(callback);
+        self.client.on_connection_state(move |state| {
+            report(callback.call1(&JsValue::NULL, &JsValue::from_str(state.name())));
+        });
     }
 
     /// Subscribes to the rows `queries` (SQL) select, as one query set: `onApplied()` once
@@ -129,57 +153,25 @@ impl WasmodClient {
     /// Calls `callback(row)` with each row of `table` that enters the cache.
     #[wasm_bindgen(js_name = onInsert)]
     pub fn on_insert(&self, table: &str, callback: Function) -> Result<(), JsError> {
-        let convert = self.row_converter(table)?;
-        let callback = SendWrapper::new(callback);
-        self.listen(
-            table,
-            RawListener::Insert(Box::new(move |row| {
-                if let Some(row) = convert(row) {
-                    report(callback.call1(&JsValue::NULL, &row));
-                }
-            })),
-        );
-        Ok(())
+        self.tables.on_insert(table, callback)
     }
 
     /// Calls `callback(row)` with each row of `table` that leaves the cache.
     #[wasm_bindgen(js_name = onDelete)]
     pub fn on_delete(&self, table: &str, callback: Function) -> Result<(), JsError> {
-        let convert = self.row_converter(table)?;
-        let callback = SendWrapper::new(callback);
-        self.listen(
-            table,
-            RawListener::Delete(Box::new(move |row| {
-                if let Some(row) = convert(row) {
-                    report(callback.call1(&JsValue::NULL, &row));
-                }
-            })),
-        );
-        Ok(())
+        self.tables.on_delete(table, callback)
     }
 
     /// Calls `callback(old, new)` with each row of `table` replaced by another with the same
     /// primary key (tables without one see a delete and an insert instead).
     #[wasm_bindgen(js_name = onUpdate)]
     pub fn on_update(&self, table: &str, callback: Function) -> Result<(), JsError> {
-        let convert = self.row_converter(table)?;
-        let callback = SendWrapper::new(callback);
-        self.listen(
-            table,
-            RawListener::Update(Box::new(move |old, new| {
-                if let (Some(old), Some(new)) = (convert(old), convert(new)) {
-                    report(callback.call2(&JsValue::NULL, &old, &new));
-                }
-            })),
-        );
-        Ok(())
+        self.tables.on_update(table, callback)
     }
 
     /// The rows of `table` the cache holds now (in no particular order).
     pub fn rows(&self, table: &str) -> Result<Array, JsError> {
-        let convert = self.row_converter(table)?;
-        let cache = self.client.shared().cache.read();
-        Ok(cache.rows(table).filter_map(convert).collect())
+        self.tables.rows(table)
     }
 
     /// Calls reducer `name` with `args` (an array in parameter order, or an object keyed
@@ -219,8 +211,171 @@ impl WasmodClient {
 }
 
 impl WasmodClient {
-    fn listen(&self, table: &str, listener: RawListener) {
-        self.client.shared().listeners.listen(table, listener);
+    /// `args` encoded for entry point `name`, or the rejection of the call.
+    fn encode(&self, kind: JsonCall, name: &str, args: &JsValue) -> Result<Vec<u8>, JsValue> {
+        let json = if args.is_undefined() || args.is_null() {
+            serde_json::Value::Null
+        } else {
+            let text: String = js_sys::JSON::stringify(args)?.into();
+            serde_json::from_str(&text)
+                .map_err(|error| js_value(Error::Protocol(error.to_string())))?
+        };
+        self.tables.module.args(kind, name, &json).map_err(js_value)
+    }
+
+    fn call_value(&self, kind: JsonCall, name: &str, args: JsValue) -> Promise {
+        let call = self.encode(kind, name, &args).map(|args| {
+            let call: std::pin::Pin<Box<dyn std::future::Future<Output = _>>> = match kind {
+                JsonCall::Procedure => Box::pin(self.client.call_procedure_raw(name, args)),
+                _ => Box::pin(self.client.call_view_raw(name, args)),
+            };
+            call
+        });
+        let module = self.tables.module.clone();
+        let name = name.to_owned();
+        future_to_promise(async move {
+            let bytes = call?.await.map_err(js_value)?;
+            let json = module
+                .returned_json(kind, &name, &bytes)
+                .map_err(js_value)?;
+            parse(json.get())
+        })
+    }
+}
+
+/// A cache that a connected client fills from its socket, or the application itself
+/// through [`Replay`] (recorded or relayed messages, the shared test vectors of
+/// `client/vectors/`), for JavaScript: `apply(frame)` each binary server message, as the
+/// server sends it (compressed or not), and read the rows and callbacks as a
+/// [`WasmodClient`]'s. Nothing is sent: the query sets are those the messages name.
+#[wasm_bindgen]
+pub struct WasmodReplay {
+    /// Borrowed only while a frame is applied, so that its callbacks may read the rows.
+    replay: RefCell<Replay>,
+    tables: JsTables,
+}
+
+#[wasm_bindgen]
+impl WasmodReplay {
+    /// An empty cache of the tables of the module `description` describes (the JSON text of
+    /// `GET /v1/module`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(description: &str) -> Result<WasmodReplay, JsError> {
+        let description: ModuleDescription = serde_json::from_str(description)
+            .map_err(|error| JsError::new(&format!("not a module's description: {error}")))?;
+        let module = JsonModule::new(&description).map_err(js_error)?;
+        let replay = Replay::new(&module).map_err(js_error)?;
+        let (cache, listeners) = replay.tables();
+        let tables = JsTables {
+            cache: cache.clone(),
+            listeners: listeners.clone(),
+            module: Rc::new(module),
+        };
+        Ok(WasmodReplay {
+            replay: RefCell::new(replay),
+            tables,
+        })
+    }
+
+    /// Applies `frame`, one binary server message: its rows enter and leave the cache, with
+    /// their callbacks. Returns the message as the JSON protocol writes it (rows as objects,
+    /// a call's returned value as the hex of its encoding); throws, changing nothing, for
+    /// bytes that are not a message, or when called from a callback of a frame being applied.
+    pub fn apply(&self, frame: &[u8]) -> Result<JsValue, JsError> {
+        let mut replay = self
+            .replay
+            .try_borrow_mut()
+            .map_err(|_| JsError::new("a frame is being applied: apply is not reentrant"))?;
+        let message = replay.apply(frame).map_err(js_error)?;
+        drop(replay);
+        let json = self
+            .tables
+            .module
+            .message_json(&message)
+            .map_err(js_error)?;
+        parse(&json).map_err(|error| JsError::new(&describe(&error)))
+    }
+
+    /// Calls `callback(row)` with each row of `table` that enters the cache.
+    #[wasm_bindgen(js_name = onInsert)]
+    pub fn on_insert(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        self.tables.on_insert(table, callback)
+    }
+
+    /// Calls `callback(row)` with each row of `table` that leaves the cache.
+    #[wasm_bindgen(js_name = onDelete)]
+    pub fn on_delete(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        self.tables.on_delete(table, callback)
+    }
+
+    /// Calls `callback(old, new)` with each row of `table` replaced by another with the same
+    /// primary key.
+    #[wasm_bindgen(js_name = onUpdate)]
+    pub fn on_update(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        self.tables.on_update(table, callback)
+    }
+
+    /// The rows of `table` the cache holds now (in no particular order).
+    pub fn rows(&self, table: &str) -> Result<Array, JsError> {
+        self.tables.rows(table)
+    }
+}
+
+/// A cache's tables as JavaScript sees them, rows as objects of the JSON mapping: what a
+/// [`WasmodClient`] and a [`WasmodReplay`] share.
+struct JsTables {
+    module: Rc<JsonModule>,
+    cache: Arc<RwLock<Cache>>,
+    listeners: Arc<Listeners>,
+}
+
+impl JsTables {
+    fn on_insert(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        self.on_row(table, callback, RawListener::Insert)
+    }
+
+    fn on_delete(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        self.on_row(table, callback, RawListener::Delete)
+    }
+
+    /// Registers `callback(row)` as the `kind` of listener of `table`'s rows.
+    fn on_row(
+        &self,
+        table: &str,
+        callback: Function,
+        kind: fn(RowCallback) -> RawListener,
+    ) -> Result<(), JsError> {
+        let convert = self.row_converter(table)?;
+        let callback = SendWrapper::new(callback);
+        self.listeners.listen(
+            table,
+            kind(Box::new(move |row| {
+                if let Some(row) = convert(row) {
+                    report(callback.call1(&JsValue::NULL, &row));
+                }
+            })),
+        );
+        Ok(())
+    }
+
+    fn on_update(&self, table: &str, callback: Function) -> Result<(), JsError> {
+        let convert = self.row_converter(table)?;
+        let callback = SendWrapper::new(callback);
+        self.listeners.listen(
+            table,
+            RawListener::Update(Box::new(move |old, new| {
+                if let (Some(old), Some(new)) = (convert(old), convert(new)) {
+                    report(callback.call2(&JsValue::NULL, &old, &new));
+                }
+            })),
+        );
+        Ok(())
+    }
+
+    fn rows(&self, table: &str) -> Result<Array, JsError> {
+        let convert = self.row_converter(table)?;
+        let cache = self.cache.read();
+        Ok(cache.rows(table).filter_map(convert).collect())
     }
 
     /// Turns an encoded row of `table` into a JavaScript object; `None` (logged) for a row
@@ -246,37 +401,6 @@ impl WasmodClient {
                 }
             },
         )
-    }
-
-    /// `args` encoded for entry point `name`, or the rejection of the call.
-    fn encode(&self, kind: JsonCall, name: &str, args: &JsValue) -> Result<Vec<u8>, JsValue> {
-        let json = if args.is_undefined() || args.is_null() {
-            serde_json::Value::Null
-        } else {
-            let text: String = js_sys::JSON::stringify(args)?.into();
-            serde_json::from_str(&text)
-                .map_err(|error| js_value(Error::Protocol(error.to_string())))?
-        };
-        self.module.args(kind, name, &json).map_err(js_value)
-    }
-
-    fn call_value(&self, kind: JsonCall, name: &str, args: JsValue) -> Promise {
-        let call = self.encode(kind, name, &args).map(|args| {
-            let call: std::pin::Pin<Box<dyn std::future::Future<Output = _>>> = match kind {
-                JsonCall::Procedure => Box::pin(self.client.call_procedure_raw(name, args)),
-                _ => Box::pin(self.client.call_view_raw(name, args)),
-            };
-            call
-        });
-        let module = self.module.clone();
-        let name = name.to_owned();
-        future_to_promise(async move {
-            let bytes = call?.await.map_err(js_value)?;
-            let json = module
-                .returned_json(kind, &name, &bytes)
-                .map_err(js_value)?;
-            parse(json.get())
-        })
     }
 }
 

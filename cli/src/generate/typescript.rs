@@ -84,6 +84,44 @@ export interface Client {
 }
 ";
 
+/// How the tables' lookups compare a column with a value: a 64-bit integer may be a number
+/// or its decimal string (the JSON mapping writes the large ones as strings), so scalars
+/// compare as text; structured values as their JSON.
+const SAME_VALUE: &str = "\
+/** Whether a column's value and a value looked up are the same (numbers and their digits are). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (typeof a === \"object\" || typeof b === \"object\") {
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+  return String(a) === String(b);
+}
+";
+
+/// The lookups a table's handle has.
+#[derive(Clone, Copy)]
+enum Lookup {
+    /// `findBy<Column>`: a unique column's (the primary key's among them), at most one row.
+    Find,
+    /// `filterBy<Column>`: another indexed column's, every row with the value.
+    Filter,
+}
+
+impl Lookup {
+    fn method(self) -> &'static str {
+        match self {
+            Self::Find => "find",
+            Self::Filter => "filter",
+        }
+    }
+}
+
+/// The lookups of `table`: a find per unique column, then a filter per other indexed column.
+fn lookups(table: &Table) -> impl Iterator<Item = (Lookup, usize)> + '_ {
+    let finds = table.unique.iter().map(|&column| (Lookup::Find, column));
+    let filters = table.indexed.iter().map(|&column| (Lookup::Filter, column));
+    finds.chain(filters)
+}
+
 /// The TypeScript bindings of `bindings` (of the module named `module`).
 pub fn generate(bindings: &Bindings, module: &str) -> Result<String, String> {
     let writer = Writer { bindings };
@@ -96,6 +134,14 @@ pub fn generate(bindings: &Bindings, module: &str) -> Result<String, String> {
          identities hex strings.\n * Start with `new DbConnection(await WasmodClient.connect(url))`.\n */\n\n"
     ));
     out.push_str(CLIENT);
+    if bindings
+        .tables
+        .iter()
+        .any(|table| lookups(table).next().is_some())
+    {
+        out.push('\n');
+        out.push_str(SAME_VALUE);
+    }
     for named in &bindings.types {
         out.push('\n');
         out.push_str(&writer.named_type(named)?);
@@ -193,6 +239,28 @@ impl Writer<'_> {
                  one with the\n   * same primary key in one transaction. */\n  \
                  onUpdate(callback: (old: {row}, row: {row}) => void): void {{\n    \
                  this.client.onUpdate(\"{name}\", callback);\n  }}\n"
+            )
+            .expect("a String");
+        }
+        for (lookup, column) in lookups(table) {
+            let field = &table.columns[column];
+            let column_name = field_name(field);
+            let method = format!("{}By{}", lookup.method(), upper_camel(&[column_name]));
+            let ty = self.ts_type(&field.ty)?;
+            let read = access(column_name);
+            let (what, returns) = match lookup {
+                Lookup::Find if table.primary_key == Some(column) => {
+                    ("The row whose primary key", format!("{row} | undefined"))
+                }
+                Lookup::Find => ("The row whose unique column", format!("{row} | undefined")),
+                Lookup::Filter => ("The rows whose indexed column", format!("{row}[]")),
+            };
+            let body = lookup.method();
+            write!(
+                out,
+                "  /** {what} `{column_name}` is `value`, in the cache now. */\n  \
+                 {method}(value: {ty}): {returns} {{\n    \
+                 return this.rows().{body}((row) => sameValue(row{read}, value));\n  }}\n"
             )
             .expect("a String");
         }
@@ -416,6 +484,16 @@ fn property(name: &str) -> String {
     }
 }
 
+/// How to read property `name` of a value: `.name`, or `["two words"]`.
+fn access(name: &str) -> String {
+    let key = property(name);
+    if key == name {
+        format!(".{name}")
+    } else {
+        format!("[{key}]")
+    }
+}
+
 /// `name` as a method: `lowerCamelCase`.
 fn member(name: &str) -> String {
     name.to_lower_camel_case()
@@ -512,5 +590,7 @@ mod tests {
         assert_eq!(property("text"), "text");
         assert_eq!(property("two words"), "\"two words\"");
         assert_eq!(table_class("user_score"), "UserScoreTable");
+        assert_eq!(access("text"), ".text");
+        assert_eq!(access("two words"), "[\"two words\"]");
     }
 }

@@ -44,6 +44,13 @@ impl PrimaryKey {
             .position(|field| field.name.as_deref() == Some(name))
     }
 
+    /// The key of rows of `row_type` at its field named `column`; `None` if the type is not a
+    /// product with such a field.
+    pub fn named(row_type: &AlgebraicType, typespace: Typespace, column: &str) -> Option<Self> {
+        let index = Self::column_named(row_type, &typespace, column)?;
+        Self::new(row_type, typespace, index)
+    }
+
     /// The key column's encoding within `row`; `None` if the row does not decode that far.
     pub fn key<'r>(&self, row: &'r [u8]) -> Option<&'r [u8]> {
         let mut reader = Reader::new(row);

@@ -4,7 +4,7 @@
 
 use crate::support::{durable_server, eventually, log, memory_server, texts, Live, Message, User};
 use std::time::Duration;
-use wasmod_client::{Backoff, Client, Error};
+use wasmod_client::{Backoff, Client, ConnectionState, Error};
 
 const QUERIES: [&str; 2] = ["SELECT * FROM message", "SELECT * FROM user"];
 
@@ -59,8 +59,12 @@ async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
         seen.lock()
             .push((old.name.clone(), new.name.clone(), new.online))
     });
+    let states = log();
+    let seen = states.clone();
+    client.on_connection_state(move |state| seen.lock().push(state));
     let subscription = client.subscription().subscribe(QUERIES);
     subscription.applied().await.expect("applied");
+    assert_eq!(client.connection_state(), ConnectionState::Connected);
     client
         .call_reducer("send", &("before".to_owned(),))
         .await
@@ -94,12 +98,21 @@ async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
         first_connection,
         "the client is still away"
     );
+    eventually("the client knows it is away", || {
+        client.connection_state() == ConnectionState::Reconnecting
+    })
+    .await;
 
     eventually("the client reconnects and catches up", || {
         texts(&client) == ["before", "while away"]
     })
     .await;
     assert_eq!(client.identity(), identity, "the same identity");
+    assert_eq!(
+        *states.lock(),
+        [ConnectionState::Reconnecting, ConnectionState::Connected],
+        "the loss and the return, each once"
+    );
     assert_ne!(client.connection_id(), first_connection, "a new connection");
     let fresh = live.client().await;
     let fresh_subscription = fresh.subscription().subscribe(QUERIES);
@@ -155,8 +168,13 @@ async fn without_reconnection_a_lost_server_ends_the_client() {
         .expect("connected");
     let subscription = client.subscription().subscribe(QUERIES);
     subscription.applied().await.expect("applied");
+    let states = log();
+    let seen = states.clone();
+    client.on_connection_state(move |state| seen.lock().push(state));
     live.stop().await;
     eventually("the connection task ends", || !client.is_running()).await;
+    assert_eq!(client.connection_state(), ConnectionState::Disconnected);
+    assert_eq!(*states.lock(), [ConnectionState::Disconnected]);
     assert_eq!(
         client
             .call_reducer("send", &("nobody hears".to_owned(),))

@@ -63,6 +63,10 @@ async function main() {
   const client = await WasmodClient.connect(location.origin, localStorage.getItem(TOKEN), compression);
   localStorage.setItem(TOKEN, client.token);
   $("identity").textContent = client.identity;
+  // The status line follows the socket: "reconnecting" while the server is away.
+  client.onConnectionState((state) => {
+    $("status").textContent = state;
+  });
 
   client.onInsert("user", (user) => {
     users.set(user.identity, user);

@@ -18,6 +18,14 @@ export interface Client {
   callView(name: string, args: unknown): Promise<any>;
 }
 
+/** Whether a column's value and a value looked up are the same (numbers and their digits are). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (typeof a === "object" || typeof b === "object") {
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+  return String(a) === String(b);
+}
+
 /** A row of table `message` (the module's `quickstart::chat::Message`). */
 export interface Message {
   id: number | string;
@@ -57,6 +65,14 @@ export class MessageTable {
   onUpdate(callback: (old: Message, row: Message) => void): void {
     this.client.onUpdate("message", callback);
   }
+  /** The row whose primary key `id` is `value`, in the cache now. */
+  findById(value: number | string): Message | undefined {
+    return this.rows().find((row) => sameValue(row.id, value));
+  }
+  /** The rows whose indexed column `sender` is `value`, in the cache now. */
+  filterBySender(value: string): Message[] {
+    return this.rows().filter((row) => sameValue(row.sender, value));
+  }
 }
 
 /** Table `user` in the client's cache. */
@@ -82,6 +98,14 @@ export class UserTable {
    * same primary key in one transaction. */
   onUpdate(callback: (old: User, row: User) => void): void {
     this.client.onUpdate("user", callback);
+  }
+  /** The row whose primary key `identity` is `value`, in the cache now. */
+  findByIdentity(value: string): User | undefined {
+    return this.rows().find((row) => sameValue(row.identity, value));
+  }
+  /** The row whose unique column `name` is `value`, in the cache now. */
+  findByName(value: string): User | undefined {
+    return this.rows().find((row) => sameValue(row.name, value));
   }
 }
 

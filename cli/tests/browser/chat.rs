@@ -1,76 +1,19 @@
-//! The quickstart's chat page in real headless Chromium, driven over WebDriver
-//! (`chromedriver`, through fantoccini): `wasmod serve --web examples/quickstart/web` with the
-//! browser client built by `client/web/build.sh`.
+//! The quickstart's chat page in real headless Chromium: `wasmod serve --web
+//! examples/quickstart/web` with the browser client built by `client/web/build.sh`.
 //!
 //! Two browsers (each its own profile, so its own `localStorage` and identity) open the page:
 //! a message sent in one appears in the other; a page reloaded keeps its identity; the server
-//! restarted on the same port and data, both pages reconnect by themselves and catch up. The
-//! operator's console (`/admin`) shows a table's rows, and a new commit, without a reload. A
-//! screenshot of each page is saved in `target/browser-artifacts/`.
-//!
-//! Chromium and ChromeDriver are required, not optional: without them the test fails and
-//! says what to install (`.ci/run` installs them).
+//! restarted on the same port and data, both pages' status lines say they are reconnecting,
+//! then connected again, and they catch up. The operator's console (`/admin`) shows a table's
+//! rows, and a new commit, without a reload. A screenshot of each page is saved in
+//! `target/browser-artifacts/`. The browser client's `.wasm` stays within its size budget.
 
-mod support;
-
-use fantoccini::{Client, ClientBuilder, Locator};
-use serde_json::{json, Value};
+use crate::driver::{browser, screenshot, start_driver, wait_for, web_dir};
+use crate::support::{agent, free_port, send, Served};
+use fantoccini::{Client, Locator};
+use serde_json::json;
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
-use support::{agent, free_port, send, Served};
-use wasmod_wasm_tests::{built, workspace_root, Profile};
-
-const CHROMIUM: &str = "/usr/bin/chromium";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
-
-/// How long a change may take to show in a page.
-const SHOWN_WITHIN: Duration = Duration::from_secs(15);
-
-/// The chromedriver process; killed when the test ends.
-struct Driver {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts chromedriver on a free port and waits until it answers.
-fn start_driver() -> Driver {
-    for (path, package) in [(CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")] {
-        assert!(
-            Path::new(path).exists(),
-            "{path} is missing: the browser tests need Debian's `chromium` and `chromium-driver` \
-             (apt-get install chromium chromium-driver; .ci/run installs them); `{package}` \
-             provides {path}"
-        );
-    }
-    let port = free_port();
-    let child = Command::new(CHROMEDRIVER)
-        .arg(format!("--port={port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("chromedriver starts");
-    let url = format!("http://127.0.0.1:{port}");
-    let driver = Driver { child, url };
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "chromedriver did not answer"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    driver
-}
+use wasmod_wasm_tests::{built, Profile};
 
 /// The most bytes the browser client's `.wasm` may have: the size measured when the budget
 /// was set (935,618 bytes, benches/RESULTS.md) plus 25%.
@@ -78,76 +21,6 @@ const WASM_BUDGET: usize = 1_169_500;
 
 /// The most bytes it may have gzipped (flate2, level 9): 367,163 when measured, plus 25%.
 const WASM_GZIP_BUDGET: usize = 458_950;
-
-/// The page's directory, with the browser client built into its `pkg/` once per test run.
-fn web_dir() -> &'static Path {
-    static BUILT: OnceLock<PathBuf> = OnceLock::new();
-    BUILT.get_or_init(build_package)
-}
-
-/// Builds the browser client into the page's `pkg/`, where the nested builds of the tests go.
-fn build_package() -> PathBuf {
-    let root = workspace_root();
-    let web = root.join("examples/quickstart/web");
-    let status = Command::new("bash")
-        .arg(root.join("client/web/build.sh"))
-        .arg(web.join("pkg"))
-        .env("CARGO_TARGET_DIR", root.join("target").join("wasm-tests"))
-        .status()
-        .expect("bash runs");
-    assert!(status.success(), "client/web/build.sh failed");
-    web
-}
-
-/// A new headless Chromium with a fresh profile.
-async fn browser(driver: &Driver, profile: &Path) -> Client {
-    let capabilities = json!({
-        "browserName": "chrome",
-        "goog:chromeOptions": {
-            "binary": CHROMIUM,
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync",
-                "--window-size=1000,640",
-                format!("--user-data-dir={}", profile.display()),
-            ],
-        },
-    });
-    let Value::Object(capabilities) = capabilities else {
-        unreachable!("an object");
-    };
-    ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-        .capabilities(capabilities)
-        .connect(&driver.url)
-        .await
-        .expect("a WebDriver session")
-}
-
-/// Waits until `script` (a function body) returns `true` in `page`, or fails with `what`.
-async fn wait_for(page: &Client, what: &str, script: &str, args: Vec<Value>) {
-    let started = Instant::now();
-    loop {
-        let value = page
-            .execute(script, args.clone())
-            .await
-            .expect("the script runs");
-        if value == Value::Bool(true) {
-            return;
-        }
-        if started.elapsed() > SHOWN_WITHIN {
-            let error = page
-                .execute(
-                    "return document.getElementById('error').textContent",
-                    vec![],
-                )
-                .await
-                .unwrap_or_default();
-            panic!("{what}: not within {SHOWN_WITHIN:?} (the page's error: {error})");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 async fn wait_ready(page: &Client) {
     wait_for(
@@ -163,6 +36,9 @@ async fn wait_ready(page: &Client) {
 const SHOWS_MESSAGE: &str = "return [...document.querySelectorAll('#messages li')].some(li => \
      li.querySelector('.sender').textContent === arguments[0] && \
      li.querySelector('.text').textContent === arguments[1])";
+
+/// Whether the page's status line reads `state`.
+const SHOWS_STATUS: &str = "return document.getElementById('status').textContent === arguments[0]";
 
 /// Whether the page lists `name` among the users online.
 const SHOWS_ONLINE: &str =
@@ -193,15 +69,6 @@ async fn submit(page: &Client, input: &str, text: &str, form: &str) {
         .click()
         .await
         .expect("clicked");
-}
-
-async fn screenshot(page: &Client, name: &str) -> PathBuf {
-    let dir = workspace_root().join("target").join("browser-artifacts");
-    std::fs::create_dir_all(&dir).expect("the artifacts directory");
-    let path = dir.join(format!("{name}.png"));
-    let png = page.screenshot().await.expect("a screenshot");
-    std::fs::write(&path, png).expect("the screenshot written");
-    path
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -264,6 +131,15 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
     // sent meanwhile (by a third client, over HTTP), then chat again.
     let (status, _, _) = served.terminate();
     assert!(status.success());
+    for page in [&alice, &bob] {
+        wait_for(
+            page,
+            "the status line says so",
+            SHOWS_STATUS,
+            vec![json!("reconnecting")],
+        )
+        .await;
+    }
     let served = Served::start_with(&wasm, data.path(), &listen, &extra);
     let agent = agent();
     let (_, issued) = send(&agent, "POST", &format!("{base}/v1/identity"), None, None);
@@ -289,6 +165,15 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
             "the message sent while reconnecting",
             SHOWS_MESSAGE,
             during.clone(),
+        )
+        .await;
+    }
+    for page in [&alice, &bob] {
+        wait_for(
+            page,
+            "the status line after the restart",
+            SHOWS_STATUS,
+            vec![json!("connected")],
         )
         .await;
     }

@@ -6,7 +6,10 @@
 //! ([`ModuleDescription::typespace`]) once, then converts through the protocol's JSON mapping
 //! (`wasmod_protocol::json`), the one the HTTP API uses: a row a browser sees is the row
 //! `GET /v1/tables` shows, and arguments are accepted as `POST /v1/reducers` accepts them (an
-//! array in parameter order, or an object keyed by parameter name).
+//! array in parameter order, or an object keyed by parameter name). Whole server messages are
+//! written in the JSON protocol's form by [`JsonModule::message_json`] (`message`).
+
+mod message;
 
 use crate::Error;
 use serde_json::value::RawValue;
