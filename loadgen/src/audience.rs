@@ -96,9 +96,15 @@ impl Audience {
     /// Connects `count` clients to `url`, [`CONNECTING`] at a time, each subscribed as
     /// `subscribe` says; fails if any of them cannot connect or subscribe.
     pub async fn join(url: &str, count: usize, subscribe: Subscribe) -> Result<Self> {
+        Self::join_over(&[url], count, subscribe).await
+    }
+
+    /// Connects `count` clients spread evenly over `urls` (servers of the same data, such as
+    /// edge nodes), with one tally, as [`Audience::join`] does.
+    pub async fn join_over(urls: &[&str], count: usize, subscribe: Subscribe) -> Result<Self> {
         let tally = Arc::new(Tally::default());
         let joined: Vec<Result<_>> = stream::iter(0..count)
-            .map(|_| join_one(url, subscribe))
+            .map(|index| join_one(urls[index % urls.len()], subscribe))
             .buffer_unordered(CONNECTING)
             .collect()
             .await;

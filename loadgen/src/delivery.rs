@@ -108,57 +108,84 @@ impl Session {
 
     /// Publishes `count` updates at `rate` per second and waits for them to be delivered.
     async fn step(&mut self, rate: f64, count: u64) -> Result<Step> {
-        let tally = self.audience.tally.clone();
-        let clients = self.audience.len() as u64;
-        let before = tally.deliveries.load(Ordering::Relaxed);
-        let lost_before = tally.lost.load(Ordering::Relaxed);
-        tally.latency.clear();
-        let start = Instant::now();
-        match &mut self.publisher {
-            Publisher::Caller(caller) => {
-                let calls = caller
-                    .call(Pace::new(rate, count), start + Duration::from_secs(3600))
-                    .await?;
-                if !calls.all_committed() {
-                    bail!("the writer's calls did not all commit: {calls:?}");
+        let Self {
+            started,
+            audience,
+            publisher,
+        } = self;
+        let publish = async {
+            match publisher {
+                Publisher::Caller(caller) => commit(caller, rate, count).await,
+                Publisher::Floor => {
+                    started.served.tell(&format!("broadcast {rate} {count}"))?;
+                    let timeout = Duration::from_secs_f64(count as f64 / rate) + DRAIN;
+                    let answer = started.served.next_line(timeout).await?;
+                    if answer != format!("done {count}") {
+                        bail!("the floor answered {answer:?} to a broadcast of {count}");
+                    }
+                    Ok(())
                 }
             }
-            Publisher::Floor => {
-                self.started
-                    .served
-                    .tell(&format!("broadcast {rate} {count}"))?;
-                let timeout = Duration::from_secs_f64(count as f64 / rate) + DRAIN;
-                let answer = self.started.served.next_line(timeout).await?;
-                if answer != format!("done {count}") {
-                    bail!("the floor answered {answer:?} to a broadcast of {count}");
-                }
-            }
-        }
-        let expected = count * clients.saturating_sub(lost_before);
-        let drained_by = Instant::now() + DRAIN;
-        let received = loop {
-            let received = tally.deliveries.load(Ordering::Relaxed) - before;
-            if received >= expected || Instant::now() > drained_by {
-                break received;
-            }
-            tokio::time::sleep(TICK).await;
         };
-        let elapsed = start.elapsed().as_secs_f64();
-        let lost = tally.lost.load(Ordering::Relaxed) - lost_before;
-        let offered = rate * clients as f64;
-        let achieved = received as f64 / elapsed;
-        Ok(Step {
-            rate,
-            offered,
-            achieved,
-            expected,
-            received,
-            lost,
-            kept_up: received >= expected && lost == 0 && achieved >= KEEPS_UP * offered,
-            p50: tally.latency.quantile(0.5),
-            p99: tally.latency.quantile(0.99),
-        })
+        step(audience, rate, count, publish).await
     }
+}
+
+/// Commits `count` of the quickstart's `send` through `caller` at `rate` per second; fails
+/// unless every one committed.
+pub async fn commit(caller: &mut Caller, rate: f64, count: u64) -> Result<()> {
+    let calls = caller
+        .call(
+            Pace::new(rate, count),
+            Instant::now() + Duration::from_secs(3600),
+        )
+        .await?;
+    if !calls.all_committed() {
+        bail!("the writer's calls did not all commit: {calls:?}");
+    }
+    Ok(())
+}
+
+/// Runs `publish` (which publishes `count` updates at `rate` per second) and waits for every
+/// client of `audience` to have them, or for [`DRAIN`] after the last: the step's deliveries,
+/// rates and latency.
+pub async fn step(
+    audience: &Audience,
+    rate: f64,
+    count: u64,
+    publish: impl std::future::Future<Output = Result<()>>,
+) -> Result<Step> {
+    let tally = audience.tally.clone();
+    let clients = audience.len() as u64;
+    let before = tally.deliveries.load(Ordering::Relaxed);
+    let lost_before = tally.lost.load(Ordering::Relaxed);
+    tally.latency.clear();
+    let start = Instant::now();
+    publish.await?;
+    let expected = count * clients.saturating_sub(lost_before);
+    let drained_by = Instant::now() + DRAIN;
+    let received = loop {
+        let received = tally.deliveries.load(Ordering::Relaxed) - before;
+        if received >= expected || Instant::now() > drained_by {
+            break received;
+        }
+        tokio::time::sleep(TICK).await;
+    };
+    let elapsed = start.elapsed().as_secs_f64();
+    let lost = tally.lost.load(Ordering::Relaxed) - lost_before;
+    let offered = rate * clients as f64;
+    let achieved = received as f64 / elapsed;
+    Ok(Step {
+        rate,
+        offered,
+        achieved,
+        expected,
+        received,
+        lost,
+        kept_up: received >= expected && lost == 0 && achieved >= KEEPS_UP * offered,
+        p50: tally.latency.quantile(0.5),
+        p99: tally.latency.quantile(0.99),
+    })
 }
 
 /// Runs the search and the latency run on `target`. Fails if the first step does not

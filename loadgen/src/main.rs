@@ -13,6 +13,9 @@
 //! - `initial`: the initial rows of a large subscription, to a bare client and into the SDK
 //!   client's cache, and the updates one SDK client applies per second ([`initial`],
 //!   [`cached`]);
+//! - `replication`: edge nodes (`wasmod edge`, fed by a `redis-server`): the primary's CPU per
+//!   commit with and without subscribers on two edges, and lag and deliveries on the edges
+//!   against one node ([`replication`]);
 //! - `all`: every one of them, the way `benches/RESULTS.md` records them.
 //!
 //! Every run is bounded (timeouts on every wait, a fixed number of steps) and the servers are
@@ -32,6 +35,7 @@ mod initial;
 mod latency;
 mod pace;
 mod process;
+mod replication;
 mod report;
 mod sample;
 mod target;
@@ -108,6 +112,12 @@ enum Measurement {
         #[arg(long, value_delimiter = ',')]
         rows: Option<Vec<u64>>,
     },
+    /// Edge nodes: the primary's CPU per commit, lag and deliveries (needs `redis-server`).
+    Replication {
+        /// Subscribed clients, spread over the two edges.
+        #[arg(long)]
+        clients: Option<usize>,
+    },
 }
 
 /// The programs a measurement starts.
@@ -142,6 +152,8 @@ pub struct Settings {
     pub refusal_fails: bool,
     /// Commits one SDK client applies after the initial subscriptions.
     pub client_updates: u64,
+    /// The edge nodes' run.
+    pub replication: replication::Plan,
 }
 
 impl Settings {
@@ -163,6 +175,11 @@ impl Settings {
             initial_rows: vec![100_000, 200_000, 1_000_000],
             refusal_fails: false,
             client_updates: 50_000,
+            replication: replication::Plan {
+                clients: 1000,
+                rate: 100.0,
+                run: Duration::from_secs(10),
+            },
         }
     }
 
@@ -184,6 +201,11 @@ impl Settings {
             initial_rows: vec![5_000],
             refusal_fails: true,
             client_updates: 500,
+            replication: replication::Plan {
+                clients: 20,
+                rate: 20.0,
+                run: Duration::from_secs(1),
+            },
         }
     }
 }
@@ -244,7 +266,8 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                 report::delivery(&paths, &settings).await?;
                 report::calls(&paths, &settings).await?;
                 report::idle(&paths, &settings).await?;
-                report::initial(&paths, &settings).await
+                report::initial(&paths, &settings).await?;
+                report::replication(&paths, &settings).await
             }
             Measurement::Delivery { clients } => {
                 if let Some(clients) = clients {
@@ -264,6 +287,12 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                     settings.initial_rows = rows;
                 }
                 report::initial(&paths, &settings).await
+            }
+            Measurement::Replication { clients } => {
+                if let Some(clients) = clients {
+                    settings.replication.clients = clients;
+                }
+                report::replication(&paths, &settings).await
             }
         }
     })

@@ -181,6 +181,29 @@ impl Memory {
     }
 }
 
+/// The CPU time process `pid` has used so far, user and system, from `/proc/<pid>/stat`.
+pub fn cpu_time(pid: u32) -> Result<Duration> {
+    let path = format!("/proc/{pid}/stat");
+    let stat = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
+    let ticks = cpu_ticks(&stat).with_context(|| format!("{path} has no utime and stime"))?;
+    // SAFETY: sysconf has no preconditions.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if per_second <= 0 {
+        bail!("the clock's ticks per second are unknown");
+    }
+    Ok(Duration::from_secs_f64(ticks as f64 / per_second as f64))
+}
+
+/// `utime + stime` of a `/proc/<pid>/stat` line, in clock ticks: fields 14 and 15, counted
+/// after the command's parenthesis (which may hold spaces).
+fn cpu_ticks(stat: &str) -> Option<u64> {
+    let after_command = &stat[stat.rfind(')')? + 1..];
+    let mut fields = after_command.split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some(user + system)
+}
+
 /// Raises this process's soft limit of open files to `wanted` (children inherit it), or as
 /// far as the hard limit allows; returns the limit now in force.
 pub fn raise_open_files(wanted: u64) -> Result<u64> {
@@ -218,6 +241,14 @@ mod tests {
             })
         );
         assert_eq!(Memory::parse("Name:\tx\n"), None);
+    }
+
+    #[test]
+    fn cpu_time_is_read_from_a_stat_line() {
+        let stat = "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 1 0";
+        assert_eq!(cpu_ticks(stat), Some(12));
+        assert_eq!(cpu_ticks("42 (x) S 1"), None);
+        assert!(cpu_time(std::process::id()).is_ok());
     }
 
     #[test]

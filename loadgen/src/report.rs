@@ -4,7 +4,7 @@
 
 use crate::delivery::{self, millis};
 use crate::target::{self, Target};
-use crate::{calls, idle, initial, Paths, Settings};
+use crate::{calls, idle, initial, replication, Paths, Settings};
 use anyhow::{bail, Result};
 use std::time::Duration;
 
@@ -168,6 +168,72 @@ pub async fn idle(paths: &Paths, settings: &Settings) -> Result<()> {
         "wasmod's median VmRSS after: {} ({:.0} MB). Goal: ≤ 200 MB.",
         mib(wasmod_after as u64),
         wasmod_after / 1e6
+    );
+    println!();
+    Ok(())
+}
+
+/// Edge nodes: the primary's CPU per commit without and with subscribers on two edges, and
+/// lag and deliveries on the edges against one node.
+pub async fn replication(paths: &Paths, settings: &Settings) -> Result<()> {
+    let plan = &settings.replication;
+    let mut outcomes = Vec::new();
+    for run in 1..=settings.repeat {
+        eprintln!(
+            "replication, run {run}: {} clients, {} commits/s",
+            plan.clients, plan.rate
+        );
+        outcomes.push(replication::measure(paths, plan).await?);
+    }
+    let micros = |of: fn(&replication::Outcome) -> Duration| {
+        median(
+            outcomes
+                .iter()
+                .map(|outcome| of(outcome).as_secs_f64() * 1e6)
+                .collect(),
+        )
+    };
+    let quantile = |of: fn(&replication::Outcome) -> Option<Duration>| {
+        let values = outcomes
+            .iter()
+            .filter_map(of)
+            .map(|d| d.as_secs_f64())
+            .collect();
+        Some(Duration::from_secs_f64(median(values)))
+    };
+    let achieved = |of: fn(&replication::Outcome) -> f64| median(outcomes.iter().map(of).collect());
+    println!(
+        "## Edge nodes: {} subscribers, {} commits/s for {:?}",
+        plan.clients, plan.rate, plan.run
+    );
+    println!();
+    let (alone, with_edges) = (micros(|o| o.cpu_alone), micros(|o| o.cpu_with_edges));
+    println!("| the primary's CPU per commit | µs |");
+    println!("|---|---:|");
+    println!("| no subscriber | {alone:.0} |");
+    println!(
+        "| {} subscribers on two edges | {with_edges:.0} |",
+        plan.clients
+    );
+    println!();
+    println!(
+        "Ratio with subscribers on edges / without: {:.2}.",
+        with_edges / alone.max(f64::MIN_POSITIVE)
+    );
+    println!();
+    println!("| clients on | commit-to-receipt p50 | p99 | deliveries/s achieved |");
+    println!("|---|---:|---:|---:|");
+    println!(
+        "| two edges | {} | {} | {:.0} |",
+        millis(quantile(|o| o.edges.p50)),
+        millis(quantile(|o| o.edges.p99)),
+        achieved(|o| o.edges.achieved)
+    );
+    println!(
+        "| the primary (one node) | {} | {} | {:.0} |",
+        millis(quantile(|o| o.one_node.p50)),
+        millis(quantile(|o| o.one_node.p99)),
+        achieved(|o| o.one_node.achieved)
     );
     println!();
     Ok(())
