@@ -358,6 +358,77 @@ fn clients_on_two_edges_see_each_others_writes_and_read_their_own() {
     }
 }
 
+/// A JSON frame of the WebSocket protocol from `socket`, skipping pings.
+fn next_message(
+    socket: &mut tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::net::TcpStream>>,
+) -> Value {
+    loop {
+        match socket.read().expect("a frame") {
+            tungstenite::Message::Text(text) => {
+                return serde_json::from_str(&text).expect("a JSON message")
+            }
+            tungstenite::Message::Ping(_) | tungstenite::Message::Pong(_) => continue,
+            other => panic!("not a JSON message: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_websocket_client_of_an_edge_calls_through_it_and_sees_its_own_commit() {
+    use tungstenite::client::IntoClientRequest;
+    let cluster = Cluster::start(&[]);
+    let edge = cluster.edge();
+    let url = format!("{}/v1/subscribe", edge.base.replacen("http://", "ws://", 1));
+    let mut request = url.into_client_request().expect("a request");
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "v1.json.wasmod".parse().expect("a header"),
+    );
+    let (mut socket, _) = tungstenite::connect(request).expect("the edge's WebSocket");
+    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = socket.get_mut() {
+        stream.set_read_timeout(Some(PATIENCE)).expect("a timeout");
+    }
+    let identity = next_message(&mut socket);
+    assert!(identity["IdentityToken"].is_object(), "{identity}");
+    let send_text = |socket: &mut tungstenite::WebSocket<_>, message: Value| {
+        socket
+            .send(tungstenite::Message::text(message.to_string()))
+            .expect("sent")
+    };
+    send_text(
+        &mut socket,
+        serde_json::json!({"Subscribe": {"query_set_id": 1, "queries": ["SELECT * FROM message"], "resume_from": null}}),
+    );
+    let applied = next_message(&mut socket);
+    assert!(applied["SubscribeApplied"].is_object(), "{applied}");
+    send_text(
+        &mut socket,
+        serde_json::json!({"CallReducer": {"request_id": 7, "name": "send", "args": ["over the socket"]}}),
+    );
+    let own = next_message(&mut socket);
+    let update = &own["TransactionUpdate"];
+    assert_eq!(update["request_id"], 7, "{own}");
+    assert_eq!(update["status"], "Committed", "{own}");
+    assert_eq!(
+        update["changes"][0]["tables"][0]["inserts"][0]["text"], "over the socket",
+        "{own}"
+    );
+    // The commit is the primary's: the same offset there.
+    let offset = update["offset"].as_u64().expect("an offset");
+    let (_, health) = health(&edge.base);
+    assert!(health["edge"]["offset"].as_u64() > Some(offset), "{health}");
+    send_text(
+        &mut socket,
+        serde_json::json!({"CallView": {"request_id": 8, "name": "recent", "args": []}}),
+    );
+    let viewed = next_message(&mut socket);
+    assert_eq!(viewed["CallResult"]["request_id"], 8, "{viewed}");
+    assert!(viewed.to_string().contains("over the socket"), "{viewed}");
+    assert!(messages(cluster.primary())
+        .values()
+        .any(|text| text == "over the socket"));
+}
+
 #[test]
 fn a_write_through_an_edge_is_answered_once_the_edge_holds_it() {
     let cluster = Cluster::start(&[]);
