@@ -99,6 +99,10 @@ pub struct Args {
     /// limit.
     #[arg(long, default_value_t = ServerConfig::default().identities_per_minute, value_name = "N")]
     identities_per_minute: u32,
+    /// The most calls without a token (anonymous views, the module's HTTP handlers) one
+    /// source address may make a minute, beyond which it is answered 429; 0 for no limit.
+    #[arg(long, default_value_t = ServerConfig::default().anonymous_calls_per_minute, value_name = "N")]
+    anonymous_calls_per_minute: u32,
     /// How long a WebSocket client may stay silent before it is pinged; silent as long again,
     /// it is closed (`4003`).
     #[arg(long, default_value = "30s", value_parser = units::duration)]
@@ -161,6 +165,7 @@ pub fn run(args: Args) -> Result {
     server_config.resume_commits = args.resume_commits;
     server_config.ping_interval = args.ping_interval;
     server_config.identities_per_minute = args.identities_per_minute;
+    server_config.anonymous_calls_per_minute = args.anonymous_calls_per_minute;
     // The last commits before a restart stay at hand for WebSocket clients that resume.
     let mut options = durability::Options::default()
         .with_mode(args.durability)
