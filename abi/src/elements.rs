@@ -80,7 +80,14 @@ impl Budget {
     /// Counts one element: [`DecodeError::TooManyElements`] when the budget is spent.
     #[inline]
     pub fn visit(&mut self) -> Result<(), DecodeError> {
-        match self.left.checked_sub(1) {
+        self.take(1)
+    }
+
+    /// Counts `count` elements at once (an array's items, a product's fields), before they
+    /// are visited: [`DecodeError::TooManyElements`] when the budget cannot pay for them all.
+    #[inline]
+    pub fn take(&mut self, count: usize) -> Result<(), DecodeError> {
+        match self.left.checked_sub(count) {
             Some(left) => {
                 self.left = left;
                 Ok(())

@@ -347,11 +347,26 @@ fn walk_counted<O: Output>(
 ) -> Result<O::Out, DecodeError> {
     let start = reader.remaining();
     let mut budget = Budget::for_input(start);
-    let out = walk::<O>(ty, typespace, reader, 0, &mut budget)?;
+    let out = walk_one::<O>(ty, typespace, reader, 0, &mut budget)?;
     budget.finish(start - reader.remaining())?;
     Ok(out)
 }
 
+/// Counts one value against `budget`, then walks it.
+fn walk_one<O: Output>(
+    ty: &AlgebraicType,
+    typespace: &Typespace,
+    reader: &mut Reader<'_>,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<O::Out, DecodeError> {
+    budget.take(1)?;
+    walk::<O>(ty, typespace, reader, depth, budget)
+}
+
+/// Walks one value that is counted already. A container counts its items, fields or payload
+/// against `budget` before it walks them: all of an array's items at once, so that a leaf
+/// costs no count of its own.
 fn walk<O: Output>(
     ty: &AlgebraicType,
     typespace: &Typespace,
@@ -360,7 +375,6 @@ fn walk<O: Output>(
     budget: &mut Budget,
 ) -> Result<O::Out, DecodeError> {
     use AlgebraicType as T;
-    budget.visit()?;
     let leaf = |value: Value| Ok(O::leaf(value));
     match typespace.resolve(ty).ok_or(DecodeError::UnresolvedRef)? {
         T::Bool => leaf(Value::Bool(bool::decode(reader)?)),
@@ -400,7 +414,7 @@ fn walk<O: Output>(
             let depth = deeper(depth)?;
             match read_tag(reader)? {
                 0 => Ok(O::option(None)),
-                1 => Ok(O::option(Some(walk::<O>(
+                1 => Ok(O::option(Some(walk_one::<O>(
                     inner, typespace, reader, depth, budget,
                 )?))),
                 tag => Err(DecodeError::InvalidTag {
@@ -412,10 +426,10 @@ fn walk<O: Output>(
         T::Result(ok, err) => {
             let depth = deeper(depth)?;
             match read_tag(reader)? {
-                0 => Ok(O::result(Ok(walk::<O>(
+                0 => Ok(O::result(Ok(walk_one::<O>(
                     ok, typespace, reader, depth, budget,
                 )?))),
-                1 => Ok(O::result(Err(walk::<O>(
+                1 => Ok(O::result(Err(walk_one::<O>(
                     err, typespace, reader, depth, budget,
                 )?))),
                 tag => Err(DecodeError::InvalidTag {
@@ -426,6 +440,7 @@ fn walk<O: Output>(
         }
         T::Product(fields) => {
             let depth = deeper(depth)?;
+            budget.take(fields.len())?;
             let items = fields
                 .iter()
                 .map(|field| walk::<O>(&field.ty, typespace, reader, depth, budget))
@@ -438,7 +453,7 @@ fn walk<O: Output>(
             let variant = Field::variant(variants, tag)?;
             Ok(O::sum(
                 tag,
-                walk::<O>(&variant.ty, typespace, reader, depth, budget)?,
+                walk_one::<O>(&variant.ty, typespace, reader, depth, budget)?,
             ))
         }
         T::Ref(_) => Err(DecodeError::UnresolvedRef),
@@ -468,6 +483,7 @@ fn walk_items<O: Output>(
         }
         None => {}
     }
+    budget.take(len)?;
     let mut items = Vec::with_capacity(len.min(reader.remaining()));
     for _ in 0..len {
         items.push(walk::<O>(element, typespace, reader, depth, budget)?);
