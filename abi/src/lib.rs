@@ -6,6 +6,8 @@
 //! - [`schema`]: how types describe themselves ([`SchemaType`], [`AlgebraicType`]);
 //! - [`description`]: what a module declares ([`ModuleDef`]), how ids are assigned, and the
 //!   versioned encoding of the description;
+//! - [`elements`]: how many elements a decoded value may have for its bytes, and the check
+//!   of a description's types against that bound;
 //! - [`errno`]: the error codes of imports and exports;
 //! - [`names`]: the import module and export names, and the ABI version;
 //! - [`imports`]: values the imports exchange (log levels, iterator advances);
@@ -18,6 +20,7 @@
 //! ABI, imports included, is documented in `docs/abi.md` at the repository's root.
 
 pub mod description;
+pub mod elements;
 pub mod encoding;
 pub mod errno;
 pub mod exports;

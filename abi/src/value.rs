@@ -10,6 +10,7 @@
 //! it never panics, never recurses deeper than [`MAX_DEPTH`] levels, and never allocates more
 //! than the input could hold.
 
+use crate::elements::{array_elements, zero_sized_elements, Budget};
 use crate::encoding::{Decode, DecodeError, Reader};
 use crate::schema::{AlgebraicType, Field, Typespace};
 use crate::types::{ConnectionId, Identity, Timestamp};
@@ -22,11 +23,7 @@ use core::cmp::Ordering;
 /// cannot exhaust the host's stack.
 pub const MAX_DEPTH: usize = crate::encoding::MAX_DEPTH as usize;
 
-/// The most elements an array of a zero-sized type (such as `()`) may hold.
-///
-/// Elements of such a type take no bytes, so the input's length cannot bound their count; this
-/// does. A longer array is refused with [`DecodeError::LengthOverflow`].
-pub const MAX_ZERO_SIZED_ELEMENTS: usize = 1 << 16;
+pub use crate::elements::MAX_ZERO_SIZED_ELEMENTS;
 
 /// A value of any [`AlgebraicType`].
 ///
@@ -96,14 +93,16 @@ impl Value {
     /// [`AlgebraicType::Ref`]s into `typespace`.
     ///
     /// Errors: whatever the static decoders report for malformed bytes, plus [`DecodeError::TooDeep`],
-    /// [`DecodeError::UnresolvedRef`], and [`DecodeError::LengthOverflow`] (see
-    /// [`MAX_ZERO_SIZED_ELEMENTS`]).
+    /// [`DecodeError::UnresolvedRef`], [`DecodeError::LengthOverflow`] (see
+    /// [`MAX_ZERO_SIZED_ELEMENTS`]) and [`DecodeError::TooManyElements`] (more elements than
+    /// [`max_elements`](crate::elements::max_elements) of the bytes the value takes, or of the
+    /// bytes left, which bounds the work).
     pub fn decode(
         ty: &AlgebraicType,
         typespace: &Typespace,
         reader: &mut Reader<'_>,
     ) -> Result<Value, DecodeError> {
-        walk::<Build>(ty, typespace, reader, 0)
+        walk_counted::<Build>(ty, typespace, reader)
     }
 
     /// Checks that one value of type `ty` is at the front of `reader` and moves past it,
@@ -113,7 +112,7 @@ impl Value {
         typespace: &Typespace,
         reader: &mut Reader<'_>,
     ) -> Result<(), DecodeError> {
-        walk::<Check>(ty, typespace, reader, 0)
+        walk_counted::<Check>(ty, typespace, reader)
     }
 
     /// Appends the value's encoding to `out`: the same bytes as the static encoding.
@@ -339,11 +338,41 @@ impl Output for Check {
     fn sum(_: u8, _: ()) {}
 }
 
+/// Walks one value with a [`Budget`] of elements for the bytes left, then checks the elements
+/// visited against the bytes the value took.
+fn walk_counted<O: Output>(
+    ty: &AlgebraicType,
+    typespace: &Typespace,
+    reader: &mut Reader<'_>,
+) -> Result<O::Out, DecodeError> {
+    let start = reader.remaining();
+    let mut budget = Budget::for_input(start);
+    let out = walk_one::<O>(ty, typespace, reader, 0, &mut budget)?;
+    budget.finish(start - reader.remaining())?;
+    Ok(out)
+}
+
+/// Counts one value against `budget`, then walks it.
+fn walk_one<O: Output>(
+    ty: &AlgebraicType,
+    typespace: &Typespace,
+    reader: &mut Reader<'_>,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<O::Out, DecodeError> {
+    budget.take(1)?;
+    walk::<O>(ty, typespace, reader, depth, budget)
+}
+
+/// Walks one value that is counted already. A container counts its items, fields or payload
+/// against `budget` before it walks them: all of an array's items at once, so that a leaf
+/// costs no count of its own.
 fn walk<O: Output>(
     ty: &AlgebraicType,
     typespace: &Typespace,
     reader: &mut Reader<'_>,
     depth: usize,
+    budget: &mut Budget,
 ) -> Result<O::Out, DecodeError> {
     use AlgebraicType as T;
     let leaf = |value: Value| Ok(O::leaf(value));
@@ -372,20 +401,22 @@ fn walk<O: Output>(
         T::Array(element) => {
             let depth = deeper(depth)?;
             let len = reader.read_len()?;
-            let items = walk_items::<O>(element, len, typespace, reader, depth)?;
+            let items = walk_items::<O>(element, len, typespace, reader, depth, budget)?;
             Ok(O::array(items))
         }
         T::FixedArray(element, len) => {
             let depth = deeper(depth)?;
             let len = usize::try_from(*len).map_err(|_| DecodeError::LengthOverflow)?;
-            let items = walk_items::<O>(element, len, typespace, reader, depth)?;
+            let items = walk_items::<O>(element, len, typespace, reader, depth, budget)?;
             Ok(O::product(items))
         }
         T::Option(inner) => {
             let depth = deeper(depth)?;
             match read_tag(reader)? {
                 0 => Ok(O::option(None)),
-                1 => Ok(O::option(Some(walk::<O>(inner, typespace, reader, depth)?))),
+                1 => Ok(O::option(Some(walk_one::<O>(
+                    inner, typespace, reader, depth, budget,
+                )?))),
                 tag => Err(DecodeError::InvalidTag {
                     tag,
                     type_name: "Option",
@@ -395,8 +426,12 @@ fn walk<O: Output>(
         T::Result(ok, err) => {
             let depth = deeper(depth)?;
             match read_tag(reader)? {
-                0 => Ok(O::result(Ok(walk::<O>(ok, typespace, reader, depth)?))),
-                1 => Ok(O::result(Err(walk::<O>(err, typespace, reader, depth)?))),
+                0 => Ok(O::result(Ok(walk_one::<O>(
+                    ok, typespace, reader, depth, budget,
+                )?))),
+                1 => Ok(O::result(Err(walk_one::<O>(
+                    err, typespace, reader, depth, budget,
+                )?))),
                 tag => Err(DecodeError::InvalidTag {
                     tag,
                     type_name: "Result",
@@ -405,9 +440,10 @@ fn walk<O: Output>(
         }
         T::Product(fields) => {
             let depth = deeper(depth)?;
+            budget.take(fields.len())?;
             let items = fields
                 .iter()
-                .map(|field| walk::<O>(&field.ty, typespace, reader, depth))
+                .map(|field| walk::<O>(&field.ty, typespace, reader, depth, budget))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(O::product(items))
         }
@@ -417,7 +453,7 @@ fn walk<O: Output>(
             let variant = Field::variant(variants, tag)?;
             Ok(O::sum(
                 tag,
-                walk::<O>(&variant.ty, typespace, reader, depth)?,
+                walk_one::<O>(&variant.ty, typespace, reader, depth, budget)?,
             ))
         }
         T::Ref(_) => Err(DecodeError::UnresolvedRef),
@@ -431,54 +467,28 @@ fn walk_items<O: Output>(
     typespace: &Typespace,
     reader: &mut Reader<'_>,
     depth: usize,
+    budget: &mut Budget,
 ) -> Result<Vec<O::Out>, DecodeError> {
-    if is_zero_sized(element, typespace, depth)? {
-        if len > MAX_ZERO_SIZED_ELEMENTS {
+    match zero_sized_elements(element, typespace, depth)? {
+        Some(nested) if array_elements(len, nested) > MAX_ZERO_SIZED_ELEMENTS => {
             return Err(DecodeError::LengthOverflow);
         }
-    } else if len > reader.remaining() {
+        Some(_) => {}
         // Every element takes at least one byte: the input cannot hold them all.
-        return Err(DecodeError::UnexpectedEnd {
-            needed: len,
-            remaining: reader.remaining(),
-        });
+        None if len > reader.remaining() => {
+            return Err(DecodeError::UnexpectedEnd {
+                needed: len,
+                remaining: reader.remaining(),
+            });
+        }
+        None => {}
     }
+    budget.take(len)?;
     let mut items = Vec::with_capacity(len.min(reader.remaining()));
     for _ in 0..len {
-        items.push(walk::<O>(element, typespace, reader, depth)?);
+        items.push(walk::<O>(element, typespace, reader, depth, budget)?);
     }
     Ok(items)
-}
-
-/// Whether every value of `ty` is encoded in zero bytes (a unit-like type).
-fn is_zero_sized(
-    ty: &AlgebraicType,
-    typespace: &Typespace,
-    depth: usize,
-) -> Result<bool, DecodeError> {
-    use AlgebraicType as T;
-    let depth = deeper(depth)?;
-    Ok(
-        match typespace.resolve(ty).ok_or(DecodeError::UnresolvedRef)? {
-            T::FixedArray(_, 0) => true,
-            T::FixedArray(element, _) => is_zero_sized(element, typespace, depth)?,
-            T::Product(fields) => all_zero_sized(fields, typespace, depth)?,
-            _ => false,
-        },
-    )
-}
-
-fn all_zero_sized(
-    fields: &[Field],
-    typespace: &Typespace,
-    depth: usize,
-) -> Result<bool, DecodeError> {
-    for field in fields {
-        if !is_zero_sized(&field.ty, typespace, depth)? {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 fn read_tag(reader: &mut Reader<'_>) -> Result<u8, DecodeError> {

@@ -17,8 +17,8 @@ use std::time::Duration;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
 use wasmod_abi::{
-    description, ConnectionId, DescriptionError, EntryKind, Errno, Identity, Lifecycle, ModuleDef,
-    Timestamp,
+    description, elements, ConnectionId, DescriptionError, EntryKind, Errno, Identity, Lifecycle,
+    ModuleDef, Timestamp,
 };
 use wasmod_datastore::durability::DurabilityError;
 use wasmod_datastore::ReplicaError;
@@ -324,6 +324,10 @@ pub enum LoadError {
     /// The description's entry points are invalid (duplicate names or routes, several
     /// lifecycle reducers of one kind).
     EntryPoints(String),
+    /// A type of the description has values that decode to more elements than their bytes
+    /// allow (arrays of zero-sized types nested or repeated: see
+    /// [`wasmod_abi::elements`]).
+    Elements(String),
     /// The `init` reducer did not succeed.
     Init(Outcome),
 }
@@ -337,6 +341,7 @@ impl fmt::Display for LoadError {
             Self::Durability(error) => write!(f, "the tables could not be recovered: {error}"),
             Self::Replica(error) => write!(f, "the replica could not be made: {error}"),
             Self::EntryPoints(message) => write!(f, "invalid module description: {message}"),
+            Self::Elements(message) => write!(f, "invalid module description: {message}"),
             Self::Init(outcome) => {
                 write!(f, "the module's init reducer did not succeed: {outcome:?}")
             }
@@ -389,6 +394,7 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
     };
     let module = description::decode(&bytes).map_err(LoadError::Description)?;
     check_entry_points(&module).map_err(LoadError::EntryPoints)?;
+    elements::check_description(&module).map_err(LoadError::Elements)?;
     Ok(module)
 }
 

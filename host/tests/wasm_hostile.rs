@@ -332,6 +332,7 @@ fn describing_without_loading_refuses_the_same_descriptions() {
         "describe_newer",
         "describe_bad_index",
         "describe_bad_ref",
+        "describe_zero_sized",
     ] {
         let binary = engine.compile(&binaries().example(name)).unwrap();
         let described = binary.describe(config());
@@ -341,8 +342,11 @@ fn describing_without_loading_refuses_the_same_descriptions() {
                 Err(WasmError::Load(LoadError::Description(_))),
                 WasmError::Load(LoadError::Description(_)),
             )
-            | (Err(WasmError::Load(LoadError::Schema(_))), WasmError::Load(LoadError::Schema(_))) =>
-                {}
+            | (Err(WasmError::Load(LoadError::Schema(_))), WasmError::Load(LoadError::Schema(_)))
+            | (
+                Err(WasmError::Load(LoadError::Elements(_))),
+                WasmError::Load(LoadError::Elements(_)),
+            ) => {}
             _ => panic!("{name}: described {described:?}, loaded {loaded}"),
         }
     }
@@ -402,6 +406,23 @@ fn a_description_with_an_unresolved_type_is_refused() {
         "{error}"
     );
     assert!(error.to_string().contains("42"), "{error}");
+}
+
+#[test]
+fn a_description_whose_zero_sized_arrays_nest_past_the_bound_is_refused() {
+    let error = within(TEST_TIMEOUT, "loading describe_zero_sized", || {
+        load_error("describe_zero_sized")
+    });
+    assert!(
+        matches!(error, WasmError::Load(LoadError::Elements(_))),
+        "{error}"
+    );
+    let message = error.to_string();
+    assert!(message.contains("type `Hostile`"), "{message}");
+    assert!(
+        message.contains(&format!("{} elements", 65_536u64 * 65_537)),
+        "{message}"
+    );
 }
 
 #[test]

@@ -143,6 +143,8 @@ pub async fn wasmod_serve(
             "127.0.0.1:0",
             "--identities-per-minute",
             "0",
+            "--anonymous-calls-per-minute",
+            "0",
             "--data",
         ])
         .arg(data)

@@ -865,6 +865,29 @@ fn bytes_nested_too_deeply_or_counting_too_much_are_refused() {
     assert!(render(&ty, &typespace, &u32::MAX.to_le_bytes()).is_err());
 }
 
+#[test]
+fn values_with_more_elements_than_their_bytes_allow_are_refused() {
+    // Four bytes of count, five arrays of 256 × 256 units: 329,000 elements.
+    let (ty, typespace) = schema::<Vec<[[(); 256]; 256]>>();
+    assert_eq!(
+        render(&ty, &typespace, &5u32.to_le_bytes())
+            .unwrap_err()
+            .to_string(),
+        "the bytes are not a value of the expected type: the value has more elements than its bytes allow"
+    );
+    // One such array is within the allowance.
+    let one = render(&ty, &typespace, &1u32.to_le_bytes()).unwrap();
+    assert_eq!(one[0].as_array().map(Vec::len), Some(256));
+
+    // 100 full arrays of units in 404 bytes: 6.5 million elements.
+    let (ty, typespace) = schema::<Vec<Vec<()>>>();
+    let mut bytes = 100u32.to_le_bytes().to_vec();
+    for _ in 0..100 {
+        bytes.extend_from_slice(&(1u32 << 16).to_le_bytes());
+    }
+    assert!(render(&ty, &typespace, &bytes).is_err());
+}
+
 /// A small deterministic generator (xorshift), so that the fuzz test needs no dependency.
 struct Random(u64);
 

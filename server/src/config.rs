@@ -12,8 +12,9 @@ use std::time::Duration;
 pub struct ServerConfig {
     /// The largest request body accepted (`payload_too_large`, 413, beyond). Default: 1 MiB.
     pub max_body_bytes: usize,
-    /// The most calls one identity may have queued or running at once (`too_many_calls`, 429,
-    /// beyond). Default: 8.
+    /// The most calls one identity (or, for calls without a token, one source address) may
+    /// have queued or running at once, of every kind (`too_many_calls`, 429, beyond).
+    /// Default: 8.
     pub max_calls_per_identity: usize,
     /// The longest a request may take, body read and queueing included (`timeout`, 504,
     /// beyond). A call the module has started still runs to completion under the module's own
@@ -27,6 +28,11 @@ pub struct ServerConfig {
     /// and WebSocket connections without a token), as a burst of as many refilled evenly;
     /// beyond, `too_many_calls` (429). `0`: no limit. Default: 30.
     pub identities_per_minute: u32,
+    /// The most calls without a token one source address may make a minute (anonymous views
+    /// over `POST /v1/views/{name}`, the module's HTTP handlers under `/v1/http`), as a burst
+    /// of as many refilled evenly; beyond, `too_many_calls` (429) with `Retry-After`. `0`: no
+    /// limit. Default: 600.
+    pub anonymous_calls_per_minute: u32,
     /// How long shutdown waits for the module's thread to finish the calls already queued.
     /// Default: 30 s.
     pub shutdown_grace: Duration,
@@ -90,6 +96,7 @@ impl Default for ServerConfig {
             queue: 256,
             token_ttl: Duration::from_secs(30 * 24 * 60 * 60),
             identities_per_minute: 30,
+            anonymous_calls_per_minute: 600,
             shutdown_grace: Duration::from_secs(30),
             outbound_messages: 1024,
             outbound_bytes: 16 << 20,

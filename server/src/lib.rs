@@ -315,6 +315,10 @@ impl Server {
             tokens: Tokens::new(secret, config.token_ttl),
             slots: CallSlots::new(config.max_calls_per_identity),
             identities: SourceRate::new("new identities", config.identities_per_minute),
+            anonymous_calls: SourceRate::new(
+                "calls without a token",
+                config.anonymous_calls_per_minute,
+            ),
             metrics: Arc::new(Metrics::default()),
             table_reads: pages::TableReads::new(config.max_table_reads),
             config,

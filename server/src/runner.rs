@@ -181,12 +181,20 @@ impl Runner {
         Ok(finished.value)
     }
 
-    /// Sends `request` to the module's HTTP handler for it.
-    pub async fn http(&self, request: Request) -> Result<Outcome, ApiError> {
+    /// Sends `request` to the module's HTTP handler for it, keeping `held` until the call has
+    /// ended (as [`Runner::queue`]).
+    pub async fn http(
+        &self,
+        request: Request,
+        held: impl Send + 'static,
+    ) -> Result<Outcome, ApiError> {
         let Some(forwarding) = &self.forwarding else {
             return self
                 .worker
-                .run(move |module| module.call_http(&request))
+                .run(move |module| {
+                    let _held = held;
+                    module.call_http(&request)
+                })
                 .await;
         };
         let call = ForwardedCall::new(
@@ -194,7 +202,11 @@ impl Runner {
             ConnectionId::ZERO,
             ForwardedCall::http(&request),
         );
-        Ok(forwarding.queue(call, answered)?.finish().await?.value)
+        let answer = move |outcome| {
+            let _held = held;
+            answered(outcome)
+        };
+        Ok(forwarding.queue(call, answer)?.finish().await?.value)
     }
 
     /// Runs the module's `client_connected` for `identity` over `connection`, and `opened`

@@ -36,6 +36,9 @@ pub enum DecodeError {
     TooDeep,
     /// A type referred to an entry its typespace does not have.
     UnresolvedRef,
+    /// A value has more elements than its bytes allow
+    /// ([`max_elements`](crate::elements::max_elements)).
+    TooManyElements,
 }
 
 impl DecodeError {
@@ -51,6 +54,7 @@ impl DecodeError {
             Self::NotPlain => "the type is not plain",
             Self::TooDeep => "values are nested too deeply",
             Self::UnresolvedRef => "a type refers to a typespace entry that does not exist",
+            Self::TooManyElements => "the value has more elements than its bytes allow",
         }
     }
 }
@@ -71,7 +75,8 @@ impl core::fmt::Display for DecodeError {
             | Self::LengthOverflow
             | Self::NotPlain
             | Self::TooDeep
-            | Self::UnresolvedRef => f.write_str(self.message()),
+            | Self::UnresolvedRef
+            | Self::TooManyElements => f.write_str(self.message()),
         }
     }
 }

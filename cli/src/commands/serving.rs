@@ -59,6 +59,10 @@ pub struct Serving {
     /// limit.
     #[arg(long, default_value_t = ServerConfig::default().identities_per_minute, value_name = "N")]
     identities_per_minute: u32,
+    /// The most calls without a token (anonymous views, the module's HTTP handlers) one
+    /// source address may make a minute, beyond which it is answered 429; 0 for no limit.
+    #[arg(long, default_value_t = ServerConfig::default().anonymous_calls_per_minute, value_name = "N")]
+    anonymous_calls_per_minute: u32,
     /// How long a WebSocket client may stay silent before it is pinged; silent as long again,
     /// it is closed (`4003`).
     #[arg(long, default_value = "30s", value_parser = units::duration)]
@@ -103,6 +107,7 @@ impl Serving {
         config.resume_commits = self.resume_commits;
         config.ping_interval = self.ping_interval;
         config.identities_per_minute = self.identities_per_minute;
+        config.anonymous_calls_per_minute = self.anonymous_calls_per_minute;
         Ok(config)
     }
 

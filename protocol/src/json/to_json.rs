@@ -15,7 +15,9 @@
 //! checks them: bounds, UTF-8, bools, tags, references, and nesting (at most
 //! [`MAX_DEPTH`] containers). A count of items is refused at once when neither the bytes left
 //! nor [`MAX_ZERO_SIZED_ELEMENTS`] could hold it, so a forged count cannot make the writer
-//! loop. On an error, the output is left as it was before the call.
+//! loop, and the elements written are counted against the bound on elements per byte
+//! ([`wasmod_abi::elements`]), so no value makes the writer work (or write) more than its bytes
+//! allow. On an error, the output is left as it was before the call.
 
 use super::error::Segment;
 use super::{is_option, is_unit, variant_name, JsonError, MAX_SAFE_INTEGER};
@@ -24,6 +26,7 @@ use serde_json::value::RawValue;
 use std::cmp::Reverse;
 use std::io::Write as _;
 use std::ops::Range;
+use wasmod_abi::elements::Budget;
 use wasmod_abi::value::{MAX_DEPTH, MAX_ZERO_SIZED_ELEMENTS};
 use wasmod_abi::{
     AlgebraicType, ConnectionId, Decode, DecodeError, Field, Identity, Reader, Timestamp, Typespace,
@@ -41,9 +44,13 @@ pub fn write_value(
 ) -> Result<(), JsonError> {
     let start = out.len();
     let mut reader = Reader::new(bytes);
-    let written = Writer { typespace, out }
-        .value(ty, &mut reader, 0)
-        .and_then(|()| reader.finish());
+    let written = Writer {
+        typespace,
+        out,
+        budget: Budget::for_input(bytes.len()),
+    }
+    .value(ty, &mut reader, 0)
+    .and_then(|()| reader.finish());
     written.map_err(|error| {
         out.truncate(start);
         JsonError::new(format!(
@@ -111,6 +118,8 @@ fn raw(out: Vec<u8>) -> Result<Box<RawValue>, JsonError> {
 struct Writer<'a> {
     typespace: &'a Typespace,
     out: &'a mut Vec<u8>,
+    /// The elements the value may still have for its bytes.
+    budget: Budget,
 }
 
 impl Writer<'_> {
@@ -121,6 +130,7 @@ impl Writer<'_> {
         depth: usize,
     ) -> Result<(), DecodeError> {
         use AlgebraicType as T;
+        self.budget.visit()?;
         let typespace = self.typespace;
         match typespace.resolve(ty).ok_or(DecodeError::UnresolvedRef)? {
             T::Bool => self.serialized(&bool::decode(reader)?),

@@ -5,17 +5,23 @@
 //! lifecycle reducer, missing identity, bad arguments, too many calls), so the module's thread
 //! only sees calls it can run. The entry point's kind decides whether an identity is needed:
 //! reducers, procedures and per-caller views run as the token's identity; anonymous views need
-//! none.
+//! none. A call without a token counts against its source address's rate of anonymous calls,
+//! and every call takes a call slot (its identity's, or its address's without a token).
+//!
+//! The body is read last, once the token, the name and the caller are known to be good: a
+//! request refused for those is answered without its body being read.
 //!
 //! The extractors' failures are taken as values (`Result<_, HttpError>`) so that every request
-//! is counted in the metrics, refused ones included.
+//! is counted in the metrics, refused ones included (except those past the rate of anonymous
+//! calls, refused before any work).
 
-use super::extract::{name, Caller, JsonBody};
+use super::extract::{name, Caller, JsonBody, Source};
 use super::Shared;
 use crate::entry;
 use crate::error::HttpError;
+use crate::limits::Requester;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, State};
+use axum::extract::{FromRequest, Path, Request, State};
 use axum::Json;
 use wasmod_abi::{ConnectionId, EntryKind, Identity};
 use wasmod_protocol::http::CallResponse;
@@ -57,8 +63,12 @@ pub(crate) async fn call<F: Family>(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
     caller: Result<Caller, HttpError>,
-    args: Result<JsonBody, HttpError>,
+    Source(source): Source,
+    body: Request,
 ) -> Result<Json<CallResponse>, HttpError> {
+    if let Ok(Caller(None)) = caller {
+        state.anonymous_calls.check(source)?;
+    }
     let work = async {
         let name = name(path)?;
         let caller = caller?;
@@ -68,11 +78,9 @@ pub(crate) async fn call<F: Family>(
         } else {
             caller.0
         };
-        let JsonBody(args) = args?;
+        let JsonBody(args) = JsonBody::from_request(body, &()).await?;
         let args = entry.encode_args(&args)?;
-        let slot = identity
-            .map(|identity| state.slots.acquire(identity))
-            .transpose()?;
+        let slot = state.slots.acquire(Requester::of(identity, source))?;
         let invocation = entry.invocation();
         let sender = identity.unwrap_or(Identity::ZERO);
         let outcome = state

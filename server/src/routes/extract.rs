@@ -68,7 +68,7 @@ impl FromRequestParts<Arc<AppState>> for Caller {
             return Ok(Self(None));
         };
         if headers.next().is_some() {
-            return Err(HttpError(ApiError::new(
+            return Err(HttpError::from(ApiError::new(
                 ErrorCode::InvalidToken,
                 "send one Authorization header, not several",
             )));

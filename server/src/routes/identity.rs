@@ -43,12 +43,12 @@ pub(crate) async fn issue(
 
 /// A new identity for a client at `source`, within the rate of new identities per address:
 /// what `POST /v1/identity` and a WebSocket connection without a token both give.
-pub(crate) fn fresh(state: &AppState, source: Option<IpAddr>) -> Result<Identity, ApiError> {
+pub(crate) fn fresh(state: &AppState, source: Option<IpAddr>) -> Result<Identity, HttpError> {
     state.identities.check(source)?;
     auth::new_identity().map_err(|error| {
-        ApiError::new(
+        HttpError::from(ApiError::new(
             ErrorCode::Internal,
             format!("no randomness for a new identity: {error}"),
-        )
+        ))
     })
 }

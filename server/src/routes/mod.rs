@@ -64,6 +64,8 @@ pub(crate) struct AppState {
     pub slots: CallSlots,
     /// New identities per source address.
     pub identities: SourceRate,
+    /// Calls without a token per source address.
+    pub anonymous_calls: SourceRate,
     /// The counters of `/metrics`.
     pub metrics: Arc<Metrics>,
     /// Table reads in progress.
@@ -133,7 +135,7 @@ async fn timeout(State(state): Shared, request: Request, next: Next) -> Response
     let limit = state.config.request_timeout;
     match tokio::time::timeout(limit, next.run(request)).await {
         Ok(response) => response,
-        Err(_) => HttpError(ApiError::new(
+        Err(_) => HttpError::from(ApiError::new(
             ErrorCode::Timeout,
             format!("no answer within {limit:?}; a call the module had started may still complete"),
         ))
@@ -142,14 +144,14 @@ async fn timeout(State(state): Shared, request: Request, next: Next) -> Response
 }
 
 async fn not_found(request: Request) -> HttpError {
-    HttpError(ApiError::new(
+    HttpError::from(ApiError::new(
         ErrorCode::NotFound,
         format!("no route of the API matches {}", request.uri().path()),
     ))
 }
 
 async fn method_not_allowed(request: Request) -> HttpError {
-    HttpError(ApiError::new(
+    HttpError::from(ApiError::new(
         ErrorCode::MethodNotAllowed,
         format!(
             "{} does not accept {}",

@@ -10,13 +10,16 @@
 //!
 //! Handlers do not run as an identity (the ABI gives them none), so no token is needed; one
 //! that is sent must still be valid, and the `Authorization` header reaches the module like
-//! any other.
+//! any other. A request without a token counts against its source address's rate of
+//! anonymous calls; every request takes a call slot (its token's identity's, or its
+//! address's). The body is read last, once the token and the route are known to be good.
 
-use super::extract::{Body, Caller};
+use super::extract::{Body, Caller, Source};
 use super::Shared;
 use crate::entry::failure;
 use crate::error::{ApiError, ErrorCode, HttpError};
-use axum::extract::State;
+use crate::limits::Requester;
+use axum::extract::{FromRequest, Request as HttpRequest, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use wasmod_abi::encoding::from_slice;
@@ -45,12 +48,15 @@ pub(crate) async fn forward(
     uri: Uri,
     headers: HeaderMap,
     caller: Result<Caller, HttpError>,
-    body: Result<Body, HttpError>,
+    Source(source): Source,
+    body: HttpRequest,
 ) -> Result<Response, HttpError> {
+    if let Ok(Caller(None)) = caller {
+        state.anonymous_calls.check(source)?;
+    }
     let work = async {
-        caller?;
-        let Body(body) = body?;
-        let request = request(&method, &uri, &headers, body.to_vec())?;
+        let Caller(identity) = caller?;
+        let mut request = request(&method, &uri, &headers)?;
         let routed = state
             .module
             .http_handlers
@@ -66,19 +72,17 @@ pub(crate) async fn forward(
                 ),
             ));
         }
-        let outcome = state.runner.http(request).await?;
+        let Body(body) = Body::from_request(body, &()).await?;
+        request.body = body.to_vec();
+        let slot = state.slots.acquire(Requester::of(identity, source))?;
+        let outcome = state.runner.http(request, slot).await?;
         response(outcome)
     };
     Ok(state.metrics.measure("http", work).await?)
 }
 
-/// The request as the module receives it.
-fn request(
-    method: &HttpMethod,
-    uri: &Uri,
-    headers: &HeaderMap,
-    body: Vec<u8>,
-) -> Result<Request, ApiError> {
+/// The request as the module receives it, without its body (read once the route is found).
+fn request(method: &HttpMethod, uri: &Uri, headers: &HeaderMap) -> Result<Request, ApiError> {
     let method = Method::parse(method.as_str()).ok_or_else(|| {
         ApiError::new(
             ErrorCode::MethodNotAllowed,
@@ -99,7 +103,7 @@ fn request(
         uri: path.to_owned(),
         query: uri.query().unwrap_or_default().to_owned(),
         headers,
-        body,
+        body: Vec::new(),
     })
 }
 
@@ -145,20 +149,23 @@ mod tests {
     use wasmod_abi::Errno;
 
     #[test]
-    fn requests_keep_method_path_query_headers_and_body() {
+    fn requests_keep_method_path_query_and_headers() {
         let mut headers = HeaderMap::new();
         headers.insert("x-thing", HeaderValue::from_static("1"));
         let uri: Uri = "/v1/http/a%20b/c?x=1&y".parse().expect("a uri");
-        let request = request(&HttpMethod::PUT, &uri, &headers, b"body".to_vec()).expect("ok");
+        let request = request(&HttpMethod::PUT, &uri, &headers).expect("ok");
         assert_eq!(request.method, Method::Put);
         assert_eq!(request.uri, "/a%20b/c");
         assert_eq!(request.query, "x=1&y");
         assert_eq!(request.headers, [("x-thing".to_owned(), "1".to_owned())]);
-        assert_eq!(request.body, b"body");
+        assert!(
+            request.body.is_empty(),
+            "the body is read after the route is found"
+        );
         let root: Uri = "/v1/http".parse().expect("a uri");
-        let at_root = super::request(&HttpMethod::GET, &root, &HeaderMap::new(), vec![]);
+        let at_root = super::request(&HttpMethod::GET, &root, &HeaderMap::new());
         assert_eq!(at_root.expect("ok").uri, "/");
-        let refused = super::request(&HttpMethod::TRACE, &root, &HeaderMap::new(), vec![]);
+        let refused = super::request(&HttpMethod::TRACE, &root, &HeaderMap::new());
         assert_eq!(
             refused.map_err(|e| e.code).err(),
             Some(ErrorCode::MethodNotAllowed)

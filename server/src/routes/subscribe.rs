@@ -84,7 +84,7 @@ pub(crate) async fn subscribe(
     {
         Some(protocol) => protocol == Binary::PROTOCOL.as_bytes(),
         None => {
-            return Err(HttpError(ApiError::new(
+            return Err(HttpError::from(ApiError::new(
                 ErrorCode::BadRequest,
                 format!(
                     "ask for the subprotocol {} or {} (Sec-WebSocket-Protocol)",

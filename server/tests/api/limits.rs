@@ -14,7 +14,7 @@ use wasmod_server::ServerConfig;
 
 /// A loopback HTTP server that answers each of `connections` requests after `delay`, and
 /// reports each accepted connection. Returns its URL and the reports.
-fn slow_server(connections: usize, delay: Duration) -> (String, mpsc::Receiver<()>) {
+pub(crate) fn slow_server(connections: usize, delay: Duration) -> (String, mpsc::Receiver<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
     let url = format!("http://{}/motd", listener.local_addr().expect("an address"));
     let (accepted, reports) = mpsc::channel();
@@ -37,7 +37,7 @@ fn slow_server(connections: usize, delay: Duration) -> (String, mpsc::Receiver<(
     (url, reports)
 }
 
-fn allow(url: &str) -> AllowList {
+pub(crate) fn allow(url: &str) -> AllowList {
     let host = url
         .trim_start_matches("http://")
         .split('/')
@@ -46,7 +46,7 @@ fn allow(url: &str) -> AllowList {
     AllowList::from_rules([host]).expect("a rule")
 }
 
-async fn fetch(router: &axum::Router, token: &str, url: &str) -> Answer {
+pub(crate) async fn fetch(router: &axum::Router, token: &str, url: &str) -> Answer {
     post(
         router,
         "/v1/procedures/fetch_motd",

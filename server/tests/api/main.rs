@@ -10,6 +10,7 @@ mod frames;
 mod limits;
 mod live;
 mod parts;
+mod per_client;
 mod publish;
 mod redis_server;
 mod resume;

@@ -6,7 +6,8 @@
 //! back, then misbehaves: loops forever, allocates without end, recurses without end, panics,
 //! aborts, or traps with its own state half-updated. The `probe` procedure calls one import with one bad pointer or length, through
 //! imports declared here by hand (the runtime's wrappers only pass valid slices), and returns
-//! the codes the host answered.
+//! the codes the host answered. The `churn` HTTP handler commits an insert and its delete, for
+//! tests of what many commits leave behind.
 //!
 //! The crate is only meaningful in wasm: on other targets it is empty.
 
@@ -118,6 +119,24 @@ pub mod hostile {
     fn probe(_ctx: &mut ProcedureContext, import: String, arg: String, case: u32) -> Vec<u32> {
         super::probe::run(&import, &arg, case)
     }
+
+    /// Inserts an item and deletes it again, each in a transaction of its own: two commits
+    /// that leave no row behind, which a client can make without end (the server's memory
+    /// test, `server/tests/handler_memory.rs`, makes 100,000).
+    #[http_handler(POST, "/churn")]
+    fn churn(ctx: &mut HttpContext, _request: Request) -> Response {
+        ctx.with_tx(|tx| {
+            tx.db.item().insert(Item {
+                id: CHURNED,
+                name: "lives for one commit".into(),
+            })
+        });
+        ctx.with_tx(|tx| tx.db.item().id().delete(CHURNED));
+        Response::new(204)
+    }
+
+    /// The id of the item `churn` inserts and deletes.
+    const CHURNED: u32 = 999;
 
     /// The write every hostile reducer makes before it misbehaves.
     fn scribble(ctx: &ReducerContext) {
