@@ -176,8 +176,8 @@ impl Settings {
             refusal_fails: false,
             client_updates: 50_000,
             replication: replication::Plan {
-                clients: 1000,
-                rate: 100.0,
+                clients: 10_000,
+                rate: 10.0,
                 run: Duration::from_secs(10),
             },
         }
