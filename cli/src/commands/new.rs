@@ -262,4 +262,16 @@ mod tests {
         assert!(!manifest.contains("{{"));
         assert!(!fill(LIB_RS, "todo", "").contains("{{"));
     }
+
+    #[test]
+    fn the_release_profile_checks_integer_overflow() {
+        let profile = CARGO_TOML
+            .split("\n[")
+            .find(|table| table.starts_with("profile.release]"))
+            .expect("the template has a release profile");
+        assert!(
+            profile.lines().any(|line| line == "overflow-checks = true"),
+            "{profile}"
+        );
+    }
 }
