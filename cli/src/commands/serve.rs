@@ -24,9 +24,9 @@
 
 use crate::check;
 use crate::failure::{Context, Failure, Result};
+use crate::output;
 use crate::source::Module;
 use crate::units;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -251,16 +251,15 @@ pub fn run(args: Args) -> Result {
             .await
             .context(format!("listening on {}", args.listen))?;
         let address = listener.local_addr().context("the bound address")?;
-        println!("listening on http://{address}");
-        if chosen {
-            println!("admin console: http://{address}/admin (with the operator token given)");
+        let console = if chosen {
+            format!("admin console: http://{address}/admin (with the operator token given)")
         } else {
-            println!(
+            format!(
                 "admin console: http://{address}/admin#token={0}, operator token: {0}",
                 token.reveal()
-            );
-        }
-        std::io::stdout().flush().context("writing to stdout")?;
+            )
+        };
+        output::print(format!("listening on http://{address}\n{console}\n"))?;
         server
             .serve(listener, wasmod_server::shutdown_signal())
             .await

@@ -3,7 +3,10 @@
 //! The request is passed through: its method, its path after `/v1/http` (`/` when empty,
 //! still percent-encoded as received), its query string, its headers (names in lower case;
 //! values that are not UTF-8 are passed lossily) and its body. The module's handler is found by
-//! method and path in the module's description (`no_such_route`, 404, if none). Its response is passed back as it is:
+//! method and route pattern (`/accounts/{name}`) in the module's description, as the host
+//! finds it ([`wasmod_abi::route::Routes`]): `no_such_route` (404) if no pattern matches the
+//! path, `method_not_allowed` (405, with an `Allow` header naming the methods that do have a
+//! handler) if patterns match it for other methods only. Its response is passed back as it is:
 //! status, headers and body, except the headers that frame the message (`content-length`,
 //! `transfer-encoding`, `connection`, …), which are the server's to set. A status or header the
 //! module writes that HTTP cannot carry is the module's error (`module_error`, 500).
@@ -17,10 +20,12 @@ use super::Shared;
 use crate::entry::failure;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::State;
+use axum::http::header::ALLOW;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use wasmod_abi::encoding::from_slice;
 use wasmod_abi::http::{Method, Request, Response as ModuleResponse};
+use wasmod_abi::route::Routed;
 use wasmod_host::Outcome;
 
 /// The prefix of the module's routes.
@@ -47,24 +52,29 @@ pub(crate) async fn forward(
     caller: Result<Caller, HttpError>,
     body: Result<Body, HttpError>,
 ) -> Result<Response, HttpError> {
+    let mut allow = None;
     let work = async {
         caller?;
         let Body(body) = body?;
         let request = request(&method, &uri, &headers, body.to_vec())?;
-        let routed = state
-            .module
-            .http_handlers
-            .iter()
-            .any(|handler| handler.method == request.method && handler.path == request.uri);
-        if !routed {
-            return Err(ApiError::new(
-                ErrorCode::NoSuchRoute,
-                format!(
-                    "no http handler of the module answers {} {}",
-                    request.method.as_str(),
-                    request.uri
-                ),
-            ));
+        let refused = |code, takes: &str| {
+            let (method, path) = (request.method.as_str(), &request.uri);
+            let message = format!("no http handler of the module answers {method} {path}{takes}");
+            Err(ApiError::new(code, message))
+        };
+        match state.http_routes.route(request.method, &request.uri) {
+            Routed::Handler(_) => {}
+            Routed::WrongMethod(methods) => {
+                let methods: Vec<&str> = methods.iter().map(|method| method.as_str()).collect();
+                let methods = methods.join(", ");
+                let refusal = refused(
+                    ErrorCode::MethodNotAllowed,
+                    &format!(": it takes {methods}"),
+                );
+                allow = Some(methods);
+                return refusal;
+            }
+            Routed::NotFound => return refused(ErrorCode::NoSuchRoute, ""),
         }
         let outcome = state
             .worker
@@ -72,7 +82,14 @@ pub(crate) async fn forward(
             .await?;
         response(outcome)
     };
-    Ok(state.metrics.measure("http", work).await?)
+    let answer = state.metrics.measure("http", work).await;
+    answer.or_else(|error| {
+        let mut refusal = HttpError(error).into_response();
+        if let Some(value) = allow.and_then(|methods| HeaderValue::from_str(&methods).ok()) {
+            refusal.headers_mut().insert(ALLOW, value);
+        }
+        Ok(refusal)
+    })
 }
 
 /// The request as the module receives it.
