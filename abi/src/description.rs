@@ -330,6 +330,15 @@ impl ModuleDef {
             .flat_map(move |kind| self.entry_points_of(kind))
     }
 
+    /// The HTTP handlers by method and route pattern, to find the one for a request.
+    pub fn http_routes(&self) -> crate::route::Routes<crate::http::Method> {
+        crate::route::Routes::new(
+            self.http_handlers
+                .iter()
+                .map(|handler| (handler.path.as_str(), handler.method)),
+        )
+    }
+
     /// Every entry point's kind and name, in description order.
     pub fn entry_point_names(&self) -> impl Iterator<Item = (EntryKind, &str)> {
         self.entry_points().map(|entry| (entry.kind, entry.name))

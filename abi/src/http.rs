@@ -86,6 +86,13 @@ impl Request {
     pub fn header(&self, name: &str) -> Option<&str> {
         find_header(&self.headers, name)
     }
+
+    /// The first value of `key` in the query string, decoded as HTML forms encode it (`+` a
+    /// space, `%XX` a byte); the empty string for a key given without `=`; `None` if absent.
+    /// `?name=ann+lee&all` gives `Some("ann lee")` for `name` and `Some("")` for `all`.
+    pub fn query(&self, key: &str) -> Option<String> {
+        wasmod_route::query_value(&self.query, key)
+    }
 }
 
 /// An HTTP response.

@@ -24,15 +24,6 @@ pub fn load(module: &CompiledModule, config: WasmConfig, env: InstanceEnv) -> Re
     WasmModule::load(module, config, env).map_err(Failure::module)
 }
 
-/// Compiles and loads `wasm` with the default budgets and no outbound HTTP.
-pub fn compile_and_load(wasm: &[u8]) -> Result<WasmModule> {
-    load(
-        &compile(wasm)?,
-        WasmConfig::default(),
-        InstanceEnv::unloaded(),
-    )
-}
-
 /// Compiles `wasm` and reads its checked description, without loading it (no tables, no
 /// `init`).
 pub fn compile_and_describe(wasm: &[u8]) -> Result<ModuleDef> {

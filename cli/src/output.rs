@@ -1,10 +1,15 @@
-//! What the commands that follow a server print on stdout: JSON lines (one JSON text per
+//! Everything the commands print on stdout goes through here: JSON lines (one JSON text per
 //! line) and text, flushed as written, so that a pipe (`| jq`, `| while read`) sees each
 //! message when it arrives.
 //!
-//! A reader that goes away (`| head -n 3`) is the end of the output, not an error: the writes
-//! say so ([`Printed::Closed`]) and the command stops as it would at its natural end (for
-//! `subscribe`, with a close frame).
+//! A reader that goes away (`| head -n 3`) is the end of the output, not an error (`println!`
+//! would panic on it): the writes say so ([`Printed::Closed`]) and a command that follows a
+//! server stops as it would at its natural end (for `subscribe`, with a close frame); a command
+//! that prints its result once ([`print`]) finishes quietly with its usual status.
+//!
+//! One thing goes to stderr instead: the token of an identity a command made up for lack of
+//! `--token` ([`new_identity`]), so that the identity, and the rows a module keeps for it, can
+//! be used again, while stdout stays the command's result alone.
 //!
 //! The JSON texts printed come from the server or from the JSON mapping, which write no line
 //! breaks; a JSON text can only hold one as whitespace between tokens (a string escapes its
@@ -14,6 +19,7 @@
 use crate::failure::{Failure, Result};
 use std::borrow::Cow;
 use std::io::{ErrorKind, Write};
+use wasmod_abi::Identity;
 
 /// Whether stdout took what was printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,6 +36,12 @@ pub fn json_line(json: &str) -> Result<Printed> {
     text(&format!("{}\n", one_line(json)))
 }
 
+/// Writes `text` on stdout for a command that prints its result and ends: a reader that went
+/// away has taken all it wanted, so that is not an error.
+pub fn print(text: impl AsRef<str>) -> Result {
+    self::text(text.as_ref()).map(|_: Printed| ())
+}
+
 /// Writes `text` on stdout and flushes it.
 pub fn text(text: &str) -> Result<Printed> {
     let mut out = std::io::stdout().lock();
@@ -38,6 +50,14 @@ pub fn text(text: &str) -> Result<Printed> {
         Err(error) if error.kind() == ErrorKind::BrokenPipe => Ok(Printed::Closed),
         Err(error) => Err(Failure::usage(format!("writing to stdout: {error}"))),
     }
+}
+
+/// Tells the user, on stderr, the identity the server made for a command run without
+/// `--token`, with its token and how to reuse it.
+pub fn new_identity(identity: &Identity, token: &str) {
+    eprintln!(
+        "wasmod: connected as a new identity, {identity}; its token (reuse it with --token or WASMOD_TOKEN): {token}"
+    );
 }
 
 /// `json` with its line breaks (whitespace between tokens) made spaces.

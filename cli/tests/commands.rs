@@ -264,6 +264,100 @@ fn describe_inspect_and_call_the_quickstart() {
 }
 
 #[test]
+fn printing_commands_stop_quietly_when_stdout_is_closed() {
+    let wasm = built(Profile::Release).library_path("quickstart");
+    for args in [
+        &["describe", "--json"][..],
+        &["describe"],
+        &["inspect"],
+        &["inspect", "--json"],
+    ] {
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let output = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+            .args(args)
+            .arg(&wasm)
+            .stdout(writer)
+            .output()
+            .expect("wasmod runs");
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        assert_eq!(text(&output.stderr), "", "{args:?}");
+    }
+}
+
+#[test]
+fn in_process_calls_keep_state_in_a_data_directory_and_reach_http_handlers() {
+    let wasm = built(Profile::Release).library_path("quickstart");
+    let wasm = wasm.to_str().expect("a UTF-8 path");
+    let temp = tempfile::tempdir().expect("a directory");
+    let data = temp.path().join("data");
+    let data = data.to_str().expect("a UTF-8 path");
+    for text in ["\"one\"", "\"two\""] {
+        let sent = wasmod(&["call", wasm, "send", text, "--data", data], temp.path());
+        assert!(sent.status.success(), "{}", support::text(&sent.stderr));
+    }
+    let recent = wasmod(&["call", wasm, "recent", "--data", data], temp.path());
+    assert!(recent.status.success(), "{}", text(&recent.stderr));
+    let recent: Value = serde_json::from_slice(&recent.stdout).expect("JSON");
+    let texts: Vec<&Value> = recent["result"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|m| &m["text"])
+        .collect();
+    assert_eq!(texts, ["one", "two"], "{recent}");
+    let forgotten = wasmod(&["call", wasm, "recent"], temp.path());
+    let forgotten: Value = serde_json::from_slice(&forgotten.stdout).expect("JSON");
+    assert_eq!(
+        forgotten["result"],
+        serde_json::json!([]),
+        "without --data, nothing is kept"
+    );
+
+    let posted = wasmod(
+        &[
+            "call",
+            wasm,
+            "POST",
+            "/messages",
+            "--body",
+            "three",
+            "--data",
+            data,
+        ],
+        temp.path(),
+    );
+    assert!(posted.status.success(), "{}", text(&posted.stderr));
+    let stats = wasmod(
+        &["call", wasm, "GET", "/stats", "--data", data],
+        temp.path(),
+    );
+    assert!(stats.status.success(), "{}", text(&stats.stderr));
+    let stats: Value = serde_json::from_slice(&stats.stdout).expect("JSON");
+    assert_eq!(stats["status"], 200, "{stats}");
+    let body: Value =
+        serde_json::from_str(stats["body"].as_str().expect("a text body")).expect("JSON");
+    assert_eq!(body["messages"], 3, "{stats}");
+
+    let unrouted = wasmod(&["call", wasm, "GET", "/nowhere"], temp.path());
+    assert_eq!(unrouted.status.code(), Some(1));
+    let error: Value = serde_json::from_slice(&unrouted.stdout).expect("JSON");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("/nowhere")),
+        "{error}"
+    );
+    let no_path = wasmod(&["call", wasm, "GET"], temp.path());
+    assert_eq!(no_path.status.code(), Some(2));
+    assert!(
+        text(&no_path.stderr).contains("takes one argument, the path"),
+        "{}",
+        text(&no_path.stderr)
+    );
+}
+
+#[test]
 fn serve_refuses_a_zero_ping_interval_before_anything_else() {
     let temp = tempfile::tempdir().expect("a directory");
     let zero = wasmod(

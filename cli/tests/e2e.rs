@@ -174,6 +174,30 @@ fn wasmod_serve_answers_a_client_and_stops_on_sigterm() {
     );
     assert!(metrics.contains("wasmod_calls_in_flight"), "{metrics}");
 
+    // Without a token, the new identity's token is printed, and calls again as that identity.
+    let tokenless = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+        .args(["call", &base, "send", "\"from a new identity\""])
+        .env_remove("WASMOD_TOKEN")
+        .output()
+        .expect("wasmod call runs");
+    let said = String::from_utf8_lossy(&tokenless.stderr);
+    assert!(tokenless.status.success(), "{said}");
+    let (_, printed) = said
+        .split_once("its token (reuse it with --token or WASMOD_TOKEN): ")
+        .unwrap_or_else(|| panic!("the token is printed: {said}"));
+    let printed = printed.lines().next().unwrap_or_default();
+    let mine = Command::new(env!("CARGO_BIN_EXE_wasmod"))
+        .args(["call", &base, "my_messages", "--token", printed])
+        .output()
+        .expect("wasmod call runs");
+    assert!(
+        mine.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mine.stderr)
+    );
+    let mine: Value = serde_json::from_slice(&mine.stdout).expect("JSON");
+    assert_eq!(mine["result"][0]["text"], "from a new identity", "{mine}");
+
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
+use wasmod_abi::route::Routed;
 use wasmod_abi::{
     description, elements, ConnectionId, DescriptionError, EntryKind, Errno, Identity, Lifecycle,
     ModuleDef, Timestamp,
@@ -616,15 +617,25 @@ pub fn call_procedure<T: Transport>(
 /// with `BAD_ENCODING`.
 pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome {
     let env = transport.env();
-    let Some(id) = env.entries().route(request.method, &request.uri) else {
-        return Outcome::refused(
-            Errno::NO_SUCH_ENTRY,
-            format!(
-                "no http handler answers {} {}",
-                request.method.as_str(),
-                request.uri
-            ),
-        );
+    let id = match env.entries().route(request.method, &request.uri) {
+        Routed::Handler(id) => id,
+        refused => {
+            let takes = match refused {
+                Routed::WrongMethod(allowed) => {
+                    let allowed: Vec<&str> = allowed.iter().map(|method| method.as_str()).collect();
+                    format!(": it takes {}", allowed.join(", "))
+                }
+                _ => String::new(),
+            };
+            return Outcome::refused(
+                Errno::NO_SUCH_ENTRY,
+                format!(
+                    "no http handler answers {} {}{takes}",
+                    request.method.as_str(),
+                    request.uri
+                ),
+            );
+        }
     };
     let what = format!(
         "http handler `{}`",

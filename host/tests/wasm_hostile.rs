@@ -66,8 +66,13 @@ fn add(module: &mut WasmModule, id: u32, name: &str) -> Outcome {
 /// `expected`, that its write is rolled back, and that the next call succeeds. Returns the
 /// reason.
 fn assert_aborts(module: &mut WasmModule, name: &str, expected: &str) -> String {
+    assert_aborts_with(module, name, &[], expected)
+}
+
+/// [`assert_aborts`] for a reducer called with the encoded arguments `args`.
+fn assert_aborts_with(module: &mut WasmModule, name: &str, args: &[u8], expected: &str) -> String {
     let before = rows(module, ITEMS);
-    let outcome = module.call_reducer(name, ALICE, ConnectionId::ZERO, &[]);
+    let outcome = module.call_reducer(name, ALICE, ConnectionId::ZERO, args);
     let Outcome::Aborted { reason } = outcome else {
         panic!("`{name}` should abort, but {outcome}");
     };
@@ -150,6 +155,29 @@ fn the_panic_line_is_in_the_trapped_calls_logs() {
     assert_eq!(panic.message, "the hostile module panicked on purpose");
     assert!(panic.file.ends_with("src/lib.rs"), "{}", panic.file);
     assert!(panic.line > 0);
+}
+
+#[test]
+fn integer_overflow_in_a_release_build_aborts_instead_of_committing_a_wrapped_value() {
+    let (mut module, _) = hostile();
+    let reason = assert_aborts_with(
+        &mut module,
+        "add_interest",
+        &to_vec(&(u64::MAX - 10, 1u64)),
+        "attempt to add with overflow",
+    );
+    assert!(reason.contains("src/lib.rs:"), "{reason}");
+    let modest = module.call_reducer(
+        "add_interest",
+        ALICE,
+        ConnectionId::ZERO,
+        &to_vec(&(200u64, 5u64)),
+    );
+    assert!(modest.is_success(), "{modest}");
+    assert!(
+        view_items(&mut module).contains(&(667, "210".to_owned())),
+        "the interest without overflow is committed"
+    );
 }
 
 #[test]

@@ -32,7 +32,7 @@ const QUICKSTART: [(&str, &str, &[&str]); 5] = [
     (
         "__call_http_handler__",
         "wasmod::rt::thunks::run_http_handler",
-        &["stats", "post_message"],
+        &["stats", "post_message", "message_text"],
     ),
 ];
 

@@ -99,3 +99,41 @@ fn list_form_registers_paths() {
     );
     insta::assert_snapshot!(expansion);
 }
+
+/// The messages of the errors `Module::parse` gives for the inline module `item`.
+fn module_errors(item: proc_macro2::TokenStream) -> Vec<String> {
+    let mut errors = Errors::default();
+    let module = Module::parse(quote!(), item, &mut errors);
+    match errors.finish(module) {
+        Ok(_) => Vec::new(),
+        Err(error) => error.into_iter().map(|error| error.to_string()).collect(),
+    }
+}
+
+#[test]
+fn two_handlers_of_one_method_on_the_same_routes_are_refused() {
+    let errors = module_errors(quote!(
+        mod app {
+            #[http_handler(GET, "/accounts/{name}")]
+            fn account(ctx: &mut HttpContext, request: Request) -> Response {
+                Response::new(200)
+            }
+            #[http_handler(GET, "/accounts/{who}")]
+            fn same(ctx: &mut HttpContext, request: Request) -> Response {
+                Response::new(200)
+            }
+            #[http_handler(DELETE, "/accounts/{who}")]
+            fn other_method(ctx: &mut HttpContext, request: Request) -> Response {
+                Response::new(200)
+            }
+            #[http_handler(GET, "/accounts/new")]
+            fn literal(ctx: &mut HttpContext, request: Request) -> Response {
+                Response::new(200)
+            }
+        }
+    ));
+    assert_eq!(
+        errors,
+        ["another HTTP handler of this module answers GET `/accounts/{name}`: each method and route pattern has one handler"]
+    );
+}

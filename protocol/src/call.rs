@@ -78,10 +78,12 @@ pub fn find<'m>(
 
 impl EntryPoint<'_> {
     /// Encodes the JSON arguments (an array in parameter order, or an object keyed by
-    /// parameter name; `null` for none) as the module expects them.
+    /// parameter name; `null` also stands for none, where none are taken) as the module
+    /// expects them. Refused arguments are described as they were given (`null` as `null`).
     pub fn encode_args(&self, args: &Json) -> Result<Vec<u8>, ApiError> {
-        let none = Json::Array(Vec::new());
-        let args = if args.is_null() { &none } else { args };
+        if args.is_null() && self.params.is_empty() {
+            return Ok(Vec::new());
+        }
         args_from_json(self.params, self.typespace, args).map_err(|error| {
             let error = error.in_entry_point(self.kind.as_str(), self.name);
             ApiError::new(ErrorCode::BadArguments, error.to_string())
@@ -191,8 +193,19 @@ mod tests {
             "argument `text` of reducer `send`: expected a string, found 1"
         );
 
+        let null = send.encode_args(&Json::Null).unwrap_err();
+        assert_eq!(null.code, ErrorCode::BadArguments);
+        assert!(null.message.ends_with("found null"), "{}", null.message);
+        let none = send.encode_args(&json!([])).unwrap_err();
+        assert!(
+            none.message.ends_with("found an array of 0 items"),
+            "{}",
+            none.message
+        );
+
         let recent = find(&module, "recent", &[EntryKind::AnonymousView]).unwrap();
         assert!(recent.encode_args(&Json::Null).unwrap().is_empty());
+        assert!(recent.encode_args(&json!([])).unwrap().is_empty());
         let mut rows = 1u32.to_le_bytes().to_vec();
         rows.extend(b"\x01\0\0\0a");
         let answer = recent.returned(&rows, Duration::from_micros(5)).unwrap();

@@ -297,18 +297,45 @@ impl ProcedureContext {
     explicit_tx_methods!();
 }
 
-/// What an HTTP handler gets: the time, explicit transactions and outbound HTTP.
+/// What an HTTP handler gets: the time, the parameters of its route, explicit transactions
+/// and outbound HTTP.
 ///
 /// Like a procedure, a handler runs outside any transaction and opens them explicitly.
 #[non_exhaustive]
 pub struct HttpContext {
     timestamp: Timestamp,
+    params: Vec<(String, String)>,
 }
 
 impl HttpContext {
     #[doc(hidden)]
     pub fn __new(timestamp: Timestamp) -> Self {
-        Self { timestamp }
+        Self {
+            timestamp,
+            params: Vec::new(),
+        }
+    }
+
+    /// Captures the parameters `path` gives the route `pattern` (the generated dispatch calls
+    /// this for handlers whose pattern has parameters).
+    #[doc(hidden)]
+    pub fn __capture(&mut self, pattern: &str, path: &str) {
+        self.params = wasmod_abi::route::Pattern::parse(pattern)
+            .ok()
+            .and_then(|pattern| pattern.captures(path))
+            .unwrap_or_default();
+    }
+
+    /// The value of parameter `name` of the handler's route, percent-decoded: for
+    /// `#[http_handler(GET, "/accounts/{name}")]` and a request for `/accounts/ann%20lee`,
+    /// `ctx.param("name")` is `Some("ann lee")`. `None` for a name the route does not have,
+    /// or a value that is not UTF-8 once decoded. Parse it for a typed value:
+    /// `ctx.param("id").and_then(|id| id.parse::<u64>().ok())`.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .find(|(param, _)| param == name)
+            .map(|(_, value)| value.as_str())
     }
 
     explicit_tx_methods!();

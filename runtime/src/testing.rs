@@ -48,7 +48,7 @@ use crate::http::{Request, Response};
 use crate::{ConnectionId, Decode, Encode, Identity};
 use std::cell::RefCell;
 use std::sync::Arc;
-use wasmod_abi::{ModuleDef, ModuleExports};
+use wasmod_abi::{EntryKind, EntryPoint, Errno, ModuleDef, ModuleExports};
 use wasmod_host::NativeModule;
 
 pub use wasmod_host::datastore::{Commit, Database, TxData};
@@ -57,7 +57,9 @@ pub use wasmod_host::{LoadError, LogLevel, LogRecord, Outcome};
 /// A module loaded natively into an in-memory host.
 ///
 /// Calls take the arguments as a tuple of the entry point's parameters (`()` for none,
-/// `(x,)` for one), encoded as the ABI encodes them.
+/// `(x,)` for one), encoded as the ABI encodes them. Arguments that do not decode fail the
+/// call with `BAD_ARGUMENTS`, and the message names how many the entry point takes, and which:
+/// a tuple of the wrong length is the usual cause.
 pub struct TestModule<M> {
     module: RefCell<NativeModule<M>>,
     description: Arc<ModuleDef>,
@@ -123,9 +125,11 @@ impl<M: ModuleExports> TestModule<M> {
     /// Calls reducer `name` as `sender`.
     pub fn call_reducer(&self, sender: Identity, name: &str, args: impl Encode) -> Outcome {
         let args = wasmod_abi::encoding::to_vec(&args);
-        self.module
-            .borrow_mut()
-            .call_reducer(name, sender, ConnectionId::ZERO, &args)
+        let outcome =
+            self.module
+                .borrow_mut()
+                .call_reducer(name, sender, ConnectionId::ZERO, &args);
+        self.naming_the_parameters(name, outcome)
     }
 
     /// Calls procedure `name` as `sender` and decodes its result.
@@ -140,7 +144,7 @@ impl<M: ModuleExports> TestModule<M> {
             self.module
                 .borrow_mut()
                 .call_procedure(name, sender, ConnectionId::ZERO, &args);
-        returned(outcome)
+        returned(self.naming_the_parameters(name, outcome))
     }
 
     /// Calls per-caller view `name` as `sender` and decodes its rows.
@@ -151,7 +155,8 @@ impl<M: ModuleExports> TestModule<M> {
         args: impl Encode,
     ) -> Result<R, CallFailure> {
         let args = wasmod_abi::encoding::to_vec(&args);
-        returned(self.module.borrow_mut().call_view(name, sender, &args))
+        let outcome = self.module.borrow_mut().call_view(name, sender, &args);
+        returned(self.naming_the_parameters(name, outcome))
     }
 
     /// Calls anonymous view `name` and decodes its rows.
@@ -200,9 +205,51 @@ impl<M: ModuleExports> TestModule<M> {
         self.module.borrow_mut().write_as_module(|| f(&Db::new())).0
     }
 
+    /// `outcome`, its message completed with the parameters of entry point `name` if the
+    /// arguments did not decode: the module's own message names only the parameter where
+    /// decoding stopped, which for a tuple of the wrong length does not say what was expected.
+    fn naming_the_parameters(&self, name: &str, outcome: Outcome) -> Outcome {
+        if outcome.errno() != Some(Errno::BAD_ARGUMENTS) {
+            return outcome;
+        }
+        let Outcome::Failed { code, message } = outcome else {
+            return outcome;
+        };
+        let entry = self
+            .description
+            .entry_points()
+            .find(|entry| entry.kind != EntryKind::HttpHandler && entry.name == name);
+        let Some(entry) = entry else {
+            return Outcome::Failed { code, message };
+        };
+        Outcome::Failed {
+            code,
+            message: format!("{message}; {}", expected_arguments(entry)),
+        }
+    }
+
     /// The lines the last call logged, oldest first.
     pub fn logs(&self) -> Vec<LogRecord> {
         self.module.borrow().logs()
+    }
+}
+
+/// What `entry` takes, in words: "`add` takes 2 arguments, as the tuple `(sku, price)`".
+fn expected_arguments(entry: EntryPoint<'_>) -> String {
+    let names: Vec<&str> = entry
+        .params
+        .iter()
+        .map(|param| param.name.as_str())
+        .collect();
+    match names.as_slice() {
+        [] => format!("`{}` takes no arguments, as `()`", entry.name),
+        [one] => format!("`{}` takes 1 argument, as the tuple `({one},)`", entry.name),
+        many => format!(
+            "`{}` takes {} arguments, as the tuple `({})`",
+            entry.name,
+            many.len(),
+            many.join(", ")
+        ),
     }
 }
 

@@ -200,6 +200,28 @@ mod shop {
         Response::text(count.to_string())
     }
 
+    /// An item's price by SKU, in cents or (`?in=euros`) in euros.
+    #[http_handler(GET, "/items/{sku}/price")]
+    fn price(ctx: &mut HttpContext, request: Request) -> Response {
+        let Some(sku) = ctx.param("sku").map(str::to_owned) else {
+            return Response::new(400);
+        };
+        match ctx.with_read_tx(|tx| tx.db.item().sku().find(&sku)) {
+            Some(item) if request.query("in").as_deref() == Some("euros") => {
+                Response::text(format!("{}.{:02}", item.price / 100, item.price % 100))
+            }
+            Some(item) => Response::text(item.price.to_string()),
+            None => Response::new(404).with_body(sku),
+        }
+    }
+
+    /// Takes precedence over `/items/{sku}/price` for its literal segment.
+    #[http_handler(GET, "/items/cheapest/price")]
+    fn cheapest_price(ctx: &mut HttpContext, _request: Request) -> Response {
+        let cheapest = ctx.with_read_tx(|tx| tx.db.item().iter().map(|item| item.price).min());
+        Response::text(cheapest.unwrap_or_default().to_string())
+    }
+
     #[http_handler(POST, "/echo")]
     fn echo(_ctx: &mut HttpContext, request: Request) -> Result<Response, String> {
         if request.body.is_empty() {
@@ -273,7 +295,8 @@ fn bad_arguments_are_an_error_naming_the_parameter() {
             assert_eq!(code as u16, Errno::BAD_ARGUMENTS.code());
             assert_eq!(
                 message,
-                "reducer `add`: argument `aisle`: the input ended before the value did"
+                "reducer `add`: argument `aisle`: the input ended before the value did; \
+                 `add` takes 4 arguments, as the tuple `(sku, price, aisle, shelf)`"
             );
         }
         other => panic!("{other}"),
@@ -281,16 +304,32 @@ fn bad_arguments_are_an_error_naming_the_parameter() {
     match module.call_reducer(ALICE, "add", ("melon".to_string(), 5u32, 1u8, 1u8, 9u8)) {
         Outcome::Failed { message, .. } => assert_eq!(
             message,
-            "reducer `add`: bytes were left after the last argument"
+            "reducer `add`: bytes were left after the last argument; \
+             `add` takes 4 arguments, as the tuple `(sku, price, aisle, shelf)`"
         ),
         other => panic!("{other}"),
     }
     match module.call_reducer(ALICE, "reprice", ("apple".to_string(), 7u8)) {
         Outcome::Failed { message, .. } => assert_eq!(
             message,
-            "reducer `reprice`: argument `discount`: a sum type's tag names no variant"
+            "reducer `reprice`: argument `discount`: a sum type's tag names no variant; \
+             `reprice` takes 2 arguments, as the tuple `(sku, discount)`"
         ),
         other => panic!("{other}"),
+    }
+    match module.call_anonymous_view::<Vec<String>>("in_aisle", (1u8, 2u8)) {
+        Err(CallFailure::Outcome(Outcome::Failed { message, .. })) => assert!(
+            message.ends_with("`in_aisle` takes 1 argument, as the tuple `(aisle,)`"),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    match module.call_procedure::<u64>(ALICE, "restock", ()) {
+        Err(CallFailure::Outcome(Outcome::Failed { message, .. })) => assert!(
+            message.ends_with("`restock` takes 2 arguments, as the tuple `(sku, count)`"),
+            "{message}"
+        ),
+        other => panic!("{other:?}"),
     }
 }
 
@@ -406,6 +445,48 @@ fn http_handlers_answer_requests() {
 }
 
 #[test]
+fn http_routes_capture_parameters_and_read_the_query() {
+    let module = stocked();
+    let get = |path: &str, query: &str| {
+        let mut request = Request::new(Method::Get, path);
+        request.query = query.to_owned();
+        module.call_http(request)
+    };
+    let pear = get("/items/pear/price", "").unwrap();
+    assert_eq!((pear.status, pear.body), (200, b"50".to_vec()));
+    let euros = get("/items/fig/price", "in=euros&x=1").unwrap();
+    assert_eq!(euros.body, b"0.80");
+    let missing = get("/items/kiwi%20fruit/price", "").unwrap();
+    assert_eq!(
+        (missing.status, missing.body),
+        (404, b"kiwi fruit".to_vec())
+    );
+    let cheapest = get("/items/cheapest/price", "").unwrap();
+    assert_eq!(
+        cheapest.body, b"20",
+        "the literal route wins over `{{sku}}`"
+    );
+    match module.call_http(Request::new(Method::Delete, "/items/pear/price")) {
+        Err(CallFailure::Outcome(Outcome::Failed { code, message })) => {
+            assert_eq!(code as u16, Errno::NO_SUCH_ENTRY.code());
+            assert_eq!(
+                message,
+                "no http handler answers DELETE /items/pear/price: it takes GET"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    for unrouted in ["/items/pear", "/items//price", "/items/pear/price/x"] {
+        match get(unrouted, "") {
+            Err(CallFailure::Outcome(Outcome::Failed { message, .. })) => {
+                assert_eq!(message, format!("no http handler answers GET {unrouted}"))
+            }
+            other => panic!("{unrouted}: {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn plain_rows_and_plain_arguments_round_trip() {
     assert!(<Point as wasmod::Decode>::LAYOUT.is_plain());
     let module = TestModule::<shop::Module>::new();
@@ -423,7 +504,8 @@ fn plain_rows_and_plain_arguments_round_trip() {
     match module.call_reducer(ALICE, "points", (7u64, 1u64, 3u32)) {
         Outcome::Failed { message, .. } => assert_eq!(
             message,
-            "reducer `points`: argument `(all)`: the input ended before the value did"
+            "reducer `points`: argument `(all)`: the input ended before the value did; \
+             `points` takes 4 arguments, as the tuple `(id, x, y, z)`"
         ),
         other => panic!("{other}"),
     }

@@ -307,6 +307,7 @@ impl Server {
         let state = Arc::new(AppState {
             publish: publisher.as_ref().map(Publisher::stats),
             edge_token,
+            http_routes: description.http_routes(),
             module: description,
             datastore,
             worker,

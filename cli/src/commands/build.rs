@@ -8,6 +8,7 @@
 
 use crate::check;
 use crate::failure::{Failure, Result};
+use crate::output;
 use crate::render;
 use crate::source::Module;
 use std::path::PathBuf;
@@ -30,34 +31,31 @@ pub fn run(args: Args) -> Result {
         )));
     }
     let module = Module::open(&args.dir)?;
-    println!(
-        "built {} ({} bytes)",
+    output::print(format!(
+        "built {} ({} bytes)\n",
         module.path.display(),
         module.wasm.len()
-    );
+    ))?;
     let compiled = check::compile(&module.wasm)?;
-    println!("abi: ok (compiles; imports and exports match the wasmod ABI)");
+    output::print("abi: ok (compiles; imports and exports match the wasmod ABI)\n")?;
     let loaded = check::load(
         &compiled,
         wasmod_host::WasmConfig::default(),
         wasmod_host::InstanceEnv::unloaded(),
     )?;
-    println!("description: ok (the module describes itself; init ran)");
+    output::print("description: ok (the module describes itself; init ran)\n")?;
     let report = check::inspect(&module.wasm)?;
     if !report.is_clean() {
-        print!("{report}");
-        println!(
-            "dispatch: {} indirect call(s) on dispatch paths (see docs/inspect.md)",
+        output::print(format!(
+            "{report}dispatch: {} indirect call(s) on dispatch paths (see docs/inspect.md)\n",
             report.violations().count()
-        );
+        ))?;
         return Err(Failure::failed());
     }
-    println!(
-        "dispatch: clean ({} dispatch exports; no indirect call on any dispatch path)",
+    let mut out = format!(
+        "dispatch: clean ({} dispatch exports; no indirect call on any dispatch path)\n",
         report.exports.len()
     );
-    let mut out = String::new();
     render::entry_points(&describe(loaded.module(), Tables::All), &mut out);
-    print!("{out}");
-    Ok(())
+    output::print(out)
 }

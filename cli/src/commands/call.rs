@@ -6,24 +6,35 @@
 //! `--json` gives them all at once as an array or an object keyed by parameter name.
 //!
 //! - Against a `.wasm` file or a crate directory, the call runs in-process, in a fresh
-//!   in-memory host: the module's `init` runs, then `client_connected` for the caller (as the
-//!   server does when it issues an identity), then the call. The caller is `--identity`, or a
-//!   new random identity.
+//!   host: the module's `init` runs, then `client_connected` for the caller (as the server
+//!   does when it issues an identity), then the call. The caller is `--identity`, or a new
+//!   random identity. The tables live in memory, or with `--data <dir>` in a commit log there
+//!   (the layout of `wasmod serve --data`), so that state carries from one call to the next and
+//!   `init` runs only on the first.
 //! - Against `http://…` or `https://…`, the call goes to a server's API ([`remote`]).
 //!
 //! Either way the output is the API's JSON: `{"status": "committed" | "returned", ..}` with
 //! exit status 0, or `{"error": {"code", "message"}}` with exit status 1.
+//!
+//! In-process, a function that is an HTTP method in capitals (`GET`, `POST`, …) calls the
+//! module's HTTP handler for that method and the path given as the one argument
+//! ([`http`]).
 
+mod http;
 mod remote;
 
 use crate::check;
 use crate::failure::{Failure, Result};
+use crate::output;
 use crate::source::Module;
 use crate::units;
 use serde::Serialize;
 use serde_json::Value;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use wasmod_abi::http::Method;
 use wasmod_abi::{ConnectionId, Identity};
+use wasmod_host::datastore::durability;
+use wasmod_host::{InstanceEnv, Persistence, WasmConfig, WasmModule};
 use wasmod_protocol::http::CallResponse;
 use wasmod_protocol::{ApiError, ErrorBody};
 use wasmod_server::connections;
@@ -35,9 +46,11 @@ pub struct Args {
     /// A compiled module (`.wasm`), a module crate's directory (built first), or a server's
     /// URL (`http://127.0.0.1:3000`).
     target: String,
-    /// The reducer, procedure or view to call.
+    /// The reducer, procedure or view to call; in-process also an HTTP method (`GET`, `POST`,
+    /// …), which calls the module's HTTP handler for the path given as the argument.
     function: String,
-    /// The arguments in parameter order, one JSON value each: '"hello"', 42, '{"x": 1}'.
+    /// The arguments in parameter order, one JSON value each: '"hello"', 42, '{"x": 1}'; for
+    /// an HTTP handler, the path with its query: '/accounts/ann?limit=2'.
     #[arg(allow_negative_numbers = true)]
     args: Vec<String>,
     /// All the arguments as one JSON array, or an object keyed by parameter name.
@@ -46,18 +59,34 @@ pub struct Args {
     /// In-process only: the identity to call as, 64 hex digits (default: a new one).
     #[arg(long, value_name = "HEX", value_parser = units::identity)]
     identity: Option<Identity>,
-    /// On a server only: the token to call with (default: a new identity's).
+    /// On a server only: the token to call with (default: a new identity, whose token is
+    /// printed on stderr).
     #[arg(long, env = "WASMOD_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// In-process only: keep the tables in a commit log in this directory, so that they carry
+    /// over to the next call with the same `--data` (default: in memory, for this call only).
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
+    /// In-process HTTP calls only: the request's body.
+    #[arg(long, value_name = "TEXT")]
+    body: Option<String>,
 }
 
 /// Runs `wasmod call`.
 pub fn run(args: Args) -> Result {
+    if let Some(method) = Method::parse(&args.function) {
+        return http::run(&args, method);
+    }
+    if args.body.is_some() {
+        return Err(Failure::usage(
+            "--body is for HTTP handlers: call one as `wasmod call <module> GET /path`",
+        ));
+    }
     let json_args = arguments(&args)?;
     let answer = if is_url(&args.target) {
-        if args.identity.is_some() {
+        if args.identity.is_some() || args.data.is_some() {
             return Err(Failure::usage(
-                "--identity is for in-process calls: a server's calls run as the identity of their --token",
+                "--identity and --data are for in-process calls: a server's calls run as the identity of their --token, over its own data",
             ));
         }
         remote::call(
@@ -75,8 +104,14 @@ pub fn run(args: Args) -> Result {
             None => wasmod_server::auth::new_identity()
                 .map_err(|error| Failure::usage(format!("no randomness: {error}")))?,
         };
-        in_process(Path::new(&args.target), &args.function, &json_args, caller)?
+        let mut loaded = load(Path::new(&args.target), args.data.as_deref())?;
+        in_process(&mut loaded, &args.function, &json_args, caller)
     };
+    print_answer(answer)
+}
+
+/// Prints `answer`: the response, or the error with exit status 1.
+fn print_answer<T: Serialize>(answer: std::result::Result<T, ApiError>) -> Result {
     match answer {
         Ok(response) => print_json(&response),
         Err(error) => {
@@ -93,27 +128,37 @@ pub type Answer = std::result::Result<CallResponse, ApiError>;
 fn print_json(message: &impl Serialize) -> Result {
     let json = serde_json::to_value(message)
         .map_err(|error| Failure::module(format!("the answer cannot be printed: {error}")))?;
-    println!("{json:#}");
-    Ok(())
+    output::print(format!("{json:#}\n"))
 }
 
-/// Runs the call in a fresh in-memory host.
-fn in_process(path: &Path, function: &str, args: &Value, caller: Identity) -> Result<Answer> {
+/// Loads the module at `path` into a fresh host, its tables in memory or, with `data`, in
+/// the commit log of that directory (recovered first, as `wasmod serve` does).
+fn load(path: &Path, data: Option<&Path>) -> Result<WasmModule> {
     let module = Module::open(path)?;
-    let mut loaded = check::compile_and_load(&module.wasm)?;
+    let compiled = check::compile(&module.wasm)?;
+    let env = match data {
+        Some(data) => InstanceEnv::unloaded().with_persistence(Persistence::new(
+            data.join("db"),
+            durability::Options::default(),
+        )),
+        None => InstanceEnv::unloaded(),
+    };
+    check::load(&compiled, WasmConfig::default(), env)
+}
+
+/// Runs the call in the `loaded` module.
+fn in_process(loaded: &mut WasmModule, function: &str, args: &Value, caller: Identity) -> Answer {
     let description = loaded.module().clone();
     tracing::info!(identity = %caller, "calling `{function}` in-process");
-    Ok((|| {
-        let entry = entry::find(&description, function, &entry::CALLED_BY_NAME)?;
-        let encoded = entry.encode_args(args)?;
-        if entry.point.kind.takes_caller() {
-            connections::accepted(loaded.client_connected(caller, ConnectionId::ZERO))?;
-        }
-        let outcome = entry
-            .invocation()
-            .run(&mut loaded, caller, ConnectionId::ZERO, &encoded);
-        entry.answer(outcome)
-    })())
+    let entry = entry::find(&description, function, &entry::CALLED_BY_NAME)?;
+    let encoded = entry.encode_args(args)?;
+    if entry.point.kind.takes_caller() {
+        connections::accepted(loaded.client_connected(caller, ConnectionId::ZERO))?;
+    }
+    let outcome = entry
+        .invocation()
+        .run(loaded, caller, ConnectionId::ZERO, &encoded);
+    entry.answer(outcome)
 }
 
 /// The JSON arguments: `--json`, or each positional argument parsed as JSON.

@@ -7,6 +7,7 @@
 
 use crate::check;
 use crate::failure::{Failure, Result};
+use crate::output;
 use crate::render;
 use crate::source::Module;
 use std::path::PathBuf;
@@ -31,14 +32,13 @@ pub fn run(args: Args) -> Result {
         let json = serde_json::to_string_pretty(&description).map_err(|error| {
             Failure::module(format!("the description cannot be printed: {error}"))
         })?;
-        println!("{json}");
+        output::print(json + "\n")
     } else {
-        println!(
-            "module {} ({} bytes)",
+        output::print(format!(
+            "module {} ({} bytes)\n{}",
             module.path.display(),
-            module.wasm.len()
-        );
-        print!("{}", render::description(&description));
+            module.wasm.len(),
+            render::description(&description)
+        ))
     }
-    Ok(())
 }

@@ -11,6 +11,7 @@
 use crate::check;
 use crate::failure::{Context, Failure, Result};
 use crate::generate::{model::Bindings, rust, typescript};
+use crate::output;
 use crate::source::Module;
 use std::path::PathBuf;
 
@@ -56,6 +57,5 @@ pub fn run(args: Args) -> Result {
     if std::fs::read(&path).ok().as_deref() != Some(code.as_bytes()) {
         std::fs::write(&path, &code).context(path.display())?;
     }
-    println!("wrote {}", path.display());
-    Ok(())
+    output::print(format!("wrote {}\n", path.display()))
 }

@@ -4,6 +4,7 @@
 //! path, `2` the module could not be read or inspected.
 
 use crate::failure::{Failure, Result};
+use crate::output;
 use crate::source::Module;
 use std::path::PathBuf;
 
@@ -27,9 +28,9 @@ pub fn run(args: Args) -> Result {
         ))
     })?;
     if args.json {
-        println!("{}", report.to_json());
+        output::print(report.to_json() + "\n")?;
     } else {
-        print!("{report}");
+        output::print(report.to_string())?;
     }
     if report.is_clean() {
         Ok(())

@@ -19,6 +19,7 @@
 //!    (Once they are published, this command's own version becomes this default.)
 
 use crate::failure::{Context, Failure, Result};
+use crate::output;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
@@ -71,13 +72,10 @@ pub fn run(args: Args) -> Result {
         let path = dir.join(file);
         fs::write(&path, contents).context(path.display())?;
     }
-    println!("created module crate `{name}` in {}", args.dir.display());
-    println!("  depends on: {dependency} ({source})");
-    println!(
-        "next: cd {} && cargo test && wasmod build",
-        args.dir.display()
-    );
-    Ok(())
+    output::print(format!(
+        "created module crate `{name}` in {dir}\n  depends on: {dependency} ({source})\nnext: cd {dir} && cargo test && wasmod build\n",
+        dir = args.dir.display()
+    ))
 }
 
 /// The `wasmod = ..` line of the new crate in `dir` (an absolute path, which need not exist
@@ -261,5 +259,17 @@ mod tests {
         assert!(manifest.contains("\nwasmod = \"0.1\"\n"));
         assert!(!manifest.contains("{{"));
         assert!(!fill(LIB_RS, "todo", "").contains("{{"));
+    }
+
+    #[test]
+    fn the_release_profile_checks_integer_overflow() {
+        let profile = CARGO_TOML
+            .split("\n[")
+            .find(|table| table.starts_with("profile.release]"))
+            .expect("the template has a release profile");
+        assert!(
+            profile.lines().any(|line| line == "overflow-checks = true"),
+            "{profile}"
+        );
     }
 }

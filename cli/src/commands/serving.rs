@@ -3,8 +3,8 @@
 //! edge node of a primary) share.
 
 use crate::failure::{Context, Failure, Result};
+use crate::output;
 use crate::units;
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -192,17 +192,16 @@ impl Serving {
                 .await
                 .context(format!("listening on {}", self.listen))?;
             let address = listener.local_addr().context("the bound address")?;
-            println!("listening on http://{address}");
-            match &announcement.made_up {
-                None => println!(
-                    "admin console: http://{address}/admin (with the operator token given)"
-                ),
-                Some(token) => println!(
+            let console = match &announcement.made_up {
+                None => {
+                    format!("admin console: http://{address}/admin (with the operator token given)")
+                }
+                Some(token) => format!(
                     "admin console: http://{address}/admin#token={0}, operator token: {0}",
                     token.reveal()
                 ),
-            }
-            std::io::stdout().flush().context("writing to stdout")?;
+            };
+            output::print(format!("listening on http://{address}\n{console}\n"))?;
             server
                 .serve(listener, wasmod_server::shutdown_signal())
                 .await

@@ -95,10 +95,7 @@ async fn subscribe(args: Args) -> Result {
         None => connecting.await?,
     };
     if args.token.is_none() {
-        eprintln!(
-            "wasmod: connected as a new identity, {}; its token (reuse it with --token or WASMOD_TOKEN): {}",
-            connection.identity, connection.token
-        );
+        output::new_identity(&connection.identity, &connection.token);
     } else {
         tracing::info!(identity = %connection.identity, "connected");
     }

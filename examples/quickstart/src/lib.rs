@@ -202,6 +202,18 @@ pub mod chat {
             .with_header("content-type", "application/json")
             .with_body(format!("{{\"id\":{id}}}")))
     }
+
+    /// The text of message `id`: `GET /v1/http/messages/1`.
+    #[http_handler(GET, "/messages/{id}")]
+    fn message_text(ctx: &mut HttpContext, _request: Request) -> Response {
+        let Some(id) = ctx.param("id").and_then(|id| id.parse::<u64>().ok()) else {
+            return Response::new(400).with_body("a message id is a number");
+        };
+        match ctx.with_read_tx(|tx| tx.db.message().id().find(id)) {
+            Some(message) => Response::text(message.text),
+            None => Response::new(404).with_body(format!("no message {id}")),
+        }
+    }
 }
 
 /// The name a user gets before choosing one: `user-` and the first bytes of their identity.

@@ -9,6 +9,7 @@
 use foldhash::fast::FixedState;
 use std::collections::HashMap;
 use wasmod_abi::http::Method;
+use wasmod_abi::route::{Routed, Routes};
 use wasmod_abi::{EntryKind, Lifecycle, ModuleDef};
 
 /// An entry point of the module, as a name finds it.
@@ -48,8 +49,8 @@ impl Entry {
 #[derive(Debug, Default)]
 pub(crate) struct Entries {
     by_name: HashMap<Box<str>, Entry, FixedState>,
-    /// The handlers of each path, with their methods: a path has few.
-    by_path: HashMap<Box<str>, Vec<(Method, u32)>, FixedState>,
+    /// The handlers by method and route pattern (`/accounts/{name}`): a module has few.
+    routes: Routes<Method>,
 }
 
 impl Entries {
@@ -85,10 +86,7 @@ impl Entries {
         {
             entries.by_name.entry(name.into()).or_insert(entry);
         }
-        for (id, handler) in ids(module.http_handlers.len()).zip(&module.http_handlers) {
-            let methods = entries.by_path.entry(handler.path.as_str().into());
-            methods.or_default().push((handler.method, id));
-        }
+        entries.routes = module.http_routes();
         entries
     }
 
@@ -97,11 +95,9 @@ impl Entries {
         self.by_name.get(name).copied()
     }
 
-    /// The id of the HTTP handler that answers `method` on `path`.
-    pub(crate) fn route(&self, method: Method, path: &str) -> Option<u32> {
-        let handlers = self.by_path.get(path)?;
-        let (_, id) = handlers.iter().find(|(other, _)| *other == method)?;
-        Some(*id)
+    /// The HTTP handler that answers `method` on `path`, or why none does.
+    pub(crate) fn route(&self, method: Method, path: &str) -> Routed<Method> {
+        self.routes.route(method, path)
     }
 }
 
@@ -109,6 +105,7 @@ impl Entries {
 mod tests {
     use super::{Entries, Entry};
     use wasmod_abi::http::Method;
+    use wasmod_abi::route::Routed;
     use wasmod_abi::{
         AlgebraicType, HttpHandlerDef, Lifecycle, ModuleDef, ProcedureDef, ReducerDef, ViewDef,
     };
@@ -198,16 +195,19 @@ mod tests {
             lifecycle: None,
         };
         assert_eq!(entries.get("shadowed"), Some(shadowed));
-        assert_eq!(entries.route(Method::Get, "/item"), Some(0));
+        assert_eq!(entries.route(Method::Get, "/item"), Routed::Handler(0));
     }
 
     #[test]
     fn routes_match_method_and_path() {
         let entries = Entries::new(&module());
-        assert_eq!(entries.route(Method::Put, "/item"), Some(1));
-        assert_eq!(entries.route(Method::Get, "/other"), Some(2));
-        assert_eq!(entries.route(Method::Put, "/other"), None);
-        assert_eq!(entries.route(Method::Get, "/item/"), None);
-        assert_eq!(entries.route(Method::Get, "/missing"), None);
+        assert_eq!(entries.route(Method::Put, "/item"), Routed::Handler(1));
+        assert_eq!(entries.route(Method::Get, "/other"), Routed::Handler(2));
+        assert_eq!(
+            entries.route(Method::Put, "/other"),
+            Routed::WrongMethod(vec![Method::Get])
+        );
+        assert_eq!(entries.route(Method::Get, "/item/"), Routed::NotFound);
+        assert_eq!(entries.route(Method::Get, "/missing"), Routed::NotFound);
     }
 }

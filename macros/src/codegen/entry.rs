@@ -121,6 +121,17 @@ fn trait_impl(entry: &EntryPoint) -> TokenStream {
             }
         }
         Kind::HttpHandler { method, path } => {
+            // Only a pattern with parameters has anything to capture.
+            let captures_params = wasmod_route::Pattern::parse(&path.value())
+                .is_ok_and(|pattern| pattern.params().next().is_some());
+            let capture = captures_params.then(|| {
+                quote! {
+                    __wasmod_ctx.__capture(
+                        <Self as ::wasmod::rt::HttpHandler>::PATH,
+                        &__wasmod_arg_0.uri,
+                    );
+                }
+            });
             quote! {
                 impl ::wasmod::rt::HttpHandler for #ident {
                     const NAME: &'static str = #name;
@@ -132,6 +143,7 @@ fn trait_impl(entry: &EntryPoint) -> TokenStream {
                         __wasmod_bytes: &[u8],
                     ) -> ::wasmod::rt::Result<::wasmod::rt::Vec<u8>, ::wasmod::rt::CallError> {
                         #decode
+                        #capture
                         let __wasmod_response = ::wasmod::rt::HttpReturn::into_response(#call)?;
                         ::wasmod::rt::Ok(::wasmod::rt::encode(&__wasmod_response))
                     }

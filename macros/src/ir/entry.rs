@@ -242,12 +242,8 @@ fn parse_route(input: syn::parse::ParseStream<'_>) -> syn::Result<(syn::Ident, s
         })?;
     input.parse::<syn::Token![,]>()?;
     let path: syn::LitStr = input.parse()?;
-    if !path.value().starts_with('/') {
-        return Err(syn::Error::new(
-            path.span(),
-            "an HTTP handler's path starts with `/`",
-        ));
-    }
+    wasmod_route::Pattern::parse(&path.value())
+        .map_err(|error| syn::Error::new(path.span(), error))?;
     Ok((variant, path))
 }
 
@@ -460,7 +456,7 @@ fn unsupported_type(ty: &syn::Type) -> Option<(Span, String)> {
 }
 
 fn check_view_output(sig: &syn::Signature, errors: &mut Errors) {
-    const MESSAGE: &str = "a view returns `Vec<T>` or `Option<T>` of rows";
+    const MESSAGE: &str = "a view returns `Vec<T>` or `Option<T>`, of any `T` with a schema (a table's row, a `#[derive(SchemaType)]` type, a number, a `String`, …)";
     match &sig.output {
         syn::ReturnType::Default => errors.error_at(
             &sig.ident,

@@ -64,6 +64,21 @@ pub struct Registration {
     pub name: Option<(String, Span)>,
     /// Its lifecycle role, when the macro can see it (inline reducers).
     pub lifecycle: Option<Role>,
+    /// Its method and route pattern, when the macro can see them (inline HTTP handlers).
+    pub route: Option<Route>,
+}
+
+/// An inline HTTP handler's method and route pattern, to refuse two that answer the same
+/// requests.
+pub struct Route {
+    /// The method, as written (`GET`).
+    pub method: String,
+    /// The pattern, as written.
+    pub text: String,
+    /// The pattern, parsed.
+    pub pattern: wasmod_route::Pattern,
+    /// Where the pattern is written.
+    pub span: Span,
 }
 
 /// A validated module.
@@ -193,6 +208,7 @@ impl Parse for ListArgs {
                         cfgs: attrs,
                         name: None,
                         lifecycle: None,
+                        route: None,
                     },
                 ));
                 if !content.is_empty() {
@@ -243,6 +259,17 @@ fn collect(
                 } = entry.kind
                 {
                     registration.lifecycle = Some(lifecycle.role);
+                }
+                if let Kind::HttpHandler { method, path } = &entry.kind {
+                    registration.route =
+                        wasmod_route::Pattern::parse(&path.value())
+                            .ok()
+                            .map(|pattern| Route {
+                                method: method.to_string().to_uppercase(),
+                                text: path.value(),
+                                pattern,
+                                span: path.span(),
+                            });
                 }
                 let category = Category::Entries(entry.kind.entry_kind());
                 lists[category.index()].push(registration);
@@ -318,6 +345,7 @@ fn registration(
         cfgs,
         name: name.map(|name| (name, ident.span())),
         lifecycle: None,
+        route: None,
     }
 }
 
@@ -366,6 +394,22 @@ fn check_duplicates(lists: &[Vec<Registration>; CATEGORIES], errors: &mut Errors
                     .is_some_and(|(other, _)| other == name)
             }) {
                 errors.push(syn::Error::new(*span, format!("two entry points of this module are named `{name}`; rename one with `name = \"..\"` in its attribute")));
+            }
+        }
+        if let Some(route) = &registration.route {
+            let clash = earlier_entries()
+                .filter_map(|earlier| earlier.route.as_ref())
+                .find(|earlier| {
+                    earlier.method == route.method && earlier.pattern.same_routes(&route.pattern)
+                });
+            if let Some(earlier) = clash {
+                errors.push(syn::Error::new(
+                    route.span,
+                    format!(
+                        "another HTTP handler of this module answers {} `{}`: each method and route pattern has one handler",
+                        route.method, earlier.text
+                    ),
+                ));
             }
         }
         if let (Some(role), Some((_, span))) = (&registration.lifecycle, &registration.name) {

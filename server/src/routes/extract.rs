@@ -5,7 +5,7 @@
 //!   header that is there must hold a valid token, whatever the route: a client with a bad
 //!   token learns it at once instead of being silently treated as anonymous.
 //! - [`Body`]: the raw body, within the body limit.
-//! - [`JsonBody`]: the body as JSON (an empty body is `null`).
+//! - [`JsonBody`]: the body as JSON (an empty body is `[]`: no arguments).
 //! - [`name`]: a `{name}` path segment.
 //! - [`Source`]: the address the request came from, when the server is serving a socket.
 
@@ -106,7 +106,8 @@ impl<S: Send + Sync> FromRequest<S> for Body {
     }
 }
 
-/// The request body as JSON; `null` when the body is empty.
+/// The request body as JSON; `[]` (no arguments) when the body is empty, so that a `null`
+/// that was sent is told apart from a body that was not.
 #[derive(Clone, Debug)]
 pub(crate) struct JsonBody(pub Value);
 
@@ -116,7 +117,7 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
     async fn from_request(request: Request, state: &S) -> Result<Self, HttpError> {
         let Body(bytes) = Body::from_request(request, state).await?;
         if bytes.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Self(Value::Null));
+            return Ok(Self(Value::Array(Vec::new())));
         }
         let json = serde_json::from_slice(&bytes).map_err(|error| {
             ApiError::new(

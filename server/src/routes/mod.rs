@@ -42,6 +42,8 @@ use axum::Router;
 use std::sync::Arc;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
+use wasmod_abi::http::Method;
+use wasmod_abi::route::Routes;
 use wasmod_abi::ModuleDef;
 use wasmod_host::datastore::Datastore;
 
@@ -50,6 +52,8 @@ use wasmod_host::datastore::Datastore;
 pub(crate) struct AppState {
     /// The module's description: entry points, tables, types.
     pub module: Arc<ModuleDef>,
+    /// Its HTTP handlers by method and route pattern, for `/v1/http/...`.
+    pub http_routes: Routes<Method>,
     /// The module's tables, read directly (off the module's thread) for `GET /v1/tables`.
     pub datastore: Arc<Datastore>,
     /// The module's thread.

@@ -3,7 +3,10 @@
 //! The request is passed through: its method, its path after `/v1/http` (`/` when empty,
 //! still percent-encoded as received), its query string, its headers (names in lower case;
 //! values that are not UTF-8 are passed lossily) and its body. The module's handler is found by
-//! method and path in the module's description (`no_such_route`, 404, if none). Its response is passed back as it is:
+//! method and route pattern (`/accounts/{name}`) in the module's description, as the host
+//! finds it ([`wasmod_abi::route::Routes`]): `no_such_route` (404) if no pattern matches the
+//! path, `method_not_allowed` (405, with an `Allow` header naming the methods that do have a
+//! handler) if patterns match it for other methods only. Its response is passed back as it is:
 //! status, headers and body, except the headers that frame the message (`content-length`,
 //! `transfer-encoding`, `connection`, …), which are the server's to set. A status or header the
 //! module writes that HTTP cannot carry is the module's error (`module_error`, 500).
@@ -20,10 +23,12 @@ use crate::entry::failure;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::Requester;
 use axum::extract::{FromRequest, Request as HttpRequest, State};
+use axum::http::header::ALLOW;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use wasmod_abi::encoding::from_slice;
 use wasmod_abi::http::{Method, Request, Response as ModuleResponse};
+use wasmod_abi::route::Routed;
 use wasmod_host::Outcome;
 
 /// The prefix of the module's routes.
@@ -54,23 +59,28 @@ pub(crate) async fn forward(
     if let Ok(Caller(None)) = caller {
         state.anonymous_calls.check(source)?;
     }
+    let mut allow = None;
     let work = async {
         let Caller(identity) = caller?;
         let mut request = request(&method, &uri, &headers)?;
-        let routed = state
-            .module
-            .http_handlers
-            .iter()
-            .any(|handler| handler.method == request.method && handler.path == request.uri);
-        if !routed {
-            return Err(ApiError::new(
-                ErrorCode::NoSuchRoute,
-                format!(
-                    "no http handler of the module answers {} {}",
-                    request.method.as_str(),
-                    request.uri
-                ),
-            ));
+        let refused = |code, takes: &str| {
+            let (method, path) = (request.method.as_str(), &request.uri);
+            let message = format!("no http handler of the module answers {method} {path}{takes}");
+            Err(ApiError::new(code, message))
+        };
+        match state.http_routes.route(request.method, &request.uri) {
+            Routed::Handler(_) => {}
+            Routed::WrongMethod(methods) => {
+                let methods: Vec<&str> = methods.iter().map(|method| method.as_str()).collect();
+                let methods = methods.join(", ");
+                let refusal = refused(
+                    ErrorCode::MethodNotAllowed,
+                    &format!(": it takes {methods}"),
+                );
+                allow = Some(methods);
+                return refusal;
+            }
+            Routed::NotFound => return refused(ErrorCode::NoSuchRoute, ""),
         }
         let Body(body) = Body::from_request(body, &()).await?;
         request.body = body.to_vec();
@@ -78,7 +88,14 @@ pub(crate) async fn forward(
         let outcome = state.runner.http(request, slot).await?;
         response(outcome)
     };
-    Ok(state.metrics.measure("http", work).await?)
+    let answer = state.metrics.measure("http", work).await;
+    answer.or_else(|error| {
+        let mut refusal = HttpError::from(error).into_response();
+        if let Some(value) = allow.and_then(|methods| HeaderValue::from_str(&methods).ok()) {
+            refusal.headers_mut().insert(ALLOW, value);
+        }
+        Ok(refusal)
+    })
 }
 
 /// The request as the module receives it, without its body (read once the route is found).

@@ -91,6 +91,31 @@ async fn module_failures_map_to_statuses_with_the_modules_message() {
         wrong_type.message()
     );
 
+    let null = post(&router, "/v1/reducers/send", Some(&token), json!(null)).await;
+    assert_eq!(null.code(), "bad_arguments");
+    assert!(null.message().ends_with("found null"), "{}", null.message());
+    let nothing = send(
+        &router,
+        Method::POST,
+        "/v1/reducers/send",
+        Some(&token),
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(nothing.code(), "bad_arguments");
+    assert!(
+        nothing.message().ends_with("found an array of 0 items"),
+        "{}",
+        nothing.message()
+    );
+    let no_arguments = post(&router, "/v1/views/recent", None, json!(null)).await;
+    assert_eq!(
+        no_arguments.status,
+        StatusCode::OK,
+        "{}",
+        no_arguments.message()
+    );
+
     let unknown_arg = post(
         &router,
         "/v1/reducers/send",
@@ -248,7 +273,32 @@ async fn the_modules_http_handlers_answer_under_v1_http() {
         Body::empty(),
     )
     .await;
-    assert_eq!(wrong_method.code(), "no_such_route");
+    assert_eq!(
+        (wrong_method.status, wrong_method.code().as_str()),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
+    );
+    assert_eq!(wrong_method.headers["allow"], "GET");
+
+    // A route with a parameter: the captured value reaches the handler.
+    let message = get(&router, "/v1/http/messages/1").await;
+    assert_eq!(
+        (message.status, message.body.as_slice()),
+        (StatusCode::OK, &b"hello over http"[..])
+    );
+    let unknown = get(&router, "/v1/http/messages/9").await;
+    assert_eq!(
+        (unknown.status, unknown.body.as_slice()),
+        (StatusCode::NOT_FOUND, &b"no message 9"[..])
+    );
+    let not_a_number = get(&router, "/v1/http/messages/first").await;
+    assert_eq!(not_a_number.status, StatusCode::BAD_REQUEST);
+    let put = send(&router, Method::PUT, "/v1/http/messages/1", None, "x").await;
+    assert_eq!(put.status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(put.headers["allow"], "GET");
+    let on_collection = send(&router, Method::PUT, "/v1/http/messages", None, "x").await;
+    assert_eq!(on_collection.headers["allow"], "POST");
+    let deeper = get(&router, "/v1/http/messages/1/more").await;
+    assert_eq!(deeper.code(), "no_such_route");
 }
 
 #[tokio::test]

@@ -3,12 +3,14 @@
 //! The server's description (`GET /v1/module`) says what kind of entry point the name is, and
 //! so which route to post to; a name it does not list is posted as a reducer, and the server's
 //! own `no_such_entry` answer is printed. A call that runs as an identity and has no token
-//! (`--token`, `WASMOD_TOKEN`) first obtains a new identity (`POST /v1/identity`). Every
+//! (`--token`, `WASMOD_TOKEN`) first obtains a new identity (`POST /v1/identity`), whose token
+//! goes to stderr, so that the identity can call again. Every
 //! answer is read as the protocol's typed message; one that is not is the server's failure.
 
 use super::Answer;
 use crate::api::{self, parse, request};
 use crate::failure::{Failure, Result};
+use crate::output;
 use serde_json::Value;
 use ureq::Agent;
 use wasmod_abi::EntryKind;
@@ -44,7 +46,7 @@ fn new_token(agent: &Agent, base: &str) -> Result<String> {
     match request(agent, "POST", &format!("{base}/v1/identity"), None, None)? {
         (200, text) => {
             let issued: IdentityResponse = parse(&text, "a new identity")?;
-            tracing::info!(identity = %issued.identity, "obtained a new identity");
+            output::new_identity(&issued.identity, &issued.token);
             Ok(issued.token)
         }
         (status, text) => Err(Failure::module(format!(

@@ -4,7 +4,7 @@
 //! Its well-behaved entry points (`add`, `items`) come from the wasmod runtime like any
 //! module's. Each hostile reducer first writes a row, so that a test can see the write rolled
 //! back, then misbehaves: loops forever, allocates without end, recurses without end, panics,
-//! aborts, or traps with its own state half-updated. The `probe` procedure calls one import with one bad pointer or length, through
+//! overflows an integer, aborts, or traps with its own state half-updated. The `probe` procedure calls one import with one bad pointer or length, through
 //! imports declared here by hand (the runtime's wrappers only pass valid slices), and returns
 //! the codes the host answered. The `churn` HTTP handler commits an insert and its delete, for
 //! tests of what many commits leave behind.
@@ -92,6 +92,19 @@ pub mod hostile {
     fn panics(ctx: &ReducerContext) {
         scribble(ctx);
         panic!("the hostile module panicked on purpose");
+    }
+
+    /// Writes a row, then adds `percent`% interest to `balance` the way a ledger would, and
+    /// stores the result: with `balance` near `u64::MAX` the arithmetic overflows, which the
+    /// release profile's `overflow-checks` turn into a panic instead of a wrapped balance.
+    #[reducer]
+    fn add_interest(ctx: &ReducerContext, balance: u64, percent: u64) {
+        scribble(ctx);
+        let balance = balance + balance * percent / 100;
+        ctx.db.item().insert(Item {
+            id: 667,
+            name: balance.to_string(),
+        });
     }
 
     /// Writes a row, then executes `unreachable` without a panic.
