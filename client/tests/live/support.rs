@@ -7,7 +7,6 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use wasmod_abi::{Identity, Timestamp};
 use wasmod_client::{Backoff, Client, ClientBuilder};
 use wasmod_host::datastore::durability;
 use wasmod_host::{CompiledModule, InstanceEnv, Persistence, WasmConfig, WasmEngine, WasmModule};
@@ -15,27 +14,12 @@ use wasmod_protocol::description::ModuleDescription;
 use wasmod_server::{Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
 
+#[path = "../shared/rows.rs"]
+mod rows;
+pub use rows::{Message, User};
+
 /// How long a test waits for what should come.
 pub const PATIENCE: Duration = Duration::from_secs(10);
-
-/// A row of the quickstart's `message` table.
-#[derive(Clone, Debug, PartialEq, wasmod_abi::SchemaType)]
-#[wasmod(crate = wasmod_abi)]
-pub struct Message {
-    pub id: u64,
-    pub sender: Identity,
-    pub sent: Timestamp,
-    pub text: String,
-}
-
-/// A row of the quickstart's `user` table.
-#[derive(Clone, Debug, PartialEq, wasmod_abi::SchemaType)]
-#[wasmod(crate = wasmod_abi)]
-pub struct User {
-    pub identity: Identity,
-    pub name: String,
-    pub online: bool,
-}
 
 /// The quickstart module, compiled once per test binary.
 fn quickstart() -> &'static CompiledModule {

@@ -2,26 +2,10 @@
 //! the vectors keep rows in.
 
 use serde_json::Value;
-use wasmod_abi::{Identity, Timestamp};
 
-/// A row of the quickstart's `message` table.
-#[derive(Clone, Debug, PartialEq, wasmod_abi::SchemaType)]
-#[wasmod(crate = wasmod_abi)]
-pub struct Message {
-    pub id: u64,
-    pub sender: Identity,
-    pub sent: Timestamp,
-    pub text: String,
-}
-
-/// A row of the quickstart's `user` table.
-#[derive(Clone, Debug, PartialEq, wasmod_abi::SchemaType)]
-#[wasmod(crate = wasmod_abi)]
-pub struct User {
-    pub identity: Identity,
-    pub name: String,
-    pub online: bool,
-}
+#[path = "../shared/rows.rs"]
+mod quickstart;
+pub use quickstart::{Message, User};
 
 /// Sorts rows (a cache holds them in no order) by their JSON text with keys sorted, as the
 /// JavaScript check sorts them too.
