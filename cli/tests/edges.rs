@@ -87,11 +87,16 @@ impl Cluster {
 
     /// Starts an edge of the primary on a free port, and waits until it is caught up.
     fn edge(&self) -> Served {
+        self.edge_with(&[])
+    }
+
+    /// [`Cluster::edge`] with `extra` arguments.
+    fn edge_with(&self, extra: &[&str]) -> Served {
         let stream = format!("{}/{STREAM}", self.redis.server());
         let token = self.dir.path().join("edge-token");
         let secret = self.dir.path().join("primary").join("identity-secret");
         let primary = self.primary().to_owned();
-        let args: [&OsStr; 8] = [
+        let mut args: Vec<&OsStr> = vec![
             "--primary".as_ref(),
             primary.as_ref(),
             "--follow".as_ref(),
@@ -101,6 +106,7 @@ impl Cluster {
             "--secret-file".as_ref(),
             secret.as_os_str(),
         ];
+        args.extend(extra.iter().map(OsStr::new));
         let edge = Served::edge(&self.wasm, "127.0.0.1:0", &args);
         wait_until("the new edge catches up", || caught_up(&edge.base));
         edge
@@ -358,6 +364,37 @@ fn clients_on_two_edges_see_each_others_writes_and_read_their_own() {
     }
 }
 
+/// A WebSocket client of the JSON protocol.
+type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::net::TcpStream>>;
+
+/// A new WebSocket client of the server at `base` (a new identity), past its first message.
+fn open_socket(base: &str) -> Socket {
+    use tungstenite::client::IntoClientRequest;
+    let url = format!("{}/v1/subscribe", base.replacen("http://", "ws://", 1));
+    let mut request = url.into_client_request().expect("a request");
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "v1.json.wasmod".parse().expect("a header"),
+    );
+    let (mut socket, _) = tungstenite::connect(request).expect("the WebSocket");
+    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = socket.get_mut() {
+        stream.set_read_timeout(Some(PATIENCE)).expect("a timeout");
+    }
+    let identity = next_message(&mut socket);
+    assert!(identity["IdentityToken"].is_object(), "{identity}");
+    socket
+}
+
+/// The quickstart's users on the server at `base`, and how many are online.
+fn users_online(base: &str) -> (usize, usize) {
+    let url = format!("{base}/v1/tables/user?limit=10000");
+    let (status, body) = send(&agent(), "GET", &url, None, None);
+    assert_eq!(status, 200, "{body}");
+    let rows = body["rows"].as_array().expect("rows");
+    let online = rows.iter().filter(|row| row["online"] == true).count();
+    (rows.len(), online)
+}
+
 /// A JSON frame of the WebSocket protocol from `socket`, skipping pings.
 fn next_message(
     socket: &mut tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::net::TcpStream>>,
@@ -375,22 +412,10 @@ fn next_message(
 
 #[test]
 fn a_websocket_client_of_an_edge_calls_through_it_and_sees_its_own_commit() {
-    use tungstenite::client::IntoClientRequest;
     let cluster = Cluster::start(&[]);
     let edge = cluster.edge();
-    let url = format!("{}/v1/subscribe", edge.base.replacen("http://", "ws://", 1));
-    let mut request = url.into_client_request().expect("a request");
-    request.headers_mut().insert(
-        "Sec-WebSocket-Protocol",
-        "v1.json.wasmod".parse().expect("a header"),
-    );
-    let (mut socket, _) = tungstenite::connect(request).expect("the edge's WebSocket");
-    if let tungstenite::stream::MaybeTlsStream::Plain(stream) = socket.get_mut() {
-        stream.set_read_timeout(Some(PATIENCE)).expect("a timeout");
-    }
-    let identity = next_message(&mut socket);
-    assert!(identity["IdentityToken"].is_object(), "{identity}");
-    let send_text = |socket: &mut tungstenite::WebSocket<_>, message: Value| {
+    let mut socket = open_socket(&edge.base);
+    let send_text = |socket: &mut Socket, message: Value| {
         socket
             .send(tungstenite::Message::text(message.to_string()))
             .expect("sent")
@@ -427,6 +452,21 @@ fn a_websocket_client_of_an_edge_calls_through_it_and_sees_its_own_commit() {
     assert!(messages(cluster.primary())
         .values()
         .any(|text| text == "over the socket"));
+}
+
+#[test]
+fn clients_leaving_an_edge_all_at_once_are_all_disconnected_on_the_primary() {
+    let cluster = Cluster::start(&[]);
+    // Room for 4 forwarded calls at a time: 40 clients leaving at once overflow it.
+    let edge = cluster.edge_with(&["--queue", "4", "--identities-per-minute", "0"]);
+    let sockets: Vec<Socket> = (0..40).map(|_| open_socket(&edge.base)).collect();
+    wait_until("every client is online on the primary", || {
+        users_online(cluster.primary()) == (40, 40)
+    });
+    drop(sockets);
+    wait_until("every client is offline on the primary", || {
+        users_online(cluster.primary()) == (40, 0)
+    });
 }
 
 #[test]

@@ -62,20 +62,36 @@ impl Forwarding {
 
     /// Sends `call` to the primary on a task of its own; `answer` makes the answer of its
     /// outcome once the edge holds the call's commit (it runs even if the requester has gone).
+    /// With too many calls in flight it is refused with `busy`, or, for work that must not be
+    /// lost ([`Room::Wait`]), waits for room.
     fn queue<R: Send + 'static>(
         self: &Arc<Self>,
         call: ForwardedCall,
+        room: Room,
         answer: impl FnOnce(Option<Outcome>) -> R + Send + 'static,
     ) -> Result<Pending<R>, ApiError> {
-        let permit = self.in_flight.clone().try_acquire_owned().map_err(|_| {
-            ApiError::new(
-                ErrorCode::Busy,
-                "too many calls are waiting for the primary: retry later",
-            )
-        })?;
+        let permit = match room {
+            Room::Refuse => Some(self.in_flight.clone().try_acquire_owned().map_err(|_| {
+                ApiError::new(
+                    ErrorCode::Busy,
+                    "too many calls are waiting for the primary: retry later",
+                )
+            })?),
+            Room::Wait => None,
+        };
         let forwarding = self.clone();
         Ok(Pending::spawn(async move {
-            let _permit = permit;
+            let _permit = match permit {
+                Some(permit) => permit,
+                None => forwarding
+                    .in_flight
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .map_err(|_| {
+                        ApiError::new(ErrorCode::ShuttingDown, "the edge is shutting down")
+                    })?,
+            };
             let outcome = forwarding.primary.forward(&call).await?;
             if let Some(Outcome::Committed {
                 commit: Some(commit),
@@ -102,6 +118,15 @@ impl Forwarding {
             })
         }))
     }
+}
+
+/// What a forwarded call does when too many are in flight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Room {
+    /// Fails at once with `busy`: the client may retry.
+    Refuse,
+    /// Waits: a disconnection, which nobody would retry.
+    Wait,
 }
 
 impl Runner {
@@ -156,6 +181,7 @@ impl Runner {
         };
         forwarding.queue(
             ForwardedCall::new(caller, connection, call),
+            Room::Refuse,
             move |outcome| {
                 let _held = held;
                 answered(outcome)
@@ -206,7 +232,11 @@ impl Runner {
             let _held = held;
             answered(outcome)
         };
-        Ok(forwarding.queue(call, answer)?.finish().await?.value)
+        Ok(forwarding
+            .queue(call, Room::Refuse, answer)?
+            .finish()
+            .await?
+            .value)
     }
 
     /// Runs the module's `client_connected` for `identity` over `connection`, and `opened`
@@ -235,7 +265,11 @@ impl Runner {
             opened();
             Ok(())
         };
-        forwarding.queue(call, answer)?.finish().await?.value
+        forwarding
+            .queue(call, Room::Refuse, answer)?
+            .finish()
+            .await?
+            .value
     }
 
     /// Runs the module's `client_disconnected` for `identity` over `connection`, waiting for
@@ -254,7 +288,7 @@ impl Runner {
         };
         let call = ForwardedCall::new(identity, connection, Forwarded::Disconnect);
         Ok(forwarding
-            .queue(call, |outcome| outcome)?
+            .queue(call, Room::Wait, |outcome| outcome)?
             .finish()
             .await?
             .value)

@@ -20,7 +20,7 @@
 
 use super::{AppState, Shared};
 use crate::error::{ApiError, ErrorCode, HttpError};
-use crate::replication::forward::{ForwardedCall, ForwardedOutcome};
+use crate::replication::forward::{Forwarded, ForwardedCall, ForwardedOutcome};
 use crate::replication::{OFFSET_HEADER, SNAPSHOT_TYPE};
 use axum::body::Body;
 use axum::extract::State;
@@ -76,7 +76,13 @@ pub(crate) async fn calls(
     let call: ForwardedCall = serde_json::from_slice(&bytes).map_err(|error| {
         ApiError::new(ErrorCode::BadJson, format!("not a forwarded call: {error}"))
     })?;
-    let outcome = state.worker.run(move |module| call.run(module)).await?;
+    // A disconnection waits for room, as the server's own clients' do: nobody would retry it.
+    let outcome = if call.call == Forwarded::Disconnect {
+        let run = move |module: &mut _| call.run(module);
+        state.worker.run_when_room(run).await?
+    } else {
+        state.worker.run(move |module| call.run(module)).await?
+    };
     Ok(Json(outcome.as_ref().map(ForwardedOutcome::from)))
 }
 
