@@ -11,7 +11,8 @@
 //!   primary nothing measurable;
 //! - **replication lag**: each delivery's commit-to-receipt latency (the update's timestamp,
 //!   taken on the primary when the call ran, to its decoding by a client on an edge: the same
-//!   clock), p50 and p99, against the same clients subscribed to the primary itself (one node);
+//!   clock), p50 and p99, against as many clients subscribed to one `wasmod serve` (one node,
+//!   a server of its own);
 //! - **deliveries per second** that the two edges and the one node each achieve at that rate.
 
 use crate::audience::{Audience, Subscribe};
@@ -167,7 +168,13 @@ pub async fn measure(paths: &Paths, plan: &Plan) -> Result<Outcome> {
     check(&on_edges, "the edges")?;
     drop(audience);
 
-    let audience = Audience::join(&primary_url, plan.clients, Subscribe::Messages).await?;
+    // One node: a server of its own, so that the edges' clients, leaving, do not fill its
+    // queue with their disconnections while these join.
+    let alone = tempfile::tempdir().context("a data directory")?;
+    let node = process::wasmod_serve(&paths.wasmod, &paths.module, alone.path(), &[]).await?;
+    let node_url = format!("{}/v1/subscribe", node.ws_base);
+    let mut caller = Caller::open(&node_url).await?;
+    let audience = Audience::join(&node_url, plan.clients, Subscribe::Messages).await?;
     let publish = delivery::commit(&mut caller, plan.rate, count);
     let one_node = delivery::step(&audience, plan.rate, count, publish).await?;
     check(&one_node, "the one node")?;

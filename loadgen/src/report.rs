@@ -230,7 +230,7 @@ pub async fn replication(paths: &Paths, settings: &Settings) -> Result<()> {
         achieved(|o| o.edges.achieved)
     );
     println!(
-        "| the primary (one node) | {} | {} | {:.0} |",
+        "| one node (a wasmod serve of its own) | {} | {} | {:.0} |",
         millis(quantile(|o| o.one_node.p50)),
         millis(quantile(|o| o.one_node.p99)),
         achieved(|o| o.one_node.achieved)
