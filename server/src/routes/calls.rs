@@ -15,10 +15,10 @@
 //! is counted in the metrics, refused ones included (except those past the rate of anonymous
 //! calls, refused before any work).
 
-use super::extract::{name, Caller, JsonBody, Source};
-use super::Shared;
+use super::extract::{discard_small, name, Caller, JsonBody, Source};
+use super::{AppState, Shared};
 use crate::entry;
-use crate::error::HttpError;
+use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::Requester;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, Path, Request, State};
@@ -58,13 +58,31 @@ impl Family for Views {
     const METRIC: &'static str = EntryKind::View.as_str();
 }
 
-/// Calls the entry point `{name}` of family `F` with the body's JSON arguments.
+/// Calls the entry point `{name}` of family `F` with the body's JSON arguments. A request
+/// refused before its body was read has a small body read and dropped first
+/// ([`discard_small`]).
 pub(crate) async fn call<F: Family>(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
     caller: Result<Caller, HttpError>,
     Source(source): Source,
     body: Request,
+) -> Result<Json<CallResponse>, HttpError> {
+    let mut body = Some(body);
+    let answer = answer::<F>(&state, path, caller, source, &mut body).await;
+    if let (Err(_), Some(unread)) = (&answer, body) {
+        discard_small(unread).await;
+    }
+    answer
+}
+
+/// The answer to a call; `body` is taken once the request is known to be good.
+async fn answer<F: Family>(
+    state: &AppState,
+    path: Result<Path<String>, PathRejection>,
+    caller: Result<Caller, HttpError>,
+    source: Option<std::net::IpAddr>,
+    body: &mut Option<Request>,
 ) -> Result<Json<CallResponse>, HttpError> {
     if let Ok(Caller(None)) = caller {
         state.anonymous_calls.check(source)?;
@@ -78,7 +96,10 @@ pub(crate) async fn call<F: Family>(
         } else {
             caller.0
         };
-        let JsonBody(args) = JsonBody::from_request(body, &()).await?;
+        let request = body
+            .take()
+            .ok_or_else(|| ApiError::new(ErrorCode::Internal, "the body was read twice"))?;
+        let JsonBody(args) = JsonBody::from_request(request, &()).await?;
         let args = entry.encode_args(&args)?;
         let slot = state.slots.acquire(Requester::of(identity, source))?;
         let invocation = entry.invocation();
