@@ -108,7 +108,6 @@ pub struct Server {
     shutdown_grace: std::time::Duration,
     publisher: Option<Publisher>,
     follow: Option<Follow>,
-    edge_stats: Option<Arc<EdgeStats>>,
 }
 
 /// The operator's side of a server ([`Server::with_admin`]).
@@ -303,7 +302,6 @@ impl Server {
         let publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))
             .transpose()?;
-        let edge_stats = edge.as_ref().map(|edge| edge.stats.clone());
         let state = Arc::new(AppState {
             publish: publisher.as_ref().map(Publisher::stats),
             edge_token,
@@ -335,7 +333,6 @@ impl Server {
             shutdown_grace: config.shutdown_grace,
             publisher,
             follow,
-            edge_stats,
         })
     }
 
@@ -349,11 +346,6 @@ impl Server {
     /// The module's database: its tables and the feed of its commits.
     pub fn database(&self) -> &Arc<Database> {
         &self.database
-    }
-
-    /// The edge's counters, if the server is an edge node.
-    pub fn edge_stats(&self) -> Option<Arc<EdgeStats>> {
-        self.edge_stats.clone()
     }
 
     /// The publisher's counters, if the server publishes its commits.

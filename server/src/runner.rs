@@ -146,16 +146,6 @@ impl Runner {
         }
     }
 
-    /// The module's thread.
-    pub fn worker(&self) -> &Worker {
-        &self.worker
-    }
-
-    /// Whether calls that may write are forwarded to a primary (the server is an edge).
-    pub fn is_edge(&self) -> bool {
-        self.forwarding.is_some()
-    }
-
     /// Queues `invocation` as `caller` over `connection` with the encoded `args`, refusing it
     /// like [`Worker::queue`] when there is no room, and returns the wait for its answer.
     /// Calls queued one after the other start in that order. `held` (a call slot, say) is
