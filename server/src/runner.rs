@@ -216,7 +216,7 @@ impl Runner {
         let call = ForwardedCall::new(
             Identity::ZERO,
             ConnectionId::ZERO,
-            ForwardedCall::http(&request),
+            Forwarded::http(&request),
         );
         let answer = move |outcome| {
             let _held = held;

@@ -72,6 +72,15 @@ pub enum Forwarded {
     },
 }
 
+impl Forwarded {
+    /// The HTTP handler call of `request`.
+    pub fn http(request: &Request) -> Self {
+        Self::Http {
+            request: to_vec(request),
+        }
+    }
+}
+
 impl ForwardedCall {
     /// `call`, made by `caller` over `connection`.
     pub fn new(caller: Identity, connection: ConnectionId, call: Forwarded) -> Self {
@@ -79,13 +88,6 @@ impl ForwardedCall {
             caller: caller.to_bytes(),
             connection: connection.to_bytes(),
             call,
-        }
-    }
-
-    /// The HTTP handler call of `request`.
-    pub fn http(request: &Request) -> Forwarded {
-        Forwarded::Http {
-            request: to_vec(request),
         }
     }
 
