@@ -9,16 +9,17 @@
 //! and every call takes a call slot (its identity's, or its address's without a token).
 //!
 //! The body is read last, once the token, the name and the caller are known to be good: a
-//! request refused for those is answered without its body being read.
+//! request refused for those is answered without its body being read (and a small body is
+//! then dropped by the [`unread`](super::unread) layer).
 //!
 //! The extractors' failures are taken as values (`Result<_, HttpError>`) so that every request
 //! is counted in the metrics, refused ones included (except those past the rate of anonymous
 //! calls, refused before any work).
 
-use super::extract::{discard_small, name, Caller, JsonBody, Source};
-use super::{AppState, Shared};
+use super::extract::{name, Caller, JsonBody, Source};
+use super::Shared;
 use crate::entry;
-use crate::error::{ApiError, ErrorCode, HttpError};
+use crate::error::HttpError;
 use crate::limits::Requester;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, Path, Request, State};
@@ -58,31 +59,14 @@ impl Family for Views {
     const METRIC: &'static str = EntryKind::View.as_str();
 }
 
-/// Calls the entry point `{name}` of family `F` with the body's JSON arguments. A request
-/// refused before its body was read has a small body read and dropped first
-/// ([`discard_small`]).
+/// Calls the entry point `{name}` of family `F` with the body's JSON arguments; the body is
+/// read once the request is known to be good.
 pub(crate) async fn call<F: Family>(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
     caller: Result<Caller, HttpError>,
     Source(source): Source,
     body: Request,
-) -> Result<Json<CallResponse>, HttpError> {
-    let mut body = Some(body);
-    let answer = answer::<F>(&state, path, caller, source, &mut body).await;
-    if let (Err(_), Some(unread)) = (&answer, body) {
-        discard_small(unread).await;
-    }
-    answer
-}
-
-/// The answer to a call; `body` is taken once the request is known to be good.
-async fn answer<F: Family>(
-    state: &AppState,
-    path: Result<Path<String>, PathRejection>,
-    caller: Result<Caller, HttpError>,
-    source: Option<std::net::IpAddr>,
-    body: &mut Option<Request>,
 ) -> Result<Json<CallResponse>, HttpError> {
     if let Ok(Caller(None)) = caller {
         state.anonymous_calls.check(source)?;
@@ -96,10 +80,7 @@ async fn answer<F: Family>(
         } else {
             caller.0
         };
-        let request = body
-            .take()
-            .ok_or_else(|| ApiError::new(ErrorCode::Internal, "the body was read twice"))?;
-        let JsonBody(args) = JsonBody::from_request(request, &()).await?;
+        let JsonBody(args) = JsonBody::from_request(body, &()).await?;
         let args = entry.encode_args(&args)?;
         let slot = state.slots.acquire(Requester::of(identity, source))?;
         let invocation = entry.invocation();

@@ -130,26 +130,6 @@ impl<S: Send + Sync> FromRequest<S> for JsonBody {
 }
 
 /// The `{name}` segment of the path.
-/// The most bytes of an unread body that a refusal reads (and drops) before it is answered.
-const DISCARDED: usize = 64 << 10;
-
-/// Reads and drops the body of a request refused before its body was needed, if it announces
-/// at most [`DISCARDED`] bytes and comes within a second: the client then reads the refusal
-/// instead of a connection closed under it while it still sends. A larger or slower body is
-/// left unread (the connection is closed after the answer), which is what refusing early is
-/// for.
-pub(crate) async fn discard_small(request: Request) {
-    let announced = request
-        .headers()
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.parse::<usize>().ok());
-    if announced.is_some_and(|bytes| bytes <= DISCARDED) {
-        let read = axum::body::to_bytes(request.into_body(), DISCARDED);
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), read).await;
-    }
-}
-
 pub(crate) fn name(path: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
     path.map(|Path(name)| name).map_err(|rejection| {
         ApiError::new(

@@ -4,11 +4,13 @@
 //! [`identity`], [`module_http`] (the module's own handlers), [`ops`] (health, metrics, the
 //! description), [`subscribe`] (the WebSocket handshake), [`admin`] (the operator's console
 //! and API), [`replication`] (the snapshot edges bootstrap from); [`extract`] turns requests
-//! into typed inputs with the API's errors.
+//! into typed inputs with the API's errors; [`unread`] drops the small bodies of requests
+//! answered without them.
 //!
 //! Around every route, outermost first: a `tracing` span per request (method, path; module
 //! logs of the request's call are emitted inside it), the request timeout (`timeout`, 504),
-//! and the body limit (`payload_too_large`, 413). Unknown paths and methods answer the API's
+//! the body limit (`payload_too_large`, 413), and the draining of a small body the route did
+//! not read ([`unread`]). Unknown paths and methods answer the API's
 //! JSON errors (`not_found`, `method_not_allowed`) like everything else.
 
 pub(crate) mod admin;
@@ -21,6 +23,7 @@ mod replication;
 mod static_files;
 mod subscribe;
 mod tables;
+mod unread;
 
 pub(crate) use static_files::with_static_files;
 
@@ -129,6 +132,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(middleware::from_fn(unread::drain_unread))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
         .layer(trace)
         .with_state(state)

@@ -19,3 +19,4 @@ mod static_files;
 mod subscribe;
 mod support;
 mod tables;
+mod unread;
