@@ -63,6 +63,9 @@ pub enum ErrorCode {
     /// The module failed in a way that is not the client's fault: an unexpected error code, a
     /// result that does not match its own description, an invalid HTTP response (500).
     ModuleError,
+    /// The call ended, but the value it returned is larger than the server sends as an answer
+    /// (`max_result_bytes`); a procedure's commits stay (500).
+    ResultTooLarge,
     /// The server failed (500).
     Internal,
     /// The queue of calls waiting for the module is full; retry later (503).
@@ -76,7 +79,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the table in `docs/http-api.md`.
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         Self::BadJson,
         Self::BadArguments,
         Self::BadRequest,
@@ -97,6 +100,7 @@ impl ErrorCode {
         Self::TooManyCalls,
         Self::Aborted,
         Self::ModuleError,
+        Self::ResultTooLarge,
         Self::Internal,
         Self::Busy,
         Self::ShuttingDown,
@@ -126,6 +130,7 @@ impl ErrorCode {
             Self::TooManyCalls => "too_many_calls",
             Self::Aborted => "aborted",
             Self::ModuleError => "module_error",
+            Self::ResultTooLarge => "result_too_large",
             Self::Internal => "internal",
             Self::Busy => "busy",
             Self::ShuttingDown => "shutting_down",
@@ -152,7 +157,7 @@ impl ErrorCode {
             Self::PayloadTooLarge => 413,
             Self::EntryFailed => 422,
             Self::TooManyCalls => 429,
-            Self::Aborted | Self::ModuleError | Self::Internal => 500,
+            Self::Aborted | Self::ModuleError | Self::ResultTooLarge | Self::Internal => 500,
             Self::Busy | Self::ShuttingDown => 503,
             Self::Timeout => 504,
         }

@@ -74,6 +74,10 @@ pub struct ServerConfig {
     /// The most table reads in progress at once, each from before it waits for the tables
     /// until its page is sent (`busy`, 503, beyond). Default: 4.
     pub max_table_reads: usize,
+    /// The most bytes of a value a view or procedure returns, in its binary encoding, that an
+    /// answer carries (over HTTP or the WebSocket); a larger one is answered
+    /// `result_too_large` (500), the call's commits staying. Default: 8 MiB.
+    pub max_result_bytes: usize,
 }
 
 impl ServerConfig {
@@ -108,6 +112,7 @@ impl Default for ServerConfig {
             max_table_page_rows: 10_000,
             max_table_page_bytes: 1 << 20,
             max_table_reads: 4,
+            max_result_bytes: 8 << 20,
         }
     }
 }

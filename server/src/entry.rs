@@ -8,9 +8,11 @@
 //! 1. [`find`] looks the name up among the kinds a route accepts ([`CALLED_BY_NAME`] at most);
 //! 2. [`Invocation::run`] calls the module (on whatever thread owns it);
 //! 3. [`Entry::answer`] turns the [`Outcome`] into a [`CallResponse`] or an [`ApiError`] with
-//!    a status that fits ([`failure`]).
+//!    a status that fits ([`failure`]); the server's [`Results`](crate::results::Results)
+//!    bounds a returned value and picks the thread that converts it ([`returned`]).
 
 use crate::error::{ApiError, ErrorCode};
+use std::time::Duration;
 use wasmod_abi::{ConnectionId, EntryKind, Errno, Identity, ModuleDef};
 use wasmod_host::{Outcome, WasmModule};
 use wasmod_protocol::call::{self, EntryPoint};
@@ -59,6 +61,7 @@ impl Entry<'_> {
     }
 
     /// The answer to a finished call: its return value as JSON, or the error it ended in.
+    /// The server bounds returned values first ([`Results`](crate::results::Results)).
     pub fn answer(&self, outcome: Outcome) -> Result<CallResponse, ApiError> {
         match outcome {
             Outcome::Committed { duration, .. } => Ok(CallResponse::committed(duration)),
@@ -66,6 +69,18 @@ impl Entry<'_> {
             failed => Err(failure(failed)),
         }
     }
+}
+
+/// The answer to a call of `invocation` (in `module`) that returned the encoded value `bytes`
+/// after `duration`: the value as JSON ([`EntryPoint::returned`]).
+pub fn returned(
+    module: &ModuleDef,
+    invocation: &Invocation,
+    bytes: &[u8],
+    duration: Duration,
+) -> Result<CallResponse, ApiError> {
+    let entry = find(module, invocation.name(), &[invocation.kind()])?;
+    entry.point.returned(bytes, duration)
 }
 
 /// A call to run on the thread that owns the module.

@@ -68,6 +68,7 @@ pub mod operator;
 pub mod pages;
 pub mod realtime;
 pub mod replication;
+pub mod results;
 mod routes;
 pub mod runner;
 pub mod secret;
@@ -289,12 +290,14 @@ impl Server {
             ping_interval: config.ping_interval,
             part_bytes: config.subscription_part_bytes,
         };
+        let results = results::Results::new(config.max_result_bytes);
         let (realtime, control) = Realtime::new(
             description.clone(),
             database.clone(),
             runner.clone(),
             connections.clone(),
             settings,
+            results.clone(),
         );
         let edge_token = publish
             .as_ref()
@@ -320,6 +323,7 @@ impl Server {
             ),
             metrics: Arc::new(Metrics::default()),
             table_reads: pages::TableReads::new(config.max_table_reads),
+            results,
             config,
             realtime,
             admin,

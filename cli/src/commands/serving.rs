@@ -49,6 +49,10 @@ pub struct Serving {
     /// (`4001`); a subscription's rows count 16 bytes a row against it until they are sent.
     #[arg(long, default_value = "16MiB", value_parser = units::size)]
     outbound_bytes: usize,
+    /// The most bytes (in the binary encoding) of a value a view or procedure returns that an
+    /// answer carries; a larger one is answered `result_too_large` (the call's commits stay).
+    #[arg(long, default_value = "8MiB", value_parser = units::size)]
+    max_result_bytes: usize,
     /// The recent commits kept (in memory, and read back from the log at start) so that
     /// reconnecting WebSocket clients are sent only what changed since their last offset;
     /// 0 for none.
@@ -104,6 +108,7 @@ impl Serving {
         config.token_ttl = self.token_ttl;
         config.outbound_messages = self.outbound_messages;
         config.outbound_bytes = self.outbound_bytes;
+        config.max_result_bytes = self.max_result_bytes;
         config.resume_commits = self.resume_commits;
         config.ping_interval = self.ping_interval;
         config.identities_per_minute = self.identities_per_minute;

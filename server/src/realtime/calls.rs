@@ -18,6 +18,7 @@ use super::queue::{self, Bounds, Weighed};
 use super::wire::Wire;
 use crate::entry::{self, Invocation};
 use crate::error::{ApiError, ErrorCode};
+use crate::results::Results;
 use crate::worker::Finished;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -114,6 +115,7 @@ pub struct Calls<W: Wire> {
     runner: crate::runner::Runner,
     identity: Identity,
     connection: ConnectionId,
+    results: Results,
     slots: Arc<Semaphore>,
     pending: queue::Sender<Pending<W::Value>>,
     answers: queue::Sender<Answer<W::Value>>,
@@ -133,6 +135,8 @@ pub struct CallsSetup {
     pub identity: Identity,
     /// Over which connection.
     pub connection: ConnectionId,
+    /// The bound on returned values and the turns of their conversions.
+    pub results: Results,
 }
 
 impl CallKind {
@@ -160,6 +164,7 @@ impl<W: Wire> Calls<W> {
             runner: setup.runner,
             identity: setup.identity,
             connection: setup.connection,
+            results: setup.results,
             slots: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             pending,
             answers: answers.clone(),
@@ -212,6 +217,7 @@ impl<W: Wire> Calls<W> {
             .queue(invocation.clone(), identity, connection, args, ())?;
         let module = self.module.clone();
         let database = self.database.clone();
+        let results = self.results.clone();
         Ok(Box::pin(async move {
             let finished = pending.finish().await;
             match invocation.kind() {
@@ -229,24 +235,35 @@ impl<W: Wire> Calls<W> {
                 },
                 _ => Answer::Result {
                     request_id,
-                    result: finished.and_then(|finished| {
-                        finished.durable?;
-                        returned::<W>(&module, &invocation, finished.value)
-                    }),
+                    result: match finished {
+                        Ok(finished) => match finished.durable {
+                            Ok(()) => {
+                                returned::<W>(&results, module, invocation, finished.value).await
+                            }
+                            Err(error) => Err(error),
+                        },
+                        Err(error) => Err(error),
+                    },
                 },
             }
         }))
     }
 }
 
-/// A procedure's or view's value, or the error its outcome is.
-fn returned<W: Wire>(
-    module: &ModuleDef,
-    invocation: &Invocation,
+/// A procedure's or view's value in `W`'s encoding (within `results`' bound), or the error
+/// its outcome is.
+async fn returned<W: Wire>(
+    results: &Results,
+    module: Arc<ModuleDef>,
+    invocation: Invocation,
     outcome: Outcome,
 ) -> Result<W::Value, ApiError> {
     match outcome {
-        Outcome::Returned { bytes, duration } => W::value(module, invocation, bytes, duration),
+        Outcome::Returned { bytes, duration } => {
+            let called = invocation.clone();
+            let convert = move |bytes| W::value(&module, &called, bytes, duration);
+            results.convert(&invocation, bytes, convert).await
+        }
         failed => Err(entry::failure(failed)),
     }
 }

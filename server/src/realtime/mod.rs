@@ -67,6 +67,7 @@ pub mod wire;
 pub mod writer;
 
 use crate::connections::Connections;
+use crate::results::Results;
 use crate::runner::Runner;
 use std::sync::Arc;
 use std::time::Duration;
@@ -92,6 +93,8 @@ pub struct Realtime {
     pub fanout: mpsc::Sender<fanout::Request>,
     /// The settings every connection follows.
     pub settings: Settings,
+    /// The bound on values calls return, and the turns of their conversions.
+    pub results: Results,
     /// The counters of `/metrics`.
     pub stats: Arc<stats::Stats>,
     /// The sockets open now, for the admin API.
@@ -153,6 +156,7 @@ impl Realtime {
         runner: Runner,
         connections: Connections,
         settings: Settings,
+        results: Results,
     ) -> (Arc<Self>, RealtimeControl) {
         let catalog = Arc::new(Catalog::new(&module));
         let stats = Arc::new(stats::Stats::default());
@@ -173,6 +177,7 @@ impl Realtime {
             connections,
             fanout: requests,
             settings,
+            results,
             stats,
             open: open::OpenSockets::default(),
             shutdown,

@@ -77,6 +77,7 @@ pub async fn serve<W: Wire>(
         runner: realtime.runner.clone(),
         identity,
         connection: connection_id,
+        results: realtime.results.clone(),
     };
     let (calls, answering) = Calls::<W>::new(setup, answers);
     let answering = tokio::spawn(answering);

@@ -164,8 +164,7 @@ impl Wire for Json {
         bytes: Vec<u8>,
         duration: Duration,
     ) -> Result<Box<RawValue>, ApiError> {
-        let entry = crate::entry::find(module, invocation.name(), &[invocation.kind()])?;
-        match entry.point.returned(&bytes, duration)? {
+        match crate::entry::returned(module, invocation, &bytes, duration)? {
             CallResponse::Returned { result, .. } => Ok(result),
             CallResponse::Committed { .. } => Err(ApiError::new(
                 ErrorCode::Internal,

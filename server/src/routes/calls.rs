@@ -87,9 +87,10 @@ pub(crate) async fn call<F: Family>(
         let sender = identity.unwrap_or(Identity::ZERO);
         let outcome = state
             .runner
-            .run(invocation, sender, ConnectionId::ZERO, args, slot)
+            .run(invocation.clone(), sender, ConnectionId::ZERO, args, slot)
             .await?;
-        entry.answer(outcome).map(Json)
+        let answer = state.results.answer(&state.module, &invocation, outcome);
+        answer.await.map(Json)
     };
     Ok(state.metrics.measure(F::METRIC, work).await?)
 }

@@ -35,6 +35,7 @@ use crate::metrics::Metrics;
 use crate::pages::TableReads;
 use crate::realtime::Realtime;
 use crate::replication::PublishStats;
+use crate::results::Results;
 use crate::runner::Runner;
 use crate::worker::Worker;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -77,6 +78,8 @@ pub(crate) struct AppState {
     pub metrics: Arc<Metrics>,
     /// Table reads in progress.
     pub table_reads: TableReads,
+    /// The bound on returned values and the turns of their conversions.
+    pub results: Results,
     /// The limits.
     pub config: ServerConfig,
     /// The WebSocket side: live queries and their evaluation.

@@ -13,6 +13,7 @@ mod parts;
 mod per_client;
 mod publish;
 mod redis_server;
+mod results;
 mod resume;
 mod snapshot;
 mod static_files;
