@@ -13,9 +13,11 @@
 //!   as it is (and a request to its `location` is checked like any other);
 //! - proxies from the environment (`HTTP_PROXY` and the like) are ignored, so that what the
 //!   list allows is what is reached;
-//! - each request has a deadline for the whole exchange, body included, and the response body
-//!   a size cap, so a slow or generous server cannot hold a procedure or fill the host's
-//!   memory;
+//! - each request has a deadline for the whole exchange, body included: the client's timeout,
+//!   or the time the calling procedure has left before its own deadline if that is sooner
+//!   (imports are not interrupted, so a request must not hold the module's only thread past
+//!   the call's end); and the response body has a size cap, so a slow or generous server
+//!   cannot hold a procedure or fill the host's memory;
 //! - headers that frame the message (`host`, `content-length`, `transfer-encoding`,
 //!   `connection`, …) are the client's to set, and a request that sets them is refused.
 //!
@@ -32,9 +34,9 @@
 use crate::HttpClient;
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use ureq::http::Uri;
-use ureq::Agent;
+use ureq::{Agent, AsSendBody};
 use wasmod_abi::http::{Request, Response};
 
 /// The hosts procedures may send requests to: nothing unless listed.
@@ -304,7 +306,7 @@ pub struct OutboundHttp {
 
 impl OutboundHttp {
     /// How long a request may take by default, from the first byte sent to the last byte of
-    /// the response body read.
+    /// the response body read (less when the calling procedure's deadline is sooner).
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
     /// The largest response body accepted by default: 8 MiB.
@@ -316,14 +318,13 @@ impl OutboundHttp {
             allow,
             timeout: Self::DEFAULT_TIMEOUT,
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
-            agent: agent(Self::DEFAULT_TIMEOUT),
+            agent: agent(),
         }
     }
 
     /// This client with requests given `timeout` to complete, response body included.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
-        self.agent = agent(timeout);
         self
     }
 
@@ -348,7 +349,7 @@ impl OutboundHttp {
         self.max_response_bytes
     }
 
-    fn try_send(&self, request: Request) -> Result<Response, String> {
+    fn try_send(&self, request: Request, deadline: Option<Instant>) -> Result<Response, String> {
         let url = match request.query.as_str() {
             "" => request.uri,
             query if request.uri.contains('?') => format!("{}&{query}", request.uri),
@@ -384,16 +385,20 @@ impl OutboundHttp {
             }
             builder = builder.header(name, value);
         }
+        let wait = Wait::until(self.timeout, deadline);
+        if wait.timeout.is_zero() {
+            return Err("refused: the call is past its deadline".to_owned());
+        }
         let sent = if request.body.is_empty() {
-            builder.body(()).map(|request| self.agent.run(request))
+            builder.body(()).map(|request| self.run(request, wait))
         } else {
             builder
                 .body(request.body)
-                .map(|request| self.agent.run(request))
+                .map(|request| self.run(request, wait))
         };
         let response = sent
             .map_err(|error| format!("refused: {error}"))?
-            .map_err(|error| self.failure(error))?;
+            .map_err(|error| failure(error, wait))?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -408,7 +413,7 @@ impl OutboundHttp {
             .into_with_config()
             .limit(self.max_response_bytes)
             .read_to_vec()
-            .map_err(|error| self.failure(error))?;
+            .map_err(|error| failure(error, wait))?;
         Ok(Response {
             status,
             headers,
@@ -416,43 +421,86 @@ impl OutboundHttp {
         })
     }
 
-    /// Why a request that was let through failed.
-    fn failure(&self, error: ureq::Error) -> String {
-        let reason = match error {
-            ureq::Error::Timeout(_) => format!("timed out after {:?}", self.timeout),
-            ureq::Error::BodyExceedsLimit(limit) => {
-                format!("the response body is larger than the limit of {limit} bytes")
-            }
-            ureq::Error::LargeResponseHeader(_, limit) => {
-                format!("the response headers are larger than the limit of {limit} bytes")
-            }
-            ureq::Error::HostNotFound => "the host name did not resolve".to_owned(),
-            ureq::Error::Io(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
-                "the connection was refused".to_owned()
-            }
-            other => other.to_string(),
-        };
-        format!("failed: {reason}")
+    /// Sends `request` through the agent, giving the whole exchange `wait`'s timeout.
+    fn run<S: AsSendBody>(
+        &self,
+        request: ureq::http::Request<S>,
+        wait: Wait,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let request = self
+            .agent
+            .configure_request(request)
+            .timeout_global(Some(wait.timeout))
+            .build();
+        self.agent.run(request)
     }
 }
 
+/// How long one request may take, and whether the calling procedure's deadline set it.
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    timeout: Duration,
+    /// The call's deadline came before the client's timeout would have.
+    by_deadline: bool,
+}
+
+impl Wait {
+    /// The smaller of `timeout` and the time left until `deadline`.
+    fn until(timeout: Duration, deadline: Option<Instant>) -> Self {
+        let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        match left {
+            Some(left) if left < timeout => Self {
+                timeout: left,
+                by_deadline: true,
+            },
+            _ => Self {
+                timeout,
+                by_deadline: false,
+            },
+        }
+    }
+}
+
+/// Why a request that was let through failed.
+fn failure(error: ureq::Error, wait: Wait) -> String {
+    let reason = match error {
+        ureq::Error::Timeout(_) if wait.by_deadline => format!(
+            "timed out after {:?}, the time the call had left before its deadline",
+            wait.timeout
+        ),
+        ureq::Error::Timeout(_) => format!("timed out after {:?}", wait.timeout),
+        ureq::Error::BodyExceedsLimit(limit) => {
+            format!("the response body is larger than the limit of {limit} bytes")
+        }
+        ureq::Error::LargeResponseHeader(_, limit) => {
+            format!("the response headers are larger than the limit of {limit} bytes")
+        }
+        ureq::Error::HostNotFound => "the host name did not resolve".to_owned(),
+        ureq::Error::Io(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "the connection was refused".to_owned()
+        }
+        other => other.to_string(),
+    };
+    format!("failed: {reason}")
+}
+
 impl HttpClient for OutboundHttp {
-    fn send(&self, request: Request) -> Result<Response, String> {
+    fn send(&self, request: Request, deadline: Option<Instant>) -> Result<Response, String> {
         const MAX_URL_CHARS: usize = 200;
         let mut url: String = request.uri.chars().take(MAX_URL_CHARS).collect();
         if url.len() < request.uri.len() {
             url.push('…');
         }
         let method = request.method.as_str();
-        self.try_send(request)
+        self.try_send(request, deadline)
             .map_err(|reason| format!("outbound HTTP {method} {url} {reason}"))
     }
 }
 
-/// The agent behind every request: a deadline, statuses as responses, no redirects, no proxy.
-fn agent(timeout: Duration) -> Agent {
+/// The agent behind every request: statuses as responses, no redirects, no proxy (each
+/// request gets its own deadline, [`Wait`]).
+fn agent() -> Agent {
     Agent::config_builder()
-        .timeout_global(Some(timeout))
         .http_status_as_error(false)
         .max_redirects(0)
         .proxy(None)

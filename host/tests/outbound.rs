@@ -175,7 +175,7 @@ fn an_allowed_get_returns_status_headers_and_body() {
     let mut request = get(&server.url("/greeting"));
     request.query = "name=ada&lang=en".into();
     request.headers.push(("x-trace".into(), "abc".into()));
-    let response = client(&[&server.rule()]).send(request).unwrap();
+    let response = client(&[&server.rule()]).send(request, None).unwrap();
     assert_eq!(response.status, 200);
     assert_eq!(response.header("content-type"), Some("text/plain"));
     assert_eq!(response.header("X-Answer"), Some("42"));
@@ -200,7 +200,7 @@ fn an_allowed_post_sends_its_body_and_any_status_is_a_response() {
         .headers
         .push(("content-type".into(), "application/json".into()));
     request.body = br#"{"id": 1}"#.to_vec();
-    let response = client(&[&server.rule()]).send(request).unwrap();
+    let response = client(&[&server.rule()]).send(request, None).unwrap();
     assert_eq!(response.status, 500);
     assert_eq!(response.body, br#"got {"id": 1}"#);
     let received = server.finish();
@@ -219,7 +219,7 @@ fn redirects_are_returned_not_followed() {
         respond(stream, "302 Found", &[("location", &location)], b"")
     });
     let response = client(&[&server.rule()])
-        .send(get(&server.url("/")))
+        .send(get(&server.url("/")), None)
         .unwrap();
     assert_eq!(response.status, 302);
     assert_eq!(response.header("location"), Some(target.as_str()));
@@ -239,14 +239,14 @@ fn requests_off_the_list_are_refused_without_connecting() {
     let url = format!("http://{addr}/secret");
     let refused = |rules: &[&str], request: Request| {
         client(rules)
-            .send(request)
+            .send(request, None)
             .expect_err("the request is refused")
     };
 
     // Nothing is allowed by default.
     assert_eq!(
         OutboundHttp::new(AllowList::new())
-            .send(get(&url))
+            .send(get(&url), None)
             .unwrap_err(),
         format!(
             "outbound HTTP GET {url} refused: 127.0.0.1:{} is not on this host's allow list for outbound HTTP",
@@ -303,7 +303,7 @@ fn a_slow_server_times_out() {
     });
     let client = client(&[&server.rule()]).with_timeout(Duration::from_millis(300));
     let started = Instant::now();
-    let reason = client.send(get(&server.url("/slow"))).unwrap_err();
+    let reason = client.send(get(&server.url("/slow")), None).unwrap_err();
     assert_eq!(
         reason,
         format!(
@@ -323,7 +323,7 @@ fn a_body_trickling_past_the_deadline_times_out() {
         let _ = stream.read(&mut [0; 1]);
     });
     let client = client(&[&server.rule()]).with_timeout(Duration::from_millis(300));
-    let reason = client.send(get(&server.url("/"))).unwrap_err();
+    let reason = client.send(get(&server.url("/")), None).unwrap_err();
     assert!(
         reason.ends_with("failed: timed out after 300ms"),
         "{reason}"
@@ -337,7 +337,7 @@ fn oversized_bodies_are_refused() {
         respond(stream, "200 OK", &[], &[b'x'; 10_000]);
     });
     let client = client(&[&server.rule()]).with_max_response_bytes(1000);
-    let reason = client.send(get(&server.url("/big"))).unwrap_err();
+    let reason = client.send(get(&server.url("/big")), None).unwrap_err();
     assert_eq!(
         reason,
         format!(
@@ -348,7 +348,11 @@ fn oversized_bodies_are_refused() {
     // Exactly at the limit is fine.
     let client = client.with_max_response_bytes(10_000);
     assert_eq!(
-        client.send(get(&server.url("/big"))).unwrap().body.len(),
+        client
+            .send(get(&server.url("/big")), None)
+            .unwrap()
+            .body
+            .len(),
         10_000
     );
     server.finish();
@@ -366,7 +370,7 @@ fn an_oversized_body_without_a_length_is_refused_too() {
         }
     });
     let client = client(&[&server.rule()]).with_max_response_bytes(5000);
-    let reason = client.send(get(&server.url("/stream"))).unwrap_err();
+    let reason = client.send(get(&server.url("/stream")), None).unwrap_err();
     assert!(
         reason.ends_with("failed: the response body is larger than the limit of 5000 bytes"),
         "{reason}"
@@ -385,7 +389,7 @@ fn a_refused_connection_is_a_failure() {
     let port = closed_port();
     let url = format!("http://127.0.0.1:{port}/");
     let reason = client(&[&format!("127.0.0.1:{port}")])
-        .send(get(&url))
+        .send(get(&url), None)
         .unwrap_err();
     assert_eq!(
         reason,
@@ -398,7 +402,7 @@ fn https_needs_the_https_feature() {
     let port = closed_port();
     let url = format!("https://127.0.0.1:{port}/");
     let reason = client(&[&format!("127.0.0.1:{port}")])
-        .send(get(&url))
+        .send(get(&url), None)
         .unwrap_err();
     let expected = if cfg!(feature = "https") {
         // Let through, so it fails at the connection.

@@ -34,6 +34,7 @@ use log::{LogBudget, LogBuffer, Names};
 use rows::RowIter;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 use wasmod_abi::{ConnectionId, EntryKind, Errno, Identity, ModuleDef, Timestamp};
 use wasmod_datastore::durability::{self, DurabilityError, RecoveryReport, Ticket};
 use wasmod_datastore::{
@@ -209,6 +210,8 @@ pub struct InstanceEnv {
     /// Who makes the call in progress (or made the last one).
     origin: CallOrigin,
     clock: CallClock,
+    /// When the call in progress must end, if its transport has a deadline.
+    deadline: Option<Instant>,
     tx: Tx,
     iters: Handles<RowIter>,
     /// What the open iterators hold ([`Limits::max_iter_bytes`]).
@@ -244,6 +247,7 @@ impl InstanceEnv {
             call: None,
             origin: CallOrigin::HOST,
             clock: CallClock::new(),
+            deadline: None,
             tx: Tx::None,
             iters: Handles::default(),
             iter_bytes: 0,
@@ -401,6 +405,12 @@ impl InstanceEnv {
         self.origin = origin;
     }
 
+    /// Sets when the call in progress must end (`None`: never), for the imports that wait on
+    /// the outside world: outbound HTTP. Reset when the call ends.
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
     /// The module's description.
     pub fn module(&self) -> &Arc<ModuleDef> {
         &self.module
@@ -459,6 +469,7 @@ impl InstanceEnv {
     /// open is handed back to the caller to commit or roll back.
     pub(crate) fn end_call(&mut self) -> Tx {
         self.call = None;
+        self.deadline = None;
         self.log_budget_spent();
         for iter in self.iters.drain() {
             rows::keep(&mut self.spare_iters, iter);

@@ -463,7 +463,7 @@ fn the_hosts_tables_are_not_the_modules() {
 struct Echo;
 
 impl HttpClient for Echo {
-    fn send(&self, request: Request) -> Result<Response, String> {
+    fn send(&self, request: Request, _deadline: Option<Instant>) -> Result<Response, String> {
         Ok(Response::text(request.uri))
     }
 }
@@ -509,6 +509,30 @@ fn outbound_http_is_denied_unless_configured() {
         Err(Errno::NOT_ALLOWED),
         "not while a tx is open"
     );
+}
+
+/// A request made once the call's deadline has passed is refused without reaching the client
+/// (which would have answered), and the refusal is logged; the next call has no deadline
+/// until its transport sets one.
+#[test]
+fn outbound_http_past_the_deadline_is_refused_at_once() {
+    let request = to_vec(&Request::new(Method::Get, "https://example.invalid/x"));
+    let mut env = self::env().with_http_client(Arc::new(Echo));
+    env.begin_call(CallKind::Procedure, Tx::None);
+    env.set_deadline(Some(Instant::now()));
+    assert_eq!(
+        env.procedure_http_request(&request),
+        Err(Errno::HTTP_FAILED)
+    );
+    let logged: Vec<_> = env.logs().map(|record| record.message.clone()).collect();
+    assert_eq!(
+        logged,
+        ["outbound HTTP GET https://example.invalid/x refused: the call is past its deadline"]
+    );
+    env.end_call();
+    env.begin_call(CallKind::Procedure, Tx::None);
+    assert!(env.procedure_http_request(&request).is_ok());
+    env.end_call();
 }
 
 /// What reaches `tracing` while `run` runs, as its fmt layer writes it (no colours).
