@@ -9,6 +9,11 @@
 //! - the destination is checked **before** any name is resolved or connection made, against
 //!   the host and port of the URL as the client itself parses it (one parser, so a URL cannot
 //!   mean one host to the check and another to the connection);
+//! - the addresses a name resolves to are checked **before** connecting, and the connection
+//!   goes to the checked addresses: a name that leads to a loopback, private, link-local or
+//!   other non-global address is refused (`addresses`, `resolver`), unless the operator allows
+//!   that address by a rule naming it (`127.0.0.1:8080`) or allows private addresses
+//!   ([`OutboundHttp::with_private_addresses`]);
 //! - redirects are **not followed**: a `3xx` could lead off the list, so the module receives it
 //!   as it is (and a request to its `location` is checked like any other);
 //! - proxies from the environment (`HTTP_PROXY` and the like) are ignored, so that what the
@@ -31,11 +36,16 @@
 //! from rustls through this crate's `https` feature (on by default); without it only `http`
 //! URLs can be fetched.
 
+mod addresses;
+mod resolver;
+
 use crate::HttpClient;
+use resolver::{CheckedResolver, RefusedAddress};
 use std::fmt;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 use ureq::http::Uri;
+use ureq::unversioned::transport::DefaultConnector;
 use ureq::{Agent, AsSendBody};
 use wasmod_abi::http::{Request, Response};
 
@@ -51,9 +61,13 @@ use wasmod_abi::http::{Request, Response};
 /// | `*.example.com` | any host under `example.com` (`a.example.com`, `a.b.example.com`), but not `example.com` itself; ports as above |
 /// | `127.0.0.1:8080`, `[::1]:8080` | an IP address, as written in URLs |
 ///
-/// Host names compare without regard to case or a trailing dot. A rule names hosts, not
-/// addresses: allowing a name trusts whatever it resolves to. A bare `*` is refused: an
-/// operator who means to allow everything should say which hosts instead.
+/// Host names compare without regard to case or a trailing dot. A bare `*` is refused: an
+/// operator who means to allow everything should say which hosts instead. A `*.` rule matches
+/// names only, never an IP address (`*.0.0.1` does not allow `127.0.0.1`).
+///
+/// A rule names hosts; [`OutboundHttp`] also checks the addresses a name resolves to, and
+/// refuses non-global ones (loopback, private, link-local, …) unless private addresses are
+/// allowed: only a rule written as an IP address allows that address as it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AllowList {
     rules: Vec<HostRule>,
@@ -134,9 +148,12 @@ impl HostRule {
     fn matches(&self, host: &str, port: u16, default_port: u16) -> bool {
         let host_matches = match &self.host {
             HostPattern::Exact(exact) => host == exact,
-            HostPattern::Under(domain) => host
-                .strip_suffix(domain.as_str())
-                .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+            HostPattern::Under(domain) => {
+                host.parse::<std::net::Ipv4Addr>().is_err()
+                    && host
+                        .strip_suffix(domain.as_str())
+                        .is_some_and(|head| head.len() > 1 && head.ends_with('.'))
+            }
         };
         let port_matches = match self.port {
             PortRule::Default => port == default_port,
@@ -293,14 +310,16 @@ const CLIENT_HEADERS: &[&str] = &[
     "proxy-connection",
 ];
 
-/// Sends procedures' requests to the hosts of an [`AllowList`], with a deadline and a cap on
-/// the response's size. Plug it in with
+/// Sends procedures' requests to the hosts of an [`AllowList`] (at global addresses only,
+/// unless [`OutboundHttp::with_private_addresses`]), with a deadline and a cap on the
+/// response's size. Plug it in with
 /// [`InstanceEnv::with_http_client`](crate::InstanceEnv::with_http_client).
 #[derive(Debug)]
 pub struct OutboundHttp {
     allow: AllowList,
     timeout: Duration,
     max_response_bytes: u64,
+    allow_private: bool,
     agent: Agent,
 }
 
@@ -318,7 +337,8 @@ impl OutboundHttp {
             allow,
             timeout: Self::DEFAULT_TIMEOUT,
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
-            agent: agent(),
+            allow_private: false,
+            agent: agent(false),
         }
     }
 
@@ -332,6 +352,21 @@ impl OutboundHttp {
     pub fn with_max_response_bytes(mut self, max: u64) -> Self {
         self.max_response_bytes = max;
         self
+    }
+
+    /// This client connecting to names that resolve to non-global addresses (loopback,
+    /// private, link-local, …) too, if `allowed`. Off by default: a name on the allow list
+    /// then reaches only global addresses, and the operator's own network only through rules
+    /// written as IP addresses.
+    pub fn with_private_addresses(mut self, allowed: bool) -> Self {
+        self.allow_private = allowed;
+        self.agent = agent(allowed);
+        self
+    }
+
+    /// Whether names may lead to non-global addresses.
+    pub fn private_addresses_allowed(&self) -> bool {
+        self.allow_private
     }
 
     /// The hosts requests may go to.
@@ -479,6 +514,9 @@ fn failure(error: ureq::Error, wait: Wait) -> String {
         ureq::Error::Io(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
             "the connection was refused".to_owned()
         }
+        ureq::Error::Other(error) if error.is::<RefusedAddress>() => {
+            return format!("refused: {error}");
+        }
         other => other.to_string(),
     };
     format!("failed: {reason}")
@@ -497,14 +535,18 @@ impl HttpClient for OutboundHttp {
     }
 }
 
-/// The agent behind every request: statuses as responses, no redirects, no proxy (each
-/// request gets its own deadline, [`Wait`]).
-fn agent() -> Agent {
-    Agent::config_builder()
+/// The agent behind every request: statuses as responses, no redirects, no proxy, resolved
+/// addresses checked unless `allow_private` (each request gets its own deadline, [`Wait`]).
+fn agent(allow_private: bool) -> Agent {
+    let config = Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .proxy(None)
         .user_agent(concat!("wasmod/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into()
+        .build();
+    Agent::with_parts(
+        config,
+        DefaultConnector::default(),
+        CheckedResolver::new(allow_private),
+    )
 }

@@ -470,6 +470,12 @@ fn allow_list_rules() {
     );
     let extended = AllowList::new().with("localhost:*".parse().unwrap());
     assert!(extended.allows("http://localhost:1234/"));
+    let numeric = AllowList::from_rules(["*.0.0.1:*"]).unwrap();
+    assert!(numeric.allows("http://a.0.0.1/"));
+    assert!(
+        !numeric.allows("http://127.0.0.1/"),
+        "a `*.` rule never matches an IP address"
+    );
 }
 
 #[test]
@@ -505,6 +511,46 @@ fn the_client_reports_its_settings() {
         OutboundHttp::DEFAULT_MAX_RESPONSE_BYTES
     );
     assert_eq!(client.allow_list().rules().len(), 1);
+    assert!(!client.private_addresses_allowed());
+}
+
+#[test]
+fn a_name_that_resolves_to_loopback_is_refused_unless_allowed_explicitly() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://localhost:{port}/");
+    let reason = client(&[&format!("localhost:{port}")])
+        .with_timeout(Duration::from_secs(1))
+        .send(get(&url), None)
+        .unwrap_err();
+    assert!(
+        reason.starts_with(&format!(
+            "outbound HTTP GET {url} refused: localhost resolved to "
+        )) && reason.contains(
+            ", a loopback address, which outbound HTTP reaches only if the operator allows it"
+        ),
+        "{reason}"
+    );
+    assert_eq!(
+        listener.accept().unwrap_err().kind(),
+        ErrorKind::WouldBlock,
+        "the refused request did not connect"
+    );
+
+    let server = Server::start(2, |_, stream| respond(stream, "200 OK", &[], b"near"));
+    let by_address = client(&[&server.rule()]).send(get(&server.url("/")), None);
+    assert_eq!(
+        by_address.unwrap().body,
+        b"near",
+        "a rule naming the address allows it"
+    );
+    let port = server.addr.port();
+    let by_name = client(&[&format!("localhost:{port}")]).with_private_addresses(true);
+    assert!(by_name.private_addresses_allowed());
+    let response = by_name.send(get(&format!("http://localhost:{port}/")), None);
+    assert_eq!(response.unwrap().body, b"near", "private addresses allowed");
+    server.finish();
 }
 
 /// A module with one procedure, `fetch(request: Request) -> Response`, that sends the request
@@ -579,7 +625,10 @@ impl ModuleExports for Fetcher {
 #[test]
 fn procedures_fetch_through_the_client_and_refusals_reach_the_module_log() {
     let server = Server::start(1, |_, stream| respond(stream, "200 OK", &[], b"pong"));
-    let env = InstanceEnv::unloaded().with_http_client(Arc::new(client(&[&server.rule()])));
+    let rules = [server.rule(), "localhost:*".to_owned()];
+    let env = InstanceEnv::unloaded().with_http_client(Arc::new(OutboundHttp::new(
+        AllowList::from_rules(rules).unwrap(),
+    )));
     let mut module = NativeModule::<Fetcher>::with_env(env).unwrap();
     let fetch = |module: &mut NativeModule<Fetcher>, url: &str| {
         module.call_procedure(
@@ -610,5 +659,16 @@ fn procedures_fetch_through_the_client_and_refusals_reach_the_module_log() {
     assert_eq!(
         refusal.message,
         "outbound HTTP GET http://127.0.0.2/ refused: 127.0.0.2:80 is not on this host's allow list for outbound HTTP"
+    );
+
+    let outcome = fetch(&mut module, "http://localhost:9/");
+    assert_eq!(outcome.errno(), Some(Errno::HTTP_FAILED), "{outcome}");
+    let logs = module.logs();
+    let refusal = &logs.last().expect("the refusal was logged").message;
+    assert!(
+        refusal
+            .starts_with("outbound HTTP GET http://localhost:9/ refused: localhost resolved to ")
+            && refusal.contains("a loopback address"),
+        "{refusal}"
     );
 }
