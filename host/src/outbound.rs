@@ -22,7 +22,8 @@
 //!   or the time the calling procedure has left before its own deadline if that is sooner
 //!   (imports are not interrupted, so a request must not hold the module's only thread past
 //!   the call's end); and the response body has a size cap, so a slow or generous server
-//!   cannot hold a procedure or fill the host's memory;
+//!   cannot hold a procedure or fill the host's memory (the responses a procedure keeps
+//!   unread count against its call's budget of host memory, `Limits::max_held_bytes`);
 //! - headers that frame the message (`host`, `content-length`, `transfer-encoding`,
 //!   `connection`, …) are the client's to set, and a request that sets them is refused.
 //!

@@ -14,6 +14,7 @@
 //! outbound HTTP). `InstanceEnv` is `Send`, so a host may move an instance between threads
 //! between calls.
 
+mod budget;
 mod bytes;
 mod entries;
 mod handles;
@@ -97,14 +98,16 @@ pub struct Limits {
     /// (at a character boundary, marked with `…`), so a module cannot make the host hold its
     /// whole memory once per kept line. Default: 64 KiB.
     pub max_log_line_bytes: usize,
-    /// The most row iterators one call may have open at once; a scan past it fails with
-    /// `TOO_LARGE`. Default: 1,024.
-    pub max_live_iters: usize,
-    /// The most bytes the open row iterators of one call may hold together (a scan copies the
-    /// rows it selects); a scan past it fails with `TOO_LARGE` and holds nothing, so a module
-    /// that scans a large table in a loop without reading cannot grow the host without bound.
-    /// Default: 256 MiB.
-    pub max_iter_bytes: usize,
+    /// The most handles of every kind (row iterators, byte sources, byte sinks) one call may
+    /// have open at once; a scan or an outbound HTTP request past it fails with `TOO_LARGE`.
+    /// Default: 1,024.
+    pub max_live_handles: usize,
+    /// The most bytes the open handles of one call may hold together on the host's side: the
+    /// rows scans copied, the bytes of byte sources (arguments, outbound HTTP responses) and
+    /// what was written to byte sinks. A scan, a response or a write past it fails with
+    /// `TOO_LARGE` and holds nothing, so a module that opens them in a loop without reading
+    /// cannot grow the host without bound. Default: 256 MiB.
+    pub max_held_bytes: usize,
     /// The most log lines of one call that reach `tracing` (the host's log); later lines are
     /// dropped from it (still kept for the call, see `max_log_records`), and the call ends
     /// with one line saying how many were. Default: 1,000.
@@ -125,8 +128,8 @@ impl Default for Limits {
             max_sink_bytes: 16 << 20,
             max_log_records: 1024,
             max_log_line_bytes: 64 << 10,
-            max_live_iters: 1024,
-            max_iter_bytes: 256 << 20,
+            max_live_handles: 1024,
+            max_held_bytes: 256 << 20,
             max_log_lines_per_call: 1_000,
             max_log_bytes_per_call: 1 << 20,
             max_log_lines_per_second: 10_000,
@@ -214,8 +217,8 @@ pub struct InstanceEnv {
     deadline: Option<Instant>,
     tx: Tx,
     iters: Handles<RowIter>,
-    /// What the open iterators hold ([`Limits::max_iter_bytes`]).
-    iter_bytes: usize,
+    /// What the open handles of every kind hold ([`Limits::max_held_bytes`]).
+    held_bytes: usize,
     /// Buffers of finished iterators, for the next scans.
     spare_iters: Vec<RowIter>,
     sources: Handles<ByteSource>,
@@ -250,7 +253,7 @@ impl InstanceEnv {
             deadline: None,
             tx: Tx::None,
             iters: Handles::default(),
-            iter_bytes: 0,
+            held_bytes: 0,
             spare_iters: Vec::new(),
             sources: Handles::default(),
             sinks: Handles::default(),
@@ -474,10 +477,9 @@ impl InstanceEnv {
         for iter in self.iters.drain() {
             rows::keep(&mut self.spare_iters, iter);
         }
-        self.iters.shrink_to(rows::KEPT_HANDLES);
-        self.iter_bytes = 0;
         self.sources.clear();
         self.sinks.clear();
+        self.release_all();
         std::mem::replace(&mut self.tx, Tx::None)
     }
 

@@ -85,7 +85,9 @@ impl InstanceEnv {
     /// the call has left before its deadline, and one made after the deadline is refused
     /// without being sent. Errors: `NOT_ALLOWED` (not in a procedure, or while a transaction
     /// is open: it would hold the database during network I/O), `BAD_ENCODING`,
-    /// `HTTP_FAILED` (the reason is logged).
+    /// `HTTP_FAILED` (the reason is logged), `TOO_LARGE` (the call has as many handles open
+    /// as it may, or the response does not fit in its budget of host memory: see
+    /// [`Limits`](super::Limits); logged too).
     pub fn procedure_http_request(&mut self, request: &[u8]) -> Result<u32, Errno> {
         self.in_procedure()?;
         if !matches!(self.tx, Tx::None) {
@@ -110,8 +112,28 @@ impl InstanceEnv {
             );
             return Err(Errno::HTTP_FAILED);
         }
+        if let Err(errno) = self.room_for_handle() {
+            self.host_log(
+                LogLevel::Warn,
+                format!(
+                    "outbound HTTP refused: the call has {} handles open, the most it may (read or close some first)",
+                    self.limits.max_live_handles
+                ),
+            );
+            return Err(errno);
+        }
         match self.http.send(request, self.deadline) {
-            Ok(response) => Ok(self.create_source(to_vec(&response))),
+            Ok(response) => {
+                let bytes = to_vec(&response);
+                let size = bytes.len();
+                self.open_source(bytes).inspect_err(|_| {
+                    let message = format!(
+                        "outbound HTTP response of {size} bytes dropped: the call's handles hold {} bytes, and may hold {} (read or close some first)",
+                        self.held_bytes, self.limits.max_held_bytes
+                    );
+                    self.host_log(LogLevel::Warn, message);
+                })
+            }
             Err(reason) => {
                 self.host_log(LogLevel::Warn, reason);
                 Err(Errno::HTTP_FAILED)
