@@ -598,6 +598,23 @@ fn handles_of_every_kind_share_the_calls_budget() {
     env.end_call();
 }
 
+/// A call that opened thousands of handles leaves neither their bytes nor the room of their
+/// tables pinned for the instance's life.
+#[test]
+fn a_large_call_gives_back_its_room() {
+    let mut env = self::env();
+    env.begin_call(CallKind::Procedure, Tx::None);
+    for _ in 0..10_000 {
+        env.create_source(vec![1; 16]);
+        env.create_sink();
+    }
+    assert_eq!(env.held_bytes, 160_000);
+    env.end_call();
+    assert_eq!(env.held_bytes, 0);
+    assert!(env.sources.capacity() <= budget::KEPT_HANDLES);
+    assert!(env.sinks.capacity() <= budget::KEPT_HANDLES);
+}
+
 /// What reaches `tracing` while `run` runs, as its fmt layer writes it (no colours).
 fn host_log_of(run: impl FnOnce()) -> String {
     #[derive(Clone, Default)]
