@@ -9,13 +9,21 @@
 //! - the destination is checked **before** any name is resolved or connection made, against
 //!   the host and port of the URL as the client itself parses it (one parser, so a URL cannot
 //!   mean one host to the check and another to the connection);
+//! - the addresses a name resolves to are checked **before** connecting, and the connection
+//!   goes to the checked addresses: a name that leads to a loopback, private, link-local or
+//!   other non-global address is refused (`addresses`, `resolver`), unless the operator allows
+//!   that address by a rule naming it (`127.0.0.1:8080`) or allows private addresses
+//!   ([`OutboundHttp::with_private_addresses`]);
 //! - redirects are **not followed**: a `3xx` could lead off the list, so the module receives it
 //!   as it is (and a request to its `location` is checked like any other);
 //! - proxies from the environment (`HTTP_PROXY` and the like) are ignored, so that what the
 //!   list allows is what is reached;
-//! - each request has a deadline for the whole exchange, body included, and the response body
-//!   a size cap, so a slow or generous server cannot hold a procedure or fill the host's
-//!   memory;
+//! - each request has a deadline for the whole exchange, body included: the client's timeout,
+//!   or the time the calling procedure has left before its own deadline if that is sooner
+//!   (imports are not interrupted, so a request must not hold the module's only thread past
+//!   the call's end); and the response body has a size cap, so a slow or generous server
+//!   cannot hold a procedure or fill the host's memory (the responses a procedure keeps
+//!   unread count against its call's budget of host memory, `Limits::max_held_bytes`);
 //! - headers that frame the message (`host`, `content-length`, `transfer-encoding`,
 //!   `connection`, …) are the client's to set, and a request that sets them is refused.
 //!
@@ -29,12 +37,17 @@
 //! from rustls through this crate's `https` feature (on by default); without it only `http`
 //! URLs can be fetched.
 
+mod addresses;
+mod resolver;
+
 use crate::HttpClient;
+use resolver::{CheckedResolver, RefusedAddress};
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use ureq::http::Uri;
-use ureq::Agent;
+use ureq::unversioned::transport::DefaultConnector;
+use ureq::{Agent, AsSendBody};
 use wasmod_abi::http::{Request, Response};
 
 /// The hosts procedures may send requests to: nothing unless listed.
@@ -49,9 +62,13 @@ use wasmod_abi::http::{Request, Response};
 /// | `*.example.com` | any host under `example.com` (`a.example.com`, `a.b.example.com`), but not `example.com` itself; ports as above |
 /// | `127.0.0.1:8080`, `[::1]:8080` | an IP address, as written in URLs |
 ///
-/// Host names compare without regard to case or a trailing dot. A rule names hosts, not
-/// addresses: allowing a name trusts whatever it resolves to. A bare `*` is refused: an
-/// operator who means to allow everything should say which hosts instead.
+/// Host names compare without regard to case or a trailing dot. A bare `*` is refused: an
+/// operator who means to allow everything should say which hosts instead. A `*.` rule matches
+/// names only, never an IP address (`*.0.0.1` does not allow `127.0.0.1`).
+///
+/// A rule names hosts; [`OutboundHttp`] also checks the addresses a name resolves to, and
+/// refuses non-global ones (loopback, private, link-local, …) unless private addresses are
+/// allowed: only a rule written as an IP address allows that address as it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AllowList {
     rules: Vec<HostRule>,
@@ -132,9 +149,12 @@ impl HostRule {
     fn matches(&self, host: &str, port: u16, default_port: u16) -> bool {
         let host_matches = match &self.host {
             HostPattern::Exact(exact) => host == exact,
-            HostPattern::Under(domain) => host
-                .strip_suffix(domain.as_str())
-                .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
+            HostPattern::Under(domain) => {
+                host.parse::<std::net::Ipv4Addr>().is_err()
+                    && host
+                        .strip_suffix(domain.as_str())
+                        .is_some_and(|head| head.len() > 1 && head.ends_with('.'))
+            }
         };
         let port_matches = match self.port {
             PortRule::Default => port == default_port,
@@ -291,20 +311,22 @@ const CLIENT_HEADERS: &[&str] = &[
     "proxy-connection",
 ];
 
-/// Sends procedures' requests to the hosts of an [`AllowList`], with a deadline and a cap on
-/// the response's size. Plug it in with
+/// Sends procedures' requests to the hosts of an [`AllowList`] (at global addresses only,
+/// unless [`OutboundHttp::with_private_addresses`]), with a deadline and a cap on the
+/// response's size. Plug it in with
 /// [`InstanceEnv::with_http_client`](crate::InstanceEnv::with_http_client).
 #[derive(Debug)]
 pub struct OutboundHttp {
     allow: AllowList,
     timeout: Duration,
     max_response_bytes: u64,
+    allow_private: bool,
     agent: Agent,
 }
 
 impl OutboundHttp {
     /// How long a request may take by default, from the first byte sent to the last byte of
-    /// the response body read.
+    /// the response body read (less when the calling procedure's deadline is sooner).
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
     /// The largest response body accepted by default: 8 MiB.
@@ -316,14 +338,14 @@ impl OutboundHttp {
             allow,
             timeout: Self::DEFAULT_TIMEOUT,
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
-            agent: agent(Self::DEFAULT_TIMEOUT),
+            allow_private: false,
+            agent: agent(false),
         }
     }
 
     /// This client with requests given `timeout` to complete, response body included.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
-        self.agent = agent(timeout);
         self
     }
 
@@ -331,6 +353,21 @@ impl OutboundHttp {
     pub fn with_max_response_bytes(mut self, max: u64) -> Self {
         self.max_response_bytes = max;
         self
+    }
+
+    /// This client connecting to names that resolve to non-global addresses (loopback,
+    /// private, link-local, …) too, if `allowed`. Off by default: a name on the allow list
+    /// then reaches only global addresses, and the operator's own network only through rules
+    /// written as IP addresses.
+    pub fn with_private_addresses(mut self, allowed: bool) -> Self {
+        self.allow_private = allowed;
+        self.agent = agent(allowed);
+        self
+    }
+
+    /// Whether names may lead to non-global addresses.
+    pub fn private_addresses_allowed(&self) -> bool {
+        self.allow_private
     }
 
     /// The hosts requests may go to.
@@ -348,7 +385,7 @@ impl OutboundHttp {
         self.max_response_bytes
     }
 
-    fn try_send(&self, request: Request) -> Result<Response, String> {
+    fn try_send(&self, request: Request, deadline: Option<Instant>) -> Result<Response, String> {
         let url = match request.query.as_str() {
             "" => request.uri,
             query if request.uri.contains('?') => format!("{}&{query}", request.uri),
@@ -384,16 +421,20 @@ impl OutboundHttp {
             }
             builder = builder.header(name, value);
         }
+        let wait = Wait::until(self.timeout, deadline);
+        if wait.timeout.is_zero() {
+            return Err("refused: the call is past its deadline".to_owned());
+        }
         let sent = if request.body.is_empty() {
-            builder.body(()).map(|request| self.agent.run(request))
+            builder.body(()).map(|request| self.run(request, wait))
         } else {
             builder
                 .body(request.body)
-                .map(|request| self.agent.run(request))
+                .map(|request| self.run(request, wait))
         };
         let response = sent
             .map_err(|error| format!("refused: {error}"))?
-            .map_err(|error| self.failure(error))?;
+            .map_err(|error| failure(error, wait))?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -408,7 +449,7 @@ impl OutboundHttp {
             .into_with_config()
             .limit(self.max_response_bytes)
             .read_to_vec()
-            .map_err(|error| self.failure(error))?;
+            .map_err(|error| failure(error, wait))?;
         Ok(Response {
             status,
             headers,
@@ -416,47 +457,97 @@ impl OutboundHttp {
         })
     }
 
-    /// Why a request that was let through failed.
-    fn failure(&self, error: ureq::Error) -> String {
-        let reason = match error {
-            ureq::Error::Timeout(_) => format!("timed out after {:?}", self.timeout),
-            ureq::Error::BodyExceedsLimit(limit) => {
-                format!("the response body is larger than the limit of {limit} bytes")
-            }
-            ureq::Error::LargeResponseHeader(_, limit) => {
-                format!("the response headers are larger than the limit of {limit} bytes")
-            }
-            ureq::Error::HostNotFound => "the host name did not resolve".to_owned(),
-            ureq::Error::Io(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
-                "the connection was refused".to_owned()
-            }
-            other => other.to_string(),
-        };
-        format!("failed: {reason}")
+    /// Sends `request` through the agent, giving the whole exchange `wait`'s timeout.
+    fn run<S: AsSendBody>(
+        &self,
+        request: ureq::http::Request<S>,
+        wait: Wait,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let request = self
+            .agent
+            .configure_request(request)
+            .timeout_global(Some(wait.timeout))
+            .build();
+        self.agent.run(request)
     }
 }
 
+/// How long one request may take, and whether the calling procedure's deadline set it.
+#[derive(Clone, Copy, Debug)]
+struct Wait {
+    timeout: Duration,
+    /// The call's deadline came before the client's timeout would have.
+    by_deadline: bool,
+}
+
+impl Wait {
+    /// The smaller of `timeout` and the time left until `deadline`.
+    fn until(timeout: Duration, deadline: Option<Instant>) -> Self {
+        let left = deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()));
+        match left {
+            Some(left) if left < timeout => Self {
+                timeout: left,
+                by_deadline: true,
+            },
+            _ => Self {
+                timeout,
+                by_deadline: false,
+            },
+        }
+    }
+}
+
+/// Why a request that was let through failed.
+fn failure(error: ureq::Error, wait: Wait) -> String {
+    let reason = match error {
+        ureq::Error::Timeout(_) if wait.by_deadline => format!(
+            "timed out after {:?}, the time the call had left before its deadline",
+            wait.timeout
+        ),
+        ureq::Error::Timeout(_) => format!("timed out after {:?}", wait.timeout),
+        ureq::Error::BodyExceedsLimit(limit) => {
+            format!("the response body is larger than the limit of {limit} bytes")
+        }
+        ureq::Error::LargeResponseHeader(_, limit) => {
+            format!("the response headers are larger than the limit of {limit} bytes")
+        }
+        ureq::Error::HostNotFound => "the host name did not resolve".to_owned(),
+        ureq::Error::Io(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
+            "the connection was refused".to_owned()
+        }
+        ureq::Error::Other(error) if error.is::<RefusedAddress>() => {
+            return format!("refused: {error}");
+        }
+        other => other.to_string(),
+    };
+    format!("failed: {reason}")
+}
+
 impl HttpClient for OutboundHttp {
-    fn send(&self, request: Request) -> Result<Response, String> {
+    fn send(&self, request: Request, deadline: Option<Instant>) -> Result<Response, String> {
         const MAX_URL_CHARS: usize = 200;
         let mut url: String = request.uri.chars().take(MAX_URL_CHARS).collect();
         if url.len() < request.uri.len() {
             url.push('…');
         }
         let method = request.method.as_str();
-        self.try_send(request)
+        self.try_send(request, deadline)
             .map_err(|reason| format!("outbound HTTP {method} {url} {reason}"))
     }
 }
 
-/// The agent behind every request: a deadline, statuses as responses, no redirects, no proxy.
-fn agent(timeout: Duration) -> Agent {
-    Agent::config_builder()
-        .timeout_global(Some(timeout))
+/// The agent behind every request: statuses as responses, no redirects, no proxy, resolved
+/// addresses checked unless `allow_private` (each request gets its own deadline, [`Wait`]).
+fn agent(allow_private: bool) -> Agent {
+    let config = Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .proxy(None)
         .user_agent(concat!("wasmod/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into()
+        .build();
+    Agent::with_parts(
+        config,
+        DefaultConnector::default(),
+        CheckedResolver::new(allow_private),
+    )
 }

@@ -5,7 +5,7 @@
 mod wasm_support;
 
 use std::sync::{mpsc, Arc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wasm_support::{compiled, within};
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Method, Request, Response};
@@ -28,7 +28,7 @@ type User = (Identity, String, bool);
 struct Motd;
 
 impl HttpClient for Motd {
-    fn send(&self, _request: Request) -> Result<Response, String> {
+    fn send(&self, _request: Request, _deadline: Option<Instant>) -> Result<Response, String> {
         Ok(Response::new(200).with_body("the message of the day"))
     }
 }

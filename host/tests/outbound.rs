@@ -175,7 +175,7 @@ fn an_allowed_get_returns_status_headers_and_body() {
     let mut request = get(&server.url("/greeting"));
     request.query = "name=ada&lang=en".into();
     request.headers.push(("x-trace".into(), "abc".into()));
-    let response = client(&[&server.rule()]).send(request).unwrap();
+    let response = client(&[&server.rule()]).send(request, None).unwrap();
     assert_eq!(response.status, 200);
     assert_eq!(response.header("content-type"), Some("text/plain"));
     assert_eq!(response.header("X-Answer"), Some("42"));
@@ -200,7 +200,7 @@ fn an_allowed_post_sends_its_body_and_any_status_is_a_response() {
         .headers
         .push(("content-type".into(), "application/json".into()));
     request.body = br#"{"id": 1}"#.to_vec();
-    let response = client(&[&server.rule()]).send(request).unwrap();
+    let response = client(&[&server.rule()]).send(request, None).unwrap();
     assert_eq!(response.status, 500);
     assert_eq!(response.body, br#"got {"id": 1}"#);
     let received = server.finish();
@@ -219,7 +219,7 @@ fn redirects_are_returned_not_followed() {
         respond(stream, "302 Found", &[("location", &location)], b"")
     });
     let response = client(&[&server.rule()])
-        .send(get(&server.url("/")))
+        .send(get(&server.url("/")), None)
         .unwrap();
     assert_eq!(response.status, 302);
     assert_eq!(response.header("location"), Some(target.as_str()));
@@ -239,14 +239,14 @@ fn requests_off_the_list_are_refused_without_connecting() {
     let url = format!("http://{addr}/secret");
     let refused = |rules: &[&str], request: Request| {
         client(rules)
-            .send(request)
+            .send(request, None)
             .expect_err("the request is refused")
     };
 
     // Nothing is allowed by default.
     assert_eq!(
         OutboundHttp::new(AllowList::new())
-            .send(get(&url))
+            .send(get(&url), None)
             .unwrap_err(),
         format!(
             "outbound HTTP GET {url} refused: 127.0.0.1:{} is not on this host's allow list for outbound HTTP",
@@ -303,7 +303,7 @@ fn a_slow_server_times_out() {
     });
     let client = client(&[&server.rule()]).with_timeout(Duration::from_millis(300));
     let started = Instant::now();
-    let reason = client.send(get(&server.url("/slow"))).unwrap_err();
+    let reason = client.send(get(&server.url("/slow")), None).unwrap_err();
     assert_eq!(
         reason,
         format!(
@@ -323,7 +323,7 @@ fn a_body_trickling_past_the_deadline_times_out() {
         let _ = stream.read(&mut [0; 1]);
     });
     let client = client(&[&server.rule()]).with_timeout(Duration::from_millis(300));
-    let reason = client.send(get(&server.url("/"))).unwrap_err();
+    let reason = client.send(get(&server.url("/")), None).unwrap_err();
     assert!(
         reason.ends_with("failed: timed out after 300ms"),
         "{reason}"
@@ -337,7 +337,7 @@ fn oversized_bodies_are_refused() {
         respond(stream, "200 OK", &[], &[b'x'; 10_000]);
     });
     let client = client(&[&server.rule()]).with_max_response_bytes(1000);
-    let reason = client.send(get(&server.url("/big"))).unwrap_err();
+    let reason = client.send(get(&server.url("/big")), None).unwrap_err();
     assert_eq!(
         reason,
         format!(
@@ -348,7 +348,11 @@ fn oversized_bodies_are_refused() {
     // Exactly at the limit is fine.
     let client = client.with_max_response_bytes(10_000);
     assert_eq!(
-        client.send(get(&server.url("/big"))).unwrap().body.len(),
+        client
+            .send(get(&server.url("/big")), None)
+            .unwrap()
+            .body
+            .len(),
         10_000
     );
     server.finish();
@@ -366,7 +370,7 @@ fn an_oversized_body_without_a_length_is_refused_too() {
         }
     });
     let client = client(&[&server.rule()]).with_max_response_bytes(5000);
-    let reason = client.send(get(&server.url("/stream"))).unwrap_err();
+    let reason = client.send(get(&server.url("/stream")), None).unwrap_err();
     assert!(
         reason.ends_with("failed: the response body is larger than the limit of 5000 bytes"),
         "{reason}"
@@ -385,7 +389,7 @@ fn a_refused_connection_is_a_failure() {
     let port = closed_port();
     let url = format!("http://127.0.0.1:{port}/");
     let reason = client(&[&format!("127.0.0.1:{port}")])
-        .send(get(&url))
+        .send(get(&url), None)
         .unwrap_err();
     assert_eq!(
         reason,
@@ -398,7 +402,7 @@ fn https_needs_the_https_feature() {
     let port = closed_port();
     let url = format!("https://127.0.0.1:{port}/");
     let reason = client(&[&format!("127.0.0.1:{port}")])
-        .send(get(&url))
+        .send(get(&url), None)
         .unwrap_err();
     let expected = if cfg!(feature = "https") {
         // Let through, so it fails at the connection.
@@ -466,6 +470,12 @@ fn allow_list_rules() {
     );
     let extended = AllowList::new().with("localhost:*".parse().unwrap());
     assert!(extended.allows("http://localhost:1234/"));
+    let numeric = AllowList::from_rules(["*.0.0.1:*"]).unwrap();
+    assert!(numeric.allows("http://a.0.0.1/"));
+    assert!(
+        !numeric.allows("http://127.0.0.1/"),
+        "a `*.` rule never matches an IP address"
+    );
 }
 
 #[test]
@@ -501,6 +511,46 @@ fn the_client_reports_its_settings() {
         OutboundHttp::DEFAULT_MAX_RESPONSE_BYTES
     );
     assert_eq!(client.allow_list().rules().len(), 1);
+    assert!(!client.private_addresses_allowed());
+}
+
+#[test]
+fn a_name_that_resolves_to_loopback_is_refused_unless_allowed_explicitly() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let url = format!("http://localhost:{port}/");
+    let reason = client(&[&format!("localhost:{port}")])
+        .with_timeout(Duration::from_secs(1))
+        .send(get(&url), None)
+        .unwrap_err();
+    assert!(
+        reason.starts_with(&format!(
+            "outbound HTTP GET {url} refused: localhost resolved to "
+        )) && reason.contains(
+            ", a loopback address, which outbound HTTP reaches only if the operator allows it"
+        ),
+        "{reason}"
+    );
+    assert_eq!(
+        listener.accept().unwrap_err().kind(),
+        ErrorKind::WouldBlock,
+        "the refused request did not connect"
+    );
+
+    let server = Server::start(2, |_, stream| respond(stream, "200 OK", &[], b"near"));
+    let by_address = client(&[&server.rule()]).send(get(&server.url("/")), None);
+    assert_eq!(
+        by_address.unwrap().body,
+        b"near",
+        "a rule naming the address allows it"
+    );
+    let port = server.addr.port();
+    let by_name = client(&[&format!("localhost:{port}")]).with_private_addresses(true);
+    assert!(by_name.private_addresses_allowed());
+    let response = by_name.send(get(&format!("http://localhost:{port}/")), None);
+    assert_eq!(response.unwrap().body, b"near", "private addresses allowed");
+    server.finish();
 }
 
 /// A module with one procedure, `fetch(request: Request) -> Response`, that sends the request
@@ -575,7 +625,10 @@ impl ModuleExports for Fetcher {
 #[test]
 fn procedures_fetch_through_the_client_and_refusals_reach_the_module_log() {
     let server = Server::start(1, |_, stream| respond(stream, "200 OK", &[], b"pong"));
-    let env = InstanceEnv::unloaded().with_http_client(Arc::new(client(&[&server.rule()])));
+    let rules = [server.rule(), "localhost:*".to_owned()];
+    let env = InstanceEnv::unloaded().with_http_client(Arc::new(OutboundHttp::new(
+        AllowList::from_rules(rules).unwrap(),
+    )));
     let mut module = NativeModule::<Fetcher>::with_env(env).unwrap();
     let fetch = |module: &mut NativeModule<Fetcher>, url: &str| {
         module.call_procedure(
@@ -606,5 +659,16 @@ fn procedures_fetch_through_the_client_and_refusals_reach_the_module_log() {
     assert_eq!(
         refusal.message,
         "outbound HTTP GET http://127.0.0.2/ refused: 127.0.0.2:80 is not on this host's allow list for outbound HTTP"
+    );
+
+    let outcome = fetch(&mut module, "http://localhost:9/");
+    assert_eq!(outcome.errno(), Some(Errno::HTTP_FAILED), "{outcome}");
+    let logs = module.logs();
+    let refusal = &logs.last().expect("the refusal was logged").message;
+    assert!(
+        refusal
+            .starts_with("outbound HTTP GET http://localhost:9/ refused: localhost resolved to ")
+            && refusal.contains("a loopback address"),
+        "{refusal}"
     );
 }

@@ -38,7 +38,7 @@ struct CountingHttp {
 }
 
 impl HttpClient for CountingHttp {
-    fn send(&self, _request: Request) -> Result<Response, String> {
+    fn send(&self, _request: Request, _deadline: Option<Instant>) -> Result<Response, String> {
         self.sent.fetch_add(1, Ordering::SeqCst);
         Ok(Response::new(200).with_body("hello"))
     }

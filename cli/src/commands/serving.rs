@@ -75,6 +75,11 @@ pub struct Serving {
     /// `127.0.0.1:8080`); repeat for several. None by default.
     #[arg(long = "allow-http", value_name = "HOST")]
     allow_http: Vec<String>,
+    /// Let `--allow-http` host names reach loopback, private, link-local and other non-global
+    /// addresses too. Without it a name that resolves to one is refused, and such an address
+    /// is reached only through a rule naming it (`--allow-http 10.0.0.5:8080`).
+    #[arg(long)]
+    allow_private_addresses: bool,
     /// The operator token, for the admin console (`/admin`), the admin API and `wasmod logs`
     /// (at least 16 characters) [default: a new random one, printed at start].
     #[arg(
@@ -124,13 +129,16 @@ impl Serving {
     }
 
     /// The module's environment before its tables are chosen: its logs kept in `logs` for the
-    /// operator from its `init` on, and outbound HTTP to the hosts `--allow-http` names.
+    /// operator from its `init` on, and outbound HTTP to the hosts `--allow-http` names (at
+    /// global addresses only, unless `--allow-private-addresses`).
     pub fn env(&self, logs: Arc<LogFeed>) -> Result<InstanceEnv> {
         let allow = AllowList::from_rules(&self.allow_http)
             .map_err(|error| Failure::usage(format!("--allow-http: {error}")))?;
         Ok(InstanceEnv::unloaded()
             .with_log_tap(logs)
-            .with_http_client(Arc::new(OutboundHttp::new(allow))))
+            .with_http_client(Arc::new(
+                OutboundHttp::new(allow).with_private_addresses(self.allow_private_addresses),
+            )))
     }
 
     /// The operator's side: the token (given, or made up), the dispatch report of the served

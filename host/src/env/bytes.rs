@@ -1,5 +1,8 @@
 //! Byte sources (host to module: arguments, requests, HTTP responses) and byte sinks (module
 //! to host: results, error messages, the description).
+//!
+//! Both count against the call's budget of host memory (`budget`): a source its buffer until
+//! it is read to the end, a sink what was written to it until the host takes it.
 
 use super::InstanceEnv;
 use wasmod_abi::names::EMPTY_SOURCE;
@@ -26,7 +29,19 @@ impl InstanceEnv {
         if bytes.is_empty() {
             return EMPTY_SOURCE;
         }
+        self.hold_for_host(bytes.capacity());
         self.sources.insert(ByteSource { bytes, read: 0 })
+    }
+
+    /// A byte source holding `bytes` for the module, if the call's budget has room for one
+    /// more handle and for its bytes; `TOO_LARGE` otherwise, and `bytes` are dropped.
+    pub(super) fn open_source(&mut self, bytes: Vec<u8>) -> Result<u32, Errno> {
+        if bytes.is_empty() {
+            return Ok(EMPTY_SOURCE);
+        }
+        self.room_for_handle()?;
+        self.hold(bytes.capacity())?;
+        Ok(self.sources.insert(ByteSource { bytes, read: 0 }))
     }
 
     /// Host side: an empty byte sink, valid until the call ends or [`InstanceEnv::take_sink`].
@@ -36,7 +51,9 @@ impl InstanceEnv {
 
     /// Host side: removes sink `sink` and returns what was written to it.
     pub fn take_sink(&mut self, sink: u32) -> Option<Vec<u8>> {
-        self.sinks.remove(sink).map(|sink| sink.bytes)
+        let sink = self.sinks.remove(sink)?;
+        self.release(sink.bytes.len());
+        Some(sink.bytes)
     }
 
     /// `bytes_source_remaining`: how many bytes are left to read. Errors: `NO_SUCH_SOURCE`.
@@ -66,20 +83,31 @@ impl InstanceEnv {
         source.read += count;
         let exhausted = source.read == source.bytes.len();
         if exhausted {
-            self.sources.remove(handle);
+            if let Some(source) = self.sources.remove(handle) {
+                self.release(source.bytes.capacity());
+            }
         }
         Ok((count, exhausted))
     }
 
     /// `bytes_sink_write`: appends `bytes` to the sink, all or nothing. Errors:
-    /// `NO_SUCH_SINK`, `TOO_LARGE` (past [`Limits::max_sink_bytes`](super::Limits)).
+    /// `NO_SUCH_SINK`, `TOO_LARGE` (past [`Limits::max_sink_bytes`](super::Limits), or past
+    /// the call's budget, [`Limits::max_held_bytes`](super::Limits)).
     pub fn bytes_sink_write(&mut self, sink: u32, bytes: &[u8]) -> Result<(), Errno> {
         let cap = self.limits.max_sink_bytes;
-        let sink = self.sinks.get_mut(sink).ok_or(Errno::NO_SUCH_SINK)?;
-        if bytes.len() > cap.saturating_sub(sink.bytes.len()) {
+        let written = self
+            .sinks
+            .get_mut(sink)
+            .ok_or(Errno::NO_SUCH_SINK)?
+            .bytes
+            .len();
+        if bytes.len() > cap.saturating_sub(written) {
             return Err(Errno::TOO_LARGE);
         }
-        sink.bytes.extend_from_slice(bytes);
+        self.hold(bytes.len())?;
+        if let Some(sink) = self.sinks.get_mut(sink) {
+            sink.bytes.extend_from_slice(bytes);
+        }
         Ok(())
     }
 }

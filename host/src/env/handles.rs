@@ -81,6 +81,12 @@ impl<T> Handles<T> {
         }
     }
 
+    /// How many objects the table has room for without growing.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.live.capacity()
+    }
+
     /// Where `handle` is in `live`, or where it would go.
     fn position(&self, handle: u32) -> Result<usize, usize> {
         match self.live.last() {

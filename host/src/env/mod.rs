@@ -14,6 +14,7 @@
 //! outbound HTTP). `InstanceEnv` is `Send`, so a host may move an instance between threads
 //! between calls.
 
+mod budget;
 mod bytes;
 mod entries;
 mod handles;
@@ -34,6 +35,7 @@ use log::{LogBudget, LogBuffer, Names};
 use rows::RowIter;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 use wasmod_abi::{ConnectionId, EntryKind, Errno, Identity, ModuleDef, Timestamp};
 use wasmod_datastore::durability::{self, DurabilityError, RecoveryReport, Ticket};
 use wasmod_datastore::{
@@ -96,14 +98,16 @@ pub struct Limits {
     /// (at a character boundary, marked with `…`), so a module cannot make the host hold its
     /// whole memory once per kept line. Default: 64 KiB.
     pub max_log_line_bytes: usize,
-    /// The most row iterators one call may have open at once; a scan past it fails with
-    /// `TOO_LARGE`. Default: 1,024.
-    pub max_live_iters: usize,
-    /// The most bytes the open row iterators of one call may hold together (a scan copies the
-    /// rows it selects); a scan past it fails with `TOO_LARGE` and holds nothing, so a module
-    /// that scans a large table in a loop without reading cannot grow the host without bound.
-    /// Default: 256 MiB.
-    pub max_iter_bytes: usize,
+    /// The most handles of every kind (row iterators, byte sources, byte sinks) one call may
+    /// have open at once; a scan or an outbound HTTP request past it fails with `TOO_LARGE`.
+    /// Default: 1,024.
+    pub max_live_handles: usize,
+    /// The most bytes the open handles of one call may hold together on the host's side: the
+    /// rows scans copied, the bytes of byte sources (arguments, outbound HTTP responses) and
+    /// what was written to byte sinks. A scan, a response or a write past it fails with
+    /// `TOO_LARGE` and holds nothing, so a module that opens them in a loop without reading
+    /// cannot grow the host without bound. Default: 256 MiB.
+    pub max_held_bytes: usize,
     /// The most log lines of one call that reach `tracing` (the host's log); later lines are
     /// dropped from it (still kept for the call, see `max_log_records`), and the call ends
     /// with one line saying how many were. Default: 1,000.
@@ -124,8 +128,8 @@ impl Default for Limits {
             max_sink_bytes: 16 << 20,
             max_log_records: 1024,
             max_log_line_bytes: 64 << 10,
-            max_live_iters: 1024,
-            max_iter_bytes: 256 << 20,
+            max_live_handles: 1024,
+            max_held_bytes: 256 << 20,
             max_log_lines_per_call: 1_000,
             max_log_bytes_per_call: 1 << 20,
             max_log_lines_per_second: 10_000,
@@ -209,10 +213,12 @@ pub struct InstanceEnv {
     /// Who makes the call in progress (or made the last one).
     origin: CallOrigin,
     clock: CallClock,
+    /// When the call in progress must end, if its transport has a deadline.
+    deadline: Option<Instant>,
     tx: Tx,
     iters: Handles<RowIter>,
-    /// What the open iterators hold ([`Limits::max_iter_bytes`]).
-    iter_bytes: usize,
+    /// What the open handles of every kind hold ([`Limits::max_held_bytes`]).
+    held_bytes: usize,
     /// Buffers of finished iterators, for the next scans.
     spare_iters: Vec<RowIter>,
     sources: Handles<ByteSource>,
@@ -244,9 +250,10 @@ impl InstanceEnv {
             call: None,
             origin: CallOrigin::HOST,
             clock: CallClock::new(),
+            deadline: None,
             tx: Tx::None,
             iters: Handles::default(),
-            iter_bytes: 0,
+            held_bytes: 0,
             spare_iters: Vec::new(),
             sources: Handles::default(),
             sinks: Handles::default(),
@@ -401,6 +408,12 @@ impl InstanceEnv {
         self.origin = origin;
     }
 
+    /// Sets when the call in progress must end (`None`: never), for the imports that wait on
+    /// the outside world: outbound HTTP. Reset when the call ends.
+    pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
     /// The module's description.
     pub fn module(&self) -> &Arc<ModuleDef> {
         &self.module
@@ -459,14 +472,14 @@ impl InstanceEnv {
     /// open is handed back to the caller to commit or roll back.
     pub(crate) fn end_call(&mut self) -> Tx {
         self.call = None;
+        self.deadline = None;
         self.log_budget_spent();
         for iter in self.iters.drain() {
             rows::keep(&mut self.spare_iters, iter);
         }
-        self.iters.shrink_to(rows::KEPT_HANDLES);
-        self.iter_bytes = 0;
         self.sources.clear();
         self.sinks.clear();
+        self.release_all();
         std::mem::replace(&mut self.tx, Tx::None)
     }
 

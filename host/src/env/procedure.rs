@@ -6,15 +6,18 @@
 //! host never reaches the network unless it is configured to.
 
 use super::{CallKind, InstanceEnv, LogLevel, Tx};
+use std::time::Instant;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
 use wasmod_abi::{Errno, Timestamp};
 
 /// Sends procedures' outbound HTTP requests.
 pub trait HttpClient: Send + Sync {
-    /// Sends `request` (whose `uri` is a full URL) and waits for the response; `Err` explains
-    /// a refusal or a failure, for the logs.
-    fn send(&self, request: Request) -> Result<Response, String>;
+    /// Sends `request` (whose `uri` is a full URL) and waits for the response, but not past
+    /// `deadline` when there is one: the calling procedure's, which it must not hold the
+    /// module's only thread beyond (imports are not interrupted). `Err` explains a refusal or
+    /// a failure, for the logs.
+    fn send(&self, request: Request, deadline: Option<Instant>) -> Result<Response, String>;
 }
 
 /// Refuses every request: the default until a host configures outbound HTTP.
@@ -22,7 +25,7 @@ pub trait HttpClient: Send + Sync {
 pub struct DenyAllHttp;
 
 impl HttpClient for DenyAllHttp {
-    fn send(&self, request: Request) -> Result<Response, String> {
+    fn send(&self, request: Request, _deadline: Option<Instant>) -> Result<Response, String> {
         Err(format!(
             "outbound HTTP is not configured on this host: {} {} was refused",
             request.method.as_str(),
@@ -78,9 +81,13 @@ impl InstanceEnv {
     }
 
     /// `procedure_http_request`: sends the encoded request through the [`HttpClient`] and
-    /// returns a byte source holding the encoded response. Errors: `NOT_ALLOWED` (not in a
-    /// procedure, or while a transaction is open: it would hold the database during network
-    /// I/O), `BAD_ENCODING`, `HTTP_FAILED` (the reason is logged).
+    /// returns a byte source holding the encoded response. The request gets no more time than
+    /// the call has left before its deadline, and one made after the deadline is refused
+    /// without being sent. Errors: `NOT_ALLOWED` (not in a procedure, or while a transaction
+    /// is open: it would hold the database during network I/O), `BAD_ENCODING`,
+    /// `HTTP_FAILED` (the reason is logged), `TOO_LARGE` (the call has as many handles open
+    /// as it may, or the response does not fit in its budget of host memory: see
+    /// [`Limits`](super::Limits); logged too).
     pub fn procedure_http_request(&mut self, request: &[u8]) -> Result<u32, Errno> {
         self.in_procedure()?;
         if !matches!(self.tx, Tx::None) {
@@ -91,8 +98,42 @@ impl InstanceEnv {
             return Err(Errno::NOT_ALLOWED);
         }
         let request: Request = from_slice(request).map_err(|_| Errno::BAD_ENCODING)?;
-        match self.http.send(request) {
-            Ok(response) => Ok(self.create_source(to_vec(&response))),
+        if self
+            .deadline
+            .is_some_and(|deadline| Instant::now() >= deadline)
+        {
+            self.host_log(
+                LogLevel::Warn,
+                format!(
+                    "outbound HTTP {} {} refused: the call is past its deadline",
+                    request.method.as_str(),
+                    request.uri
+                ),
+            );
+            return Err(Errno::HTTP_FAILED);
+        }
+        if let Err(errno) = self.room_for_handle() {
+            self.host_log(
+                LogLevel::Warn,
+                format!(
+                    "outbound HTTP refused: the call has {} handles open, the most it may (read or close some first)",
+                    self.limits.max_live_handles
+                ),
+            );
+            return Err(errno);
+        }
+        match self.http.send(request, self.deadline) {
+            Ok(response) => {
+                let bytes = to_vec(&response);
+                let size = bytes.len();
+                self.open_source(bytes).inspect_err(|_| {
+                    let message = format!(
+                        "outbound HTTP response of {size} bytes dropped: the call's handles hold {} bytes, and may hold {} (read or close some first)",
+                        self.held_bytes, self.limits.max_held_bytes
+                    );
+                    self.host_log(LogLevel::Warn, message);
+                })
+            }
             Err(reason) => {
                 self.host_log(LogLevel::Warn, reason);
                 Err(Errno::HTTP_FAILED)

@@ -7,9 +7,8 @@
 //! finished iterators are kept for the next scans of the instance, so a scan allocates only
 //! when it selects more than any before it.
 //!
-//! Since a scan copies, the open iterators of a call are bounded in number
-//! (`Limits::max_live_iters`) and in the bytes they hold together (`Limits::max_iter_bytes`):
-//! past either, a scan fails with `TOO_LARGE`, and a module that opens scans in a loop
+//! Since a scan copies, open iterators count against the call's budget of host memory (see
+//! `budget`): past it, a scan fails with `TOO_LARGE`, and a module that opens scans in a loop
 //! without reading them cannot make the host hold more than that.
 
 use super::{report, InstanceEnv};
@@ -23,9 +22,6 @@ const SPARE_ITERS: usize = 8;
 /// Buffers of iterators that held more than this many bytes of rows are dropped rather than
 /// kept, so that one large scan does not pin its memory for the instance's life.
 const MAX_SPARE_BYTES: usize = 1 << 20;
-
-/// How many handles' room a call's table of iterators keeps for the next call.
-pub(crate) const KEPT_HANDLES: usize = 64;
 
 /// The rows of a scan, and how many the module has taken.
 #[derive(Debug, Default)]
@@ -104,27 +100,23 @@ impl InstanceEnv {
 
     /// An empty iterator for a scan, if the call may open one more.
     fn new_iter(&mut self) -> Result<RowIter, Errno> {
-        if self.iters.len() >= self.limits.max_live_iters {
-            return Err(Errno::TOO_LARGE);
-        }
+        self.room_for_handle()?;
         Ok(self.spare_iters.pop().unwrap_or_default())
     }
 
     /// Opens the filled iterator `iter`, if the call's iterators may hold it too.
     fn open_iter(&mut self, iter: RowIter) -> Result<u32, Errno> {
-        let held = self.iter_bytes.saturating_add(iter.held());
-        if held > self.limits.max_iter_bytes {
+        if let Err(errno) = self.hold(iter.held()) {
             keep(&mut self.spare_iters, iter);
-            return Err(Errno::TOO_LARGE);
+            return Err(errno);
         }
-        self.iter_bytes = held;
         Ok(self.iters.insert(iter))
     }
 
     /// Closes iterator `handle`, keeping its buffers for later scans.
     fn close_iter(&mut self, handle: u32) -> Option<()> {
         let iter = self.iters.remove(handle)?;
-        self.iter_bytes = self.iter_bytes.saturating_sub(iter.held());
+        self.release(iter.held());
         keep(&mut self.spare_iters, iter);
         Some(())
     }

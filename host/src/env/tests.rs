@@ -280,8 +280,8 @@ fn an_iterator_is_a_snapshot_of_its_scan() {
 fn open_iterators_are_bounded_in_bytes_and_in_number() {
     let long = "x".repeat(1000);
     let mut bytes = env().with_limits(Limits {
-        max_iter_bytes: 140_000,
-        max_live_iters: 8,
+        max_held_bytes: 140_000,
+        max_live_handles: 8,
         ..Limits::default()
     });
     let items: Vec<(u32, &str)> = (0..50).map(|id| (id, long.as_str())).collect();
@@ -300,7 +300,7 @@ fn open_iterators_are_bounded_in_bytes_and_in_number() {
     commit(&mut bytes);
 
     let mut count = env().with_limits(Limits {
-        max_live_iters: 8,
+        max_live_handles: 8,
         ..Limits::default()
     });
     reducer(&mut count);
@@ -463,7 +463,7 @@ fn the_hosts_tables_are_not_the_modules() {
 struct Echo;
 
 impl HttpClient for Echo {
-    fn send(&self, request: Request) -> Result<Response, String> {
+    fn send(&self, request: Request, _deadline: Option<Instant>) -> Result<Response, String> {
         Ok(Response::text(request.uri))
     }
 }
@@ -509,6 +509,110 @@ fn outbound_http_is_denied_unless_configured() {
         Err(Errno::NOT_ALLOWED),
         "not while a tx is open"
     );
+}
+
+/// A request made once the call's deadline has passed is refused without reaching the client
+/// (which would have answered), and the refusal is logged; the next call has no deadline
+/// until its transport sets one.
+#[test]
+fn outbound_http_past_the_deadline_is_refused_at_once() {
+    let request = to_vec(&Request::new(Method::Get, "https://example.invalid/x"));
+    let mut env = self::env().with_http_client(Arc::new(Echo));
+    env.begin_call(CallKind::Procedure, Tx::None);
+    env.set_deadline(Some(Instant::now()));
+    assert_eq!(
+        env.procedure_http_request(&request),
+        Err(Errno::HTTP_FAILED)
+    );
+    let logged: Vec<_> = env.logs().map(|record| record.message.clone()).collect();
+    assert_eq!(
+        logged,
+        ["outbound HTTP GET https://example.invalid/x refused: the call is past its deadline"]
+    );
+    env.end_call();
+    env.begin_call(CallKind::Procedure, Tx::None);
+    assert!(env.procedure_http_request(&request).is_ok());
+    env.end_call();
+}
+
+/// Byte sources (outbound responses among them), sinks and row iterators share one budget per
+/// call, in bytes and in live handles, past which the module gets `TOO_LARGE` and a logged
+/// reason; reading a source to its end gives its share back; the next call starts afresh.
+#[test]
+fn handles_of_every_kind_share_the_calls_budget() {
+    let uri = format!("https://example.invalid/{}", "x".repeat(400));
+    let request = to_vec(&Request::new(Method::Get, &uri));
+    let response = to_vec(&Response::text(uri.clone())).len();
+    let mut env = self::env()
+        .with_http_client(Arc::new(Echo))
+        .with_limits(Limits {
+            max_held_bytes: 2 * response + 100,
+            max_live_handles: 4,
+            ..Limits::default()
+        });
+    let last_log = |env: &InstanceEnv| env.logs().last().unwrap().message.clone();
+    env.begin_call(CallKind::Procedure, Tx::None);
+    let first = env.procedure_http_request(&request).expect("one response");
+    env.procedure_http_request(&request).expect("two");
+    assert_eq!(
+        env.procedure_http_request(&request),
+        Err(Errno::TOO_LARGE),
+        "a third does not fit"
+    );
+    assert_eq!(
+        last_log(&env),
+        format!(
+            "outbound HTTP response of {response} bytes dropped: the call's handles hold {} bytes, and may hold {} (read or close some first)",
+            2 * response,
+            2 * response + 100
+        )
+    );
+    let sink = env.create_sink();
+    assert_eq!(
+        env.bytes_sink_write(sink, &[0; 101]),
+        Err(Errno::TOO_LARGE),
+        "sinks share the budget"
+    );
+    env.bytes_sink_write(sink, &[0; 100]).expect("what is left");
+    let mut buf = vec![0; response];
+    assert_eq!(env.bytes_source_read(first, &mut buf), Ok((response, true)));
+    env.procedure_http_request(&request)
+        .expect("a source read to its end gave its share back");
+    env.create_source(vec![1]);
+    assert_eq!(
+        env.procedure_http_request(&request),
+        Err(Errno::TOO_LARGE),
+        "four handles are open: two sources, a sink and the host's own source"
+    );
+    assert_eq!(
+        last_log(&env),
+        "outbound HTTP refused: the call has 4 handles open, the most it may (read or close some first)"
+    );
+    env.procedure_start_read_tx().expect("a read transaction");
+    assert_eq!(env.table_scan(0), Err(Errno::TOO_LARGE), "iterators too");
+    env.procedure_abort_tx().expect("ended");
+    env.end_call();
+    env.begin_call(CallKind::Procedure, Tx::None);
+    env.procedure_http_request(&request)
+        .expect("a new call starts afresh");
+    env.end_call();
+}
+
+/// A call that opened thousands of handles leaves neither their bytes nor the room of their
+/// tables pinned for the instance's life.
+#[test]
+fn a_large_call_gives_back_its_room() {
+    let mut env = self::env();
+    env.begin_call(CallKind::Procedure, Tx::None);
+    for _ in 0..10_000 {
+        env.create_source(vec![1; 16]);
+        env.create_sink();
+    }
+    assert_eq!(env.held_bytes, 160_000);
+    env.end_call();
+    assert_eq!(env.held_bytes, 0);
+    assert!(env.sources.capacity() <= budget::KEPT_HANDLES);
+    assert!(env.sinks.capacity() <= budget::KEPT_HANDLES);
 }
 
 /// What reaches `tracing` while `run` runs, as its fmt layer writes it (no colours).

@@ -77,7 +77,8 @@ pub struct WasmConfig {
     /// How long one export call (a reducer, view, procedure, HTTP handler, or the module's
     /// description) may run before it is interrupted and aborted. Time spent inside the host's
     /// imports counts, but an import is not interrupted: the call ends at the next wasm
-    /// instruction that checks the epoch. Default: 5 s.
+    /// instruction that checks the epoch. The one import that waits on the outside world,
+    /// outbound HTTP, gets no more time than the call has left. Default: 5 s.
     pub deadline: Duration,
     /// The most bytes of linear memory an instance may have. Growing past it fails (the
     /// module sees `memory.grow` return `-1`), and a module that then aborts is reported as

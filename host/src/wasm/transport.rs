@@ -20,6 +20,7 @@ use super::store::StoreData;
 use super::validate::MEMORY;
 use crate::call::{self, AnonymousExport, CallerExport, ExportCall, Transport, Trap};
 use crate::env::{InstanceEnv, LogLevel};
+use std::time::Instant;
 use wasmod_abi::names::DESCRIBE_MODULE;
 use wasmtime::{InstancePre, Store, TypedFunc, WasmParams};
 
@@ -213,6 +214,8 @@ impl Transport for WasmTransport {
         };
         let store = &mut self.store;
         store.set_epoch_deadline(self.ticks);
+        let deadline = Instant::now().checked_add(self.config.deadline);
+        store.data_mut().env.set_deadline(deadline);
         store.data_mut().limiter.take_refusal();
         let result = match call {
             ExportCall::Describe { sink } => exports.describe.call(&mut *store, sink),

@@ -7,7 +7,8 @@
 //! overflows an integer, aborts, or traps with its own state half-updated. The `probe` procedure calls one import with one bad pointer or length, through
 //! imports declared here by hand (the runtime's wrappers only pass valid slices), and returns
 //! the codes the host answered. The `churn` HTTP handler commits an insert and its delete, for
-//! tests of what many commits leave behind.
+//! tests of what many commits leave behind. The `fetch` procedure waits on an outbound
+//! request, and `hoard` sends requests in a loop and never reads their responses.
 //!
 //! The crate is only meaningful in wasm: on other targets it is empty.
 
@@ -131,6 +132,27 @@ pub mod hostile {
     #[procedure]
     fn probe(_ctx: &mut ProcedureContext, import: String, arg: String, case: u32) -> Vec<u32> {
         super::probe::run(&import, &arg, case)
+    }
+
+    /// Sends `GET url` and returns the status, or `0` if the request failed: against a server
+    /// that never answers, the host must end the wait by the call's deadline.
+    #[procedure]
+    fn fetch(ctx: &mut ProcedureContext, url: String) -> u16 {
+        ctx.http_get(&url).map_or(0, |response| response.status)
+    }
+
+    /// Sends `GET url` up to `times` times, keeping every response the host holds for it
+    /// unread, and returns how many it got and the code of the refusal that stopped it (`0`
+    /// if none did): the host must bound what a call makes it hold.
+    #[procedure]
+    fn hoard(_ctx: &mut ProcedureContext, url: String, times: u32) -> Vec<u32> {
+        let request = wasmod::abi::encoding::to_vec(&Request::new(Method::Get, url));
+        for fetched in 0..times {
+            if let Err(errno) = wasmod::sys::procedure_http_request(&request) {
+                return vec![fetched, u32::from(errno.code())];
+            }
+        }
+        vec![times, 0]
     }
 
     /// Inserts an item and deletes it again, each in a transaction of its own: two commits
