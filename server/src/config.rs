@@ -72,7 +72,8 @@ pub struct ServerConfig {
     /// alone). The JSON, streamed, is larger by a factor the encoding bounds. Default: 1 MiB.
     pub max_table_page_bytes: usize,
     /// The most table reads in progress at once, each from before it waits for the tables
-    /// until its page is sent (`busy`, 503, beyond). Default: 4.
+    /// until its page is sent (`busy`, 503, beyond); as many one-off queries over WebSockets,
+    /// every connection together, are evaluated at once (the others wait). Default: 4.
     pub max_table_reads: usize,
     /// The most bytes of a value a view or procedure returns, in its binary encoding, that an
     /// answer carries (over HTTP or the WebSocket); a larger one is answered

@@ -289,6 +289,7 @@ impl Server {
             },
             ping_interval: config.ping_interval,
             part_bytes: config.subscription_part_bytes,
+            one_offs: config.max_table_reads,
         };
         let results = results::Results::new(config.max_result_bytes);
         let (realtime, control) = Realtime::new(

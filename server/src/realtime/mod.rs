@@ -71,7 +71,7 @@ use crate::results::Results;
 use crate::runner::Runner;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Semaphore};
 use wasmod_abi::ModuleDef;
 use wasmod_host::datastore::Database;
 use wasmod_subscription::Catalog;
@@ -95,6 +95,8 @@ pub struct Realtime {
     pub settings: Settings,
     /// The bound on values calls return, and the turns of their conversions.
     pub results: Results,
+    /// The turns of one-off queries ([`Settings::one_offs`]).
+    pub one_offs: Semaphore,
     /// The counters of `/metrics`.
     pub stats: Arc<stats::Stats>,
     /// The sockets open now, for the admin API.
@@ -138,6 +140,9 @@ pub struct Settings {
     pub ping_interval: Duration,
     /// The most bytes of rows in one message of a subscription's rows ([`snapshot`]).
     pub part_bytes: usize,
+    /// The most one-off queries evaluated at once, every connection together; the others
+    /// wait their turn.
+    pub one_offs: usize,
 }
 
 /// Counts one socket for as long as it lives.
@@ -178,6 +183,7 @@ impl Realtime {
             fanout: requests,
             settings,
             results,
+            one_offs: Semaphore::new(settings.one_offs),
             stats,
             open: open::OpenSockets::default(),
             shutdown,

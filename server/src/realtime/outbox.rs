@@ -164,6 +164,11 @@ impl Outbox {
         self.sender.fits(bytes)
     }
 
+    /// The most messages, and bytes of rows, the queue holds.
+    pub fn bounds(&self) -> Bounds {
+        self.sender.bounds()
+    }
+
     /// What is queued now (messages, and bytes of rows), and the bounds.
     pub fn depth(&self) -> (Bounds, Bounds) {
         (self.sender.depth(), self.sender.bounds())

@@ -263,31 +263,44 @@ impl<W: Wire> Reader<'_, W> {
         }
     }
 
-    /// The rows of `query` in the committed tables, read on a blocking thread.
+    /// The rows of `query` in the committed tables, read on a blocking thread, a few queries
+    /// of all connections at a time ([`Realtime::one_offs`]). Rows that are more than the
+    /// connection may queue are refused before they are copied; those that are not are
+    /// rendered for `W` on that thread too, not on the writer's task.
     async fn one_off(&self, query: &str) -> Result<Arc<QueryRows>, String> {
         let bound = Query::parse(&self.realtime.catalog, query)
             .map_err(|error| error.to_string())?
             .bind(self.identity);
+        let _turn = self
+            .realtime
+            .one_offs
+            .acquire()
+            .await
+            .map_err(|_| "the server is shutting down".to_owned())?;
         let database = self.realtime.database.clone();
         let module = self.realtime.module.clone();
+        let most = self.outbox.bounds().bytes;
         let rows = tokio::task::spawn_blocking(move || {
             let rows = bound
                 .evaluate(&database.begin_read())
                 .map_err(|error| error.to_string())?;
+            let bytes = rows.iter().map(|row| row.len()).sum::<usize>();
+            if bytes > most {
+                return Err(too_many_rows(bytes));
+            }
             let table = module
                 .tables
                 .get(bound.table() as usize)
                 .map_or("", |table| &table.name);
-            QueryRows::new(table, &rows, &[])
-                .ok_or_else(|| "the rows are more than one message can carry".to_owned())
+            let rows = QueryRows::new(table, &rows, &[])
+                .ok_or_else(|| "the rows are more than one message can carry".to_owned())?;
+            W::prepare(&module, &rows)?;
+            Ok(rows)
         })
         .await
         .map_err(|error| format!("the query failed: {error}"))??;
         if !self.outbox.fits(rows.bytes()) {
-            return Err(format!(
-                "the rows are {} bytes, more than this connection may have queued",
-                rows.bytes()
-            ));
+            return Err(too_many_rows(rows.bytes()));
         }
         Ok(Arc::new(rows))
     }
@@ -301,6 +314,15 @@ impl<W: Wire> Reader<'_, W> {
             ));
         }
     }
+}
+
+/// The refusal of a one-off query whose rows are `bytes` bytes, more than its connection may
+/// have queued.
+fn too_many_rows(bytes: usize) -> String {
+    format!(
+        "the rows are {bytes} bytes, more than this connection may have queued: narrow the \
+         query with WHERE, or read the table in pages with GET /v1/tables/{{name}}"
+    )
 }
 
 /// The close for a socket whose read failed: `1009` for a message over the size limit, `1000`

@@ -51,6 +51,10 @@ pub trait Wire: Send + Sync + 'static {
     /// A query's rows: what entered its result, and what left it.
     fn rows(module: &ModuleDef, rows: &QueryRows) -> Result<(Self::Rows, Self::Rows), String>;
 
+    /// Renders ahead what [`Wire::rows`] will need of `rows` (their JSON; nothing in binary),
+    /// so that a caller off the runtime's threads spares the writer's task the work.
+    fn prepare(module: &ModuleDef, rows: &QueryRows) -> Result<(), String>;
+
     /// The form of this encoding's frames for a client that chose `compression`.
     fn form(compression: Compression) -> Form;
 
@@ -127,6 +131,10 @@ impl Wire for Binary {
         Ok((rows.inserts.clone(), rows.deletes.clone()))
     }
 
+    fn prepare(_: &ModuleDef, _: &QueryRows) -> Result<(), String> {
+        Ok(())
+    }
+
     fn form(compression: Compression) -> Form {
         Form::Binary(compression)
     }
@@ -176,6 +184,10 @@ impl Wire for Json {
     fn rows(module: &ModuleDef, rows: &QueryRows) -> Result<(SharedJson, SharedJson), String> {
         let json = rows.json(module)?;
         Ok((json.inserts.clone(), json.deletes.clone()))
+    }
+
+    fn prepare(module: &ModuleDef, rows: &QueryRows) -> Result<(), String> {
+        rows.json(module).map(drop)
     }
 
     fn form(_: Compression) -> Form {

@@ -1,8 +1,9 @@
 //! Values that calls return: within the bound they are answered (large ones converted off the
 //! runtime's threads); past it, answered `result_too_large`, over HTTP and over the WebSocket
-//! in both encodings, with the call's commits kept.
+//! in both encodings, with the call's commits kept; one-off queries past what the
+//! connection may queue are refused.
 
-use crate::live::{call, call_reducer, Client, Connect, Encoding, Live};
+use crate::live::{call, call_reducer, one_off, Client, Connect, Encoding, Live};
 use crate::support::{identity, post, server};
 use axum::http::StatusCode;
 use serde_json::json;
@@ -118,4 +119,31 @@ async fn a_value_past_the_bound_is_refused_over_the_websocket_in_json() {
 #[tokio::test]
 async fn a_value_past_the_bound_is_refused_over_the_websocket_in_binary() {
     a_value_past_the_bound_is_refused_over_the_websocket(Encoding::Binary).await;
+}
+
+#[tokio::test]
+async fn a_one_off_query_with_more_rows_than_the_connection_may_queue_is_refused() {
+    let mut config = ServerConfig::default();
+    config.outbound_bytes = 4_000;
+    let live = Live::start(config).await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    for n in 0..6 {
+        let text = long_message(n);
+        client
+            .send(call_reducer(n as u32 + 1, "send", &[&text]))
+            .await;
+        client.recv_kind("TransactionUpdate").await;
+    }
+    client.send(one_off(7, "SELECT * FROM message")).await;
+    let refused = client.recv_kind("OneOffQueryResult").await;
+    let message = refused["result"]["err"].as_str().unwrap_or_default();
+    assert!(message.contains("narrow the query"), "{refused}");
+    client
+        .send(one_off(8, "SELECT * FROM message WHERE id = 1"))
+        .await;
+    let one = client.recv_kind("OneOffQueryResult").await;
+    let rows = &one["result"]["ok"][0]["rows"];
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{one}");
+    live.stop().await;
 }
