@@ -172,8 +172,8 @@ fn rows(recovered: &Recovered) -> Vec<Vec<u8>> {
 }
 
 /// Writes a log of `commits` into `dir`, taking a snapshot after the first `snapshot_after`
-/// of them if given; returns the rows after each commit (the state before any first), and
-/// closes the log.
+/// of them if given; returns the rows after each commit that wrote a record (the state
+/// before any first), and closes the log.
 fn write_log(
     dir: &Path,
     commits: &[(bool, Vec<Item>)],
@@ -192,10 +192,18 @@ fn write_log(
             // Ids repeat across commits: a duplicate is refused and leaves the row out.
             let _ = tx.insert(0, &mut item.encode());
         }
-        tx.commit_with(|changes| recovered.durability.append(&changes))
-            .wait()
-            .expect("the commit is written");
-        states.push(rows(&recovered));
+        let logged = tx.commit_with(|changes| {
+            let logged = !changes.is_empty();
+            recovered
+                .durability
+                .append(&changes)
+                .wait()
+                .map(|()| logged)
+        });
+        // A commit that changed nothing writes no record.
+        if logged.expect("the commit is written") {
+            states.push(rows(&recovered));
+        }
         if snapshot_after == Some(index + 1) {
             recovered
                 .durability

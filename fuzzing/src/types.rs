@@ -105,7 +105,7 @@ fn leaf() -> impl Strategy<Value = AlgebraicType> {
     ]
 }
 
-/// A field of type `ty`: named, or a tuple's.
+/// A field of type `ty`, named from a small set (so that names repeat) or not.
 fn field(ty: impl Strategy<Value = AlgebraicType>) -> impl Strategy<Value = Field> {
     let name = prop::option::of(prop::sample::select(&["a", "b", "id", "name", "x"][..]));
     (name, ty).prop_map(|(name, ty)| Field {
@@ -114,36 +114,58 @@ fn field(ty: impl Strategy<Value = AlgebraicType>) -> impl Strategy<Value = Fiel
     })
 }
 
-/// The compound types over `inner`, fixed arrays of the lengths `lengths` gives.
+/// Fields as Rust declares them: all named, each by its position (`f0`, `f1`, ...), or (when
+/// `named` is false) none.
+fn declared(types: Vec<AlgebraicType>, named: bool) -> Vec<Field> {
+    types
+        .into_iter()
+        .enumerate()
+        .map(|(index, ty)| Field {
+            name: named.then(|| format!("f{index}")),
+            ty,
+        })
+        .collect()
+}
+
+/// The compound types over `inner`: fixed arrays of the lengths `lengths` gives, products of
+/// the fields `products` gives, sums of the variants `sums` gives.
 fn compound(
     inner: BoxedStrategy<AlgebraicType>,
     lengths: BoxedStrategy<u32>,
-    variants: std::ops::Range<usize>,
+    products: BoxedStrategy<Vec<Field>>,
+    sums: BoxedStrategy<Vec<Field>>,
 ) -> impl Strategy<Value = AlgebraicType> {
     use AlgebraicType as T;
     prop_oneof![
         inner.clone().prop_map(|ty| T::Array(Box::new(ty))),
         (inner.clone(), lengths).prop_map(|(ty, len)| T::FixedArray(Box::new(ty), len)),
         inner.clone().prop_map(|ty| T::Option(Box::new(ty))),
-        (inner.clone(), inner.clone()).prop_map(|(ok, err)| T::Result(Box::new(ok), Box::new(err))),
-        prop::collection::vec(field(inner.clone()), 0..4).prop_map(T::Product),
-        prop::collection::vec(field(inner), variants).prop_map(T::Sum),
+        (inner.clone(), inner).prop_map(|(ok, err)| T::Result(Box::new(ok), Box::new(err))),
+        products.prop_map(T::Product),
+        sums.prop_map(T::Sum),
     ]
 }
 
-/// A type of [`typespace`] that values can be made of: references resolve, fixed arrays
-/// have at most three elements, sums at least one variant.
+/// A type of [`typespace`] that values can be made of, as Rust could declare it: references
+/// resolve, fixed arrays have at most three elements, sums at least one variant, and fields
+/// and variants distinct names (or, a tuple's fields, none).
 pub fn tame() -> BoxedStrategy<AlgebraicType> {
     let leaves = prop_oneof![4 => leaf(), 1 => (0..NAMED).prop_map(AlgebraicType::Ref)];
     leaves
         .prop_recursive(4, 24, 4, |inner| {
-            compound(inner.boxed(), (0..4u32).boxed(), 1..4)
+            let inner = inner.boxed();
+            let types = |count| prop::collection::vec(inner.clone(), count);
+            let products = (types(0..4), any::<bool>())
+                .prop_map(|(types, named)| declared(types, named))
+                .boxed();
+            let sums = types(1..4).prop_map(|types| declared(types, true)).boxed();
+            compound(inner.clone(), (0..4u32).boxed(), products, sums)
         })
         .boxed()
 }
 
 /// A type of [`hostile_typespace`] anything may be asked of: dangling and cyclic references,
-/// types with no finite value, sums of no variant, fixed arrays up to `u32::MAX` long, and
+/// types with no finite value, sums of no variant, repeated and missing field names, fixed arrays up to `u32::MAX` long, and
 /// nesting past the decoders' depth limit.
 pub fn hostile() -> BoxedStrategy<AlgebraicType> {
     use AlgebraicType as T;
@@ -153,7 +175,9 @@ pub fn hostile() -> BoxedStrategy<AlgebraicType> {
         prop::sample::select(&[255, 256, 65_535, 65_536, 65_537, 1 << 24, u32::MAX][..]),
     ];
     let shallow = leaves.prop_recursive(5, 32, 4, move |inner| {
-        compound(inner.boxed(), lengths.clone().boxed(), 0..4)
+        let inner = inner.boxed();
+        let fields = prop::collection::vec(field(inner.clone()), 0..4).boxed();
+        compound(inner, lengths.clone().boxed(), fields.clone(), fields)
     });
     prop_oneof![
         4 => shallow.clone(),
