@@ -34,15 +34,16 @@ pub enum Mutation {
         /// The new byte.
         value: u8,
     },
-    /// Overwrites four bytes at `at` with a little-endian huge value: a length or a count
-    /// that claims far more than the input holds.
+    /// Overwrites a likely length or count field (four bytes whose value is no larger than
+    /// the input) with a little-endian huge value: a length or a count that claims far more
+    /// than the input holds.
     HugeLength {
         /// Where, as a fraction of the length.
         at: u16,
         /// Which of the huge values.
         which: u8,
     },
-    /// Adds `delta` (wrapping) to the little-endian `u32` at `at`: a length off by a little.
+    /// Adds `delta` (wrapping) to a likely length or count field: a length off by a little.
     NudgeLength {
         /// Where, as a fraction of the length.
         at: u16,
@@ -88,10 +89,12 @@ impl Mutation {
             Self::SetByte { at, value } if len > 0 => bytes[position(at, len)] = value,
             Self::HugeLength { at, which } => {
                 let value = HUGE[usize::from(which) % HUGE.len()];
-                overwrite_u32(bytes, position(at, len), |_| value);
+                let field = length_field(bytes, at);
+                overwrite_u32(bytes, field, |_| value);
             }
             Self::NudgeLength { at, delta } => {
-                overwrite_u32(bytes, position(at, len), |old| {
+                let field = length_field(bytes, at);
+                overwrite_u32(bytes, field, |old| {
                     old.wrapping_add_signed(i32::from(delta))
                 });
             }
@@ -110,6 +113,24 @@ impl Mutation {
             }
             _ => {}
         }
+    }
+}
+
+/// The offset of a likely length or count field, picked by `at` among the offsets where
+/// the little-endian `u32` is no larger than the input (a random offset would rarely hit
+/// one exactly); a position picked by `at` if there is none.
+fn length_field(bytes: &[u8], at: u16) -> usize {
+    let plausible: Vec<usize> = bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, word)| {
+            u32::from_le_bytes([word[0], word[1], word[2], word[3]]) as usize <= bytes.len()
+        })
+        .map(|(offset, _)| offset)
+        .collect();
+    match plausible.len() {
+        0 => usize::from(at) * bytes.len() / (usize::from(u16::MAX) + 1),
+        count => plausible[usize::from(at) % count],
     }
 }
 
