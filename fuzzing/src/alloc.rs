@@ -4,7 +4,7 @@
 //! must not reserve gigabytes). A test binary installs [`Counting`] as its global allocator
 //! and wraps each decode in [`allocated`]:
 //!
-//! ```ignore
+//! ```text
 //! #[global_allocator]
 //! static ALLOCATOR: wasmod_fuzzing::alloc::Counting = wasmod_fuzzing::alloc::Counting;
 //! ```
