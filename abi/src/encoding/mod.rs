@@ -93,10 +93,15 @@ pub trait Decode: Sized {
 
 /// Decodes `len` values one by one: the default of [`Decode::decode_vec`].
 ///
-/// The capacity reserved up front is bounded by the bytes left, so a forged length cannot
-/// allocate more than the input could hold.
+/// The capacity reserved up front takes at most as many bytes as are left in the input, so a
+/// forged length cannot make it reserve more than the input's size: bounding the count of
+/// elements by the bytes left is not enough, since an element may take far more memory than
+/// its one encoded byte, and every level of nested vectors reserves its own (a description
+/// of 400 bytes whose nested vectors each claimed `u32::MAX` elements once reserved 700 KB).
+/// Past that room the vector grows as its elements are actually decoded.
 pub fn decode_each<T: Decode>(reader: &mut Reader<'_>, len: usize) -> Result<Vec<T>, DecodeError> {
-    let mut items = Vec::with_capacity(len.min(reader.remaining()));
+    let room = reader.remaining() / size_of::<T>().max(1);
+    let mut items = Vec::with_capacity(len.min(room));
     for _ in 0..len {
         items.push(T::decode(reader)?);
     }
