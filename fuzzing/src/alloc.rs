@@ -19,14 +19,34 @@ use std::cell::Cell;
 /// The system allocator, counting the bytes each thread requests.
 pub struct Counting;
 
-thread_local! {
-    static REQUESTED: Cell<usize> = const { Cell::new(0) };
+/// What one thread requested of the allocator.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Allocations {
+    /// How many requests (allocations and reallocations).
+    pub calls: usize,
+    /// The bytes requested, all requests together.
+    pub bytes: usize,
+    /// The largest single request.
+    pub largest: usize,
 }
 
-/// Adds `size` to this thread's count. `try_with`: the count may be gone while the thread
-/// ends.
+thread_local! {
+    static REQUESTED: Cell<Allocations> = const {
+        Cell::new(Allocations { calls: 0, bytes: 0, largest: 0 })
+    };
+}
+
+/// Adds a request of `size` bytes to this thread's counts. `try_with`: the counts may be
+/// gone while the thread ends.
 fn count(size: usize) {
-    let _ = REQUESTED.try_with(|cell| cell.set(cell.get().saturating_add(size)));
+    let _ = REQUESTED.try_with(|cell| {
+        let counts = cell.get();
+        cell.set(Allocations {
+            calls: counts.calls.saturating_add(1),
+            bytes: counts.bytes.saturating_add(size),
+            largest: counts.largest.max(size),
+        });
+    });
 }
 
 // SAFETY: every call is passed to the system allocator unchanged; the counting only reads
@@ -59,10 +79,16 @@ unsafe impl GlobalAlloc for Counting {
 /// Runs `run` and returns its result with the bytes it requested on this thread: `0` unless
 /// [`Counting`] is the binary's global allocator.
 pub fn allocated<R>(run: impl FnOnce() -> R) -> (R, usize) {
-    let before = REQUESTED.with(Cell::get);
+    let (result, counts) = allocations(run);
+    (result, counts.bytes)
+}
+
+/// Runs `run` and returns its result with what it requested on this thread (all zero unless
+/// [`Counting`] is the binary's global allocator).
+pub fn allocations<R>(run: impl FnOnce() -> R) -> (R, Allocations) {
+    REQUESTED.with(|cell| cell.set(Allocations::default()));
     let result = run();
-    let after = REQUESTED.with(Cell::get);
-    (result, after - before)
+    (result, REQUESTED.with(Cell::get))
 }
 
 /// Whether [`Counting`] is this binary's global allocator (a test checks it, so that an

@@ -5,61 +5,23 @@
 //! The counts are per thread, so that tests running in parallel do not see each other's
 //! allocations.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use wasmod_fuzzing::alloc::{Allocations, Counting};
 use wasmod_protocol::ws::compression::{self, Compression, Decompressor};
-
-/// The system allocator, counting this thread's allocations.
-struct Counting;
-
-thread_local! {
-    static ALLOCATED: Cell<(usize, usize, usize)> = const { Cell::new((0, 0, 0)) };
-}
-
-// SAFETY: every call is passed to the system allocator unchanged; the counting only reads
-// the layout.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        // SAFETY: the caller's contract is `System.alloc`'s.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count(layout.size());
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count(new_size);
-        // SAFETY: as above.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Adds one allocation of `size` bytes to this thread's counts. `try_with`: the counts may
-/// be gone while the thread ends.
-fn count(size: usize) {
-    let _ = ALLOCATED.try_with(|cell| {
-        let (calls, bytes, largest) = cell.get();
-        cell.set((calls + 1, bytes + size, largest.max(size)));
-    });
-}
-
-/// What `run` allocated: calls, bytes, and the largest allocation.
+/// What `run` allocated on this thread: calls, bytes, and the largest allocation.
 fn allocations(run: impl FnOnce()) -> (usize, usize, usize) {
-    ALLOCATED.with(|cell| cell.set((0, 0, 0)));
-    run();
-    ALLOCATED.with(Cell::get)
+    let (
+        (),
+        Allocations {
+            calls,
+            bytes,
+            largest,
+        },
+    ) = wasmod_fuzzing::alloc::allocations(run);
+    (calls, bytes, largest)
 }
 
 /// An encoded row of a chat table: an id, a sender, a short text.

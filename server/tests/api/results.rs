@@ -19,22 +19,31 @@ fn long_message(n: usize) -> String {
     format!("{n:04}{}", "x".repeat(996))
 }
 
+/// Sends `count` long messages as the holder of `token`.
+async fn send_long_messages(router: &axum::Router, token: &str, count: usize) {
+    for n in 0..count {
+        let text = json!([long_message(n)]);
+        let sent = post(router, "/v1/reducers/send", Some(token), text).await;
+        assert_eq!(sent.status, StatusCode::OK, "{:?}", sent.json());
+    }
+}
+
+/// Sends `count` long messages over `client`'s socket, each answered by its commit.
+async fn chat_long_messages(client: &mut Client, count: u32) {
+    for n in 0..count {
+        let text = long_message(n as usize);
+        client.send(call_reducer(n + 1, "send", &[&text])).await;
+        client.recv_kind("TransactionUpdate").await;
+    }
+}
+
 #[tokio::test]
 async fn a_value_past_the_bound_is_refused_over_http_and_the_commits_stay() {
     let mut config = ServerConfig::default();
     config.max_result_bytes = SMALL_BOUND;
     let router = server(config, AllowList::new()).router();
     let (_, token) = identity(&router).await;
-    for n in 0..3 {
-        let sent = post(
-            &router,
-            "/v1/reducers/send",
-            Some(&token),
-            json!([long_message(n)]),
-        )
-        .await;
-        assert_eq!(sent.status, StatusCode::OK, "{:?}", sent.json());
-    }
+    send_long_messages(&router, &token, 3).await;
     let recent = post(&router, "/v1/views/recent", None, json!([])).await;
     assert_eq!(recent.status, StatusCode::INTERNAL_SERVER_ERROR);
     let error = recent.json();
@@ -55,16 +64,7 @@ async fn a_large_value_within_the_bound_is_answered_whole() {
     let router = server(ServerConfig::default(), AllowList::new()).router();
     let (_, token) = identity(&router).await;
     let count = INLINE_BYTES / 1000 + 10;
-    for n in 0..count {
-        let sent = post(
-            &router,
-            "/v1/reducers/send",
-            Some(&token),
-            json!([long_message(n)]),
-        )
-        .await;
-        assert_eq!(sent.status, StatusCode::OK, "{:?}", sent.json());
-    }
+    send_long_messages(&router, &token, count).await;
     let mine = post(&router, "/v1/views/my_messages", Some(&token), json!([])).await;
     assert_eq!(mine.status, StatusCode::OK, "{:?}", mine.json());
     let messages = mine.json()["result"]
@@ -86,13 +86,7 @@ async fn a_value_past_the_bound_is_refused_over_the_websocket(encoding: Encoding
     let live = Live::start(config).await;
     let mut client = Client::connect(&live, encoding, Connect::default()).await;
     client.hello().await;
-    for n in 0..3 {
-        let text = long_message(n);
-        client
-            .send(call_reducer(n as u32 + 1, "send", &[&text]))
-            .await;
-        client.recv_kind("TransactionUpdate").await;
-    }
+    chat_long_messages(&mut client, 3).await;
     client.send(call("CallView", 9, "recent", &[])).await;
     let refused = client.recv_kind("CallResult").await;
     assert_eq!(refused["request_id"], 9, "{refused}");
@@ -128,13 +122,7 @@ async fn a_one_off_query_with_more_rows_than_the_connection_may_queue_is_refused
     let live = Live::start(config).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;
-    for n in 0..6 {
-        let text = long_message(n);
-        client
-            .send(call_reducer(n as u32 + 1, "send", &[&text]))
-            .await;
-        client.recv_kind("TransactionUpdate").await;
-    }
+    chat_long_messages(&mut client, 6).await;
     client.send(one_off(7, "SELECT * FROM message")).await;
     let refused = client.recv_kind("OneOffQueryResult").await;
     let message = refused["result"]["err"].as_str().unwrap_or_default();
