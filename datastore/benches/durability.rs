@@ -52,7 +52,9 @@ fn commit(datastore: &Datastore, log: Option<&Durability>, rows: u64) {
             tx.commit();
         }
         Some(log) => {
-            let ticket = tx.commit_with(|changes| log.append(&changes));
+            let ticket = tx
+                .try_commit_with(|changes| log.append(&changes))
+                .expect("the log takes the record");
             ticket.wait().expect("durable");
         }
     }

@@ -26,6 +26,7 @@
 //! log is written), `recovery` (replay, torn tails), `snapshot`
 //! (taking and loading snapshots), `upgrade` (a new module build over older data).
 
+mod faults;
 mod frame;
 mod private;
 mod reader;
@@ -36,6 +37,7 @@ mod snapshot;
 mod upgrade;
 mod writer;
 
+pub use faults::Faults;
 pub use private::create_dir as create_private_dir;
 pub use snapshot::SnapshotInfo;
 pub use writer::Ticket;
@@ -131,6 +133,9 @@ pub struct Options {
     pub recent_commits: usize,
     /// The most bytes of rows those transactions may hold. Default: 64 MiB.
     pub recent_bytes: usize,
+    /// Failures to inject, for tests of what a failing disk does. Default: none.
+    #[doc(hidden)]
+    pub faults: Faults,
 }
 
 impl Options {
@@ -147,6 +152,13 @@ impl Options {
         self.recent_bytes = bytes;
         self
     }
+
+    /// These options injecting `faults` (for tests).
+    #[doc(hidden)]
+    pub fn with_faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
 }
 
 impl Default for Options {
@@ -158,6 +170,7 @@ impl Default for Options {
             snapshot_every: Some(100_000),
             recent_commits: 0,
             recent_bytes: 64 << 20,
+            faults: Faults::default(),
         }
     }
 }
@@ -318,10 +331,18 @@ pub struct Durability {
 
 impl Durability {
     /// Queues the record of a commit that made `changes`; call it from
-    /// [`MutTx::commit_with`](crate::MutTx::commit_with), and acknowledge the commit only once
-    /// the returned ticket's [`wait`](Ticket::wait) returns `Ok`.
-    pub fn append(&self, changes: &TxData) -> Ticket {
+    /// [`MutTx::try_commit_with`](crate::MutTx::try_commit_with), so that a refused record
+    /// rolls the transaction back, and acknowledge the commit only once the returned ticket's
+    /// [`wait`](Ticket::wait) returns `Ok`. Errors, with nothing queued:
+    /// [`DurabilityError::Failed`] once the log has failed.
+    pub fn append(&self, changes: &TxData) -> Result<Ticket, DurabilityError> {
         self.writer.append(changes)
+    }
+
+    /// Why the log failed, if it did (a write or a sync of a segment failed): from then on it
+    /// refuses every commit, and only a restart recovers what it holds.
+    pub fn failure(&self) -> Option<String> {
+        self.writer.failure()
     }
 
     /// The wait for transaction `offset`, appended already, to be durable (every earlier one
