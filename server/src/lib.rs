@@ -58,6 +58,7 @@ pub mod auth;
 pub mod commit_rate;
 pub mod config;
 pub mod connections;
+pub mod degraded;
 pub mod durable;
 pub mod entry;
 pub mod error;
@@ -81,6 +82,7 @@ pub use operator::OperatorToken;
 pub use secret::Secret;
 
 use axum::Router;
+use degraded::LogHealth;
 use limits::{CallSlots, SourceRate};
 use metrics::Metrics;
 use realtime::{Realtime, RealtimeControl};
@@ -258,7 +260,11 @@ impl Server {
         let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
         let (runner, follow, edge) = match edge {
-            None => (Runner::local(worker.clone()), None, None),
+            None => (
+                Runner::local(worker.clone(), LogHealth::new(database.clone())),
+                None,
+                None,
+            ),
             Some(EdgeOptions { primary, settings }) => {
                 let stats = Arc::new(EdgeStats::default());
                 let (follow, applied) =
@@ -270,7 +276,11 @@ impl Server {
                     fresh: settings.fresh(),
                 };
                 (
-                    Runner::forwarding(worker.clone(), forwarding),
+                    Runner::forwarding(
+                        worker.clone(),
+                        LogHealth::new(database.clone()),
+                        forwarding,
+                    ),
                     Some(follow),
                     Some(state),
                 )
@@ -308,6 +318,7 @@ impl Server {
             http_routes: description.http_routes(),
             module: description,
             datastore,
+            log_health: LogHealth::new(database.clone()),
             worker,
             runner,
             edge,
