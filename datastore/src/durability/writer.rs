@@ -141,19 +141,29 @@ impl Writer {
     /// Appends the record of `changes`; call it while the transaction still holds the
     /// datastore, so the log order is the commit order, and apply the transaction only if it
     /// returns `Ok`. A transaction that changed nothing is not logged and its ticket is ready.
-    /// Errors, with nothing appended: [`DurabilityError::Failed`] once the log has failed.
+    /// Errors, with nothing appended: [`DurabilityError::Failed`] once the log has failed,
+    /// [`DurabilityError::TooLarge`] (the log goes on) for a record larger than a frame holds.
     pub(crate) fn append(&self, changes: &TxData) -> Result<Ticket, DurabilityError> {
         if changes.is_empty() {
             return Ok(Ticket::ready());
+        }
+        let (bytes, limit) = (
+            super::record::encoded_len(changes),
+            self.shared.options.frame_limit(),
+        );
+        if bytes > limit {
+            return Err(DurabilityError::TooLarge { bytes, limit });
         }
         let mut state = self.shared.state.lock();
         if let Some(reason) = &state.failed {
             return Err(DurabilityError::Failed(reason.clone()));
         }
         let offset = state.next;
-        let mut payload = Vec::new();
+        let mut payload = Vec::with_capacity(bytes as usize);
         super::record::encode(&mut payload, offset, changes);
-        super::frame::write(&mut state.pending, &payload);
+        if !super::frame::write(&mut state.pending, &payload) {
+            return Err(DurabilityError::TooLarge { bytes, limit });
+        }
         state.next += 1;
         drop(state);
         self.shared.appended.notify_one();
@@ -211,6 +221,11 @@ impl Writer {
     /// The log's directory.
     pub(crate) fn dir(&self) -> &std::path::Path {
         &self.shared.dir
+    }
+
+    /// How the log is written.
+    pub(crate) fn options(&self) -> &Options {
+        &self.shared.options
     }
 
     /// The hash of the tables the log is for.

@@ -378,10 +378,11 @@ impl InstanceEnv {
     /// [`Self::take_durability`]): a caller may acknowledge the commit once this returns `Ok`.
     /// Returns the published commit (`None` if `tx` changed nothing).
     ///
-    /// On `Err` the commit is not durable: either the log had failed already, and `tx` was
-    /// rolled back unseen, or the log failed while syncing it, and its changes stay visible
-    /// in memory until a restart (the log refuses every later commit). With deferred
-    /// durability the wait left behind fails too, so that the call's answer says so.
+    /// On `Err` the commit is not durable: either the log refused it (it had failed already,
+    /// or the record is too large for it), and `tx` was rolled back unseen, or the log failed
+    /// while syncing it, and its changes stay visible in memory until a restart (the log
+    /// refuses every later commit). With deferred durability and a failed log, the wait left
+    /// behind fails too, so that the call's answer says so.
     pub(crate) fn commit(
         &mut self,
         tx: MutTx,
@@ -392,9 +393,7 @@ impl InstanceEnv {
         let committed = match self.database.commit(tx, meta) {
             Ok(committed) => committed,
             Err(error) => {
-                if self.defer_durability {
-                    self.pending = Some(Ticket::refused(error.to_string()));
-                }
+                self.fail_answer(&error);
                 return Err(error);
             }
         };
@@ -402,13 +401,20 @@ impl InstanceEnv {
             if self.defer_durability && wait == Durable::Deferred {
                 self.pending = Some(committed.durable);
             } else if let Err(error) = committed.durable.wait() {
-                if self.defer_durability {
-                    self.pending = Some(Ticket::refused(error.to_string()));
-                }
+                self.fail_answer(&error);
                 return Err(error);
             }
         }
         Ok(committed.commit)
+    }
+
+    /// With deferred durability, makes the wait for the call's answer fail once the log has
+    /// failed (`error`), so that the host reports it like a commit the disk lost. A record too
+    /// large for the log fails the call alone (its outcome says so), and the log goes on.
+    fn fail_answer(&mut self, error: &DurabilityError) {
+        if let (true, DurabilityError::Failed(reason)) = (self.defer_durability, error) {
+            self.pending = Some(Ticket::refused(reason.clone()));
+        }
     }
 
     /// Sets who makes the calls from now on (until the next call to this).
