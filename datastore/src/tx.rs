@@ -348,9 +348,31 @@ impl MutTx {
     /// released, and returns what `publish` returned: what it does happens in commit order
     /// (the [`Database`](crate::Database) appends the record to the commit log and publishes
     /// the commit here).
-    pub fn commit_with<R>(mut self, publish: impl FnOnce(TxData) -> R) -> R {
-        let changes = self.changes();
-        publish(changes)
+    pub fn commit_with<R>(self, publish: impl FnOnce(TxData) -> R) -> R {
+        match self.try_commit_with(|changes| Ok::<R, std::convert::Infallible>(publish(changes))) {
+            Ok(published) => published,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Commits like [`MutTx::commit_with`] if `publish` returns `Ok`; if it returns `Err`, rolls
+    /// the transaction back instead (nobody saw its changes: the tables were held throughout)
+    /// and returns the error. The [`Database`](crate::Database) refuses a commit this way when
+    /// its log cannot take the record.
+    pub fn try_commit_with<R, E>(
+        mut self,
+        publish: impl FnOnce(TxData) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut logs = std::mem::take(&mut self.logs);
+        logs.sort_by_key(|(id, _)| *id);
+        let changes = self.changes(&logs);
+        let published = publish(changes);
+        match published {
+            Ok(_) => self.open = false,
+            // Dropping the transaction, still open, undoes it with the logs given back.
+            Err(_) => self.logs = logs,
+        }
+        published
     }
 
     /// Applies changes another transaction made (deletions, then insertions, per table), as
@@ -404,17 +426,16 @@ impl MutTx {
         Ok(())
     }
 
-    /// Ends the transaction's life as one that may roll back, and returns its net changes.
-    fn changes(&mut self) -> TxData {
-        self.open = false;
-        let mut logs = std::mem::take(&mut self.logs);
-        logs.sort_by_key(|(id, _)| *id);
+    /// The net changes the tables' `logs` (sorted by table id) describe.
+    fn changes(&self, logs: &[(usize, TableLog)]) -> TxData {
         let tables = logs
-            .into_iter()
+            .iter()
             .filter_map(|(id, log)| {
+                let id = *id;
                 let state = &self.guard.tables[id];
                 let mut inserted: Vec<Row> = state.rows_from(log.start).cloned().collect();
-                let mut deleted: Vec<Row> = log.deleted.into_iter().map(|(_, row)| row).collect();
+                let mut deleted: Vec<Row> =
+                    log.deleted.iter().map(|(_, row)| row.clone()).collect();
                 if !inserted.is_empty() && !deleted.is_empty() {
                     // A table is a set, so each list holds a given row at most once.
                     let gone: HashSet<&[u8], RowHasher> =

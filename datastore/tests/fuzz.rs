@@ -192,11 +192,11 @@ fn write_log(
             // Ids repeat across commits: a duplicate is refused and leaves the row out.
             let _ = tx.insert(0, &mut item.encode());
         }
-        let logged = tx.commit_with(|changes| {
+        let logged = tx.try_commit_with(|changes| {
             let logged = !changes.is_empty();
             recovered
                 .durability
-                .append(&changes)
+                .append(&changes)?
                 .wait()
                 .map(|()| logged)
         });

@@ -9,7 +9,7 @@
 //! an [`Outcome`].
 
 use crate::clock::CallTimer;
-use crate::env::{CallKind, CallOrigin, Entry, InstanceEnv, LogLevel, OpenError, Tx};
+use crate::env::{CallKind, CallOrigin, Durable, Entry, InstanceEnv, LogLevel, OpenError, Tx};
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
@@ -790,7 +790,7 @@ fn run_reducer<T: Transport>(
         raw,
         |raw| {
             let committed = match raw.tx {
-                Tx::Reducer(tx) => transport.env().commit(tx, raw.timestamp),
+                Tx::Reducer(tx) => transport.env().commit(tx, raw.timestamp, Durable::Deferred),
                 _ => Ok(None),
             };
             match committed {
@@ -812,7 +812,7 @@ fn run_reducer<T: Transport>(
 fn commit_host_tx<T: Transport>(transport: &mut T, tx: MutTx, caller: Caller) -> Outcome {
     let env = transport.env();
     env.set_origin(caller.host_tx());
-    match env.commit(tx, Timestamp::now()) {
+    match env.commit(tx, Timestamp::now(), Durable::Deferred) {
         Ok(commit) => Outcome::Committed {
             commit,
             duration: Duration::ZERO,

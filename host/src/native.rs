@@ -9,7 +9,7 @@
 //! back, exactly as a trap would in wasm.
 
 use crate::call::{AnonymousExport, CallerExport, ExportCall, LoadError, Transport, Trap};
-use crate::env::{CallKind, CallOrigin, InstanceEnv, Tx};
+use crate::env::{CallKind, CallOrigin, Durable, InstanceEnv, Tx};
 use crate::module::LoadedModule;
 use std::any::Any;
 use std::cell::RefCell;
@@ -194,7 +194,7 @@ impl<M: ModuleExports> LoadedModule<NativeTransport<M>> {
             Tx::Reducer(tx) => {
                 let env = self.transport.env();
                 env.set_origin(CallOrigin::HOST);
-                env.commit(tx, Timestamp::now())
+                env.commit(tx, Timestamp::now(), Durable::Deferred)
                     .unwrap_or_else(|error| panic!("the test's writes are not durable: {error}"))
             }
             _ => None,

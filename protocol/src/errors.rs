@@ -72,6 +72,9 @@ pub enum ErrorCode {
     Busy,
     /// The server is shutting down (503).
     ShuttingDown,
+    /// The server's commit log failed (a full or failing disk): it takes no writes until it is
+    /// restarted, and what it serves may include commits a restart loses (503).
+    Degraded,
     /// The request took longer than the server's request timeout; a call may still complete
     /// (504).
     Timeout,
@@ -79,7 +82,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the table in `docs/http-api.md`.
-    pub const ALL: [ErrorCode; 25] = [
+    pub const ALL: [ErrorCode; 26] = [
         Self::BadJson,
         Self::BadArguments,
         Self::BadRequest,
@@ -104,6 +107,7 @@ impl ErrorCode {
         Self::Internal,
         Self::Busy,
         Self::ShuttingDown,
+        Self::Degraded,
         Self::Timeout,
     ];
 
@@ -134,6 +138,7 @@ impl ErrorCode {
             Self::Internal => "internal",
             Self::Busy => "busy",
             Self::ShuttingDown => "shutting_down",
+            Self::Degraded => "degraded",
             Self::Timeout => "timeout",
         }
     }
@@ -158,7 +163,7 @@ impl ErrorCode {
             Self::EntryFailed => 422,
             Self::TooManyCalls => 429,
             Self::Aborted | Self::ModuleError | Self::ResultTooLarge | Self::Internal => 500,
-            Self::Busy | Self::ShuttingDown => 503,
+            Self::Busy | Self::ShuttingDown | Self::Degraded => 503,
             Self::Timeout => 504,
         }
     }

@@ -49,7 +49,11 @@ impl Acknowledger {
                     acknowledge,
                 } in queued
                 {
-                    acknowledge(ticket.wait().map_err(|error| not_durable(&error)));
+                    acknowledge(
+                        ticket
+                            .wait()
+                            .map_err(|error| crate::degraded::not_durable(&error)),
+                    );
                 }
             })?;
         Ok((Self { waiting }, thread))
@@ -69,12 +73,4 @@ impl Acknowledger {
             )));
         }
     }
-}
-
-/// Why a call's commits are not durable.
-pub fn not_durable(reason: &dyn std::fmt::Display) -> ApiError {
-    ApiError::new(
-        ErrorCode::Internal,
-        format!("the call committed in memory but could not be made durable: {reason}"),
-    )
 }

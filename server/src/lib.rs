@@ -58,6 +58,7 @@ pub mod auth;
 pub mod commit_rate;
 pub mod config;
 pub mod connections;
+pub mod degraded;
 pub mod durable;
 pub mod entry;
 pub mod error;
@@ -82,6 +83,7 @@ pub use operator::OperatorToken;
 pub use secret::Secret;
 
 use axum::Router;
+use degraded::LogHealth;
 use limits::{CallSlots, SourceRate};
 use metrics::Metrics;
 use realtime::{Realtime, RealtimeControl};
@@ -259,7 +261,11 @@ impl Server {
         let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
         let (runner, follow, edge) = match edge {
-            None => (Runner::local(worker.clone()), None, None),
+            None => (
+                Runner::local(worker.clone(), LogHealth::new(database.clone())),
+                None,
+                None,
+            ),
             Some(EdgeOptions { primary, settings }) => {
                 let stats = Arc::new(EdgeStats::default());
                 let (follow, applied) =
@@ -271,7 +277,11 @@ impl Server {
                     fresh: settings.fresh(),
                 };
                 (
-                    Runner::forwarding(worker.clone(), forwarding),
+                    Runner::forwarding(
+                        worker.clone(),
+                        LogHealth::new(database.clone()),
+                        forwarding,
+                    ),
                     Some(follow),
                     Some(state),
                 )
@@ -312,6 +322,7 @@ impl Server {
             http_routes: description.http_routes(),
             module: description,
             datastore,
+            log_health: LogHealth::new(database.clone()),
             worker,
             runner,
             edge,

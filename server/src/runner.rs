@@ -14,6 +14,7 @@
 //! call with `busy` too: nothing ran, so the client may retry.
 
 use crate::connections::accepted;
+use crate::degraded::LogHealth;
 use crate::entry::Invocation;
 use crate::error::{ApiError, ErrorCode};
 use crate::replication::edge::Applied;
@@ -31,6 +32,8 @@ use wasmod_host::Outcome;
 #[derive(Clone, Debug)]
 pub struct Runner {
     worker: Worker,
+    /// Calls that write are refused once the commit log failed.
+    health: LogHealth,
     forwarding: Option<Arc<Forwarding>>,
 }
 
@@ -130,18 +133,22 @@ enum Room {
 }
 
 impl Runner {
-    /// Every call runs on `worker`'s module thread.
-    pub fn local(worker: Worker) -> Self {
+    /// Every call runs on `worker`'s module thread; calls that write are refused with
+    /// `degraded` once `health` says the commit log failed.
+    pub fn local(worker: Worker, health: LogHealth) -> Self {
         Self {
             worker,
+            health,
             forwarding: None,
         }
     }
 
-    /// Views run on `worker`'s module thread; calls that may write go through `forwarding`.
-    pub fn forwarding(worker: Worker, forwarding: Forwarding) -> Self {
+    /// Views run on `worker`'s module thread; calls that may write go through `forwarding`
+    /// (`health`, of the edge's replica, never fails: it has no log of its own).
+    pub fn forwarding(worker: Worker, health: LogHealth, forwarding: Forwarding) -> Self {
         Self {
             worker,
+            health,
             forwarding: Some(Arc::new(forwarding)),
         }
     }
@@ -149,7 +156,8 @@ impl Runner {
     /// Queues `invocation` as `caller` over `connection` with the encoded `args`, refusing it
     /// like [`Worker::queue`] when there is no room, and returns the wait for its answer.
     /// Calls queued one after the other start in that order. `held` (a call slot, say) is
-    /// kept until the call has ended, even if nobody waits for its answer any more.
+    /// kept until the call has ended, even if nobody waits for its answer any more. A call
+    /// that may write is refused with `degraded` once the commit log failed.
     pub fn queue(
         &self,
         invocation: Invocation,
@@ -158,6 +166,9 @@ impl Runner {
         args: Vec<u8>,
         held: impl Send + 'static,
     ) -> Result<Pending<Outcome>, ApiError> {
+        if invocation.writes() {
+            self.health.take_writes()?;
+        }
         let Some(forwarding) = self.forwarding.as_ref().filter(|_| invocation.writes()) else {
             return self.worker.queue(move |module| {
                 let _held = held;
@@ -232,13 +243,15 @@ impl Runner {
     /// Runs the module's `client_connected` for `identity` over `connection`, and `opened`
     /// once the module has accepted it (on the module's thread, or as soon as the primary
     /// answered, even if the requester has gone meanwhile). Fails with `connection_refused`
-    /// if the module refused it, or as the call could not run.
+    /// if the module refused it, `degraded` once the commit log failed (the connection would
+    /// be recorded in a commit), or as the call could not run.
     pub async fn connect(
         &self,
         identity: Identity,
         connection: ConnectionId,
         opened: impl FnOnce() + Send + 'static,
     ) -> Result<(), ApiError> {
+        self.health.take_writes()?;
         let Some(forwarding) = &self.forwarding else {
             return self
                 .worker

@@ -169,7 +169,7 @@ pub struct Pending<R> {
 pub struct Finished<R> {
     /// What the call returned.
     pub value: R,
-    /// `Ok` once the commit log has the call's commits (at once without a log); `internal`
+    /// `Ok` once the commit log has the call's commits (at once without a log); `degraded`
     /// if they could not be made durable, although they are visible in memory.
     pub durable: Result<(), ApiError>,
 }

@@ -226,39 +226,47 @@ impl Database {
 
     /// Commits `tx`, made as `meta` says: logs it, publishes it, and returns it with the
     /// wait for its durability. Acknowledge it to nobody before [`Ticket::wait`] returns `Ok`.
-    pub fn commit(&self, tx: MutTx, meta: CommitMeta) -> Committed {
-        let committed = tx.commit_with(|changes| {
+    ///
+    /// Errors: the log refused the record ([`DurabilityError::Failed`]: it failed earlier).
+    /// The transaction is then rolled back, unpublished: nobody saw its changes.
+    pub fn commit(&self, tx: MutTx, meta: CommitMeta) -> Result<Committed, DurabilityError> {
+        let committed = tx.try_commit_with(|changes| {
             if changes.is_empty() {
-                return Committed {
+                return Ok(Committed {
                     commit: None,
                     durable: Ticket::ready(),
-                };
+                });
             }
-            // Under the writer's lock: offsets are given in commit order.
-            let offset = self.next_offset.fetch_add(1, Ordering::Relaxed);
             let durable = match &self.log {
-                // A log that failed earlier gives no offsets any more (and the ticket's wait
-                // fails); this count goes on, so that subscribers still see one sequence.
-                Some(log) => log.append(&changes),
+                Some(log) => log.append(&changes)?,
                 None => Ticket::ready(),
             };
+            // Under the writer's lock: offsets are given in commit order.
+            let offset = self.next_offset.fetch_add(1, Ordering::Relaxed);
             let commit = Arc::new(Commit {
                 offset,
                 meta,
                 changes,
             });
             self.publish(&commit);
-            Committed {
+            Ok(Committed {
                 commit: Some(commit),
                 durable,
-            }
-        });
+            })
+        })?;
         if committed.commit.is_some() {
             if let Some(log) = &self.log {
                 log.snapshot_if_due(&self.datastore);
             }
         }
-        committed
+        Ok(committed)
+    }
+
+    /// Why the commit log failed, if the database has one and it did: the database then
+    /// refuses every commit, and what readers see may include commits that a restart loses
+    /// (those not yet durable when the log failed).
+    pub fn log_failure(&self) -> Option<String> {
+        self.log.as_ref().and_then(Durability::failure)
     }
 
     /// Hands `commit` to the observers, in the order they were added, then to the feed. Call it

@@ -13,12 +13,30 @@ pub(crate) const FRAME_OVERHEAD: usize = 8;
 /// The shortest payload a record can have (its transaction offset and table count).
 pub(crate) const MIN_PAYLOAD: usize = 12;
 
-/// Appends the frame of `payload` to `out`.
-pub(crate) fn write(out: &mut Vec<u8>, payload: &[u8]) {
-    let len = u32::try_from(payload.len()).unwrap_or(u32::MAX);
-    out.extend_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+/// The largest payload a frame holds: what its length field can say (4 GiB less a byte).
+/// [`Options::max_frame_bytes`](super::Options::max_frame_bytes) may lower it.
+pub(crate) const MAX_PAYLOAD: u64 = u32::MAX as u64;
+
+/// The header of the frame of `payload`: its length and checksum. `None` if the payload is
+/// longer than a frame holds (the callers refuse such payloads before they are made).
+pub(crate) fn header(payload: &[u8]) -> Option<[u8; FRAME_OVERHEAD]> {
+    let len = u32::try_from(payload.len()).ok()?;
+    let mut header = [0; FRAME_OVERHEAD];
+    header[..4].copy_from_slice(&len.to_le_bytes());
+    header[4..].copy_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    Some(header)
+}
+
+/// Appends the frame of `payload` to `out`; `false`, with nothing appended, if the payload is
+/// longer than a frame holds.
+#[must_use = "a payload too long for a frame is not appended"]
+pub(crate) fn write(out: &mut Vec<u8>, payload: &[u8]) -> bool {
+    let Some(header) = header(payload) else {
+        return false;
+    };
+    out.extend_from_slice(&header);
     out.extend_from_slice(payload);
+    true
 }
 
 /// What [`read`] found at an offset.
@@ -82,7 +100,7 @@ mod tests {
     fn framed(payloads: &[&[u8]]) -> Vec<u8> {
         let mut out = Vec::new();
         for payload in payloads {
-            write(&mut out, payload);
+            assert!(write(&mut out, payload));
         }
         out
     }

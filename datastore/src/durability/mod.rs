@@ -26,6 +26,7 @@
 //! log is written), `recovery` (replay, torn tails), `snapshot`
 //! (taking and loading snapshots), `upgrade` (a new module build over older data).
 
+mod faults;
 mod frame;
 mod private;
 mod reader;
@@ -33,9 +34,11 @@ mod record;
 mod recovery;
 mod segment;
 mod snapshot;
+mod stream;
 mod upgrade;
 mod writer;
 
+pub use faults::Faults;
 pub use private::create_dir as create_private_dir;
 pub use snapshot::SnapshotInfo;
 pub use writer::Ticket;
@@ -131,6 +134,14 @@ pub struct Options {
     pub recent_commits: usize,
     /// The most bytes of rows those transactions may hold. Default: 64 MiB.
     pub recent_bytes: usize,
+    /// The largest payload of one frame of the log or of a snapshot, at most (and by default)
+    /// 4 GiB less a byte, what a frame's length field holds. A commit whose record would be
+    /// larger is refused before it is applied ([`DurabilityError::TooLarge`]); a snapshot is
+    /// split into frames no larger.
+    pub max_frame_bytes: u64,
+    /// Failures to inject, for tests of what a failing disk does. Default: none.
+    #[doc(hidden)]
+    pub faults: Faults,
 }
 
 impl Options {
@@ -147,6 +158,19 @@ impl Options {
         self.recent_bytes = bytes;
         self
     }
+
+    /// The largest frame payload these options allow: [`Options::max_frame_bytes`], at most
+    /// what a frame holds.
+    pub(crate) fn frame_limit(&self) -> u64 {
+        self.max_frame_bytes.min(frame::MAX_PAYLOAD)
+    }
+
+    /// These options injecting `faults` (for tests).
+    #[doc(hidden)]
+    pub fn with_faults(mut self, faults: Faults) -> Self {
+        self.faults = faults;
+        self
+    }
 }
 
 impl Default for Options {
@@ -158,6 +182,8 @@ impl Default for Options {
             snapshot_every: Some(100_000),
             recent_commits: 0,
             recent_bytes: 64 << 20,
+            max_frame_bytes: frame::MAX_PAYLOAD,
+            faults: Faults::default(),
         }
     }
 }
@@ -201,8 +227,17 @@ pub enum DurabilityError {
     },
     /// The module's tables are invalid.
     Schema(SchemaError),
-    /// The log failed earlier; this commit is in memory only.
+    /// The log failed earlier; this commit is in memory only (or, refused by
+    /// [`Durability::append`], was not applied).
     Failed(String),
+    /// A commit's record is larger than one frame holds ([`Options::max_frame_bytes`]): it was
+    /// refused before anything was written, and the log goes on.
+    TooLarge {
+        /// The record's size.
+        bytes: u64,
+        /// The most a frame holds.
+        limit: u64,
+    },
 }
 
 impl DurabilityError {
@@ -252,6 +287,11 @@ impl fmt::Display for DurabilityError {
                 f,
                 "the commit log failed earlier ({reason}): commits are no longer durable; \
                  restart to recover"
+            ),
+            Self::TooLarge { bytes, limit } => write!(
+                f,
+                "the transaction's record would be {bytes} bytes, more than the {limit} one \
+                 frame of the commit log holds: it was refused, and nothing was changed"
             ),
         }
     }
@@ -318,10 +358,19 @@ pub struct Durability {
 
 impl Durability {
     /// Queues the record of a commit that made `changes`; call it from
-    /// [`MutTx::commit_with`](crate::MutTx::commit_with), and acknowledge the commit only once
-    /// the returned ticket's [`wait`](Ticket::wait) returns `Ok`.
-    pub fn append(&self, changes: &TxData) -> Ticket {
+    /// [`MutTx::try_commit_with`](crate::MutTx::try_commit_with), so that a refused record
+    /// rolls the transaction back, and acknowledge the commit only once the returned ticket's
+    /// [`wait`](Ticket::wait) returns `Ok`. Errors, with nothing queued:
+    /// [`DurabilityError::Failed`] once the log has failed, [`DurabilityError::TooLarge`] for a
+    /// record larger than a frame holds.
+    pub fn append(&self, changes: &TxData) -> Result<Ticket, DurabilityError> {
         self.writer.append(changes)
+    }
+
+    /// Why the log failed, if it did (a write or a sync of a segment failed): from then on it
+    /// refuses every commit, and only a restart recovers what it holds.
+    pub fn failure(&self) -> Option<String> {
+        self.writer.failure()
     }
 
     /// The wait for transaction `offset`, appended already, to be durable (every earlier one
@@ -466,7 +515,7 @@ pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, 
     }
     let datastore = Datastore::new(def).map_err(DurabilityError::Schema)?;
     let schema = segment::schema_hash(def);
-    upgrade::prepare(dir, def, schema)?;
+    upgrade::prepare(dir, def, schema, &options)?;
     let replayed = recovery::replay(dir, schema, &datastore, &options)?;
     let file = match replayed.tail {
         Some((path, len)) => {

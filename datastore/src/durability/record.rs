@@ -12,6 +12,18 @@
 use crate::tx::{SequenceState, TableChanges, TxData};
 use crate::Row;
 
+/// The bytes [`encode`] makes of `changes`, computed without encoding them: to refuse a
+/// record too large for a frame before anything is written.
+pub(crate) fn encoded_len(changes: &TxData) -> u64 {
+    let rows = |rows: &[Row]| 4 + rows.iter().map(|row| 4 + row.len() as u64).sum::<u64>();
+    let tables: u64 = changes
+        .tables
+        .iter()
+        .map(|table| 4 + rows(&table.inserted) + rows(&table.deleted))
+        .sum();
+    12 + tables
+}
+
 /// Appends the payload of transaction number `offset`, which made `changes`, to `out`.
 pub(crate) fn encode(out: &mut Vec<u8>, offset: u64, changes: &TxData) {
     out.extend_from_slice(&offset.to_le_bytes());
@@ -91,7 +103,8 @@ pub(crate) fn decode_sequences(payload: &[u8]) -> Result<Vec<SequenceState>, &'s
 }
 
 fn put_len(out: &mut Vec<u8>, len: usize) {
-    // Rows and tables held in memory are far below 2^32; saturating keeps this total.
+    // Never saturates in a frame's payload: a payload is at most `u32::MAX` bytes (checked
+    // before it is encoded), and every count or length is at most the bytes it covers.
     out.extend_from_slice(&u32::try_from(len).unwrap_or(u32::MAX).to_le_bytes());
 }
 
@@ -171,6 +184,24 @@ mod tests {
         let mut huge = payload;
         huge[..4].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(decode_sequences(&huge).is_err());
+    }
+
+    #[test]
+    fn the_encoded_length_is_computed_exactly() {
+        let changes = TxData {
+            tables: vec![
+                TableChanges {
+                    table: 0,
+                    inserted: vec![Row::from(&[1u8; 5][..]), Row::from(&[][..])],
+                    deleted: vec![Row::from(&[2u8; 9][..])],
+                },
+                TableChanges::default(),
+            ],
+        };
+        let mut out = Vec::new();
+        encode(&mut out, 7, &changes);
+        assert_eq!(encoded_len(&changes), out.len() as u64);
+        assert_eq!(encoded_len(&TxData::default()), 12);
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub(crate) fn prepare(
     dir: &Path,
     def: &ModuleDef,
     schema: [u8; 32],
+    options: &Options,
 ) -> Result<(), DurabilityError> {
     let file = dir.join(FILE);
     let stored = match fs::read(&file) {
@@ -53,7 +54,7 @@ pub(crate) fn prepare(
     if snapshot::latest_schema(dir)? != Some(schema) {
         let mapping =
             compatible(&stored, def).map_err(|reason| DurabilityError::Incompatible { reason })?;
-        carry_over(dir, &stored, def, schema, &mapping)?;
+        carry_over(dir, &stored, def, schema, &mapping, options)?;
     }
     // The upgrade's snapshot is in place: the old log is covered by it.
     for (_, path) in segment::list(dir)? {
@@ -81,6 +82,7 @@ fn carry_over(
     new: &ModuleDef,
     schema: [u8; 32],
     mapping: &[(u32, u32)],
+    options: &Options,
 ) -> Result<(), DurabilityError> {
     let before = Datastore::new(old).map_err(DurabilityError::Schema)?;
     // The new schema starts from a snapshot: no transaction before it is kept.
@@ -125,7 +127,7 @@ fn carry_over(
         tx.commit();
     }
     let state = snapshot::contents(&after.begin_read(), after.table_count());
-    snapshot::write(dir, schema, replayed.next, &state)?;
+    snapshot::write(dir, schema, replayed.next, &state, options)?;
     Ok(())
 }
 

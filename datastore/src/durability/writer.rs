@@ -14,8 +14,14 @@
 //!   covered.
 //! - [`Mode::Off`]: the flusher writes without syncing and tickets are ready at once.
 //!
-//! An I/O error poisons the log: every later commit fails, since what is in memory can no
-//! longer be made durable in order. The host is expected to stop and recover.
+//! An I/O error poisons the log: the segment is cut back to where the failed write began (so
+//! that, as far as the file system lets us, no commit that was told of the failure comes back
+//! after a restart), the waiting commits fail, and every later append is refused before its
+//! transaction is applied ([`Writer::append`] returns `Err`, and the [`Database`] rolls the
+//! transaction back), since what is in memory can no longer be made durable in order. The
+//! host is expected to report itself degraded and be restarted.
+//!
+//! [`Database`]: crate::Database
 
 use super::{segment, DurabilityError, Mode, Options};
 use crate::tx::TxData;
@@ -63,6 +69,8 @@ pub(crate) struct Shared {
     appended: Condvar,
     file: Mutex<SegmentFile>,
     syncs: AtomicU64,
+    /// How many writes were made to the segments, for [`Faults`](super::Faults).
+    writes: AtomicU64,
 }
 
 /// The log writer; ends its flusher (after a last flush) when dropped.
@@ -75,9 +83,17 @@ pub(crate) struct Writer {
 /// order, so once a ticket's wait returns `Ok`, every earlier commit is durable too.
 #[must_use = "a commit is not durable until its ticket's wait returns Ok"]
 pub struct Ticket {
-    shared: Option<Arc<Shared>>,
-    /// The record is durable once `durable` exceeds this.
-    offset: u64,
+    wait: Wait,
+}
+
+/// What a [`Ticket`] waits for.
+enum Wait {
+    /// Nothing: the commit was not logged.
+    Ready,
+    /// The record at `offset` of the log: it is durable once `durable` exceeds `offset`.
+    Log { shared: Arc<Shared>, offset: u64 },
+    /// Nothing any more: the commit could not be logged, for this reason.
+    Refused(String),
 }
 
 impl Writer {
@@ -104,6 +120,7 @@ impl Writer {
             appended: Condvar::new(),
             file: Mutex::new(file),
             syncs: AtomicU64::new(0),
+            writes: AtomicU64::new(0),
         });
         let flusher = match options.mode {
             Mode::Fsync => None,
@@ -122,34 +139,50 @@ impl Writer {
     }
 
     /// Appends the record of `changes`; call it while the transaction still holds the
-    /// datastore, so the log order is the commit order. A transaction that changed nothing
-    /// is not logged and its ticket is ready.
-    pub(crate) fn append(&self, changes: &TxData) -> Ticket {
+    /// datastore, so the log order is the commit order, and apply the transaction only if it
+    /// returns `Ok`. A transaction that changed nothing is not logged and its ticket is ready.
+    /// Errors, with nothing appended: [`DurabilityError::Failed`] once the log has failed,
+    /// [`DurabilityError::TooLarge`] (the log goes on) for a record larger than a frame holds.
+    pub(crate) fn append(&self, changes: &TxData) -> Result<Ticket, DurabilityError> {
         if changes.is_empty() {
-            return Ticket::ready();
+            return Ok(Ticket::ready());
+        }
+        let (bytes, limit) = (
+            super::record::encoded_len(changes),
+            self.shared.options.frame_limit(),
+        );
+        if bytes > limit {
+            return Err(DurabilityError::TooLarge { bytes, limit });
         }
         let mut state = self.shared.state.lock();
-        let offset = state.next;
-        if state.failed.is_none() {
-            let mut payload = Vec::new();
-            super::record::encode(&mut payload, offset, changes);
-            super::frame::write(&mut state.pending, &payload);
-            state.next += 1;
+        if let Some(reason) = &state.failed {
+            return Err(DurabilityError::Failed(reason.clone()));
         }
+        let offset = state.next;
+        let mut payload = Vec::with_capacity(bytes as usize);
+        super::record::encode(&mut payload, offset, changes);
+        if !super::frame::write(&mut state.pending, &payload) {
+            return Err(DurabilityError::TooLarge { bytes, limit });
+        }
+        state.next += 1;
         drop(state);
         self.shared.appended.notify_one();
-        Ticket {
-            shared: Some(self.shared.clone()),
-            offset,
-        }
+        Ok(self.ticket(offset))
     }
 
     /// The wait for the record at `offset` (appended already) to be durable.
     pub(crate) fn ticket(&self, offset: u64) -> Ticket {
         Ticket {
-            shared: Some(self.shared.clone()),
-            offset,
+            wait: Wait::Log {
+                shared: self.shared.clone(),
+                offset,
+            },
         }
+    }
+
+    /// Why the log failed, if it did: from then on it refuses every commit.
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.shared.state.lock().failed.clone()
     }
 
     /// How many syncs the log has made.
@@ -188,6 +221,11 @@ impl Writer {
     /// The log's directory.
     pub(crate) fn dir(&self) -> &std::path::Path {
         &self.shared.dir
+    }
+
+    /// How the log is written.
+    pub(crate) fn options(&self) -> &Options {
+        &self.shared.options
     }
 
     /// The hash of the tables the log is for.
@@ -232,7 +270,8 @@ impl Shared {
     }
 
     /// Writes every buffered record, syncs unless the mode is off, starts the next segment
-    /// if this one is full, and marks the records durable. On error, poisons the log.
+    /// if this one is full, and marks the records durable. On error, cuts the segment back to
+    /// where the write began and poisons the log.
     fn flush(&self) {
         let mut file = self.file.lock();
         let (batch, upto) = {
@@ -242,6 +281,7 @@ impl Shared {
             }
             (std::mem::take(&mut state.pending), state.next)
         };
+        let (path, before) = (file.path.clone(), file.len);
         let result = self.write(&mut file, &batch, upto);
         let mut state = self.state.lock();
         match result {
@@ -250,6 +290,10 @@ impl Shared {
                 let message = error.to_string();
                 tracing::error!(target: "wasmod::durability", "the commit log failed: {message}");
                 state.failed = Some(message);
+                drop(state);
+                cut_back(&mut file, &path, before);
+                self.advanced.notify_all();
+                return;
             }
         }
         drop(state);
@@ -264,6 +308,15 @@ impl Shared {
     ) -> Result<(), DurabilityError> {
         let current = file.path.clone();
         let io = |what, error| DurabilityError::io(&current, what, error);
+        let write = self.writes.fetch_add(1, Ordering::Relaxed);
+        if self.options.faults.write_fails(write) {
+            let half = &batch[..batch.len() / 2];
+            let written = file
+                .file
+                .write_all(half)
+                .and(Err(super::faults::no_space()));
+            return written.map_err(|error| io("appending to the log", error));
+        }
         file.file
             .write_all(batch)
             .map_err(|error| io("appending to the log", error))?;
@@ -295,37 +348,66 @@ impl Shared {
     }
 }
 
+/// Cuts `file` (at `path`) back to `len` bytes after a failed write, so that the records of
+/// commits told of the failure do not come back on the next start; if even that fails, the
+/// next start treats what is left as a torn tail (or refuses damage), as after a crash.
+fn cut_back(file: &mut SegmentFile, path: &std::path::Path, len: u64) {
+    match file.file.set_len(len).and_then(|()| file.file.sync_data()) {
+        Ok(()) => file.len = len,
+        Err(error) => tracing::error!(
+            target: "wasmod::durability",
+            "could not cut the failed write off {} at byte {len}: {error}",
+            path.display()
+        ),
+    }
+}
+
 impl std::fmt::Debug for Ticket {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ticket")
-            .field("offset", &self.shared.as_ref().map(|_| self.offset))
-            .finish()
+        let mut debug = f.debug_struct("Ticket");
+        match &self.wait {
+            Wait::Ready => debug.field("offset", &None::<u64>),
+            Wait::Log { offset, .. } => debug.field("offset", offset),
+            Wait::Refused(reason) => debug.field("refused", reason),
+        };
+        debug.finish()
     }
 }
 
 impl Ticket {
     /// A ticket for nothing to wait for.
     pub(crate) fn ready() -> Self {
+        Self { wait: Wait::Ready }
+    }
+
+    /// A ticket whose wait fails with [`DurabilityError::Failed`] and `reason`: for a host
+    /// that defers the wait for a call's commits and must report one the log refused (see
+    /// [`Database::commit`](crate::Database::commit)) through the same path.
+    pub fn refused(reason: String) -> Self {
         Self {
-            shared: None,
-            offset: 0,
+            wait: Wait::Refused(reason),
         }
     }
 
     /// The commit's offset in the log: the number of transactions logged before it. `None`
-    /// for a ticket of a commit that was not logged (it changed nothing).
+    /// for a ticket of a commit that was not logged (it changed nothing, or was refused).
     pub fn offset(&self) -> Option<u64> {
-        self.shared.as_ref().map(|_| self.offset)
+        match self.wait {
+            Wait::Log { offset, .. } => Some(offset),
+            Wait::Ready | Wait::Refused(_) => None,
+        }
     }
 
     /// Waits until the commit is durable as its log's mode promises; `Err` if the log failed
-    /// first (the commit is then in memory only, and so is every later one).
+    /// first (the commit is then in memory only, and every later one is refused).
     pub fn wait(self) -> Result<(), DurabilityError> {
-        let Some(shared) = self.shared else {
-            return Ok(());
+        let (shared, offset) = match self.wait {
+            Wait::Ready => return Ok(()),
+            Wait::Refused(reason) => return Err(DurabilityError::Failed(reason)),
+            Wait::Log { shared, offset } => (shared, offset),
         };
         if shared.options.mode == Mode::Fsync {
-            if shared.state.lock().durable <= self.offset {
+            if shared.state.lock().durable <= offset {
                 shared.flush();
             }
         } else if shared.options.mode == Mode::Off {
@@ -337,7 +419,7 @@ impl Ticket {
             if let Some(reason) = &state.failed {
                 return Err(DurabilityError::Failed(reason.clone()));
             }
-            if state.durable > self.offset {
+            if state.durable > offset {
                 return Ok(());
             }
             shared.advanced.wait(&mut state);

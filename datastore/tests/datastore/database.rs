@@ -35,7 +35,7 @@ fn meta(name: &str) -> CommitMeta {
 fn insert_player(database: &Database, id: u32, name: &str) -> Option<Arc<Commit>> {
     let mut tx = database.begin_mut();
     tx.insert(PLAYER, &mut player(id, name, 1)).unwrap();
-    let committed = database.commit(tx, meta(name));
+    let committed = database.commit(tx, meta(name)).expect("committed");
     committed.durable.wait().unwrap();
     committed.commit
 }
@@ -55,7 +55,9 @@ fn commits_get_consecutive_offsets_and_reach_observers_in_order() {
     assert_eq!(commit.meta, meta("a"));
     assert_eq!(commit.changes.table(PLAYER).unwrap().inserted.len(), 1);
 
-    let unchanged = database.commit(database.begin_mut(), meta("nothing"));
+    let unchanged = database
+        .commit(database.begin_mut(), meta("nothing"))
+        .expect("committed");
     assert!(unchanged.commit.is_none(), "a commit that changed nothing");
     let mut rolled_back = database.begin_mut();
     rolled_back.insert(PLAYER, &mut player(9, "z", 1)).unwrap();
@@ -119,7 +121,7 @@ fn a_feed_subscriber_waits_for_a_commit_to_be_durable() {
     let mut tx = database.begin_mut();
     tx.insert(PLAYER, &mut player(1, "p1", 1)).unwrap();
     // The committer does not wait: the subscriber does, from the offset it was given.
-    let committed = database.commit(tx, meta("insert"));
+    let committed = database.commit(tx, meta("insert")).expect("committed");
     let commit = feed.try_recv().unwrap();
     database.durable(commit.offset).wait().unwrap();
     assert!(database.log().unwrap().syncs() >= 1, "durable means synced");
@@ -153,7 +155,7 @@ fn connections_are_recorded_once_and_forgotten_once() {
         .unwrap();
     let twice = database.record_connection(&mut tx, Identity::ZERO, CONNECTION);
     assert_eq!(twice.unwrap_err().errno(), Errno::UNIQUE_VIOLATION);
-    let committed = database.commit(tx, CommitMeta::host());
+    let committed = database.commit(tx, CommitMeta::host()).expect("committed");
     let commit = committed.commit.unwrap();
     assert_eq!(commit.changes.tables[0].table, system);
     assert_eq!(database.recorded_connections(), [(ALICE, CONNECTION)]);
@@ -165,7 +167,7 @@ fn connections_are_recorded_once_and_forgotten_once() {
     assert!(!database
         .forget_connection(&mut tx, ALICE, CONNECTION)
         .unwrap());
-    let _ = database.commit(tx, CommitMeta::host());
+    let _ = database.commit(tx, CommitMeta::host()).expect("committed");
     assert!(database.recorded_connections().is_empty());
 }
 
@@ -223,7 +225,12 @@ fn a_replica_takes_the_primarys_commits_in_order_and_publishes_them_as_they_were
     tx.update_by_unique(PLAYER, 0, &player(1, "renamed", 9))
         .unwrap();
     tx.delete_rows(PLAYER, &player(2, "b", 1)).unwrap();
-    primary.commit(tx, meta("update")).durable.wait().unwrap();
+    primary
+        .commit(tx, meta("update"))
+        .unwrap()
+        .durable
+        .wait()
+        .unwrap();
     for _ in 0..2 {
         let commit = primary_feed.try_recv().unwrap();
         let applied = replica.apply_replicated((*commit).clone()).unwrap();
@@ -285,10 +292,20 @@ fn a_replica_resynced_from_a_newer_snapshot_publishes_only_the_difference() {
     let mut tx = primary.begin_mut();
     tx.update_by_unique(PLAYER, 0, &player(1, "renamed", 9))
         .unwrap();
-    primary.commit(tx, meta("rename")).durable.wait().unwrap();
+    primary
+        .commit(tx, meta("rename"))
+        .unwrap()
+        .durable
+        .wait()
+        .unwrap();
     let mut tx = primary.begin_mut();
     tx.delete_rows(PLAYER, &player(2, "b", 1)).unwrap();
-    primary.commit(tx, meta("delete")).durable.wait().unwrap();
+    primary
+        .commit(tx, meta("delete"))
+        .unwrap()
+        .durable
+        .wait()
+        .unwrap();
 
     let mut feed = replica.feed().subscribe();
     let commit = replica

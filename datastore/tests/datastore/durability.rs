@@ -20,7 +20,9 @@ fn commit_player(recovered: &Recovered, id: u32) {
     let mut tx = recovered.datastore.begin_mut();
     tx.insert(PLAYER, &mut player(id, &format!("p{id}"), u64::from(id)))
         .expect("the insert");
-    let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
+    let ticket = tx
+        .try_commit_with(|changes| recovered.durability.append(&changes))
+        .expect("the log takes the record");
     ticket.wait().expect("durable");
 }
 
@@ -72,7 +74,9 @@ fn commits_survive_a_reopen_in_every_mode() {
                 .expect("the update");
             tx.delete_rows(PLAYER, &player(4, "p4", 4))
                 .expect("the delete");
-            let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
+            let ticket = tx
+                .try_commit_with(|changes| recovered.durability.append(&changes))
+                .expect("the log takes the record");
             ticket.wait().expect("durable");
         }
         let recovered = open(dir.path(), mode);
@@ -304,7 +308,9 @@ fn a_compatible_upgrade_keeps_the_data() {
             .expect("an insert");
         tx.insert(0, &mut wasmod_abi::encoding::to_vec(&7u32))
             .expect("an insert into the new table");
-        let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
+        let ticket = tx
+            .try_commit_with(|changes| recovered.durability.append(&changes))
+            .expect("the log takes the record");
         ticket.wait().expect("durable");
     }
     let recovered =
@@ -333,7 +339,9 @@ fn incompatible_upgrades_are_refused_and_change_nothing() {
         let mut tx = recovered.datastore.begin_mut();
         tx.insert(POINT, &mut point(1, 1, "same")).expect("a point");
         tx.insert(POINT, &mut point(2, 2, "same")).expect("a point");
-        let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
+        let ticket = tx
+            .try_commit_with(|changes| recovered.durability.append(&changes))
+            .expect("the log takes the record");
         ticket.wait().expect("durable");
     }
     // Changes a player column in the table and its row type alike.
@@ -487,7 +495,9 @@ fn snapshots_are_taken_in_the_background_when_due() {
             let mut tx = datastore.begin_mut();
             tx.insert(PLAYER, &mut player(id, &format!("p{id}"), u64::from(id)))
                 .expect("the insert");
-            let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
+            let ticket = tx
+                .try_commit_with(|changes| recovered.durability.append(&changes))
+                .expect("the log takes the record");
             ticket.wait().expect("durable");
             recovered.durability.snapshot_if_due(&datastore);
         }
@@ -606,7 +616,9 @@ fn generated_ids_of_deleted_rows_are_not_given_again_after_a_snapshot_or_an_upgr
         let mut doomed = player(4, "p4", 4);
         doomed.extend(player(5, "p5", 5));
         assert_eq!(tx.delete_rows(PLAYER, &doomed).expect("deleted"), 2);
-        let ticket = tx.commit_with(|changes| recovered.durability.append(&changes));
+        let ticket = tx
+            .try_commit_with(|changes| recovered.durability.append(&changes))
+            .expect("the log takes the record");
         ticket.wait().expect("durable");
         recovered
             .durability

@@ -2,6 +2,7 @@
 
 mod database;
 mod durability;
+mod failures;
 mod fixtures;
 mod ops;
 mod scans;

@@ -381,26 +381,47 @@ impl InstanceEnv {
 
     /// Commits `tx` through the database's pipeline, as made by the call in progress at
     /// `timestamp`, and, with a commit log, waits until the log has it (or, with deferred
-    /// durability, leaves the wait in [`Self::take_durability`]): a caller may acknowledge the
-    /// commit once this returns `Ok`. Returns the published commit (`None` if `tx` changed
-    /// nothing). On `Err` the changes are visible in memory but not durable, and the log
-    /// refuses every later commit.
+    /// durability and `wait` [`Durable::Deferred`], leaves the wait in
+    /// [`Self::take_durability`]): a caller may acknowledge the commit once this returns `Ok`.
+    /// Returns the published commit (`None` if `tx` changed nothing).
+    ///
+    /// On `Err` the commit is not durable: either the log refused it (it had failed already,
+    /// or the record is too large for it), and `tx` was rolled back unseen, or the log failed
+    /// while syncing it, and its changes stay visible in memory until a restart (the log
+    /// refuses every later commit). With deferred durability and a failed log, the wait left
+    /// behind fails too, so that the call's answer says so.
     pub(crate) fn commit(
         &mut self,
         tx: MutTx,
         timestamp: Timestamp,
+        wait: Durable,
     ) -> Result<Option<Arc<Commit>>, DurabilityError> {
-        let committed = self
-            .database
-            .commit(tx, self.origin.meta(&self.module, timestamp));
+        let meta = self.origin.meta(&self.module, timestamp);
+        let committed = match self.database.commit(tx, meta) {
+            Ok(committed) => committed,
+            Err(error) => {
+                self.fail_answer(&error);
+                return Err(error);
+            }
+        };
         if committed.commit.is_some() {
-            if self.defer_durability {
+            if self.defer_durability && wait == Durable::Deferred {
                 self.pending = Some(committed.durable);
-            } else {
-                committed.durable.wait()?;
+            } else if let Err(error) = committed.durable.wait() {
+                self.fail_answer(&error);
+                return Err(error);
             }
         }
         Ok(committed.commit)
+    }
+
+    /// With deferred durability, makes the wait for the call's answer fail once the log has
+    /// failed (`error`), so that the host reports it like a commit the disk lost. A record too
+    /// large for the log fails the call alone (its outcome says so), and the log goes on.
+    fn fail_answer(&mut self, error: &DurabilityError) {
+        if let (true, DurabilityError::Failed(reason)) = (self.defer_durability, error) {
+            self.pending = Some(Ticket::refused(reason.clone()));
+        }
     }
 
     /// Sets who makes the calls from now on (until the next call to this).
@@ -529,6 +550,17 @@ impl std::fmt::Debug for InstanceEnv {
             .field("call", &self.call)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether [`InstanceEnv::commit`] may leave the wait for durability to the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Durable {
+    /// With deferred durability, the wait is left in [`InstanceEnv::take_durability`]: for a
+    /// commit that ends the call (a reducer's), whose answer the host sends once durable.
+    Deferred,
+    /// Wait here in any case: for a commit the call goes on after (a procedure's), which must
+    /// not learn of it before it is durable.
+    Now,
 }
 
 /// Why an instance's tables could not be opened.

@@ -5,7 +5,7 @@
 //! with the operator's allow list. The default, [`DenyAllHttp`], refuses every request, so a
 //! host never reaches the network unless it is configured to.
 
-use super::{CallKind, InstanceEnv, LogLevel, Tx};
+use super::{CallKind, Durable, InstanceEnv, LogLevel, Tx};
 use std::time::Instant;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
@@ -55,18 +55,20 @@ impl InstanceEnv {
     }
 
     /// `procedure_commit_tx`: commits the procedure's transaction (publishing it, and, with a
-    /// commit log, waiting until it is durable), or ends its read-only one. Errors:
+    /// commit log, waiting until it is durable, even with deferred durability: the procedure
+    /// goes on, and may tell others, once this returns), or ends its read-only one. Errors:
     /// `NOT_ALLOWED` (also when the commit log failed: the reason is logged), `NO_TX`.
     pub fn procedure_commit_tx(&mut self) -> Result<(), Errno> {
         let (tx, timestamp) = match self.take_procedure_tx()? {
             Tx::Procedure(tx, timestamp) => (tx, timestamp),
             _ => return Ok(()),
         };
-        match self.commit(tx, timestamp) {
+        match self.commit(tx, timestamp, Durable::Now) {
             Ok(_) => Ok(()),
             Err(error) => {
-                // The ABI has no code for "committed in memory, not durable": the procedure
-                // is told the commit was not allowed, and the log refuses every later one.
+                // The ABI has no code for "not durable": the procedure is told the commit was
+                // not allowed, the log refuses every later one, and with deferred durability
+                // the call's answer reports the failure.
                 self.host_log(LogLevel::Error, error.to_string());
                 Err(Errno::NOT_ALLOWED)
             }

@@ -413,7 +413,7 @@ fn procedures_read_in_read_only_transactions() {
     let Tx::Reducer(tx) = env.end_call() else {
         panic!("the reducer's transaction")
     };
-    env.commit(tx, Timestamp::now()).unwrap();
+    env.commit(tx, Timestamp::now(), Durable::Deferred).unwrap();
 
     env.begin_call(CallKind::Procedure, Tx::None);
     env.procedure_start_read_tx().unwrap();
@@ -723,4 +723,63 @@ fn the_log_tap_hears_the_lines_within_the_budget_and_the_summary() {
     assert_eq!(heard.len(), 3, "{heard:?}");
     assert_eq!(heard[..2], ["one", "two"]);
     assert!(heard[2].contains("1 log lines"), "{heard:?}");
+}
+
+/// `env` over a commit log in `dir` written as `options` say, the wait for durability deferred
+/// to the host (as `wasmod serve` runs it), in a procedure call.
+fn deferred_procedure(dir: &std::path::Path, options: durability::Options) -> InstanceEnv {
+    let module = module();
+    let database = Database::open(dir, &module, options).unwrap();
+    let mut env = InstanceEnv::new(Arc::new(module), Arc::new(database)).with_deferred_durability();
+    env.begin_call(CallKind::Procedure, Tx::None);
+    env
+}
+
+#[test]
+fn a_procedures_commit_is_durable_when_it_returns_even_with_deferred_durability() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = durability::Options::default().with_mode(durability::Mode::Group);
+    // Syncs wait a while for company: a commit that did not wait is not durable yet.
+    options.group_window = std::time::Duration::from_millis(200);
+    let mut env = deferred_procedure(dir.path(), options);
+    env.procedure_start_tx().unwrap();
+    env.insert(0, &mut item(1, "a")).unwrap();
+    env.procedure_commit_tx().unwrap();
+    let log = env.database().log().unwrap();
+    assert_eq!(log.transactions(), 1);
+    assert_eq!(
+        log.durable_transactions(),
+        1,
+        "told of a commit not yet durable"
+    );
+    env.end_call();
+}
+
+#[test]
+fn a_procedures_commit_after_the_log_failed_is_refused_unapplied_and_its_answer_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = durability::Options::default()
+        .with_mode(durability::Mode::Group)
+        .with_faults(durability::Faults::default().failing_writes_after(0));
+    let mut env = deferred_procedure(dir.path(), options);
+    for id in [1, 2] {
+        env.procedure_start_tx().unwrap();
+        env.insert(0, &mut item(id, "a")).unwrap();
+        assert_eq!(
+            env.procedure_commit_tx(),
+            Err(Errno::NOT_ALLOWED),
+            "commit {id}"
+        );
+        let answer = env
+            .take_durability()
+            .expect("the call's answer waits on the log");
+        let error = answer.wait().expect_err("the answer reports the failure");
+        assert!(error.to_string().contains("no space left"), "{error}");
+    }
+    // The first commit met the failure while syncing and stays in memory; the second was
+    // refused before it was applied.
+    let rows = env.datastore().begin_read().scan(0).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(env.database().log_failure().is_some());
+    env.end_call();
 }

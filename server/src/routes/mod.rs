@@ -62,6 +62,8 @@ pub(crate) struct AppState {
     pub datastore: Arc<Datastore>,
     /// The module's thread.
     pub worker: Worker,
+    /// Whether the commit log has failed (the server is degraded).
+    pub log_health: crate::degraded::LogHealth,
     /// Where calls run: the module's thread, or for an edge's writes, the primary.
     pub runner: Runner,
     /// The edge's counters, if the server is an edge node.
@@ -137,6 +139,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(middleware::from_fn(unread::drain_unread))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(middleware::from_fn_with_state(
+            state.log_health.clone(),
+            crate::degraded::mark,
+        ))
         .layer(trace)
         .with_state(state)
 }

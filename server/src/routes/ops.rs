@@ -10,13 +10,22 @@ use serde_json::{json, Value};
 use wasmod_protocol::description::{describe as describe_module, Tables};
 use wasmod_protocol::ModuleDescription;
 
-/// `GET /health`: `{"status": "ok", "queue_free": n}` while the server answers.
+/// `GET /health`: `{"status": "ok", "queue_free": n}` while the server answers; `503` with
+/// `"status": "degraded"` and `"reason"` once its commit log failed (`crate::degraded`).
 ///
 /// An edge adds `"edge": {"caught_up": .., "offset": .., "lag_offsets": .., "lag_seconds": ..}`,
 /// and answers `503` with `"status": "catching_up"` while its copy is not caught up with the
 /// stream, so that a load balancer sends its clients elsewhere meanwhile.
 pub(crate) async fn health(State(state): Shared) -> (StatusCode, Json<Value>) {
     let queue_free = state.worker.capacity();
+    if let Some(reason) = state.log_health.failure() {
+        let answer = json!({
+            "status": "degraded",
+            "reason": format!("the commit log failed: {reason}; restart the server"),
+            "queue_free": queue_free,
+        });
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(answer));
+    }
     let Some(edge) = &state.edge else {
         return (
             StatusCode::OK,

@@ -130,7 +130,7 @@ fn take(database: &Database) -> Result<(u64, Vec<u8>), ApiError> {
         database
             .durable(last)
             .wait()
-            .map_err(|error| crate::durable::not_durable(&error))?;
+            .map_err(|error| crate::degraded::not_durable(&error))?;
     }
     Ok((offset, durability::encode_changes(offset, &rows)))
 }

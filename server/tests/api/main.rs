@@ -4,6 +4,7 @@
 mod admin;
 mod calls;
 mod connections;
+mod degraded;
 mod durable_calls;
 mod follow;
 mod frames;

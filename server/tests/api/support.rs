@@ -95,9 +95,21 @@ pub fn publishing_server(config: ServerConfig, dir: &Path, publish: PublishSetti
         .expect("the server starts")
 }
 
+/// Like [`deferred_durable_server`], its commit log failing as `faults` say (a full disk).
+pub fn failing_disk_server(config: ServerConfig, dir: &Path, faults: durability::Faults) -> Server {
+    server_in(config, deferred_durable_env_with(dir, faults))
+}
+
 /// A commit log in `dir` synced in groups, the wait for each call's commits left to the server.
 fn deferred_durable_env(dir: &Path) -> InstanceEnv {
-    let options = durability::Options::default().with_mode(durability::Mode::Group);
+    deferred_durable_env_with(dir, durability::Faults::default())
+}
+
+/// [`deferred_durable_env`] with `faults` injected into the log's writes.
+fn deferred_durable_env_with(dir: &Path, faults: durability::Faults) -> InstanceEnv {
+    let options = durability::Options::default()
+        .with_mode(durability::Mode::Group)
+        .with_faults(faults);
     InstanceEnv::unloaded()
         .with_persistence(Persistence::new(dir, options))
         .with_deferred_durability()
