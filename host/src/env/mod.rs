@@ -430,7 +430,9 @@ impl InstanceEnv {
     }
 
     /// Sets when the call in progress must end (`None`: never), for the imports that wait on
-    /// the outside world: outbound HTTP. Reset when the call ends.
+    /// the outside world: outbound HTTP. Reset when the call ends. Only the wasm transport
+    /// has deadlines.
+    #[cfg(any(feature = "wasmtime", test))]
     pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
     }
