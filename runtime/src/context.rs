@@ -19,6 +19,47 @@ fn connection(connection_id: ConnectionId) -> Option<ConnectionId> {
 ///
 /// Everything a reducer does through `db` happens in one transaction: it commits if the
 /// reducer returns normally (or `Ok`), and is rolled back if it returns `Err` or panics.
+///
+/// ```
+/// use wasmod::prelude::*;
+/// use wasmod::testing::{Outcome, TestModule};
+///
+/// #[wasmod::module]
+/// mod notes {
+///     use wasmod::prelude::*;
+///
+///     #[table]
+///     pub struct Note {
+///         #[primary_key]
+///         #[auto_inc]
+///         pub id: u64,
+///         pub author: Identity,
+///         pub at: Timestamp,
+///         pub text: String,
+///     }
+///
+///     #[reducer]
+///     fn write(ctx: &ReducerContext, text: String) -> Result<(), String> {
+///         let note = Note { id: 0, author: ctx.sender(), at: ctx.timestamp(), text };
+///         ctx.db.note().insert(note);
+///         if ctx.db.note().count() > 2 {
+///             // Rolls back the insert above, too.
+///             return Err("at most two notes".into());
+///         }
+///         Ok(())
+///     }
+/// }
+/// use notes::NoteAccess;
+///
+/// let module = TestModule::<notes::Module>::new();
+/// let ann = Identity::from_bytes([1; 32]);
+/// for text in ["a", "b"] {
+///     assert!(module.call_reducer(ann, "write", (text.to_string(),)).is_success());
+/// }
+/// let third = module.call_reducer(ann, "write", ("c".to_string(),));
+/// assert!(matches!(third, Outcome::Failed { message, .. } if message == "at most two notes"));
+/// assert_eq!(module.read(|db| db.note().count()), 2);
+/// ```
 #[non_exhaustive]
 pub struct ReducerContext {
     /// The database, readable and writable.
@@ -197,17 +238,62 @@ impl std::error::Error for HttpError {}
 /// The methods procedures and HTTP handlers share: explicit transactions and outbound HTTP.
 macro_rules! explicit_tx_methods {
     () => {
-        /// When the call started.
+        /// When the call started (each transaction has its own time too:
+        /// [`TxContext::timestamp`]).
         pub fn timestamp(&self) -> Timestamp {
             self.timestamp
         }
 
-        /// Runs `body` in a transaction and commits it.
+        /// Runs `body` in a transaction and commits it, whatever `body` returns.
+        ///
+        /// `body`'s value is passed through untouched: if it is a `Result`, an `Err` is
+        /// committed like an `Ok` (what `body` wrote before returning it stays written). To
+        /// roll back on `Err`, use [`try_with_tx`](Self::try_with_tx). Transactions cannot
+        /// nest: `body` gets a [`TxContext`], not the context that opened it.
         ///
         /// # Panics
         ///
-        /// If a transaction is already open (transactions do not nest) or the host refuses to
-        /// open or commit one. Use [`try_with_tx`](Self::try_with_tx) to handle those.
+        /// If the host refuses to open or commit the transaction (a [`TxError`]; the commit of
+        /// a module whose commit log failed, for one). Use [`try_with_tx`](Self::try_with_tx)
+        /// to handle that.
+        ///
+        /// # Example
+        ///
+        /// ```
+        /// # use wasmod::prelude::*;
+        /// # use wasmod::testing::TestModule;
+        /// #[wasmod::module]
+        /// mod bank {
+        ///     use wasmod::prelude::*;
+        ///
+        ///     #[table]
+        ///     pub struct Account {
+        ///         #[primary_key]
+        ///         pub name: String,
+        ///         pub balance: u64,
+        ///     }
+        ///
+        ///     #[procedure]
+        ///     fn open(ctx: &mut ProcedureContext, name: String, balance: u64) -> Result<(), String> {
+        ///         // `Result<Account, InsertError>` is just a value here: an `Err` commits.
+        ///         ctx.with_tx(|tx| tx.db.account().try_insert(Account { name, balance }))
+        ///             .map(|_| ())
+        ///             .map_err(|error| error.to_string())
+        ///     }
+        /// }
+        /// use bank::AccountAccess;
+        ///
+        /// let module = TestModule::<bank::Module>::new();
+        /// let ann = Identity::from_bytes([1; 32]);
+        /// let open = |name: &str, balance: u64| {
+        ///     module.call_procedure::<Result<(), String>>(ann, "open", (name.to_string(), balance))
+        /// };
+        /// assert_eq!(open("ann", 5).unwrap(), Ok(()));
+        /// // The clash is the procedure's returned value (a procedure's `Result` is data).
+        /// let clash = open("ann", 9).unwrap().unwrap_err();
+        /// assert!(clash.contains("same unique key"), "{clash}");
+        /// assert_eq!(module.read(|db| db.account().count()), 1);
+        /// ```
         pub fn with_tx<T>(&mut self, body: impl FnOnce(&TxContext) -> T) -> T {
             match run_in_tx(|tx| Ok::<T, core::convert::Infallible>(body(tx))) {
                 Ok(Ok(value)) => value,
@@ -217,7 +303,62 @@ macro_rules! explicit_tx_methods {
         }
 
         /// Runs `body` in a transaction: committed if it returns `Ok`, rolled back if `Err`.
-        /// The outer `Result` reports a transaction the host could not open or commit.
+        ///
+        /// The inner `Result` is `body`'s. The outer one is `Err(`[`TxError`]`)` if the host
+        /// could not open the transaction (`body` did not run) or could not end it (after an
+        /// `Ok`: the commit was refused, for example because the module's commit log failed;
+        /// the changes are then not acknowledged as durable).
+        ///
+        /// # Example
+        ///
+        /// ```
+        /// # use wasmod::prelude::*;
+        /// # use wasmod::testing::TestModule;
+        /// #[wasmod::module]
+        /// mod bank {
+        ///     use wasmod::prelude::*;
+        ///
+        ///     #[table]
+        ///     pub struct Account {
+        ///         #[primary_key]
+        ///         pub name: String,
+        ///         pub balance: u64,
+        ///     }
+        ///
+        ///     #[procedure]
+        ///     fn transfer(ctx: &mut ProcedureContext, from: String, to: String, amount: u64)
+        ///         -> Result<(), String>
+        ///     {
+        ///         let moved = ctx.try_with_tx(|tx| {
+        ///             let accounts = tx.db.account();
+        ///             let mut payee = accounts.name().find(&to).ok_or("no payee")?;
+        ///             payee.balance += amount;
+        ///             accounts.name().update(payee);
+        ///             // Fails after the payee was credited: the `Err` rolls the credit back.
+        ///             let mut payer = accounts.name().find(&from).ok_or("no payer")?;
+        ///             payer.balance = payer.balance.checked_sub(amount).ok_or("overdrawn")?;
+        ///             accounts.name().update(payer);
+        ///             Ok::<(), &str>(())
+        ///         });
+        ///         match moved {
+        ///             Ok(result) => result.map_err(str::to_owned),
+        ///             Err(tx_error) => Err(tx_error.to_string()),
+        ///         }
+        ///     }
+        /// }
+        /// use bank::{Account, AccountAccess};
+        ///
+        /// let module = TestModule::<bank::Module>::new();
+        /// module.write(|db| {
+        ///     db.account().insert(Account { name: "ann".into(), balance: 5 });
+        ///     db.account().insert(Account { name: "bob".into(), balance: 0 });
+        /// });
+        /// let args = ("ann".to_string(), "bob".to_string(), 8u64);
+        /// let overdrawn = module.call_procedure::<Result<(), String>>(Identity::ZERO, "transfer", args);
+        /// assert_eq!(overdrawn.unwrap(), Err("overdrawn".to_string()));
+        /// let bob = module.read(|db| db.account().name().find("bob"));
+        /// assert_eq!(bob.map(|bob| bob.balance), Some(0));
+        /// ```
         pub fn try_with_tx<T, E>(
             &mut self,
             body: impl FnOnce(&TxContext) -> Result<T, E>,
@@ -232,14 +373,76 @@ macro_rules! explicit_tx_methods {
         ///
         /// # Panics
         ///
-        /// If a transaction is already open (transactions do not nest) or the host refuses to
-        /// open one. Use [`try_with_read_tx`](Self::try_with_read_tx) to handle those.
+        /// If the host refuses to open the transaction (a [`TxError`]). Use
+        /// [`try_with_read_tx`](Self::try_with_read_tx) to handle that.
+        ///
+        /// # Example
+        ///
+        /// ```
+        /// # use wasmod::prelude::*;
+        /// # use wasmod::testing::TestModule;
+        /// #[wasmod::module]
+        /// mod bank {
+        ///     use wasmod::prelude::*;
+        ///
+        ///     #[table]
+        ///     pub struct Account {
+        ///         #[primary_key]
+        ///         pub name: String,
+        ///         pub balance: u64,
+        ///     }
+        ///
+        ///     #[procedure]
+        ///     fn total(ctx: &mut ProcedureContext) -> u64 {
+        ///         ctx.with_read_tx(|tx| tx.db.account().iter().map(|a| a.balance).sum())
+        ///     }
+        /// }
+        /// use bank::{Account, AccountAccess};
+        ///
+        /// let module = TestModule::<bank::Module>::new();
+        /// module.write(|db| db.account().insert(Account { name: "ann".into(), balance: 7 }));
+        /// assert_eq!(module.call_procedure::<u64>(Identity::ZERO, "total", ()).ok(), Some(7));
+        /// ```
         pub fn with_read_tx<T>(&mut self, body: impl FnOnce(&ReadTxContext) -> T) -> T {
             run_in_read_tx(body).unwrap_or_else(|error| panic!("{error}"))
         }
 
         /// Runs `body` in a read-only transaction, like [`with_read_tx`](Self::with_read_tx);
-        /// `Err` reports a transaction the host could not open.
+        /// `Err` reports a transaction the host could not open (`body` did not run).
+        ///
+        /// # Example
+        ///
+        /// ```
+        /// # use wasmod::prelude::*;
+        /// # use wasmod::testing::TestModule;
+        /// #[wasmod::module]
+        /// mod bank {
+        ///     use wasmod::prelude::*;
+        ///
+        ///     #[table]
+        ///     pub struct Account {
+        ///         #[primary_key]
+        ///         pub name: String,
+        ///         pub balance: u64,
+        ///     }
+        ///
+        ///     #[procedure]
+        ///     fn balance(ctx: &mut ProcedureContext, name: String) -> Result<u64, String> {
+        ///         let found = ctx
+        ///             .try_with_read_tx(|tx| tx.db.account().name().find(&name))
+        ///             .map_err(|error| error.to_string())?;
+        ///         found.map(|account| account.balance).ok_or(format!("no account `{name}`"))
+        ///     }
+        /// }
+        ///
+        /// let module = TestModule::<bank::Module>::new();
+        /// let missing = module.call_procedure::<Result<u64, String>>(
+        ///     Identity::ZERO,
+        ///     "balance",
+        ///     ("eve".to_string(),),
+        /// );
+        /// assert_eq!(missing.unwrap(), Err("no account `eve`".to_string()));
+        /// ```
         pub fn try_with_read_tx<T>(
             &mut self,
             body: impl FnOnce(&ReadTxContext) -> T,
@@ -248,6 +451,36 @@ macro_rules! explicit_tx_methods {
         }
 
         /// Sends an HTTP request to a host the operator allows, and waits for the response.
+        ///
+        /// No transaction is open while it waits (the transaction methods take `&mut self`,
+        /// so a request cannot be sent from inside one).
+        ///
+        /// # Errors
+        ///
+        /// [`HttpError::Refused`] if the host refused or could not complete the request: the
+        /// destination is not on the operator's allow list (`wasmod serve --allow-http`), the
+        /// connection failed, the call is past its deadline, or the response is larger than
+        /// the call may hold; the host logs which. [`HttpError::BadResponse`] if the host's
+        /// answer did not decode.
+        ///
+        /// # Example
+        ///
+        /// ```
+        /// #[wasmod::module]
+        /// mod hooks {
+        ///     use wasmod::prelude::*;
+        ///
+        ///     #[procedure]
+        ///     fn notify(ctx: &mut ProcedureContext, text: String) -> Result<u16, String> {
+        ///         let mut request = Request::new(Method::Post, "https://hooks.example.com/notify");
+        ///         request.headers.push(("content-type".into(), "text/plain".into()));
+        ///         request.body = text.into_bytes();
+        ///         let response = ctx.send_http(&request).map_err(|error| error.to_string())?;
+        ///         Ok(response.status)
+        ///     }
+        /// }
+        /// # fn main() {}
+        /// ```
         pub fn send_http(
             &mut self,
             request: &crate::http::Request,
@@ -255,7 +488,33 @@ macro_rules! explicit_tx_methods {
             send_http(request)
         }
 
-        /// Sends a `GET` request for `url`.
+        /// Sends a `GET` request for `url`, like [`send_http`](Self::send_http) (same errors).
+        ///
+        /// # Example
+        ///
+        /// ```
+        /// use wasmod::testing::TestModule;
+        /// use wasmod::Identity;
+        ///
+        /// #[wasmod::module]
+        /// mod rates {
+        ///     use wasmod::prelude::*;
+        ///
+        ///     #[procedure]
+        ///     fn fetch_rate(ctx: &mut ProcedureContext) -> Result<String, String> {
+        ///         let response = ctx
+        ///             .http_get("https://rates.example.com/eur")
+        ///             .map_err(|error| error.to_string())?;
+        ///         String::from_utf8(response.body).map_err(|_| "not text".to_string())
+        ///     }
+        /// }
+        ///
+        /// // A test host allows no destination: the request is refused, and says so.
+        /// let module = TestModule::<rates::Module>::new();
+        /// let refused = module.call_procedure::<Result<String, String>>(Identity::ZERO, "fetch_rate", ());
+        /// let refused = refused.unwrap().unwrap_err();
+        /// assert!(refused.starts_with("the HTTP request failed"), "{refused}");
+        /// ```
         pub fn http_get(&mut self, url: &str) -> Result<crate::http::Response, HttpError> {
             send_http(&crate::http::Request::new(crate::http::Method::Get, url))
         }
