@@ -82,23 +82,80 @@ impl ReducerContext {
     }
 
     /// The identity of the caller ([`Identity::ZERO`] for calls made by the host itself).
+    /// (See the example on [`ReducerContext`].)
     pub fn sender(&self) -> Identity {
         self.sender
     }
 
-    /// The caller's connection, if the call came over one.
+    /// The caller's connection, if the call came over one (a WebSocket client's); `None` for
+    /// calls over plain HTTP, from the host itself, and from [`TestModule`] calls.
+    ///
+    /// ```
+    /// #[wasmod::module]
+    /// mod greetings {
+    ///     use wasmod::prelude::*;
+    ///
+    ///     #[reducer]
+    ///     fn hello(ctx: &ReducerContext) {
+    ///         match ctx.connection_id() {
+    ///             Some(connection) => wasmod::info!("hello from connection {connection:?}"),
+    ///             None => wasmod::info!("hello from a one-off call"),
+    ///         }
+    ///     }
+    /// }
+    /// # fn main() {}
+    /// ```
+    ///
+    /// [`TestModule`]: crate::testing::TestModule
     pub fn connection_id(&self) -> Option<ConnectionId> {
         self.connection_id
     }
 
     /// When the call started, as the host saw it. Use this rather than a clock: it is the same
-    /// for every read in the call.
+    /// for every read in the call. (See the example on [`ReducerContext`].)
     pub fn timestamp(&self) -> Timestamp {
         self.timestamp
     }
 }
 
 /// What a per-caller view gets: the caller and read-only access to the database.
+///
+/// A view's result depends on who asks, so the host computes it per caller. Its `db` has no
+/// writing methods: `ctx.db.note().insert(..)` does not compile in a view.
+///
+/// ```
+/// use wasmod::prelude::*;
+/// use wasmod::testing::TestModule;
+///
+/// #[wasmod::module]
+/// mod notes {
+///     use wasmod::prelude::*;
+///
+///     #[table]
+///     pub struct Note {
+///         #[primary_key]
+///         pub id: u64,
+///         #[index(btree)]
+///         pub author: Identity,
+///         pub text: String,
+///     }
+///
+///     #[view]
+///     fn my_notes(ctx: &ViewContext) -> Vec<String> {
+///         ctx.db.note().author().filter(ctx.sender()).map(|note| note.text).collect()
+///     }
+/// }
+/// use notes::{Note, NoteAccess};
+///
+/// let module = TestModule::<notes::Module>::new();
+/// let (ann, bob) = (Identity::from_bytes([1; 32]), Identity::from_bytes([2; 32]));
+/// module.write(|db| {
+///     db.note().insert(Note { id: 1, author: ann, text: "ann's".into() });
+///     db.note().insert(Note { id: 2, author: bob, text: "bob's".into() });
+/// });
+/// let mine: Vec<String> = module.call_view(ann, "my_notes", ()).unwrap();
+/// assert_eq!(mine, ["ann's"]);
+/// ```
 #[non_exhaustive]
 pub struct ViewContext {
     /// The database, read-only.
@@ -115,7 +172,8 @@ impl ViewContext {
         }
     }
 
-    /// The identity of the caller the view is computed for.
+    /// The identity of the caller the view is computed for (see the example on
+    /// [`ViewContext`]).
     pub fn sender(&self) -> Identity {
         self.sender
     }
@@ -123,6 +181,38 @@ impl ViewContext {
 
 /// What an anonymous view gets: read-only access to the database, and nothing about the caller,
 /// so that its result can be shared by every caller.
+///
+/// ```
+/// use wasmod::prelude::*;
+/// use wasmod::testing::TestModule;
+///
+/// #[wasmod::module]
+/// mod scores {
+///     use wasmod::prelude::*;
+///
+///     #[table(public)]
+///     pub struct Score {
+///         #[primary_key]
+///         pub player: String,
+///         #[index(btree)]
+///         pub points: u32,
+///     }
+///
+///     #[view]
+///     fn at_least(ctx: &AnonymousViewContext, points: u32) -> Vec<String> {
+///         ctx.db.score().points().filter(points..).map(|score| score.player).collect()
+///     }
+/// }
+/// use scores::{Score, ScoreAccess};
+///
+/// let module = TestModule::<scores::Module>::new();
+/// module.write(|db| {
+///     db.score().insert(Score { player: "ann".into(), points: 30 });
+///     db.score().insert(Score { player: "bob".into(), points: 10 });
+/// });
+/// let high: Vec<String> = module.call_anonymous_view("at_least", (20u32,)).unwrap();
+/// assert_eq!(high, ["ann"]);
+/// ```
 #[non_exhaustive]
 pub struct AnonymousViewContext {
     /// The database, read-only.
@@ -136,7 +226,9 @@ impl AnonymousViewContext {
     }
 }
 
-/// Access to the database inside a transaction opened by a procedure or an HTTP handler.
+/// Access to the database inside a transaction opened by a procedure or an HTTP handler,
+/// with [`ProcedureContext::with_tx`] or [`ProcedureContext::try_with_tx`] (or the same
+/// methods of [`HttpContext`]): their examples use it.
 #[non_exhaustive]
 pub struct TxContext {
     /// The database, readable and writable.
@@ -145,7 +237,21 @@ pub struct TxContext {
 }
 
 impl TxContext {
-    /// When the transaction started.
+    /// When the transaction started: the time its commit is stamped with.
+    ///
+    /// ```
+    /// #[wasmod::module]
+    /// mod clock {
+    ///     use wasmod::prelude::*;
+    ///
+    ///     #[procedure]
+    ///     fn started(ctx: &mut ProcedureContext) -> bool {
+    ///         let tx_time = ctx.with_tx(|tx| tx.timestamp());
+    ///         tx_time >= ctx.timestamp()
+    ///     }
+    /// }
+    /// # fn main() {}
+    /// ```
     pub fn timestamp(&self) -> Timestamp {
         self.timestamp
     }
@@ -162,12 +268,47 @@ pub struct ReadTxContext {
 
 impl ReadTxContext {
     /// When the transaction started.
+    ///
+    /// ```
+    /// #[wasmod::module]
+    /// mod clock {
+    ///     use wasmod::prelude::*;
+    ///
+    ///     #[procedure]
+    ///     fn read_at(ctx: &mut ProcedureContext) -> Timestamp {
+    ///         ctx.with_read_tx(|tx| tx.timestamp())
+    ///     }
+    /// }
+    /// # fn main() {}
+    /// ```
     pub fn timestamp(&self) -> Timestamp {
         self.timestamp
     }
 }
 
-/// Why a transaction opened by a procedure or an HTTP handler could not run.
+/// Why a transaction opened by a procedure or an HTTP handler could not run: the host's
+/// error code.
+///
+/// It is never an error of the transaction's body (those are `body`'s own `Result`, see
+/// [`ProcedureContext::try_with_tx`]), but the host refusing to open or end the transaction.
+/// The codes:
+///
+/// - [`Errno::NOT_ALLOWED`](crate::Errno::NOT_ALLOWED): the commit was refused because the
+///   module's commit log failed (the host logs why, and refuses every later commit): the
+///   changes are not durable and must not be acknowledged. Also what a call that is not a
+///   procedure or an HTTP handler would get, which the context types rule out.
+/// - [`Errno::TX_ALREADY_OPEN`](crate::Errno::TX_ALREADY_OPEN) and
+///   [`Errno::NO_TX`](crate::Errno::NO_TX): a transaction opened inside another, or ended
+///   twice. The API rules these out too (the transaction methods take `&mut self`, and the
+///   body gets a [`TxContext`] without them), so they mean a bug.
+///
+/// ```
+/// use wasmod::{Errno, TxError};
+///
+/// let error = TxError(Errno::NOT_ALLOWED);
+/// assert_eq!(error.0, Errno::NOT_ALLOWED);
+/// assert!(error.to_string().starts_with("transaction failed: NOT_ALLOWED"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TxError(pub crate::Errno);
 
@@ -214,7 +355,15 @@ fn send_http(request: &crate::http::Request) -> Result<crate::http::Response, Ht
     wasmod_abi::encoding::from_slice(&bytes).map_err(HttpError::BadResponse)
 }
 
-/// Why an outbound HTTP request failed.
+/// Why an outbound HTTP request failed ([`ProcedureContext::send_http`], whose example shows
+/// a refusal).
+///
+/// ```
+/// use wasmod::{Errno, HttpError};
+///
+/// let error = HttpError::Refused(Errno::HTTP_FAILED);
+/// assert!(error.to_string().starts_with("the HTTP request failed: HTTP_FAILED"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum HttpError {
     /// The host refused or could not complete the request (for example: the destination is not
@@ -525,6 +674,41 @@ macro_rules! explicit_tx_methods {
 ///
 /// A procedure runs outside any transaction. Open one with [`with_tx`](Self::with_tx) or
 /// [`try_with_tx`](Self::try_with_tx); a transaction is never held across an HTTP request.
+/// Each transaction commits on its own: a procedure that fails after one has committed does
+/// not undo it. What a procedure returns, a `Result` included, is its value to the caller: an
+/// `Err` is returned data, not a failed call (only a panic fails the call).
+///
+/// ```
+/// use wasmod::prelude::*;
+/// use wasmod::testing::TestModule;
+///
+/// #[wasmod::module]
+/// mod visits {
+///     use wasmod::prelude::*;
+///
+///     #[table]
+///     pub struct Visit {
+///         #[primary_key]
+///         pub who: Identity,
+///         pub count: u32,
+///     }
+///
+///     #[procedure]
+///     fn visit(ctx: &mut ProcedureContext) -> u32 {
+///         let who = ctx.sender();
+///         ctx.with_tx(|tx| {
+///             let count = tx.db.visit().who().find(who).map_or(0, |visit| visit.count) + 1;
+///             tx.db.visit().who().delete(who);
+///             tx.db.visit().insert(Visit { who, count }).count
+///         })
+///     }
+/// }
+///
+/// let module = TestModule::<visits::Module>::new();
+/// let ann = Identity::from_bytes([1; 32]);
+/// assert_eq!(module.call_procedure::<u32>(ann, "visit", ()).unwrap(), 1);
+/// assert_eq!(module.call_procedure::<u32>(ann, "visit", ()).unwrap(), 2);
+/// ```
 #[non_exhaustive]
 pub struct ProcedureContext {
     sender: Identity,
@@ -543,12 +727,13 @@ impl ProcedureContext {
         }
     }
 
-    /// The identity of the caller.
+    /// The identity of the caller (see the example on [`ProcedureContext`]).
     pub fn sender(&self) -> Identity {
         self.sender
     }
 
-    /// The caller's connection, if the call came over one.
+    /// The caller's connection, if the call came over one, as
+    /// [`ReducerContext::connection_id`].
     pub fn connection_id(&self) -> Option<ConnectionId> {
         self.connection_id
     }
@@ -559,7 +744,44 @@ impl ProcedureContext {
 /// What an HTTP handler gets: the time, the parameters of its route, explicit transactions
 /// and outbound HTTP.
 ///
-/// Like a procedure, a handler runs outside any transaction and opens them explicitly.
+/// Like a procedure, a handler runs outside any transaction and opens them explicitly. Routing,
+/// the request and response types and the status codes are in `docs/http-handlers.md`.
+///
+/// ```
+/// use wasmod::prelude::*;
+/// use wasmod::testing::TestModule;
+///
+/// #[wasmod::module]
+/// mod stock {
+///     use wasmod::prelude::*;
+///
+///     #[table]
+///     pub struct Item {
+///         #[primary_key]
+///         pub sku: String,
+///         pub count: u32,
+///     }
+///
+///     #[http_handler(GET, "/items/{sku}")]
+///     fn item(ctx: &mut HttpContext, _request: Request) -> Response {
+///         let Some(sku) = ctx.param("sku").map(str::to_owned) else {
+///             return Response::new(400);
+///         };
+///         match ctx.with_read_tx(|tx| tx.db.item().sku().find(&sku)) {
+///             Some(item) => Response::text(item.count.to_string()),
+///             None => Response::new(404),
+///         }
+///     }
+/// }
+/// use stock::{Item, ItemAccess};
+///
+/// let module = TestModule::<stock::Module>::new();
+/// module.write(|db| db.item().insert(Item { sku: "nut m3".into(), count: 12 }));
+/// let found = module.call_http(Request::new(Method::Get, "/items/nut%20m3")).unwrap();
+/// assert_eq!((found.status, found.body), (200, b"12".to_vec()));
+/// let missing = module.call_http(Request::new(Method::Get, "/items/bolt")).unwrap();
+/// assert_eq!(missing.status, 404);
+/// ```
 #[non_exhaustive]
 pub struct HttpContext {
     timestamp: Timestamp,
@@ -589,7 +811,8 @@ impl HttpContext {
     /// `#[http_handler(GET, "/accounts/{name}")]` and a request for `/accounts/ann%20lee`,
     /// `ctx.param("name")` is `Some("ann lee")`. `None` for a name the route does not have,
     /// or a value that is not UTF-8 once decoded. Parse it for a typed value:
-    /// `ctx.param("id").and_then(|id| id.parse::<u64>().ok())`.
+    /// `ctx.param("id").and_then(|id| id.parse::<u64>().ok())`. (The example on
+    /// [`HttpContext`] uses it.)
     pub fn param(&self, name: &str) -> Option<&str> {
         self.params
             .iter()
