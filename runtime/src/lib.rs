@@ -87,6 +87,23 @@ pub use table::InsertError;
 
 pub use wasmod_macros::{http_handler, module, procedure, reducer, table, view};
 
+/// The guide pages of `docs/`: compiled only by `cargo test --doc`, so that every example in
+/// them is a doctest of this crate.
+#[cfg(doctest)]
+mod guides {
+    #[doc = include_str!("../../docs/tables-and-indexes.md")]
+    struct TablesAndIndexes;
+
+    #[doc = include_str!("../../docs/transactions.md")]
+    struct Transactions;
+
+    #[doc = include_str!("../../docs/procedures-and-http.md")]
+    struct ProceduresAndHttp;
+
+    #[doc = include_str!("../../docs/testing-modules.md")]
+    struct TestingModules;
+}
+
 /// The names a module needs: `use wasmod::prelude::*;`.
 pub mod prelude {
     pub use crate::http::{Method, Request, Response};
