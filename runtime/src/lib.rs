@@ -52,11 +52,20 @@
 //!   and `#[derive(SchemaType)]` for your own column, parameter and return types.
 //! - Contexts: [`ReducerContext`], [`ViewContext`], [`AnonymousViewContext`],
 //!   [`ProcedureContext`], [`HttpContext`].
-//! - Tables: [`table::Table`] and the index handles [`table::UniqueColumn`] and
-//!   [`table::BTreeIndex`].
-//! - Logging: [`info!`], [`warn!`], [`error!`], [`debug!`], [`trace!`].
-//! - Native tests: `wasmod::testing` (on non-wasm targets).
+//! - Tables: [`Db`], [`table::Table`] and the index handles [`table::UniqueColumn`] and
+//!   [`table::BTreeIndex`]; what a failed insert or update says, [`InsertError`].
+//! - Transactions of procedures and HTTP handlers: [`ProcedureContext::with_tx`] (commits,
+//!   whatever its closure returns) and [`ProcedureContext::try_with_tx`] (rolls back on
+//!   `Err`); [`TxError`], the host refusing one.
+//! - Outbound HTTP: [`ProcedureContext::send_http`], [`HttpError`].
+//! - Logging: [`info!`], [`warn!`], [`error!`], [`debug!`], [`trace!`], [`log!`].
+//! - Native tests: `wasmod::testing` (on non-wasm targets), `TestModule`.
 //! - The ABI itself: the [`abi`] crate and `docs/abi.md`.
+//!
+//! Every context, handle and method has an example, run as a doctest against the native test
+//! host. The guide pages, whose examples are doctests too, are in `docs/`:
+//! `tables-and-indexes.md`, `transactions.md`, `procedures-and-http.md` (with
+//! `http-handlers.md`) and `testing-modules.md`.
 
 pub mod context;
 pub mod db;

@@ -86,14 +86,14 @@ macro_rules! error {
     ($($arg:tt)+) => { $crate::log!($crate::log::Level::Error, $($arg)+) };
 }
 
-/// Logs a warning, as [`log!`] (the [module-level example](crate::log) uses it with a target).
+/// Logs a warning, as [`log!`] (the [module-level example](mod@crate::log) uses it with a target).
 #[macro_export]
 macro_rules! warn {
     (target: $target:expr, $($arg:tt)+) => { $crate::log!(target: $target, $crate::log::Level::Warn, $($arg)+) };
     ($($arg:tt)+) => { $crate::log!($crate::log::Level::Warn, $($arg)+) };
 }
 
-/// Logs information, as [`log!`] (see the [module-level example](crate::log)).
+/// Logs information, as [`log!`] (see the [module-level example](mod@crate::log)).
 #[macro_export]
 macro_rules! info {
     (target: $target:expr, $($arg:tt)+) => { $crate::log!(target: $target, $crate::log::Level::Info, $($arg)+) };
