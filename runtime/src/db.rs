@@ -7,7 +7,34 @@
 
 use core::marker::PhantomData;
 
-/// The database of the module, with access `A`.
+/// The database of the module, with access `A`: `ctx.db` of every context. Each table adds an
+/// accessor, from a trait named after its row type (`ItemAccess` for `Item`), which the
+/// module's own code sees and other code imports.
+///
+/// ```
+/// #[wasmod::module]
+/// mod shop {
+///     use wasmod::prelude::*;
+///
+///     #[table]
+///     pub struct Item {
+///         #[primary_key]
+///         pub sku: String,
+///     }
+///
+///     #[view]
+///     fn skus(ctx: &AnonymousViewContext) -> Vec<String> {
+///         ctx.db.item().iter().map(|item| item.sku).collect()
+///     }
+/// }
+///
+/// // Outside the module, import the accessor's trait.
+/// use shop::ItemAccess;
+/// fn items(db: &wasmod::Db<wasmod::ReadOnly>) -> u64 {
+///     db.item().count()
+/// }
+/// # fn main() {}
+/// ```
 pub struct Db<A> {
     access: PhantomData<A>,
 }
@@ -25,10 +52,32 @@ impl<A: Access> Db<A> {
     }
 }
 
-/// Read and write access: reducers and explicit transactions.
+/// Read and write access: reducers ([`ReducerContext`](crate::ReducerContext)) and explicit
+/// transactions ([`TxContext`](crate::TxContext)).
 pub enum ReadWrite {}
 
-/// Read-only access: views.
+/// Read-only access: views and read-only transactions. Handles with it have no writing
+/// methods, so a write in a view does not compile:
+///
+/// ```compile_fail,E0599
+/// #[wasmod::module]
+/// mod shop {
+///     use wasmod::prelude::*;
+///
+///     #[table]
+///     pub struct Item {
+///         #[primary_key]
+///         pub sku: String,
+///     }
+///
+///     #[view]
+///     fn sneaky(ctx: &AnonymousViewContext) -> Vec<String> {
+///         ctx.db.item().clear();
+///         Vec::new()
+///     }
+/// }
+/// # fn main() {}
+/// ```
 pub enum ReadOnly {}
 
 /// The kind of access a [`Db`] or a table handle grants. Sealed.

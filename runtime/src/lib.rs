@@ -52,11 +52,20 @@
 //!   and `#[derive(SchemaType)]` for your own column, parameter and return types.
 //! - Contexts: [`ReducerContext`], [`ViewContext`], [`AnonymousViewContext`],
 //!   [`ProcedureContext`], [`HttpContext`].
-//! - Tables: [`table::Table`] and the index handles [`table::UniqueColumn`] and
-//!   [`table::BTreeIndex`].
-//! - Logging: [`info!`], [`warn!`], [`error!`], [`debug!`], [`trace!`].
-//! - Native tests: `wasmod::testing` (on non-wasm targets).
+//! - Tables: [`Db`], [`table::Table`] and the index handles [`table::UniqueColumn`] and
+//!   [`table::BTreeIndex`]; what a failed insert or update says, [`InsertError`].
+//! - Transactions of procedures and HTTP handlers: [`ProcedureContext::with_tx`] (commits,
+//!   whatever its closure returns) and [`ProcedureContext::try_with_tx`] (rolls back on
+//!   `Err`); [`TxError`], the host refusing one.
+//! - Outbound HTTP: [`ProcedureContext::send_http`], [`HttpError`].
+//! - Logging: [`info!`], [`warn!`], [`error!`], [`debug!`], [`trace!`], [`log!`].
+//! - Native tests: `wasmod::testing` (on non-wasm targets), `TestModule`.
 //! - The ABI itself: the [`abi`] crate and `docs/abi.md`.
+//!
+//! Every context, handle and method has an example, run as a doctest against the native test
+//! host. The guide pages, whose examples are doctests too, are in `docs/`:
+//! `tables-and-indexes.md`, `transactions.md`, `procedures-and-http.md` (with
+//! `http-handlers.md`) and `testing-modules.md`.
 
 pub mod context;
 pub mod db;
@@ -86,6 +95,23 @@ pub use rt::IntoErrorMessage;
 pub use table::InsertError;
 
 pub use wasmod_macros::{http_handler, module, procedure, reducer, table, view};
+
+/// The guide pages of `docs/`: compiled only by `cargo test --doc`, so that every example in
+/// them is a doctest of this crate.
+#[cfg(doctest)]
+mod guides {
+    #[doc = include_str!("../../docs/tables-and-indexes.md")]
+    struct TablesAndIndexes;
+
+    #[doc = include_str!("../../docs/transactions.md")]
+    struct Transactions;
+
+    #[doc = include_str!("../../docs/procedures-and-http.md")]
+    struct ProceduresAndHttp;
+
+    #[doc = include_str!("../../docs/testing-modules.md")]
+    struct TestingModules;
+}
 
 /// The names a module needs: `use wasmod::prelude::*;`.
 pub mod prelude {

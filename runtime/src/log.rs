@@ -2,13 +2,31 @@
 //! which emits it through `tracing`.
 //!
 //! ```
-//! # #[cfg(any())] {
-//! wasmod::info!("user {} joined", name);
-//! wasmod::warn!(target: "chat::moderation", "rejected a message of {} bytes", len);
-//! # }
+//! use wasmod::testing::TestModule;
+//! use wasmod::Identity;
+//!
+//! #[wasmod::module]
+//! mod chat {
+//!     use wasmod::prelude::*;
+//!
+//!     #[reducer]
+//!     fn join(_ctx: &ReducerContext, name: String) {
+//!         wasmod::info!("user {name} joined");
+//!         wasmod::warn!(target: "chat::moderation", "a name of {} bytes", name.len());
+//!     }
+//! }
+//!
+//! let module = TestModule::<chat::Module>::new();
+//! module.call_reducer(Identity::ZERO, "join", ("ann".to_string(),));
+//! let logs = module.logs();
+//! assert_eq!(logs[0].message, "user ann joined");
+//! assert!(logs[0].target.ends_with("chat"));
+//! assert_eq!(&*logs[1].target, "chat::moderation");
 //! ```
 //!
-//! The target defaults to the module path of the call site.
+//! The target defaults to the module path of the call site. Served, the lines go to the
+//! server's log (target `wasmod::module`) and the admin feed (`wasmod logs`); in a
+//! [`TestModule`](crate::testing::TestModule), to [`logs`](crate::testing::TestModule::logs).
 
 pub use crate::sys::LogLevel as Level;
 
@@ -21,7 +39,24 @@ pub fn __record(level: Level, target: &str, file: &str, line: u32, args: core::f
     }
 }
 
-/// Logs at a chosen level: `log!(Level::Info, "..", args)`.
+/// Logs at a chosen level: `log!(Level::Info, "..", args)`, optionally with a target first
+/// (`log!(target: "audit", Level::Info, "..")`). The other macros are this one at a fixed level.
+///
+/// ```
+/// #[wasmod::module]
+/// mod audit {
+///     use wasmod::log::Level;
+///     use wasmod::prelude::*;
+///
+///     #[reducer]
+///     fn note(_ctx: &ReducerContext, loud: bool) {
+///         let level = if loud { Level::Warn } else { Level::Info };
+///         wasmod::log!(level, "noted");
+///         wasmod::log!(target: "audit", level, "noted, loud: {loud}");
+///     }
+/// }
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! log {
     (target: $target:expr, $level:expr, $($arg:tt)+) => {
@@ -32,35 +67,71 @@ macro_rules! log {
     };
 }
 
-/// Logs an error.
+/// Logs an error: `error!("..", args)` or `error!(target: "..", "..", args)`, as [`log!`].
+///
+/// ```
+/// # #[wasmod::module]
+/// # mod m {
+/// # use wasmod::prelude::*;
+/// # #[reducer]
+/// # fn r(_ctx: &ReducerContext, code: u16) {
+/// wasmod::error!("the payment provider answered {code}");
+/// # }
+/// # }
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! error {
     (target: $target:expr, $($arg:tt)+) => { $crate::log!(target: $target, $crate::log::Level::Error, $($arg)+) };
     ($($arg:tt)+) => { $crate::log!($crate::log::Level::Error, $($arg)+) };
 }
 
-/// Logs a warning.
+/// Logs a warning, as [`log!`] (the [module-level example](mod@crate::log) uses it with a target).
 #[macro_export]
 macro_rules! warn {
     (target: $target:expr, $($arg:tt)+) => { $crate::log!(target: $target, $crate::log::Level::Warn, $($arg)+) };
     ($($arg:tt)+) => { $crate::log!($crate::log::Level::Warn, $($arg)+) };
 }
 
-/// Logs information.
+/// Logs information, as [`log!`] (see the [module-level example](mod@crate::log)).
 #[macro_export]
 macro_rules! info {
     (target: $target:expr, $($arg:tt)+) => { $crate::log!(target: $target, $crate::log::Level::Info, $($arg)+) };
     ($($arg:tt)+) => { $crate::log!($crate::log::Level::Info, $($arg)+) };
 }
 
-/// Logs debugging detail.
+/// Logs debugging detail, as [`log!`].
+///
+/// ```
+/// # #[wasmod::module]
+/// # mod m {
+/// # use wasmod::prelude::*;
+/// # #[reducer]
+/// # fn r(_ctx: &ReducerContext, rows: u64) {
+/// wasmod::debug!("scanned {rows} rows");
+/// # }
+/// # }
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! debug {
     (target: $target:expr, $($arg:tt)+) => { $crate::log!(target: $target, $crate::log::Level::Debug, $($arg)+) };
     ($($arg:tt)+) => { $crate::log!($crate::log::Level::Debug, $($arg)+) };
 }
 
-/// Logs tracing detail.
+/// Logs tracing detail, as [`log!`].
+///
+/// ```
+/// # #[wasmod::module]
+/// # mod m {
+/// # use wasmod::prelude::*;
+/// # #[reducer]
+/// # fn r(_ctx: &ReducerContext) {
+/// wasmod::trace!(target: "cache", "miss");
+/// # }
+/// # }
+/// # fn main() {}
+/// ```
 #[macro_export]
 macro_rules! trace {
     (target: $target:expr, $($arg:tt)+) => { $crate::log!(target: $target, $crate::log::Level::Trace, $($arg)+) };

@@ -59,13 +59,118 @@ pub use wasmod_host::{LoadError, LogLevel, LogRecord, Outcome};
 /// Calls take the arguments as a tuple of the entry point's parameters (`()` for none,
 /// `(x,)` for one), encoded as the ABI encodes them. Arguments that do not decode fail the
 /// call with `BAD_ARGUMENTS`, and the message names how many the entry point takes, and which:
-/// a tuple of the wrong length is the usual cause.
+/// a tuple of the wrong length is the usual cause. The tables live in memory and start empty
+/// for each `TestModule`; outbound HTTP is refused (no destination is allowed).
+///
+/// The examples of its methods use a guestbook module with a reducer `sign(text)` that
+/// refuses an empty text, a `client_connected` reducer, a procedure `count`, views `mine`
+/// (per caller) and `all` (anonymous), and an HTTP handler for `GET /count`; the
+/// [module-level example](self) shows a whole module.
+///
+/// ```
+/// # use wasmod::prelude::*;
+/// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+/// # #[wasmod::module]
+/// # mod guestbook {
+/// #     use wasmod::prelude::*;
+/// #     #[table]
+/// #     pub struct Entry {
+/// #         #[primary_key]
+/// #         pub who: Identity,
+/// #         pub text: String,
+/// #     }
+/// #     #[reducer]
+/// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+/// #         if text.is_empty() {
+/// #             return Err("say something".into());
+/// #         }
+/// #         wasmod::info!("signed: {text}");
+/// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+/// #         Ok(())
+/// #     }
+/// #     #[reducer(client_connected)]
+/// #     fn hello(ctx: &ReducerContext) {
+/// #         wasmod::info!("connected");
+/// #     }
+/// #     #[procedure]
+/// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+/// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+/// #     }
+/// #     #[view]
+/// #     fn mine(ctx: &ViewContext) -> Option<String> {
+/// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+/// #     }
+/// #     #[view]
+/// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+/// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+/// #     }
+/// #     #[http_handler(GET, "/count")]
+/// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+/// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+/// #     }
+/// # }
+/// # use guestbook::{Entry, EntryAccess};
+/// # let module = TestModule::<guestbook::Module>::new();
+/// # let ann = Identity::from_bytes([1; 32]);
+/// assert!(module.call_reducer(ann, "sign", ("hello".to_string(),)).is_success());
+/// assert_eq!(module.read(|db| db.entry().count()), 1);
+/// ```
 pub struct TestModule<M> {
     module: RefCell<NativeModule<M>>,
     description: Arc<ModuleDef>,
 }
 
 /// Why a procedure, view or HTTP call did not return a value.
+///
+/// ```
+/// # use wasmod::prelude::*;
+/// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+/// # #[wasmod::module]
+/// # mod guestbook {
+/// #     use wasmod::prelude::*;
+/// #     #[table]
+/// #     pub struct Entry {
+/// #         #[primary_key]
+/// #         pub who: Identity,
+/// #         pub text: String,
+/// #     }
+/// #     #[reducer]
+/// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+/// #         if text.is_empty() {
+/// #             return Err("say something".into());
+/// #         }
+/// #         wasmod::info!("signed: {text}");
+/// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+/// #         Ok(())
+/// #     }
+/// #     #[reducer(client_connected)]
+/// #     fn hello(ctx: &ReducerContext) {
+/// #         wasmod::info!("connected");
+/// #     }
+/// #     #[procedure]
+/// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+/// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+/// #     }
+/// #     #[view]
+/// #     fn mine(ctx: &ViewContext) -> Option<String> {
+/// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+/// #     }
+/// #     #[view]
+/// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+/// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+/// #     }
+/// #     #[http_handler(GET, "/count")]
+/// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+/// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+/// #     }
+/// # }
+/// # use guestbook::{Entry, EntryAccess};
+/// # let module = TestModule::<guestbook::Module>::new();
+/// # let ann = Identity::from_bytes([1; 32]);
+/// // `count` returns a `u64`, which does not decode as a `String`.
+/// let wrong = module.call_procedure::<String>(ann, "count", ());
+/// assert!(matches!(wrong, Err(CallFailure::Decode(_))));
+/// ```
 #[derive(Debug)]
 pub enum CallFailure {
     /// The call failed or aborted: the host's outcome.
@@ -97,11 +202,113 @@ impl<M: ModuleExports> TestModule<M> {
     /// # Panics
     ///
     /// If the module cannot be loaded or its `init` fails: see [`try_new`](Self::try_new).
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// assert_eq!(module.read(|db| db.entry().count()), 0);
+    /// ```
     pub fn new() -> Self {
         Self::try_new().unwrap_or_else(|error| panic!("the module did not load: {error}"))
     }
 
     /// Loads the module and runs its `init` reducer.
+    ///
+    /// # Errors
+    ///
+    /// A [`LoadError`] if the module's description is refused (the host's checks of tables,
+    /// indexes and entry points) or its `init` reducer fails.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// let loaded = TestModule::<guestbook::Module>::try_new();
+    /// assert!(loaded.is_ok());
+    /// ```
     pub fn try_new() -> Result<Self, LoadError> {
         let module = NativeModule::<M>::new()?;
         let description = Arc::new(module.module().clone());
@@ -112,17 +319,172 @@ impl<M: ModuleExports> TestModule<M> {
     }
 
     /// The module's description, as the host read it.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// let tables: Vec<&str> =
+    ///     module.description().tables.iter().map(|table| table.name.as_str()).collect();
+    /// assert_eq!(tables, ["entry"]);
+    /// ```
     pub fn description(&self) -> &ModuleDef {
         &self.description
     }
 
     /// The module's database: subscribe to its [`feed`](Database::feed) to see every commit
     /// the calls make, with who made it and what changed.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// let mut commits = module.database().feed().subscribe();
+    /// module.call_reducer(ann, "sign", ("hello".to_string(),));
+    /// let commit = commits.try_recv().unwrap();
+    /// assert_eq!(commit.meta.caller, ann);
+    /// ```
     pub fn database(&self) -> Arc<Database> {
         self.module.borrow().database().clone()
     }
 
-    /// Calls reducer `name` as `sender`.
+    /// Calls reducer `name` as `sender`: [`Outcome::Committed`] if it succeeded,
+    /// [`Outcome::Failed`] with its message if it returned `Err` (or the arguments did not
+    /// decode), [`Outcome::Aborted`] if it panicked; the last two rolled its writes back.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// assert!(module.call_reducer(ann, "sign", ("hello".to_string(),)).is_success());
+    /// match module.call_reducer(ann, "sign", (String::new(),)) {
+    ///     Outcome::Failed { message, .. } => assert_eq!(message, "say something"),
+    ///     other => panic!("{other}"),
+    /// }
+    /// ```
     pub fn call_reducer(&self, sender: Identity, name: &str, args: impl Encode) -> Outcome {
         let args = wasmod_abi::encoding::to_vec(&args);
         let outcome =
@@ -132,7 +494,66 @@ impl<M: ModuleExports> TestModule<M> {
         self.naming_the_parameters(name, outcome)
     }
 
-    /// Calls procedure `name` as `sender` and decodes its result.
+    /// Calls procedure `name` as `sender` and decodes its result as `R`. A procedure that
+    /// returns a `Result` returns it as its value, so `R` is that `Result`.
+    ///
+    /// # Errors
+    ///
+    /// [`CallFailure::Outcome`] if the call failed (arguments that did not decode, a panic);
+    /// [`CallFailure::Decode`] if the result is not an `R`.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// module.call_reducer(ann, "sign", ("hello".to_string(),));
+    /// assert_eq!(module.call_procedure::<u64>(ann, "count", ()).unwrap(), 1);
+    /// assert!(matches!(
+    ///     module.call_procedure::<u64>(ann, "count", (1u8,)),
+    ///     Err(CallFailure::Outcome(Outcome::Failed { .. }))
+    /// ));
+    /// ```
     pub fn call_procedure<R: Decode>(
         &self,
         sender: Identity,
@@ -147,7 +568,58 @@ impl<M: ModuleExports> TestModule<M> {
         returned(self.naming_the_parameters(name, outcome))
     }
 
-    /// Calls per-caller view `name` as `sender` and decodes its rows.
+    /// Calls per-caller view `name` as `sender` and decodes its rows. Errors as
+    /// [`call_procedure`](Self::call_procedure).
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// module.call_reducer(ann, "sign", ("hello".to_string(),));
+    /// let mine: Option<String> = module.call_view(ann, "mine", ()).unwrap();
+    /// assert_eq!(mine.as_deref(), Some("hello"));
+    /// ```
     pub fn call_view<R: Decode>(
         &self,
         sender: Identity,
@@ -159,7 +631,58 @@ impl<M: ModuleExports> TestModule<M> {
         returned(self.naming_the_parameters(name, outcome))
     }
 
-    /// Calls anonymous view `name` and decodes its rows.
+    /// Calls anonymous view `name` and decodes its rows. Errors as
+    /// [`call_procedure`](Self::call_procedure).
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// module.call_reducer(ann, "sign", ("hello".to_string(),));
+    /// let all: Vec<String> = module.call_anonymous_view("all", ()).unwrap();
+    /// assert_eq!(all, ["hello"]);
+    /// ```
     pub fn call_anonymous_view<R: Decode>(
         &self,
         name: &str,
@@ -168,13 +691,118 @@ impl<M: ModuleExports> TestModule<M> {
         self.call_view(Identity::ZERO, name, args)
     }
 
-    /// Sends `request` to the HTTP handler of its method and path.
+    /// Sends `request` to the HTTP handler of its method and path (the path relative to the
+    /// module's prefix, its query in `request.query`).
+    ///
+    /// # Errors
+    ///
+    /// [`CallFailure::Outcome`] if no handler matches or the handler failed or panicked (the
+    /// server would answer those with an error status, see `docs/http-handlers.md`).
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// let page = module.call_http(Request::new(Method::Get, "/count")).unwrap();
+    /// assert_eq!((page.status, page.body), (200, b"0".to_vec()));
+    /// assert!(module.call_http(Request::new(Method::Get, "/nowhere")).is_err());
+    /// ```
     pub fn call_http(&self, request: Request) -> Result<Response, CallFailure> {
         returned(self.module.borrow_mut().call_http(&request))
     }
 
     /// Runs the module's `client_connected` reducer for `identity` (a committed no-op if it has
     /// none).
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// assert!(module.connect(ann).is_success());
+    /// assert_eq!(module.logs()[0].message, "connected");
+    /// ```
     pub fn connect(&self, identity: Identity) -> Outcome {
         let outcome = self
             .module
@@ -185,6 +813,55 @@ impl<M: ModuleExports> TestModule<M> {
 
     /// Runs the module's `client_disconnected` reducer for `identity` (a committed no-op if it
     /// has none).
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// // The guestbook has no `client_disconnected` reducer.
+    /// assert!(module.disconnect(ann).is_success());
+    /// ```
     pub fn disconnect(&self, identity: Identity) -> Outcome {
         let outcome = self
             .module
@@ -195,12 +872,113 @@ impl<M: ModuleExports> TestModule<M> {
 
     /// Reads the tables through the module's own handles, as a view would:
     /// `module.read(|db| db.message().count())`.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// module.call_reducer(ann, "sign", ("hello".to_string(),));
+    /// let text = module.read(|db| db.entry().who().find(ann).map(|entry| entry.text));
+    /// assert_eq!(text.as_deref(), Some("hello"));
+    /// ```
     pub fn read<R>(&self, f: impl FnOnce(&Db<ReadOnly>) -> R) -> R {
         self.module.borrow_mut().read_as_module(|| f(&Db::new()))
     }
 
     /// Writes the tables through the module's own handles in one committed transaction, to set
-    /// up a test: `module.write(|db| db.message().insert(..))`.
+    /// up a test: `module.write(|db| db.message().insert(..))`. A panic in `f` fails the test,
+    /// as it would any test code.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// module.write(|db| db.entry().insert(Entry { who: ann, text: "seeded".into() }));
+    /// let all: Vec<String> = module.call_anonymous_view("all", ()).unwrap();
+    /// assert_eq!(all, ["seeded"]);
+    /// ```
     pub fn write<R>(&self, f: impl FnOnce(&Db<ReadWrite>) -> R) -> R {
         self.module.borrow_mut().write_as_module(|| f(&Db::new())).0
     }
@@ -229,6 +1007,57 @@ impl<M: ModuleExports> TestModule<M> {
     }
 
     /// The lines the last call logged, oldest first.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # #[wasmod::module]
+    /// # mod guestbook {
+    /// #     use wasmod::prelude::*;
+    /// #     #[table]
+    /// #     pub struct Entry {
+    /// #         #[primary_key]
+    /// #         pub who: Identity,
+    /// #         pub text: String,
+    /// #     }
+    /// #     #[reducer]
+    /// #     fn sign(ctx: &ReducerContext, text: String) -> Result<(), String> {
+    /// #         if text.is_empty() {
+    /// #             return Err("say something".into());
+    /// #         }
+    /// #         wasmod::info!("signed: {text}");
+    /// #         ctx.db.entry().insert(Entry { who: ctx.sender(), text });
+    /// #         Ok(())
+    /// #     }
+    /// #     #[reducer(client_connected)]
+    /// #     fn hello(ctx: &ReducerContext) {
+    /// #         wasmod::info!("connected");
+    /// #     }
+    /// #     #[procedure]
+    /// #     fn count(ctx: &mut ProcedureContext) -> u64 {
+    /// #         ctx.with_read_tx(|tx| tx.db.entry().count())
+    /// #     }
+    /// #     #[view]
+    /// #     fn mine(ctx: &ViewContext) -> Option<String> {
+    /// #         ctx.db.entry().who().find(ctx.sender()).map(|entry| entry.text)
+    /// #     }
+    /// #     #[view]
+    /// #     fn all(ctx: &AnonymousViewContext) -> Vec<String> {
+    /// #         ctx.db.entry().iter().map(|entry| entry.text).collect()
+    /// #     }
+    /// #     #[http_handler(GET, "/count")]
+    /// #     fn count_page(ctx: &mut HttpContext, _request: Request) -> Response {
+    /// #         Response::text(ctx.with_read_tx(|tx| tx.db.entry().count()).to_string())
+    /// #     }
+    /// # }
+    /// # use guestbook::{Entry, EntryAccess};
+    /// # let module = TestModule::<guestbook::Module>::new();
+    /// # let ann = Identity::from_bytes([1; 32]);
+    /// module.call_reducer(ann, "sign", ("hello".to_string(),));
+    /// let logs = module.logs();
+    /// assert_eq!(logs.len(), 1);
+    /// assert_eq!(logs[0].message, "signed: hello");
+    /// ```
     pub fn logs(&self) -> Vec<LogRecord> {
         self.module.borrow().logs()
     }

@@ -17,7 +17,37 @@ std::thread_local! {
     static BUFFERS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The rows of a scan, decoded one by one from a buffer the host fills many rows at a time.
+/// The rows of a scan, decoded one by one from a buffer the host fills many rows at a time:
+/// what [`Table::iter`](super::Table::iter) and [`BTreeIndex::filter`](super::BTreeIndex::filter)
+/// return. Dropping it early closes the host's iterator.
+///
+/// ```
+/// # use wasmod::prelude::*;
+/// # use wasmod::testing::TestModule;
+/// # #[wasmod::module]
+/// # mod shop {
+/// #     #[wasmod::table]
+/// #     #[derive(Clone, Debug, PartialEq)]
+/// #     pub struct Item {
+/// #         #[primary_key]
+/// #         #[auto_inc]
+/// #         pub id: u64,
+/// #         #[unique]
+/// #         pub sku: String,
+/// #         #[index(btree)]
+/// #         pub price: u32,
+/// #     }
+/// # }
+/// # use shop::{Item, ItemAccess};
+/// # let module = TestModule::<shop::Module>::new();
+/// module.write(|db| {
+///     for sku in ["nut", "bolt", "nail"] {
+///         db.item().insert(Item { id: 0, sku: sku.into(), price: 1 });
+///     }
+/// });
+/// let first_two = module.read(|db| db.item().price().filter(1u32).take(2).count());
+/// assert_eq!(first_two, 2);
+/// ```
 pub struct RowIter<T: TableRow> {
     /// The host's iterator handle; `None` once the host has no more rows.
     handle: Option<u32>,

@@ -43,7 +43,40 @@ pub trait TableRow: SchemaType + Registered + Sized + 'static {
 /// A handle to the table of rows `T`, with access `A`.
 ///
 /// Generated table handles (`ctx.db.message()`) dereference to this type, which holds the
-/// operations every table has; the generated handle adds one accessor per index.
+/// operations every table has; the generated handle adds one accessor per index, named after
+/// its column (or the index's name for a multi-column one): a [`UniqueColumn`] for the primary
+/// key and `#[unique]` columns, a [`BTreeIndex`] for `#[index(btree)]` ones. With
+/// [`ReadOnly`](crate::ReadOnly) access (views) only the reading methods exist.
+///
+/// The examples of its methods use this table, written through
+/// [`TestModule::write`](crate::testing::TestModule::write), whose `db` is the one a reducer's
+/// `ctx.db` is:
+///
+/// ```
+/// use wasmod::prelude::*;
+/// use wasmod::testing::TestModule;
+///
+/// #[wasmod::module]
+/// mod shop {
+///     #[wasmod::table]
+///     #[derive(Clone, Debug, PartialEq)]
+///     pub struct Item {
+///         #[primary_key]
+///         #[auto_inc]
+///         pub id: u64,
+///         #[unique]
+///         pub sku: String,
+///         #[index(btree)]
+///         pub price: u32,
+///     }
+/// }
+/// use shop::{Item, ItemAccess};
+///
+/// let module = TestModule::<shop::Module>::new();
+/// let nut = module.write(|db| db.item().insert(Item { id: 0, sku: "nut".into(), price: 5 }));
+/// assert_eq!(nut.id, 1);
+/// assert_eq!(module.read(|db| db.item().sku().find("nut")), Some(nut));
+/// ```
 pub struct Table<T, A> {
     marker: PhantomData<(fn() -> T, A)>,
 }
@@ -57,12 +90,62 @@ impl<T: TableRow, A: Access> Table<T, A> {
     }
 
     /// How many rows the table has.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::TestModule;
+    /// # #[wasmod::module]
+    /// # mod shop {
+    /// #     #[wasmod::table]
+    /// #     #[derive(Clone, Debug, PartialEq)]
+    /// #     pub struct Item {
+    /// #         #[primary_key]
+    /// #         #[auto_inc]
+    /// #         pub id: u64,
+    /// #         #[unique]
+    /// #         pub sku: String,
+    /// #         #[index(btree)]
+    /// #         pub price: u32,
+    /// #     }
+    /// # }
+    /// # use shop::{Item, ItemAccess};
+    /// # let module = TestModule::<shop::Module>::new();
+    /// module.write(|db| db.item().insert(Item { id: 0, sku: "nut".into(), price: 5 }));
+    /// assert_eq!(module.read(|db| db.item().count()), 1);
+    /// ```
     pub fn count(&self) -> u64 {
         sys::table_row_count(T::table_id())
             .unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
     }
 
     /// Every row, in no particular order.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::TestModule;
+    /// # #[wasmod::module]
+    /// # mod shop {
+    /// #     #[wasmod::table]
+    /// #     #[derive(Clone, Debug, PartialEq)]
+    /// #     pub struct Item {
+    /// #         #[primary_key]
+    /// #         #[auto_inc]
+    /// #         pub id: u64,
+    /// #         #[unique]
+    /// #         pub sku: String,
+    /// #         #[index(btree)]
+    /// #         pub price: u32,
+    /// #     }
+    /// # }
+    /// # use shop::{Item, ItemAccess};
+    /// # let module = TestModule::<shop::Module>::new();
+    /// module.write(|db| {
+    ///     db.item().insert(Item { id: 0, sku: "nut".into(), price: 5 });
+    ///     db.item().insert(Item { id: 0, sku: "bolt".into(), price: 9 });
+    /// });
+    /// let total: u32 = module.read(|db| db.item().iter().map(|item| item.price).sum());
+    /// assert_eq!(total, 14);
+    /// ```
     pub fn iter(&self) -> RowIter<T> {
         RowIter::open(T::TABLE_NAME, sys::table_scan(T::table_id()))
     }
@@ -73,14 +156,84 @@ impl<T: TableRow> Table<T, ReadWrite> {
     ///
     /// # Panics
     ///
-    /// If the row clashes with another on a unique column or the primary key (which rolls the
-    /// whole call back). Use [`try_insert`](Self::try_insert) to handle that instead.
+    /// If [`try_insert`](Self::try_insert) fails: the row clashes with another on a unique
+    /// column or the primary key, or a sequence is exhausted. The panic rolls the whole call
+    /// back (a reducer's transaction, or a procedure's current one); use `try_insert` to
+    /// handle the clash instead.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::TestModule;
+    /// # #[wasmod::module]
+    /// # mod shop {
+    /// #     #[wasmod::table]
+    /// #     #[derive(Clone, Debug, PartialEq)]
+    /// #     pub struct Item {
+    /// #         #[primary_key]
+    /// #         #[auto_inc]
+    /// #         pub id: u64,
+    /// #         #[unique]
+    /// #         pub sku: String,
+    /// #         #[index(btree)]
+    /// #         pub price: u32,
+    /// #     }
+    /// # }
+    /// # use shop::{Item, ItemAccess};
+    /// # let module = TestModule::<shop::Module>::new();
+    /// let nut = module.write(|db| db.item().insert(Item { id: 0, sku: "nut".into(), price: 5 }));
+    /// assert_eq!((nut.id, nut.sku.as_str()), (1, "nut"));
+    /// ```
     pub fn insert(&self, row: T) -> T {
         self.try_insert(row)
             .unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// Inserts `row` and returns it as stored, with auto-increment columns filled in.
+    ///
+    /// Inserting a row equal to one the table has (every column the same) is not a clash:
+    /// nothing changes and the row is returned. An auto-increment column given as `0` gets
+    /// the sequence's next value; any other value is stored as given.
+    ///
+    /// # Errors
+    ///
+    /// - [`InsertError::UniqueViolation`] if another row has the same value in the primary key
+    ///   or a `#[unique]` column. It names the table, not which of its unique indexes clashed
+    ///   (the host logs that, with the key, at debug level under the target `wasmod::host`).
+    ///   Nothing was written, and the transaction goes on: the caller decides.
+    /// - [`InsertError::SequenceExhausted`] if an auto-increment column has no values left.
+    /// - [`InsertError::Host`] for a refusal that only a bug explains.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::TestModule;
+    /// # #[wasmod::module]
+    /// # mod shop {
+    /// #     #[wasmod::table]
+    /// #     #[derive(Clone, Debug, PartialEq)]
+    /// #     pub struct Item {
+    /// #         #[primary_key]
+    /// #         #[auto_inc]
+    /// #         pub id: u64,
+    /// #         #[unique]
+    /// #         pub sku: String,
+    /// #         #[index(btree)]
+    /// #         pub price: u32,
+    /// #     }
+    /// # }
+    /// # use shop::{Item, ItemAccess};
+    /// # let module = TestModule::<shop::Module>::new();
+    /// use wasmod::InsertError;
+    ///
+    /// module.write(|db| {
+    ///     let nut = db.item().try_insert(Item { id: 0, sku: "nut".into(), price: 5 });
+    ///     assert_eq!(nut.map(|item| item.id), Ok(1));
+    ///     let again = db.item().try_insert(Item { id: 0, sku: "nut".into(), price: 7 });
+    ///     assert_eq!(again, Err(InsertError::UniqueViolation { table: "item" }));
+    ///     let same = db.item().try_insert(Item { id: 1, sku: "nut".into(), price: 5 });
+    ///     assert!(same.is_ok(), "an equal row is not a clash");
+    /// });
+    /// assert_eq!(module.read(|db| db.item().count()), 1);
+    /// ```
     pub fn try_insert(&self, row: T) -> Result<T, InsertError> {
         with_scratch(|bytes| {
             row.encode(bytes);
@@ -92,7 +245,35 @@ impl<T: TableRow> Table<T, ReadWrite> {
         })
     }
 
-    /// Deletes the rows equal to `row`; returns whether one was deleted.
+    /// Deletes the row equal to `row` (every column the same); returns whether there was one.
+    /// To delete by key, use the key's [`UniqueColumn::delete`].
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::TestModule;
+    /// # #[wasmod::module]
+    /// # mod shop {
+    /// #     #[wasmod::table]
+    /// #     #[derive(Clone, Debug, PartialEq)]
+    /// #     pub struct Item {
+    /// #         #[primary_key]
+    /// #         #[auto_inc]
+    /// #         pub id: u64,
+    /// #         #[unique]
+    /// #         pub sku: String,
+    /// #         #[index(btree)]
+    /// #         pub price: u32,
+    /// #     }
+    /// # }
+    /// # use shop::{Item, ItemAccess};
+    /// # let module = TestModule::<shop::Module>::new();
+    /// module.write(|db| {
+    ///     let nut = db.item().insert(Item { id: 0, sku: "nut".into(), price: 5 });
+    ///     assert!(!db.item().delete(&Item { price: 6, ..nut.clone() }));
+    ///     assert!(db.item().delete(&nut));
+    /// });
+    /// assert_eq!(module.read(|db| db.item().count()), 0);
+    /// ```
     pub fn delete(&self, row: &T) -> bool {
         let deleted = with_scratch(|bytes| {
             row.encode(bytes);
@@ -102,12 +283,47 @@ impl<T: TableRow> Table<T, ReadWrite> {
     }
 
     /// Deletes every row; returns how many there were.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::TestModule;
+    /// # #[wasmod::module]
+    /// # mod shop {
+    /// #     #[wasmod::table]
+    /// #     #[derive(Clone, Debug, PartialEq)]
+    /// #     pub struct Item {
+    /// #         #[primary_key]
+    /// #         #[auto_inc]
+    /// #         pub id: u64,
+    /// #         #[unique]
+    /// #         pub sku: String,
+    /// #         #[index(btree)]
+    /// #         pub price: u32,
+    /// #     }
+    /// # }
+    /// # use shop::{Item, ItemAccess};
+    /// # let module = TestModule::<shop::Module>::new();
+    /// module.write(|db| {
+    ///     db.item().insert(Item { id: 0, sku: "nut".into(), price: 5 });
+    ///     db.item().insert(Item { id: 0, sku: "bolt".into(), price: 9 });
+    /// });
+    /// assert_eq!(module.write(|db| db.item().clear()), 2);
+    /// ```
     pub fn clear(&self) -> u64 {
         sys::clear_table(T::table_id()).unwrap_or_else(|errno| host_failed(T::TABLE_NAME, errno))
     }
 }
 
-/// Why an insert or an update did not happen.
+/// Why an insert or an update did not happen: what [`Table::try_insert`] and
+/// [`UniqueColumn::try_update`] return (their examples show it). Each variant names the table;
+/// none names the index.
+///
+/// ```
+/// use wasmod::InsertError;
+///
+/// let clash = InsertError::UniqueViolation { table: "item" };
+/// assert_eq!(clash.to_string(), "table `item`: another row has the same unique key");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InsertError {
