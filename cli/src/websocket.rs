@@ -14,6 +14,7 @@
 //! server, or a socket that ends without one, is a [`Failure`] that says why.
 
 use crate::failure::{Failure, Result};
+use crate::output;
 use futures_util::{SinkExt, StreamExt};
 use std::future::Future;
 use tokio::net::TcpStream;
@@ -101,6 +102,8 @@ pub struct Connection {
     pub identity: Identity,
     /// A token for that identity, freshly issued by the server.
     pub token: String,
+    /// Whether the identity is new: the connection was made without a token.
+    issued: bool,
 }
 
 /// A message from the server: its text as sent, and what it says.
@@ -115,6 +118,7 @@ impl Connection {
     /// Connects to the server at `base` as the identity of `token` (a new identity without
     /// one), and reads its `IdentityToken`.
     pub async fn connect(base: &str, token: Option<&str>) -> Result<Self> {
+        let token_given = token;
         let url = endpoint(base)?;
         let mut request = url
             .as_str()
@@ -146,10 +150,21 @@ impl Connection {
                 url,
                 identity,
                 token,
+                issued: token_given.is_none(),
             }),
             _ => Err(Failure::module(format!(
                 "{url}: the server's first message is not its IdentityToken"
             ))),
+        }
+    }
+
+    /// Says whom the connection runs as: a new identity with its token on stderr
+    /// ([`output::new_identity`]), so that its rows are not orphaned; a given one in the log.
+    pub fn announce(&self) {
+        if self.issued {
+            output::new_identity(&self.identity, &self.token);
+        } else {
+            tracing::info!(identity = %self.identity, "connected");
         }
     }
 

@@ -17,7 +17,8 @@ use tungstenite::protocol::CloseFrame;
 use tungstenite::{Message, WebSocket};
 use wasmod_wasm_tests::{built, Profile};
 
-/// The identity and token `wasmod subscribe` printed on stderr for a new identity.
+/// The identity and token `wasmod subscribe` or `wasmod sql` printed on stderr for a new
+/// identity.
 fn issued(stderr: &str) -> (String, String) {
     let line = stderr
         .lines()
@@ -174,6 +175,19 @@ fn subscribe_and_sql_against_the_served_quickstart_then_offline() {
         lines.iter().any(|line| line.ends_with("| before")),
         "{table}"
     );
+    // Without --token, the new identity's token is on stderr: it finds that identity's row.
+    let (queried_as, queried_token) = issued(&text(&output.stderr));
+    let theirs = sql_rows(
+        &[
+            &base,
+            "SELECT * FROM user WHERE identity = :sender",
+            "--token",
+            &queried_token,
+        ],
+        dir,
+    );
+    assert_eq!(theirs.len(), 1, "{theirs:?}");
+    assert_eq!(theirs[0]["identity"], queried_as.as_str());
     let over_the_server = sql_rows(&[&base, "SELECT * FROM message"], dir);
     let count = format!("({} rows)", over_the_server.len());
     assert_eq!(lines.last(), Some(&count.as_str()), "{table}");

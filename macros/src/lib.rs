@@ -37,7 +37,9 @@ use proc_macro2::TokenStream as TokenStream2;
 /// and the variant's fields. Generic types get `T: SchemaType` bounds. A `#[repr(C)]` struct
 /// whose fields are all plain and leave no padding is *plain*: the derive checks that at
 /// compile time and then copies bytes instead of walking fields. Unions and enums with more
-/// than 256 variants or explicit discriminants are refused.
+/// than 256 variants or explicit discriminants are refused. An enum without fields (and without
+/// generics) is also an index key (`wasmod::table::IndexKey`): a btree index on a column of
+/// its type is scanned with `filter(Kind::Savings)` or a range of variants.
 #[proc_macro_derive(SchemaType, attributes(wasmod))]
 pub fn derive_schema_type(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
@@ -45,8 +47,14 @@ pub fn derive_schema_type(input: TokenStream) -> TokenStream {
     let options = ir::schema_type::TypeOptions::from_attrs(&input.attrs, &mut errors);
     let decl = ir::schema_type::TypeDecl::parse(&input, options.krate, &mut errors);
     let result = errors.finish(decl).map(|decl| {
-        decl.map(|decl| codegen::schema_type::generate(&decl))
-            .unwrap_or_default()
+        decl.map(|decl| {
+            let mut tokens = codegen::schema_type::generate(&decl);
+            if let Some(runtime) = &options.runtime {
+                tokens.extend(codegen::schema_type::index_key_impl(&decl, runtime));
+            }
+            tokens
+        })
+        .unwrap_or_default()
     });
     expand(result, TokenStream2::new()).into()
 }

@@ -2,8 +2,8 @@
 //! (`docs/subscriptions.md`) and prints the rows.
 //!
 //! - Against a server (`http://…`, or `ws://…`): a `OneOffQuery` over its WebSocket
-//!   ([`remote`]), as the identity of `--token` (or `WASMOD_TOKEN`), or a new one; `:sender` is
-//!   that identity. The server answers for its public tables only. Opening the connection runs
+//!   ([`remote`]), as the identity of `--token` (or `WASMOD_TOKEN`), or a new one whose token
+//!   goes to stderr, as `wasmod call` prints it; `:sender` is that identity. The server answers for its public tables only. Opening the connection runs
 //!   the module's `client_connected` (and closing it `client_disconnected`), as for every
 //!   client.
 //! - Against a module (a crate directory, built first, or a `.wasm` file): offline, over the
@@ -36,8 +36,8 @@ use wasmod_protocol::ModuleDescription;
 /// What `wasmod sql --help` says after the options: the output, and the exit status.
 const HELP: &str = "\
 On a server, the query is a OneOffQuery over its WebSocket (GET /v1/subscribe), as the identity
-of --token (or a new one: the connection runs the module's client_connected, as every client's
-does); :sender is that identity, and private tables are refused. On a module, the tables are
+of --token (or a new one, whose token is printed on stderr: the connection runs the module's
+client_connected, as every client's does); :sender is that identity, and private tables are refused. On a module, the tables are
 read from its data directory offline, as `wasmod serve` recovers them; it must not be served
 meanwhile.
 

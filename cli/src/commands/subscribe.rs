@@ -94,11 +94,7 @@ async fn subscribe(args: Args) -> Result {
             .map_err(|_| Failure::module(format!("no connection within {}", waited(&args))))??,
         None => connecting.await?,
     };
-    if args.token.is_none() {
-        output::new_identity(&connection.identity, &connection.token);
-    } else {
-        tracing::info!(identity = %connection.identity, "connected");
-    }
+    connection.announce();
     connection
         .send(&ClientMessage::Subscribe {
             query_set_id: QUERY_SET,

@@ -1,4 +1,5 @@
-//! Code for a [`TypeDecl`]: its `Encode`, `Decode` and `SchemaType` impls.
+//! Code for a [`TypeDecl`]: its `Encode`, `Decode` and `SchemaType` impls, and for an enum
+//! without fields, the runtime's `IndexKey`.
 //!
 //! A struct whose layout is plain (see `wasmod_abi::encoding::Layout`) is encoded and decoded
 //! with one copy; the generated `LAYOUT` constant decides that at compile time from the
@@ -41,6 +42,27 @@ fn impl_header(decl: &TypeDecl, trait_path: TokenStream) -> TokenStream {
     }
     let (impl_generics, type_generics, where_clause) = generics.split_for_impl();
     quote! { impl #impl_generics #trait_path for #ident #type_generics #where_clause }
+}
+
+/// `impl IndexKey for Type {}` if the type is an enum without fields and without generics,
+/// whose values the host compares exactly (by variant, in declaration order); nothing for any
+/// other type, so using one as a key fails on the missing `IndexKey` impl, whose message says
+/// which types are keys.
+pub fn index_key_impl(decl: &TypeDecl, runtime: &syn::Path) -> TokenStream {
+    let fieldless = match &decl.shape {
+        Shape::Enum(variants) => variants
+            .iter()
+            .all(|variant| variant.fields.fields.is_empty()),
+        Shape::Struct(_) => false,
+    };
+    if !fieldless || !decl.generics.params.is_empty() {
+        return TokenStream::new();
+    }
+    let ident = &decl.ident;
+    quote! {
+        #[automatically_derived]
+        impl #runtime::table::IndexKey for #ident {}
+    }
 }
 
 /// A reference to field `member` of `self`. Packed fields may be unaligned: they are copied

@@ -70,16 +70,22 @@ pub struct Variant {
 pub struct TypeOptions {
     /// `crate = path`: where the ABI crate is (for use inside wasmod's own crates).
     pub krate: syn::Path,
+    /// Where the runtime crate is, whose traits a module's types implement beyond the ABI's
+    /// (an enum without fields becomes an index key): `::wasmod` by default, `None` with
+    /// `crate = path`, since wasmod's own crates below the runtime cannot name it.
+    pub runtime: Option<syn::Path>,
 }
 
 impl TypeOptions {
     /// Reads `#[wasmod(crate = path)]` among `attrs`.
     pub fn from_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> Self {
         let mut krate = syn::parse_quote!(::wasmod::abi);
+        let mut runtime = Some(syn::parse_quote!(::wasmod));
         for attr in attrs.iter().filter(|attr| attr.path().is_ident("wasmod")) {
             let parsed = attr.parse_nested_meta(|meta| {
                 if meta.path.is_ident("crate") {
                     krate = meta.value()?.parse()?;
+                    runtime = None;
                     Ok(())
                 } else {
                     Err(meta
@@ -88,7 +94,7 @@ impl TypeOptions {
             });
             errors.take(parsed);
         }
-        Self { krate }
+        Self { krate, runtime }
     }
 }
 

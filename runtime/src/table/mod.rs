@@ -11,7 +11,7 @@ mod scratch;
 
 pub use index::{BTreeIndex, UniqueColumn};
 pub use iter::RowIter;
-pub use scan::{IndexScan, KeyArg};
+pub use scan::{ColumnScan, IndexKey, IndexScan, KeyArg};
 
 use crate::db::{Access, ReadWrite};
 use crate::rt::Registered;

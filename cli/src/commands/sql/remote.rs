@@ -14,11 +14,13 @@ use wasmod_protocol::ws::{ClientMessage, JsonServerMessage};
 /// The id of the command's one query.
 const REQUEST: u32 = 1;
 
-/// Runs `query` on the server at `base`, as the identity of `token` (a new one without it).
+/// Runs `query` on the server at `base`, as the identity of `token` (a new one without it,
+/// whose token goes to stderr).
 pub fn query(base: &str, query: &str, token: Option<&str>) -> Result<Answer> {
     let description = api::describe(&api::agent(), &websocket::http_base(base)?)?;
     let asking = async {
         let mut connection = Connection::connect(base, token).await?;
+        connection.announce();
         connection
             .send(&ClientMessage::OneOffQuery {
                 request_id: REQUEST,
