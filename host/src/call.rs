@@ -10,13 +10,13 @@
 
 use crate::clock::CallTimer;
 use crate::env::{CallKind, CallOrigin, Durable, Entry, InstanceEnv, LogLevel, OpenError, Tx};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
-use wasmod_abi::route::Routed;
+use wasmod_abi::route::{Pattern, Routed};
 use wasmod_abi::{
     description, elements, ConnectionId, DescriptionError, EntryKind, Errno, Identity, Lifecycle,
     ModuleDef, Timestamp,
@@ -322,8 +322,9 @@ pub enum LoadError {
     /// The replica's rows do not fit the description's tables (see
     /// [`InstanceEnv::with_replica`]).
     Replica(ReplicaError),
-    /// The description's entry points are invalid (duplicate names or routes, several
-    /// lifecycle reducers of one kind).
+    /// The description's entry points are invalid (duplicate names, an HTTP handler's path
+    /// that is not a route pattern, two handlers of one method whose routes answer the same
+    /// paths, several lifecycle reducers of one kind).
     EntryPoints(String),
     /// A type of the description has values that decode to more elements than their bytes
     /// allow (arrays of zero-sized types nested or repeated: see
@@ -891,13 +892,21 @@ fn check_entry_points(module: &ModuleDef) -> Result<(), String> {
             ));
         }
     }
-    let mut routes = HashSet::new();
+    let mut routes = HashMap::new();
     for handler in &module.http_handlers {
-        if !routes.insert((handler.method, handler.path.as_str())) {
+        Pattern::parse(&handler.path).map_err(|error| {
+            format!(
+                "http handler `{}` answers `{}`, which is not a route pattern: {error}",
+                handler.name, handler.path
+            )
+        })?;
+        let route = (handler.method, route_shape(&handler.path));
+        if let Some(other) = routes.insert(route, handler.name.as_str()) {
             return Err(format!(
-                "two http handlers answer {} {}",
+                "two http handlers answer {} {}: `{other}` and `{}`",
                 handler.method.as_str(),
-                handler.path
+                handler.path,
+                handler.name
             ));
         }
     }
@@ -914,9 +923,68 @@ fn check_entry_points(module: &ModuleDef) -> Result<(), String> {
     Ok(())
 }
 
+/// A route pattern (one that parses) with its parameters' names left out: two patterns of one
+/// shape answer the same paths (`/a/{x}` and `/a/{y}`, see `Pattern::same_routes`).
+fn route_shape(pattern: &str) -> String {
+    let segments = pattern.split('/').map(|segment| {
+        if segment.starts_with('{') {
+            "{}"
+        } else {
+            segment
+        }
+    });
+    segments.collect::<Vec<_>>().join("/")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{AnonymousExport, CallerExport};
+    use super::{check_entry_points, AnonymousExport, CallerExport};
+    use wasmod_abi::http::Method;
+    use wasmod_abi::{HttpHandlerDef, ModuleDef};
+
+    /// A description whose only entry points are HTTP handlers answering `routes`.
+    fn handlers(routes: &[(Method, &str)]) -> ModuleDef {
+        let http_handlers = routes
+            .iter()
+            .enumerate()
+            .map(|(id, (method, path))| HttpHandlerDef {
+                name: format!("handler_{id}"),
+                method: *method,
+                path: (*path).to_owned(),
+            })
+            .collect();
+        ModuleDef {
+            http_handlers,
+            ..ModuleDef::default()
+        }
+    }
+
+    #[test]
+    fn a_handler_whose_path_is_not_a_route_pattern_is_refused_at_load() {
+        let error = check_entry_points(&handlers(&[(Method::Get, "/a/{b")])).unwrap_err();
+        assert!(
+            error.contains("`handler_0`") && error.contains("/a/{b"),
+            "{error}"
+        );
+        assert!(check_entry_points(&handlers(&[(Method::Get, "/a/{b}")])).is_ok());
+    }
+
+    #[test]
+    fn handlers_whose_routes_differ_only_in_parameter_names_are_refused_at_load() {
+        let same = handlers(&[
+            (Method::Get, "/accounts/{name}"),
+            (Method::Get, "/accounts/{id}"),
+        ]);
+        let error = check_entry_points(&same).unwrap_err();
+        assert!(error.contains("`handler_0` and `handler_1`"), "{error}");
+        let apart = handlers(&[
+            (Method::Get, "/accounts/{name}"),
+            (Method::Post, "/accounts/{id}"),
+            (Method::Get, "/accounts/new"),
+            (Method::Get, "/accounts/{name}/entries"),
+        ]);
+        assert!(check_entry_points(&apart).is_ok());
+    }
     use wasmod_abi::EntryKind;
 
     /// The two export types split the kinds by [`EntryKind::takes_caller`], and each `ALL` is in
