@@ -14,7 +14,8 @@
 //! - [`http`]: requests and responses for HTTP handlers and outbound calls;
 //! - [`exports`]: a module's exports as Rust functions, for native execution;
 //! - [`kind`]: the kinds of entry point and what each implies ([`EntryKind`]);
-//! - the built-in value types [`Identity`], [`ConnectionId`] and [`Timestamp`].
+//! - the built-in value types [`Identity`], [`ConnectionId`] and [`Timestamp`], and the
+//!   [`TimeDuration`] and [`ScheduleAt`] of scheduled reducers.
 //!
 //! The crate has no wasm-specific code: hosts, tools and modules all depend on it. The full
 //! ABI, imports included, is documented in `docs/abi.md` at the repository's root.
@@ -41,7 +42,7 @@ pub use errno::Errno;
 pub use exports::ModuleExports;
 pub use kind::{EntryKind, TxKind};
 pub use schema::{AlgebraicType, Field, SchemaType, TypeDef, Typespace};
-pub use types::{ConnectionId, Identity, Timestamp};
+pub use types::{ConnectionId, Identity, NegativeDuration, ScheduleAt, TimeDuration, Timestamp};
 pub use value::Value;
 pub use wasmod_macros::{DecodeBorrowed, SchemaType};
 /// HTTP handler route patterns: the one reading of them that the macros, the host and the

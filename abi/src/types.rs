@@ -1,4 +1,5 @@
-//! The built-in value types every module sees: who called, over which connection, and when.
+//! The built-in value types every module sees: who called, over which connection, and when;
+//! and the spans of time and schedules that scheduled reducers are given.
 
 use crate::encoding::{Decode, DecodeError, Encode, Layout, Reader};
 
@@ -165,6 +166,140 @@ impl Timestamp {
     }
 }
 
+impl core::ops::Add<TimeDuration> for Timestamp {
+    type Output = Timestamp;
+
+    /// This timestamp moved by `duration` (backwards for a negative one), saturating at the
+    /// ends of the `i64` range rather than overflowing.
+    fn add(self, duration: TimeDuration) -> Timestamp {
+        self.plus_micros(duration.to_micros())
+    }
+}
+
+impl Timestamp {
+    /// The time from `earlier` to this timestamp (negative if `earlier` is later), saturating.
+    pub const fn duration_since(self, earlier: Timestamp) -> TimeDuration {
+        TimeDuration::from_micros(self.0.saturating_sub(earlier.0))
+    }
+}
+
+/// A span of time in microseconds, signed: what separates two [`Timestamp`]s, and the period
+/// of a repeating schedule ([`ScheduleAt::Interval`]).
+///
+/// It converts from [`std::time::Duration`] (saturating at `i64::MAX` microseconds, about
+/// 292,000 years, and truncating below a microsecond) and back (refusing a negative span).
+///
+/// ```
+/// use std::time::Duration;
+/// use wasmod_abi::{TimeDuration, Timestamp};
+///
+/// let hour = TimeDuration::from(Duration::from_secs(3600));
+/// assert_eq!(hour.to_micros(), 3_600_000_000);
+/// let start = Timestamp::from_micros_since_unix_epoch(1_000);
+/// assert_eq!((start + hour).duration_since(start), hour);
+/// assert_eq!(Duration::try_from(hour), Ok(Duration::from_secs(3600)));
+/// assert!(Duration::try_from(TimeDuration::from_micros(-1)).is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, crate::SchemaType)]
+#[wasmod(crate = crate)]
+pub struct TimeDuration {
+    micros: i64,
+}
+
+impl TimeDuration {
+    /// No time at all.
+    pub const ZERO: Self = Self { micros: 0 };
+
+    /// A span of `micros` microseconds.
+    pub const fn from_micros(micros: i64) -> Self {
+        Self { micros }
+    }
+
+    /// The span in microseconds.
+    pub const fn to_micros(self) -> i64 {
+        self.micros
+    }
+
+    /// Whether the span is longer than zero.
+    pub const fn is_positive(self) -> bool {
+        self.micros > 0
+    }
+}
+
+impl From<std::time::Duration> for TimeDuration {
+    /// The duration's whole microseconds, saturating at `i64::MAX`.
+    fn from(duration: std::time::Duration) -> Self {
+        Self::from_micros(i64::try_from(duration.as_micros()).unwrap_or(i64::MAX))
+    }
+}
+
+impl TryFrom<TimeDuration> for std::time::Duration {
+    type Error = NegativeDuration;
+
+    /// The span as a [`std::time::Duration`]; a negative span has none.
+    fn try_from(duration: TimeDuration) -> Result<Self, NegativeDuration> {
+        u64::try_from(duration.micros)
+            .map(std::time::Duration::from_micros)
+            .map_err(|_| NegativeDuration(duration))
+    }
+}
+
+/// A negative [`TimeDuration`], which no [`std::time::Duration`] can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NegativeDuration(pub TimeDuration);
+
+impl core::fmt::Display for NegativeDuration {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "a negative span of time ({} µs) is not a std::time::Duration",
+            self.0.micros
+        )
+    }
+}
+
+impl std::error::Error for NegativeDuration {}
+
+/// When the host calls a scheduled reducer with a row of its schedule table: the type of the
+/// table's schedule column (`#[table(scheduled(reducer))]`).
+///
+/// ```
+/// use std::time::Duration;
+/// use wasmod_abi::{ScheduleAt, TimeDuration, Timestamp};
+///
+/// let once = ScheduleAt::Time(Timestamp::from_micros_since_unix_epoch(1_700_000_000_000_000));
+/// let hourly = ScheduleAt::from(Duration::from_secs(3600));
+/// assert_eq!(hourly, ScheduleAt::Interval(TimeDuration::from_micros(3_600_000_000)));
+/// assert_ne!(once, hourly);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, crate::SchemaType)]
+#[wasmod(crate = crate)]
+pub enum ScheduleAt {
+    /// Once, at this time (at once if it has passed); the host deletes the row after the call.
+    Time(Timestamp),
+    /// Repeatedly, every period (the first call one period after the row is inserted); the row
+    /// stays until it is deleted.
+    Interval(TimeDuration),
+}
+
+impl From<Timestamp> for ScheduleAt {
+    fn from(time: Timestamp) -> Self {
+        Self::Time(time)
+    }
+}
+
+impl From<TimeDuration> for ScheduleAt {
+    fn from(period: TimeDuration) -> Self {
+        Self::Interval(period)
+    }
+}
+
+impl From<std::time::Duration> for ScheduleAt {
+    fn from(period: std::time::Duration) -> Self {
+        Self::Interval(period.into())
+    }
+}
+
 /// `N` bytes from exactly `2 * N` hexadecimal digits.
 fn from_hex<const N: usize>(text: &str) -> Option<[u8; N]> {
     let digits = text.as_bytes();
@@ -242,7 +377,51 @@ impl Decode for Timestamp {
 
 #[cfg(test)]
 mod tests {
-    use super::{ConnectionId, Identity};
+    use super::{ConnectionId, Identity, ScheduleAt, TimeDuration, Timestamp};
+    use crate::encoding::{from_slice, to_vec};
+    use std::time::Duration;
+
+    #[test]
+    fn durations_convert_saturating_and_refuse_negative_spans() {
+        assert_eq!(
+            TimeDuration::from(Duration::from_nanos(1_999)).to_micros(),
+            1
+        );
+        assert_eq!(TimeDuration::from(Duration::MAX).to_micros(), i64::MAX);
+        assert!(Duration::try_from(TimeDuration::from_micros(-5)).is_err());
+        assert_eq!(
+            Duration::try_from(TimeDuration::from_micros(7)),
+            Ok(Duration::from_micros(7))
+        );
+        let late = Timestamp::from_micros_since_unix_epoch(i64::MAX - 1);
+        assert_eq!(
+            (late + TimeDuration::from_micros(10)).to_micros_since_unix_epoch(),
+            i64::MAX,
+            "adding saturates"
+        );
+        let start = Timestamp::from_micros_since_unix_epoch(100);
+        assert_eq!(
+            (start + TimeDuration::from_micros(-30)).to_micros_since_unix_epoch(),
+            70
+        );
+        assert_eq!(
+            start.duration_since(Timestamp::from_micros_since_unix_epoch(250)),
+            TimeDuration::from_micros(-150)
+        );
+    }
+
+    #[test]
+    fn schedules_encode_as_a_tag_then_microseconds() {
+        let at = ScheduleAt::Time(Timestamp::from_micros_since_unix_epoch(0x0102));
+        let bytes = to_vec(&at);
+        assert_eq!(bytes, [0, 2, 1, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(from_slice::<ScheduleAt>(&bytes), Ok(at));
+        let every = ScheduleAt::Interval(TimeDuration::from_micros(-1));
+        let bytes = to_vec(&every);
+        assert_eq!(bytes, [1, 255, 255, 255, 255, 255, 255, 255, 255]);
+        assert_eq!(from_slice::<ScheduleAt>(&bytes), Ok(every));
+        assert!(from_slice::<ScheduleAt>(&[2, 0, 0, 0, 0, 0, 0, 0, 0]).is_err());
+    }
 
     #[test]
     fn hex_round_trips_and_refuses_what_is_not_exactly_the_digits() {

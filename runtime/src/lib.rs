@@ -82,8 +82,8 @@ pub mod testing;
 pub use wasmod_abi as abi;
 pub use wasmod_abi::http;
 pub use wasmod_abi::{
-    ConnectionId, Decode, DecodeBorrowed, DecodeError, Encode, Errno, Identity, SchemaType,
-    Timestamp,
+    ConnectionId, Decode, DecodeBorrowed, DecodeError, Encode, Errno, Identity, ScheduleAt,
+    SchemaType, TimeDuration, Timestamp,
 };
 
 pub use context::{
@@ -118,7 +118,7 @@ pub mod prelude {
     pub use crate::http::{Method, Request, Response};
     pub use crate::{
         http_handler, procedure, reducer, table, view, AnonymousViewContext, ConnectionId,
-        HttpContext, Identity, ProcedureContext, ReadTxContext, ReducerContext, SchemaType,
-        Timestamp, TxContext, ViewContext,
+        HttpContext, Identity, ProcedureContext, ReadTxContext, ReducerContext, ScheduleAt,
+        SchemaType, TimeDuration, Timestamp, TxContext, ViewContext,
     };
 }
