@@ -10,6 +10,7 @@
 
 use crate::clock::CallTimer;
 use crate::env::{CallKind, CallOrigin, Durable, Entry, InstanceEnv, LogLevel, OpenError, Tx};
+use crate::schedule::{ScheduleTable, Schedules};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use wasmod_abi::http::{Request, Response};
 use wasmod_abi::route::{Pattern, Routed};
 use wasmod_abi::{
     description, elements, ConnectionId, DescriptionError, EntryKind, Errno, Identity, Lifecycle,
-    ModuleDef, Timestamp,
+    ModuleDef, ScheduleAt, Timestamp,
 };
 use wasmod_datastore::durability::DurabilityError;
 use wasmod_datastore::ReplicaError;
@@ -324,7 +325,8 @@ pub enum LoadError {
     Replica(ReplicaError),
     /// The description's entry points are invalid (duplicate names, an HTTP handler's path
     /// that is not a route pattern, two handlers of one method whose routes answer the same
-    /// paths, several lifecycle reducers of one kind).
+    /// paths, several lifecycle reducers of one kind, a schedule table whose reducer does not
+    /// fit it: see [`Schedules::of`]).
     EntryPoints(String),
     /// A type of the description has values that decode to more elements than their bytes
     /// allow (arrays of zero-sized types nested or repeated: see
@@ -396,6 +398,7 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
     };
     let module = description::decode(&bytes).map_err(LoadError::Description)?;
     check_entry_points(&module).map_err(LoadError::EntryPoints)?;
+    Schedules::of(&module).map_err(LoadError::EntryPoints)?;
     elements::check_description(&module).map_err(LoadError::Elements)?;
     Ok(module)
 }
@@ -519,7 +522,8 @@ pub fn disconnect_leftovers<T: Transport>(transport: &mut T) -> usize {
 }
 
 /// Calls the reducer `name` for a client, with `args` the encoded product of its
-/// parameters. Lifecycle reducers are refused (`NOT_ALLOWED`): only the host calls them.
+/// parameters. Lifecycle reducers and the reducers of schedule tables are refused
+/// (`NOT_ALLOWED`): only the host calls them.
 pub fn call_reducer<T: Transport>(
     transport: &mut T,
     name: &str,
@@ -531,7 +535,15 @@ pub fn call_reducer<T: Transport>(
             id,
             lifecycle: None,
         }) => {
-            let tx = transport.env().database().begin_mut();
+            let env = transport.env();
+            if let Some(schedule) = env.entries().schedules().of_reducer(id) {
+                let table = &env.module().tables[schedule.table as usize].name;
+                return Outcome::refused(
+                    Errno::NOT_ALLOWED,
+                    format!("reducer `{name}` is called with the rows of the schedule table `{table}`: only the host calls it, when a row is due"),
+                );
+            }
+            let tx = env.database().begin_mut();
             run_reducer(transport, tx, id, name, caller, args)
         }
         Some(Entry::Reducer {
@@ -543,6 +555,50 @@ pub fn call_reducer<T: Transport>(
         ),
         other => unknown(EntryKind::Reducer, name, other),
     }
+}
+
+/// Calls the reducer of the schedule table `table` with its encoded row `row`, as the host
+/// (zero identity, no connection, like `init`), if the table still holds exactly that row;
+/// `None` if it does not (it was deleted or changed since it was read) or `table` is no
+/// schedule.
+///
+/// A one-shot row (`ScheduleAt::Time`) is deleted in the reducer's transaction, before the
+/// reducer runs (which may insert a row of the same key for a next time). If the reducer
+/// fails, its transaction is rolled back and the row is deleted in a transaction of its own,
+/// so that a failing one-shot schedule is not retried forever. A repeating row
+/// (`ScheduleAt::Interval`) stays.
+pub fn call_scheduled<T: Transport>(transport: &mut T, table: u32, row: &[u8]) -> Option<Outcome> {
+    let env = transport.env();
+    let schedule = env.entries().schedules().table(table)?.clone();
+    let module = env.module().clone();
+    let scheduled = schedule.read(&module, row).ok()?;
+    let mut tx = env.database().begin_mut();
+    let scan = ScheduleTable::key_scan(&scheduled.key);
+    if !tx.index_rows(table, 0, &scan).ok()?.any(|stored| **stored == *row) {
+        return None;
+    }
+    let one_shot = matches!(scheduled.at, ScheduleAt::Time(_));
+    if one_shot {
+        tx.delete_rows(table, row).ok()?;
+    }
+    let name = &module.reducers[schedule.reducer as usize].name;
+    let outcome = run_reducer(transport, tx, schedule.reducer, name, Caller::HOST, row);
+    if one_shot && !outcome.is_success() {
+        let mut tx = transport.env().database().begin_mut();
+        let deleted = tx.delete_rows(table, row);
+        let table_name = &module.tables[table as usize].name;
+        let removal = match deleted {
+            Ok(_) => commit_host_tx(transport, tx, Caller::HOST).to_string(),
+            Err(error) => error.to_string(),
+        };
+        tracing::error!(
+            target: "wasmod::host",
+            reducer = %name,
+            table = %table_name,
+            "a scheduled call failed ({outcome}); its one-shot row was deleted so that it does not run again: {removal}"
+        );
+    }
+    Some(outcome)
 }
 
 /// Calls the view `name` (per-caller or anonymous) in a read-only transaction. An anonymous

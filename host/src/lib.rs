@@ -6,6 +6,8 @@
 //!   over any [`Transport`].
 //! - [`native`]: the transport for module code compiled natively, so modules can be tested
 //!   with `cargo test` ([`NativeModule`]).
+//! - [`schedule`]: schedule tables (`#[table(scheduled(..))]`): their checks at load and what
+//!   their rows say; [`LoadedModule::call_scheduled`] makes the call a row asks for.
 //! - [`outbound`]: procedures' outbound HTTP through a real client, behind the operator's
 //!   allow list ([`OutboundHttp`]).
 //!
@@ -18,6 +20,7 @@ pub mod env;
 pub mod module;
 pub mod native;
 pub mod outbound;
+pub mod schedule;
 #[cfg(feature = "wasmtime")]
 pub mod wasm;
 

@@ -53,6 +53,13 @@ impl<T: Transport> LoadedModule<T> {
         })
     }
 
+    /// Calls the reducer of the schedule table `table` with its encoded row `row`, as the
+    /// host: what the scheduler does when the row is due ([`call::call_scheduled`]: a one-shot
+    /// row is deleted with the call). `None` if the table no longer holds exactly that row.
+    pub fn call_scheduled(&mut self, table: u32, row: &[u8]) -> Option<Outcome> {
+        self.write(|transport| call::call_scheduled(transport, table, row))
+    }
+
     /// Calls view `name` (per-caller or anonymous) as `sender`.
     pub fn call_view(&mut self, name: &str, sender: Identity, args: &[u8]) -> Outcome {
         self.call(|transport| {

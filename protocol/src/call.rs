@@ -36,8 +36,8 @@ pub struct EntryPoint<'m> {
 /// Finds the entry point `name` among the kinds `kinds` (reducers, procedures, views and
 /// anonymous views: the kinds called by name).
 ///
-/// Fails with `no_such_entry` (saying what `name` is, if it is an entry point of another kind)
-/// or `lifecycle_reducer`.
+/// Fails with `no_such_entry` (saying what `name` is, if it is an entry point of another kind),
+/// `lifecycle_reducer` or `scheduled_reducer`.
 pub fn find<'m>(
     module: &'m ModuleDef,
     name: &str,
@@ -52,6 +52,22 @@ pub fn find<'m>(
                 ErrorCode::LifecycleReducer,
                 format!("`{name}` is a lifecycle reducer: only the host calls it"),
             ));
+        }
+        if def.kind == EntryKind::Reducer {
+            if let Some(table) = module.tables.iter().find(|table| {
+                table
+                    .schedule
+                    .as_ref()
+                    .is_some_and(|schedule| schedule.reducer == name)
+            }) {
+                return Err(ApiError::new(
+                    ErrorCode::ScheduledReducer,
+                    format!(
+                        "`{name}` is called with the rows of the schedule table `{}`: only the host calls it, when a row is due",
+                        table.name
+                    ),
+                ));
+            }
         }
         return Ok(EntryPoint {
             kind: def.kind,

@@ -38,6 +38,8 @@ pub enum ErrorCode {
     PrivateTable,
     /// The reducer is a lifecycle reducer, which only the host calls (403).
     LifecycleReducer,
+    /// The reducer is called with the rows of a schedule table, by the host only (403).
+    ScheduledReducer,
     /// The module's `client_connected` reducer refused the new identity (403).
     ConnectionRefused,
     /// The credential given is not the operator's, for the admin API (403).
@@ -82,7 +84,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the table in `docs/http-api.md`.
-    pub const ALL: [ErrorCode; 26] = [
+    pub const ALL: [ErrorCode; 27] = [
         Self::BadJson,
         Self::BadArguments,
         Self::BadRequest,
@@ -91,6 +93,7 @@ impl ErrorCode {
         Self::TokenExpired,
         Self::PrivateTable,
         Self::LifecycleReducer,
+        Self::ScheduledReducer,
         Self::ConnectionRefused,
         Self::NotOperator,
         Self::NotFound,
@@ -122,6 +125,7 @@ impl ErrorCode {
             Self::TokenExpired => "token_expired",
             Self::PrivateTable => "private_table",
             Self::LifecycleReducer => "lifecycle_reducer",
+            Self::ScheduledReducer => "scheduled_reducer",
             Self::ConnectionRefused => "connection_refused",
             Self::NotOperator => "not_operator",
             Self::NotFound => "not_found",
@@ -155,6 +159,7 @@ impl ErrorCode {
             Self::Unauthenticated | Self::InvalidToken | Self::TokenExpired => 401,
             Self::PrivateTable
             | Self::LifecycleReducer
+            | Self::ScheduledReducer
             | Self::ConnectionRefused
             | Self::NotOperator => 403,
             Self::NotFound | Self::NoSuchEntry | Self::NoSuchTable | Self::NoSuchRoute => 404,

@@ -30,6 +30,8 @@
 //!   (`wasmod serve --publish`), and an edge node's side: its copy kept from the stream, its
 //!   calls forwarded to the primary (`wasmod edge`);
 //! - [`runner`]: where a call runs (the module's thread, or an edge's primary);
+//! - [`schedule`]: the scheduler, which calls the reducers of schedule tables when their rows
+//!   are due, through the module's queue, on a clock tests can move;
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
 //!   commits are durable; [`limits`]: calls per identity; [`metrics`]: counters;
 //! - [`pages`]: table reads in pages, bounded in rows, bytes and how many run at once;
@@ -72,6 +74,7 @@ pub mod replication;
 pub mod results;
 mod routes;
 pub mod runner;
+pub mod schedule;
 pub mod secret;
 pub mod worker;
 
@@ -111,6 +114,7 @@ pub struct Server {
     shutdown_grace: std::time::Duration,
     publisher: Option<Publisher>,
     follow: Option<Follow>,
+    scheduler: Option<schedule::Scheduler>,
 }
 
 /// The operator's side of a server ([`Server::with_admin`]).
@@ -161,6 +165,9 @@ pub struct Sides {
     /// ([`wasmod_host::InstanceEnv::with_replica`]) kept from the primary's stream, and the
     /// calls that may write go to the primary.
     pub edge: Option<EdgeOptions>,
+    /// The clock the scheduler of schedule tables goes by; the system's if `None`. Tests give
+    /// a [`schedule::ManualClock`] and move it.
+    pub clock: Option<Arc<dyn schedule::clock::ScheduleClock>>,
 }
 
 /// What makes a server an edge node ([`Sides::edge`], `docs/edges.md`).
@@ -230,6 +237,7 @@ impl Server {
             admin,
             publish,
             edge,
+            clock,
         } = sides;
         if edge.is_some() && (publish.is_some() || !module.database().is_replica()) {
             return Err(io::Error::new(
@@ -260,6 +268,16 @@ impl Server {
         let database = module.database().clone();
         let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
+        let metrics = Arc::new(Metrics::default());
+        let scheduler = schedule::Scheduler::new(
+            description.clone(),
+            schedule::Parts {
+                database: database.clone(),
+                worker: worker.clone(),
+                clock: clock.unwrap_or_else(|| Arc::new(schedule::SystemClock)),
+                metrics: metrics.clone(),
+            },
+        );
         let (runner, follow, edge) = match edge {
             None => (
                 Runner::local(worker.clone(), LogHealth::new(database.clone())),
@@ -333,7 +351,7 @@ impl Server {
                 "calls without a token",
                 config.anonymous_calls_per_minute,
             ),
-            metrics: Arc::new(Metrics::default()),
+            metrics,
             table_reads: pages::TableReads::new(config.max_table_reads),
             results,
             config,
@@ -349,6 +367,7 @@ impl Server {
             shutdown_grace: config.shutdown_grace,
             publisher,
             follow,
+            scheduler,
         })
     }
 
@@ -398,9 +417,12 @@ impl Server {
             shutdown_grace,
             publisher,
             follow,
+            scheduler,
             ..
         } = self;
         realtime.start();
+        let (stop_scheduling, scheduling) = tokio::sync::watch::channel(false);
+        let scheduled = scheduler.map(|scheduler| tokio::spawn(scheduler.run(scheduling)));
         let (stop_replication, replicating) = tokio::sync::watch::channel(false);
         if let Some(publisher) = publisher {
             tokio::spawn(publisher.run(replicating.clone()));
@@ -415,6 +437,7 @@ impl Server {
             shutdown.await;
             stopper.stop();
             stop_replication.send_replace(true);
+            stop_scheduling.send_replace(true);
         };
         let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, service)
@@ -424,6 +447,10 @@ impl Server {
         // sockets', is gone: close the sockets (each closes its connection), then whatever
         // connection is left, then the module's thread finishes its queue and ends.
         let finish = async move {
+            // The scheduler holds a handle on the worker: it ends first.
+            if let Some(scheduled) = scheduled {
+                let _ = scheduled.await;
+            }
             let open = realtime.close_all(shutdown_grace).await;
             if open > 0 {
                 tracing::warn!(open, "sockets still open after the shutdown grace");

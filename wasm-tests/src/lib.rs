@@ -11,12 +11,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The crates that are wasm modules, built together.
-pub const MODULE_CRATES: [&str; 5] = [
+pub const MODULE_CRATES: [&str; 6] = [
     "quickstart",
     "benchmarks",
     "dispatch64",
     "control-table-dispatch",
     "hostile",
+    "scheduled",
 ];
 
 /// How the modules are built.

@@ -6,6 +6,7 @@
 //! installed, and every call does one lookup. The names are the module's, not the caller's,
 //! so a fast hash is safe here: a caller cannot add keys.
 
+use crate::schedule::Schedules;
 use foldhash::fast::FixedState;
 use std::collections::HashMap;
 use wasmod_abi::http::Method;
@@ -45,12 +46,14 @@ impl Entry {
     }
 }
 
-/// The entry points of one module by name, and its HTTP handlers by route.
+/// The entry points of one module by name, its HTTP handlers by route, and its schedule
+/// tables (whose reducers only the host calls).
 #[derive(Debug, Default)]
 pub(crate) struct Entries {
     by_name: HashMap<Box<str>, Entry, FixedState>,
     /// The handlers by method and route pattern (`/accounts/{name}`): a module has few.
     routes: Routes<Method>,
+    schedules: Schedules,
 }
 
 impl Entries {
@@ -87,7 +90,14 @@ impl Entries {
             entries.by_name.entry(name.into()).or_insert(entry);
         }
         entries.routes = module.http_routes();
+        // A module whose schedules are invalid is refused at load, before this is made.
+        entries.schedules = Schedules::of(module).unwrap_or_default();
         entries
+    }
+
+    /// The module's schedule tables.
+    pub(crate) fn schedules(&self) -> &Schedules {
+        &self.schedules
     }
 
     /// The entry point named `name`.

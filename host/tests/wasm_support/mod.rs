@@ -17,9 +17,11 @@ pub fn binaries() -> &'static Built {
 pub fn compiled(name: &'static str) -> &'static CompiledModule {
     static QUICKSTART: OnceLock<CompiledModule> = OnceLock::new();
     static HOSTILE: OnceLock<CompiledModule> = OnceLock::new();
+    static SCHEDULED: OnceLock<CompiledModule> = OnceLock::new();
     let cell = match name {
         "quickstart" => &QUICKSTART,
         "hostile" => &HOSTILE,
+        "scheduled" => &SCHEDULED,
         other => panic!("no library module {other}"),
     };
     cell.get_or_init(|| {

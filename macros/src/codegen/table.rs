@@ -21,6 +21,13 @@ pub fn generate(table: &Table) -> TokenStream {
     let access = format_ident!("{}Access", row);
     let schema = schema_type::generate(&table.row);
     let describe = describe(table);
+    let schedule_check = table.schedule.as_ref().map(|schedule| {
+        let ty = &table.columns[schedule.at].ty;
+        quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
+            // The schedule column is `wasmod::ScheduleAt`, not another type of that name.
+            const _: fn(#ty) -> ::wasmod::ScheduleAt = |column| column;
+        }
+    });
     let index_accessors = table.indexes.iter().enumerate().map(|(id, index)| {
         let id = id as u32;
         let name = &index.accessor;
@@ -101,6 +108,7 @@ pub fn generate(table: &Table) -> TokenStream {
             }
 
             #describe
+            #schedule_check
         };
     }
 }

@@ -24,6 +24,8 @@ pub struct Table {
     pub indexes: Vec<Index>,
     /// Auto-increment columns.
     pub auto_inc: Vec<usize>,
+    /// The reducer the host calls with each row, for a schedule table.
+    pub schedule: Option<Schedule>,
     /// Its `#[cfg]` attributes, repeated on everything generated for it.
     pub cfgs: Vec<syn::Attribute>,
 }
@@ -36,6 +38,14 @@ pub struct Column {
     pub name: String,
     /// Its type.
     pub ty: syn::Type,
+}
+
+/// What makes a table a schedule: `#[table(scheduled(reducer, at = column))]`.
+pub struct Schedule {
+    /// The reducer the host calls with each row when the row's time comes.
+    pub reducer: syn::Ident,
+    /// The column of type `ScheduleAt` that says when, by position.
+    pub at: usize,
 }
 
 /// An index.
@@ -60,6 +70,97 @@ struct TableArgs {
     name: Option<syn::Ident>,
     public: bool,
     indexes: Vec<(syn::Ident, Vec<syn::Ident>)>,
+    scheduled: Option<ScheduledArgs>,
+}
+
+/// The arguments of `scheduled(..)`, before the columns are known.
+struct ScheduledArgs {
+    /// The `scheduled` keyword, where errors about the whole schedule point.
+    span: proc_macro2::Span,
+    reducer: syn::Ident,
+    at: Option<syn::Ident>,
+}
+
+const SCHEDULED_SYNTAX: &str =
+    "`scheduled` names the reducer to call: `scheduled(reducer)` or `scheduled(reducer, at = column)`";
+
+impl ScheduledArgs {
+    /// Parses the parenthesised part of `scheduled(..)`.
+    fn parse(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Self> {
+        if !meta.input.peek(syn::token::Paren) {
+            return Err(meta.error(SCHEDULED_SYNTAX));
+        }
+        let span = meta.path.span();
+        let mut reducer = None;
+        let mut at = None;
+        meta.parse_nested_meta(|inner| {
+            if inner.path.is_ident("at") && inner.input.peek(syn::Token![=]) {
+                if at.is_some() {
+                    return Err(inner.error("`at = column` is given twice"));
+                }
+                at = Some(inner.value()?.call(syn::Ident::parse_any)?);
+                Ok(())
+            } else if reducer.is_some() || at.is_some() {
+                Err(inner.error(SCHEDULED_SYNTAX))
+            } else {
+                reducer = Some(inner.path.require_ident()?.clone());
+                Ok(())
+            }
+        })?;
+        let reducer = reducer.ok_or_else(|| syn::Error::new(span, SCHEDULED_SYNTAX))?;
+        Ok(Self { span, reducer, at })
+    }
+
+    /// The schedule of a table of `columns` with the primary key `primary_key`: the column
+    /// `at` names, or else the one column of type `ScheduleAt`.
+    fn resolve(
+        self,
+        columns: &[Column],
+        primary_key: Option<usize>,
+        errors: &mut Errors,
+    ) -> Option<Schedule> {
+        if primary_key.is_none() {
+            errors.push(syn::Error::new(
+                self.span,
+                "a schedule table needs a `#[primary_key]`: the host identifies its rows by it",
+            ));
+        }
+        let at = match &self.at {
+            Some(name) => {
+                let found = columns.iter().position(|column| column.ident == *name);
+                if found.is_none() {
+                    errors.error_at(name, format!("no column `{name}` in this table"));
+                }
+                found?
+            }
+            None => {
+                let candidates: Vec<usize> = (0..columns.len())
+                    .filter(|&position| is_schedule_at(&columns[position].ty))
+                    .collect();
+                match candidates[..] {
+                    [at] => at,
+                    [] => {
+                        errors.push(syn::Error::new(
+                            self.span,
+                            "a schedule table needs a column of type `ScheduleAt` saying when to call the reducer",
+                        ));
+                        return None;
+                    }
+                    [_, second, ..] => {
+                        errors.error_at(
+                            &columns[second].ident,
+                            "a second `ScheduleAt` column: say which one schedules the row with `scheduled(reducer, at = column)`",
+                        );
+                        return None;
+                    }
+                }
+            }
+        };
+        Some(Schedule {
+            reducer: self.reducer,
+            at,
+        })
+    }
 }
 
 impl TableArgs {
@@ -68,6 +169,7 @@ impl TableArgs {
             name: None,
             public: false,
             indexes: Vec::new(),
+            scheduled: None,
         };
         let parser = syn::meta::parser(|meta| {
             if meta.path.is_ident("public") {
@@ -103,8 +205,14 @@ impl TableArgs {
                 }
                 args.indexes.push((name, columns));
                 Ok(())
+            } else if meta.path.is_ident("scheduled") {
+                if args.scheduled.is_some() {
+                    return Err(meta.error("a table is the schedule of one reducer"));
+                }
+                args.scheduled = Some(ScheduledArgs::parse(&meta)?);
+                Ok(())
             } else {
-                Err(meta.error("unknown argument; `#[table]` accepts `public`, `private`, `name = accessor` and `index(name = .., columns(..))`"))
+                Err(meta.error("unknown argument; `#[table]` accepts `public`, `private`, `name = accessor`, `index(name = .., columns(..))` and `scheduled(reducer)`"))
             }
         });
         errors.take(syn::parse::Parser::parse2(parser, tokens));
@@ -278,6 +386,9 @@ impl Table {
             });
         }
         check_accessors(&indexes, errors);
+        let schedule = args
+            .scheduled
+            .and_then(|scheduled| scheduled.resolve(&columns, primary_key, errors));
 
         let name = args.name.unwrap_or_else(|| {
             syn::Ident::new(&item.ident.to_string().to_snake_case(), item.ident.span())
@@ -294,6 +405,7 @@ impl Table {
             primary_key,
             indexes,
             auto_inc,
+            schedule,
             cfgs,
         })
     }
@@ -315,6 +427,20 @@ fn check_accessors(indexes: &[Index], errors: &mut Errors) {
                 format!("two indexes of this table are named `{name}`"),
             );
         }
+    }
+}
+
+/// Whether `ty` is written `ScheduleAt` (any path ending so). The generated code then checks
+/// that it is `wasmod::ScheduleAt`.
+fn is_schedule_at(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(path) => path.qself.is_none()
+            && path
+                .path
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "ScheduleAt" && segment.arguments.is_none()),
+        _ => false,
     }
 }
 
