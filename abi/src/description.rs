@@ -22,7 +22,7 @@ use core::fmt;
 
 /// The version of the description's format that this crate writes, and the newest it reads.
 /// It changes whenever [`ModuleDef`] or anything in it changes its encoding.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Encodes `def` as `__describe_module__` writes it: [`FORMAT_VERSION`] (`u32`, little-endian),
 /// then the encoded [`ModuleDef`].
@@ -33,12 +33,13 @@ pub fn encode(def: &ModuleDef) -> Vec<u8> {
     out
 }
 
-/// Decodes what [`encode`] wrote. A version other than those this crate reads (`1` to
-/// [`FORMAT_VERSION`]) is refused before the rest is looked at.
+/// Decodes what [`encode`] wrote. A version other than [`FORMAT_VERSION`] is refused before
+/// the rest is looked at: version 1 lacked the tables' schedules, visibility filters and column
+/// defaults, so a module that wrote it is rebuilt against this crate.
 pub fn decode(bytes: &[u8]) -> Result<ModuleDef, DescriptionError> {
     let mut reader = Reader::new(bytes);
     let version: u32 = encoding::Decode::decode(&mut reader).map_err(DescriptionError::Decode)?;
-    if version == 0 || version > FORMAT_VERSION {
+    if version != FORMAT_VERSION {
         return Err(DescriptionError::Version(version));
     }
     let def = encoding::Decode::decode(&mut reader).map_err(DescriptionError::Decode)?;
@@ -51,7 +52,8 @@ pub fn decode(bytes: &[u8]) -> Result<ModuleDef, DescriptionError> {
 #[non_exhaustive]
 pub enum DescriptionError {
     /// The description is in a format version this crate does not read: a newer one (a module
-    /// built against a newer `wasmod`), or `0`, which no version of the format is.
+    /// built against a newer `wasmod`), an older one (built against an older `wasmod`), or `0`,
+    /// which no version of the format is.
     Version(u32),
     /// The description did not decode.
     Decode(DecodeError),
@@ -62,11 +64,15 @@ impl fmt::Display for DescriptionError {
         match self {
             Self::Version(version) if *version > FORMAT_VERSION => write!(
                 f,
-                "the module's description is format version {version}; this host reads versions up to {FORMAT_VERSION}: upgrade the host"
+                "the module's description is format version {version}; this host reads version {FORMAT_VERSION}: upgrade the host"
+            ),
+            Self::Version(0) => write!(
+                f,
+                "the module's description is format version 0, which does not exist (versions start at 1)"
             ),
             Self::Version(version) => write!(
                 f,
-                "the module's description is format version {version}, which does not exist (versions start at 1)"
+                "the module's description is format version {version}, older than the version {FORMAT_VERSION} this host reads: rebuild the module against this version of wasmod"
             ),
             Self::Decode(error) => write!(f, "the module's description does not decode: {error}"),
         }
@@ -114,12 +120,31 @@ pub struct TableDef {
     pub auto_inc: Vec<u16>,
     /// Whether clients may read the table; private tables are only for the module.
     pub public: bool,
+    /// If the table is a schedule (`#[table(scheduled(..))]`): the reducer the host calls with
+    /// each row when the row's time comes.
+    pub schedule: Option<ScheduleDef>,
+    /// Which of a public table's rows a client may read (`#[table(visibility = "..")]`): a
+    /// SQL condition over the table's columns in which `:sender` stands for the reader's
+    /// identity, such as `owner = :sender`. `None`: every row.
+    pub visibility: Option<String>,
+}
+
+/// What makes a table a schedule: the reducer the host calls with each of its rows, and the
+/// column that says when.
+#[derive(Clone, Debug, PartialEq, Eq, crate::SchemaType)]
+#[wasmod(crate = crate)]
+pub struct ScheduleDef {
+    /// The name of the reducer the host calls, with the row as its one argument.
+    pub reducer: String,
+    /// The column holding the row's `ScheduleAt`: when, or how often, the reducer runs.
+    pub at: u16,
 }
 
 impl TableDef {
     /// The table `name` whose rows are the product of `columns` (names and types, in row
     /// order), which is added to `typespace` as the named type `type_name`: no primary key, no
-    /// indexes, no auto-increment, public. Set those fields on the result. For hosts and tools
+    /// indexes, no auto-increment, no schedule, no column defaults, every row visible to
+    /// clients, public. Set those fields on the result. For hosts and tools
     /// that write a description by hand; a module's comes from `#[table]`.
     pub fn of_columns(
         typespace: &mut Typespace,
@@ -143,12 +168,15 @@ impl TableDef {
                 .map(|(name, ty)| ColumnDef {
                     name: (*name).to_owned(),
                     ty: ty.clone(),
+                    default: None,
                 })
                 .collect(),
             primary_key: None,
             indexes: Vec::new(),
             auto_inc: Vec::new(),
             public: true,
+            schedule: None,
+            visibility: None,
         }
     }
 }
@@ -161,6 +189,9 @@ pub struct ColumnDef {
     pub name: String,
     /// The column's type.
     pub ty: AlgebraicType,
+    /// The value rows written before the column existed take when a module upgrade adds it
+    /// (`#[default(..)]`), encoded as the column's type.
+    pub default: Option<Vec<u8>>,
 }
 
 /// An index over one or several columns.

@@ -35,7 +35,7 @@ pub mod value;
 
 pub use description::{
     ColumnDef, DescriptionError, EntryPoint, HttpHandlerDef, IndexDef, Lifecycle, ModuleDef,
-    ParamDef, ProcedureDef, ReducerDef, TableDef, ViewDef,
+    ParamDef, ProcedureDef, ReducerDef, ScheduleDef, TableDef, ViewDef,
 };
 pub use encoding::{Decode, DecodeBorrowed, DecodeError, Encode, Layout, Reader};
 pub use errno::Errno;

@@ -511,7 +511,7 @@ fn a_description_of_a_newer_format_version_is_refused_with_the_versions() {
     );
     assert_eq!(
         error.to_string(),
-        format!("the module's description is format version {newer}; this host reads versions up to {FORMAT_VERSION}: upgrade the host")
+        format!("the module's description is format version {newer}; this host reads version {FORMAT_VERSION}: upgrade the host")
     );
 }
 

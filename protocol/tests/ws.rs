@@ -276,16 +276,20 @@ fn row_lists_share_their_bytes_and_render_as_json() {
                 ColumnDef {
                     name: "id".into(),
                     ty: AlgebraicType::U64,
+                    default: None,
                 },
                 ColumnDef {
                     name: "name".into(),
                     ty: AlgebraicType::String,
+                    default: None,
                 },
             ],
             primary_key: None,
             indexes: vec![],
             auto_inc: vec![],
             public: true,
+            schedule: None,
+            visibility: None,
         }],
         ..ModuleDef::default()
     };

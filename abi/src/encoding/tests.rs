@@ -302,6 +302,7 @@ fn the_description_round_trips() {
             columns: vec![ColumnDef {
                 name: "x".into(),
                 ty: crate::AlgebraicType::U64,
+                default: Some(7u64.to_le_bytes().to_vec()),
             }],
             primary_key: Some(0),
             indexes: vec![IndexDef {
@@ -311,6 +312,11 @@ fn the_description_round_trips() {
             }],
             auto_inc: vec![0],
             public: true,
+            schedule: Some(ScheduleDef {
+                reducer: "tick".into(),
+                at: 0,
+            }),
+            visibility: Some("x = 7".into()),
         }],
         reducers: vec![ReducerDef {
             name: "init".into(),
@@ -342,7 +348,7 @@ fn a_description_of_another_format_version_is_refused_before_decoding() {
     assert_eq!(
         error.to_string(),
         format!(
-            "the module's description is format version {}; this host reads versions up to {FORMAT_VERSION}: upgrade the host",
+            "the module's description is format version {}; this host reads version {FORMAT_VERSION}: upgrade the host",
             FORMAT_VERSION + 1
         )
     );
@@ -352,6 +358,14 @@ fn a_description_of_another_format_version_is_refused_before_decoding() {
         .map(|(index, &byte)| if index < 4 { 0 } else { byte })
         .collect::<Vec<u8>>();
     assert_eq!(decode(&zero), Err(DescriptionError::Version(0)));
+    let mut older = 1u32.to_le_bytes().to_vec();
+    older.extend_from_slice(&encode(&ModuleDef::default())[4..]);
+    let error = decode(&older).unwrap_err();
+    assert_eq!(error, DescriptionError::Version(1));
+    assert_eq!(
+        error.to_string(),
+        format!("the module's description is format version 1, older than the version {FORMAT_VERSION} this host reads: rebuild the module against this version of wasmod")
+    );
     assert!(matches!(
         decode(&[1, 0]),
         Err(DescriptionError::Decode(DecodeError::UnexpectedEnd { .. }))

@@ -323,12 +323,15 @@ mod tests {
                 .map(|(name, ty)| ColumnDef {
                     name: (*name).into(),
                     ty: ty.clone(),
+                    default: None,
                 })
                 .collect(),
             primary_key: None,
             indexes: Vec::new(),
             auto_inc: Vec::new(),
             public,
+            schedule: None,
+            visibility: None,
         }
     }
 

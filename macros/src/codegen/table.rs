@@ -125,6 +125,7 @@ fn describe(table: &Table) -> TokenStream {
             ::wasmod::rt::ColumnDef {
                 name: ::std::string::String::from(#name),
                 ty: <#ty as ::wasmod::rt::SchemaType>::schema(typespace),
+                default: ::wasmod::rt::None,
             }
         }
     });
@@ -163,6 +164,8 @@ fn describe(table: &Table) -> TokenStream {
                     indexes: ::std::vec![#(#indexes),*],
                     auto_inc: ::std::vec![#(#auto_inc),*],
                     public: #public,
+                    schedule: ::wasmod::rt::None,
+                    visibility: ::wasmod::rt::None,
                 }
             }
         }

@@ -3,7 +3,8 @@
 use super::type_name::{field_name, type_name, variant_payload};
 use super::{
     FunctionDescription, HttpHandlerDescription, IndexDescription, ModuleDescription,
-    ReducerDescription, TableDescription, TypeDescription, Typed, VariantDescription,
+    ReducerDescription, ScheduleDescription, TableDescription, TypeDescription, Typed,
+    VariantDescription,
 };
 use wasmod_abi::{AlgebraicType, ModuleDef, ParamDef, TableDef, Typespace, ViewDef};
 
@@ -184,6 +185,11 @@ fn table_description(id: u32, table: &TableDef, typespace: &Typespace) -> TableD
         primary_key: table.primary_key.map(column),
         public: table.public,
         row_type: type_name(&table.row_type, typespace),
+        schedule: table.schedule.as_ref().map(|schedule| ScheduleDescription {
+            at: column(schedule.at),
+            reducer: schedule.reducer.clone(),
+        }),
+        visibility: table.visibility.clone(),
     }
 }
 
@@ -237,6 +243,7 @@ mod tests {
             columns: vec![ColumnDef {
                 name: "key".into(),
                 ty: AlgebraicType::String,
+                default: None,
             }],
             primary_key: Some(0),
             indexes: vec![IndexDef {
@@ -246,6 +253,8 @@ mod tests {
             }],
             auto_inc: vec![],
             public,
+            schedule: None,
+            visibility: None,
         }
     }
 
@@ -311,7 +320,7 @@ mod tests {
             json!({"id": 0, "name": "shapes", "public": true, "row_type": "Shape",
                    "columns": [{"name": "key", "type": "String"}], "primary_key": "key",
                    "indexes": [{"id": 0, "name": "by_key", "columns": ["key"], "unique": true}],
-                   "auto_inc": []})
+                   "auto_inc": [], "schedule": null, "visibility": null})
         );
         assert_eq!(
             json["reducers"][0],

@@ -81,6 +81,22 @@ pub struct TableDescription {
     pub public: bool,
     /// The type of its rows, written as in Rust.
     pub row_type: String,
+    /// If the table is a schedule: the reducer the host calls with its rows, and when.
+    #[serde(default)]
+    pub schedule: Option<ScheduleDescription>,
+    /// The condition a row meets for a client to read it (`:sender` is the client), if the
+    /// table has one.
+    #[serde(default)]
+    pub visibility: Option<String>,
+}
+
+/// What makes a table a schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduleDescription {
+    /// The column that says when each row is due, by name.
+    pub at: String,
+    /// The reducer the host calls with each row.
+    pub reducer: String,
 }
 
 /// A name with a type written as in Rust: a column, a parameter, a struct's field.

@@ -44,7 +44,7 @@ pub use core::result::Result::{self, Ok};
 pub use std::vec::Vec;
 pub use wasmod_abi::{
     AlgebraicType, ColumnDef, Decode, EntryKind, IndexDef, Lifecycle, ModuleDef, ModuleExports,
-    ParamDef, SchemaType, TableDef, Typespace,
+    ParamDef, ScheduleDef, SchemaType, TableDef, Typespace,
 };
 
 use crate::{sys, Errno};

@@ -35,6 +35,7 @@ fn module(row: &[(&str, AlgebraicType)], mut more_types: Vec<TypeDef>) -> Module
                 .map(|(name, ty)| ColumnDef {
                     name: (*name).into(),
                     ty: ty.clone(),
+                    default: None,
                 })
                 .collect(),
             primary_key: Some(0),
@@ -45,6 +46,8 @@ fn module(row: &[(&str, AlgebraicType)], mut more_types: Vec<TypeDef>) -> Module
             }],
             auto_inc: Vec::new(),
             public: true,
+            schedule: None,
+            visibility: None,
         }],
         ..ModuleDef::default()
     }

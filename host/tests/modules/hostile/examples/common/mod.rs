@@ -24,10 +24,12 @@ pub fn description(reducers: &[&str]) -> ModuleDef {
         ColumnDef {
             name: "id".into(),
             ty: AlgebraicType::U32,
+            default: None,
         },
         ColumnDef {
             name: "name".into(),
             ty: AlgebraicType::String,
+            default: None,
         },
     ];
     let row_type = AlgebraicType::Product(
@@ -49,6 +51,8 @@ pub fn description(reducers: &[&str]) -> ModuleDef {
             }],
             auto_inc: Vec::new(),
             public: true,
+            schedule: None,
+            visibility: None,
         }],
         reducers: reducers
             .iter()
