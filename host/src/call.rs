@@ -574,7 +574,11 @@ pub fn call_scheduled<T: Transport>(transport: &mut T, table: u32, row: &[u8]) -
     let scheduled = schedule.read(&module, row).ok()?;
     let mut tx = env.database().begin_mut();
     let scan = ScheduleTable::key_scan(&scheduled.key);
-    if !tx.index_rows(table, 0, &scan).ok()?.any(|stored| **stored == *row) {
+    if !tx
+        .index_rows(table, 0, &scan)
+        .ok()?
+        .any(|stored| **stored == *row)
+    {
         return None;
     }
     let one_shot = matches!(scheduled.at, ScheduleAt::Time(_));

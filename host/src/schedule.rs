@@ -89,9 +89,9 @@ impl Schedules {
                     column.name
                 ));
             }
-            let primary_key = def.primary_key.ok_or_else(|| {
-                format!("{what}, but it has no primary key to know its rows by")
-            })?;
+            let primary_key = def
+                .primary_key
+                .ok_or_else(|| format!("{what}, but it has no primary key to know its rows by"))?;
             tables.push(ScheduleTable {
                 table,
                 reducer: reducer as u32,
@@ -119,7 +119,9 @@ impl Schedules {
 
     /// The schedule table whose rows reducer `reducer` is called with, if there is one.
     pub fn of_reducer(&self, reducer: u32) -> Option<&ScheduleTable> {
-        self.tables.iter().find(|schedule| schedule.reducer == reducer)
+        self.tables
+            .iter()
+            .find(|schedule| schedule.reducer == reducer)
     }
 }
 
@@ -130,10 +132,7 @@ impl ScheduleTable {
             tag: 0,
             type_name: "ScheduleAt",
         };
-        let def = module
-            .tables
-            .get(self.table as usize)
-            .ok_or(DecodeError::UnresolvedRef(self.table))?;
+        let def = module.tables.get(self.table as usize).ok_or(bad)?;
         let mut reader = Reader::new(row);
         let Value::Product(fields) = Value::decode(&def.row_type, &module.typespace, &mut reader)?
         else {
@@ -201,8 +200,8 @@ mod tests {
     use super::{ScheduleTable, ScheduledRow, Schedules};
     use wasmod_abi::encoding::to_vec;
     use wasmod_abi::{
-        AlgebraicType, Encode, Lifecycle, ModuleDef, ParamDef, ReducerDef, ScheduleAt,
-        ScheduleDef, SchemaType, TableDef, TimeDuration, Timestamp,
+        AlgebraicType, Encode, Lifecycle, ModuleDef, ParamDef, ReducerDef, ScheduleAt, ScheduleDef,
+        SchemaType, TableDef, TimeDuration, Timestamp,
     };
 
     /// A module with the table `job (id u64, at ScheduleAt)` scheduled for `run`, whose
@@ -253,7 +252,10 @@ mod tests {
         assert_eq!(schedules.table(1), None);
 
         let mut row = to_vec(&7u64);
-        Encode::encode(&ScheduleAt::Interval(TimeDuration::from_micros(500)), &mut row);
+        Encode::encode(
+            &ScheduleAt::Interval(TimeDuration::from_micros(500)),
+            &mut row,
+        );
         let read = table.read(&module, &row).expect("a row");
         assert_eq!(read.key, to_vec(&7u64));
         let now = Timestamp::from_micros_since_unix_epoch(1_000);
@@ -295,7 +297,10 @@ mod tests {
             vec![AlgebraicType::Ref(1), AlgebraicType::U64],
         ] {
             let message = refusal(&module(Some(params.clone()), None));
-            assert!(message.contains("not exactly one row"), "{params:?}: {message}");
+            assert!(
+                message.contains("not exactly one row"),
+                "{params:?}: {message}"
+            );
         }
     }
 
@@ -306,7 +311,10 @@ mod tests {
             schedule.at = 0;
         }
         let message = refusal(&wrong_column);
-        assert!(message.contains("column `id`, which is not a `ScheduleAt`"), "{message}");
+        assert!(
+            message.contains("column `id`, which is not a `ScheduleAt`"),
+            "{message}"
+        );
 
         let mut past_the_end = module(None, None);
         if let Some(schedule) = &mut past_the_end.tables[0].schedule {

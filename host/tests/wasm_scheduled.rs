@@ -45,7 +45,10 @@ fn timers(module: &WasmModule) -> Vec<Row> {
 
 fn fired(module: &WasmModule) -> Vec<Fired> {
     let fired = rows(module, table(module, "fired"));
-    fired.iter().map(|row| from_slice(row).expect("a fired row")).collect()
+    fired
+        .iter()
+        .map(|row| from_slice(row).expect("a fired row"))
+        .collect()
 }
 
 /// The one row of the timer table.
@@ -62,18 +65,44 @@ fn a_one_shot_row_calls_its_reducer_as_the_host_and_is_deleted_with_the_call() {
     call(&mut module, "once", (7u64, 1_000i64, false));
     let row = only_timer(&module);
     let decoded: Timer = from_slice(&row).expect("a timer");
-    assert_eq!(decoded, (7, ScheduleAt::Time(Timestamp::from_micros_since_unix_epoch(1_000)), false));
+    assert_eq!(
+        decoded,
+        (
+            7,
+            ScheduleAt::Time(Timestamp::from_micros_since_unix_epoch(1_000)),
+            false
+        )
+    );
 
     let timer_table = table(&module, "timer");
     let outcome = module.call_scheduled(timer_table, &row);
-    let Some(Outcome::Committed { commit: Some(commit), .. }) = &outcome else {
+    let Some(Outcome::Committed {
+        commit: Some(commit),
+        ..
+    }) = &outcome
+    else {
         panic!("the call commits: {outcome:?}");
     };
-    let deleted = commit.changes.table(timer_table).expect("the timer table changed");
-    assert_eq!(deleted.deleted, [row.clone()], "deleted in the reducer's own commit");
-    assert_eq!(fired(&module), [(1, 7, Identity::ZERO)], "called once, by the host");
+    let deleted = commit
+        .changes
+        .table(timer_table)
+        .expect("the timer table changed");
+    assert_eq!(
+        deleted.deleted,
+        [row.clone()],
+        "deleted in the reducer's own commit"
+    );
+    assert_eq!(
+        fired(&module),
+        [(1, 7, Identity::ZERO)],
+        "called once, by the host"
+    );
     assert!(timers(&module).is_empty());
-    assert_eq!(module.call_scheduled(timer_table, &row), None, "gone: no second call");
+    assert_eq!(
+        module.call_scheduled(timer_table, &row),
+        None,
+        "gone: no second call"
+    );
     assert_eq!(fired(&module).len(), 1);
 }
 
@@ -88,7 +117,10 @@ fn a_failing_one_shot_row_is_deleted_in_a_transaction_of_its_own() {
     };
     assert!(message.contains("timer 3 fails on purpose"), "{message}");
     assert!(timers(&module).is_empty(), "not retried forever");
-    assert!(fired(&module).is_empty(), "the reducer's writes rolled back");
+    assert!(
+        fired(&module).is_empty(),
+        "the reducer's writes rolled back"
+    );
 }
 
 #[test]
@@ -99,7 +131,10 @@ fn a_repeating_row_stays_and_a_changed_row_is_not_called() {
     let timer_table = table(&module, "timer");
     for _ in 0..2 {
         let outcome = module.call_scheduled(timer_table, &row);
-        assert!(outcome.as_ref().is_some_and(Outcome::is_success), "{outcome:?}");
+        assert!(
+            outcome.as_ref().is_some_and(Outcome::is_success),
+            "{outcome:?}"
+        );
     }
     assert_eq!(timers(&module), [row.clone()], "the repeating row stays");
     assert_eq!(fired(&module).len(), 2);
@@ -111,7 +146,10 @@ fn a_repeating_row_stays_and_a_changed_row_is_not_called() {
         "the row read before the change is not the table's any more"
     );
     let moved: Timer = from_slice(&only_timer(&module)).expect("a timer");
-    assert_eq!(moved.1, ScheduleAt::Time(Timestamp::from_micros_since_unix_epoch(9_000)));
+    assert_eq!(
+        moved.1,
+        ScheduleAt::Time(Timestamp::from_micros_since_unix_epoch(9_000))
+    );
     assert_eq!(
         module.call_scheduled(table(&module, "fired"), &row),
         None,
@@ -126,7 +164,10 @@ fn clients_may_not_call_a_scheduled_reducer() {
     let timer: Timer = (1, ScheduleAt::Interval(TimeDuration::from_micros(1)), false);
     let outcome = module.call_reducer("fire", ALICE, ConnectionId::ZERO, &to_vec(&(timer,)));
     assert_eq!(outcome.errno(), Some(Errno::NOT_ALLOWED), "{outcome}");
-    assert!(outcome.to_string().contains("schedule table `timer`"), "{outcome}");
+    assert!(
+        outcome.to_string().contains("schedule table `timer`"),
+        "{outcome}"
+    );
     assert!(fired(&module).is_empty());
 }
 
@@ -141,5 +182,8 @@ fn a_schedule_whose_reducer_does_not_take_its_rows_is_refused_at_load() {
     let message = error.to_string();
     assert!(message.contains("table `job`"), "{message}");
     assert!(message.contains("reducer `run`"), "{message}");
-    assert!(message.contains("not exactly one row of the table"), "{message}");
+    assert!(
+        message.contains("not exactly one row of the table"),
+        "{message}"
+    );
 }

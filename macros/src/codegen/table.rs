@@ -148,6 +148,19 @@ fn describe(table: &Table) -> TokenStream {
             }
         }
     });
+    let schedule = match &table.schedule {
+        Some(schedule) => {
+            let reducer = syn::ext::IdentExt::unraw(&schedule.reducer).to_string();
+            let at = schedule.at as u16;
+            quote! {
+                ::wasmod::rt::Some(::wasmod::rt::ScheduleDef {
+                    reducer: ::std::string::String::from(#reducer),
+                    at: #at,
+                })
+            }
+        }
+        None => quote!(::wasmod::rt::None),
+    };
     let has_auto_inc = !table.auto_inc.is_empty();
     let auto_inc = table.auto_inc.iter().map(|&column| column as u16);
     quote! {
@@ -164,7 +177,7 @@ fn describe(table: &Table) -> TokenStream {
                     indexes: ::std::vec![#(#indexes),*],
                     auto_inc: ::std::vec![#(#auto_inc),*],
                     public: #public,
-                    schedule: ::wasmod::rt::None,
+                    schedule: #schedule,
                     visibility: ::wasmod::rt::None,
                 }
             }

@@ -434,12 +434,12 @@ fn check_accessors(indexes: &[Index], errors: &mut Errors) {
 /// that it is `wasmod::ScheduleAt`.
 fn is_schedule_at(ty: &syn::Type) -> bool {
     match ty {
-        syn::Type::Path(path) => path.qself.is_none()
-            && path
-                .path
-                .segments
-                .last()
-                .is_some_and(|segment| segment.ident == "ScheduleAt" && segment.arguments.is_none()),
+        syn::Type::Path(path) => {
+            path.qself.is_none()
+                && path.path.segments.last().is_some_and(|segment| {
+                    segment.ident == "ScheduleAt" && segment.arguments.is_none()
+                })
+        }
         _ => false,
     }
 }

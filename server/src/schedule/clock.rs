@@ -63,7 +63,8 @@ impl ManualClock {
 
     /// Moves the clock forward by `by`, waking the waits whose time has come.
     pub fn advance(&self, by: Duration) {
-        self.time.send_modify(|now| *now = *now + TimeDuration::from(by));
+        self.time
+            .send_modify(|now| *now = *now + TimeDuration::from(by));
     }
 
     /// Sets the clock to `time` (forward or back).

@@ -172,11 +172,10 @@ impl Scheduler {
             return;
         }
         let in_flight = self.metrics.start(METRIC);
-        let call = self
-            .worker
-            .run_when_room(move |module: &mut WasmModule| module.call_scheduled(table, &row));
+        let worker = self.worker.clone();
         tokio::spawn(async move {
-            let answered = match call.await {
+            let call = move |module: &mut WasmModule| module.call_scheduled(table, &row);
+            let answered = match worker.run_when_room(call).await {
                 Ok(None) => {
                     // Deleted or changed since the timer fired: the change has its own timer.
                     tracing::debug!(target: "wasmod::schedule", table = %table_name, "a due row was gone by its call");

@@ -213,7 +213,11 @@ mod tests {
             &mut module.typespace,
             "Job",
             "job",
-            &[("id", AlgebraicType::U64), ("at", at), ("note", AlgebraicType::U8)],
+            &[
+                ("id", AlgebraicType::U64),
+                ("at", at),
+                ("note", AlgebraicType::U8),
+            ],
         );
         table.primary_key = Some(0);
         table.schedule = Some(ScheduleDef {
@@ -277,10 +281,23 @@ mod tests {
     #[test]
     fn repeating_rows_fire_each_period_and_skip_the_missed_ones() {
         let (module, schedules) = module();
-        let every = row(1, ScheduleAt::Interval(TimeDuration::from_micros(10_000)), 0);
+        let every = row(
+            1,
+            ScheduleAt::Interval(TimeDuration::from_micros(10_000)),
+            0,
+        );
         let mut timers = Timers::default();
-        timers.apply(&module, &schedules, &changes(vec![every.clone()], vec![]), time(0));
-        assert_eq!(timers.next_due(), Some(time(10_000)), "one period after insert");
+        timers.apply(
+            &module,
+            &schedules,
+            &changes(vec![every.clone()], vec![]),
+            time(0),
+        );
+        assert_eq!(
+            timers.next_due(),
+            Some(time(10_000)),
+            "one period after insert"
+        );
         assert_eq!(timers.take_due(time(10_000)), due(&[&every]));
         assert_eq!(timers.next_due(), Some(time(20_000)));
         // A long stop: one call, then the next period after now, not a burst.
@@ -297,23 +314,45 @@ mod tests {
     #[test]
     fn deleting_cancels_and_changing_the_schedule_moves_the_timer() {
         let (module, schedules) = module();
-        let every = row(1, ScheduleAt::Interval(TimeDuration::from_micros(10_000)), 0);
+        let every = row(
+            1,
+            ScheduleAt::Interval(TimeDuration::from_micros(10_000)),
+            0,
+        );
         let once = row(2, ScheduleAt::Time(time(500)), 0);
         let mut timers = Timers::default();
         let inserted = changes(vec![every.clone(), once.clone()], vec![]);
         timers.apply(&module, &schedules, &inserted, time(0));
 
         // Another column of the repeating row changes: its period goes on.
-        let noted = row(1, ScheduleAt::Interval(TimeDuration::from_micros(10_000)), 7);
+        let noted = row(
+            1,
+            ScheduleAt::Interval(TimeDuration::from_micros(10_000)),
+            7,
+        );
         let update = changes(vec![noted.clone()], vec![every]);
         timers.apply(&module, &schedules, &update, time(4_000));
         // The one-shot row moves later.
         let moved = row(2, ScheduleAt::Time(time(20_000)), 0);
-        timers.apply(&module, &schedules, &changes(vec![moved.clone()], vec![once]), time(4_000));
-        assert_eq!(timers.take_due(time(10_000)), due(&[&noted]), "500 µs has gone");
+        timers.apply(
+            &module,
+            &schedules,
+            &changes(vec![moved.clone()], vec![once]),
+            time(4_000),
+        );
+        assert_eq!(
+            timers.take_due(time(10_000)),
+            due(&[&noted]),
+            "500 µs has gone"
+        );
         assert_eq!(timers.take_due(time(20_000)), due(&[&noted, &moved]));
 
-        timers.apply(&module, &schedules, &changes(vec![], vec![noted]), time(25_000));
+        timers.apply(
+            &module,
+            &schedules,
+            &changes(vec![], vec![noted]),
+            time(25_000),
+        );
         assert!(timers.is_empty(), "deleted: cancelled");
         assert_eq!(timers.take_due(time(1_000_000)), []);
     }
@@ -321,7 +360,11 @@ mod tests {
     #[test]
     fn a_reset_keeps_the_due_times_of_unchanged_rows_and_drops_the_gone() {
         let (module, schedules) = module();
-        let every = row(1, ScheduleAt::Interval(TimeDuration::from_micros(10_000)), 0);
+        let every = row(
+            1,
+            ScheduleAt::Interval(TimeDuration::from_micros(10_000)),
+            0,
+        );
         let once = row(2, ScheduleAt::Time(time(500)), 0);
         let mut timers = Timers::default();
         let both = [(0, every.clone()), (0, once.clone())];

@@ -16,6 +16,7 @@ mod publish;
 mod redis_server;
 mod results;
 mod resume;
+mod scheduled;
 mod snapshot;
 mod static_files;
 mod subscribe;
