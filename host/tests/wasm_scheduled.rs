@@ -89,7 +89,7 @@ fn a_one_shot_row_calls_its_reducer_as_the_host_and_is_deleted_with_the_call() {
         .expect("the timer table changed");
     assert_eq!(
         deleted.deleted,
-        [row.clone()],
+        std::slice::from_ref(&row),
         "deleted in the reducer's own commit"
     );
     assert_eq!(
@@ -136,7 +136,11 @@ fn a_repeating_row_stays_and_a_changed_row_is_not_called() {
             "{outcome:?}"
         );
     }
-    assert_eq!(timers(&module), [row.clone()], "the repeating row stays");
+    assert_eq!(
+        timers(&module),
+        std::slice::from_ref(&row),
+        "the repeating row stays"
+    );
     assert_eq!(fired(&module).len(), 2);
 
     call(&mut module, "move_to", (5u64, 9_000i64));
