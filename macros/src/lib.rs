@@ -111,8 +111,28 @@ pub fn derive_decode_borrowed(input: TokenStream) -> TokenStream {
 ///
 /// Arguments: `public` (clients may read the table; tables are private by default),
 /// `name = accessor` (the table's name and its accessor on `ctx.db`; by default the struct's
-/// name in snake case), and `index(name = accessor, columns(a, b, ..))` for a btree index over
-/// several columns.
+/// name in snake case), `index(name = accessor, columns(a, b, ..))` for a btree index over
+/// several columns, and `scheduled(reducer)` or `scheduled(reducer, at = column)`.
+///
+/// `scheduled(reducer)` makes the table a schedule: the host calls `reducer` (which takes the
+/// context and one row of the table, and which clients may not call) with each row when the
+/// row's `ScheduleAt` column says: once at a time (the row is then deleted), or every period.
+/// The table needs a `#[primary_key]` and one column of type `wasmod::ScheduleAt` (or the one
+/// `at = column` names). `docs/scheduled-reducers.md` has the whole story.
+///
+/// ```ignore
+/// #[table(scheduled(send_reminder))]
+/// pub struct Reminder {
+///     #[primary_key]
+///     #[auto_inc]
+///     id: u64,
+///     at: ScheduleAt,
+///     text: String,
+/// }
+///
+/// #[reducer]
+/// fn send_reminder(ctx: &ReducerContext, reminder: Reminder) { /* .. */ }
+/// ```
 ///
 /// Column attributes: `#[primary_key]` (at most one; unique), `#[unique]`, `#[auto_inc]`
 /// (integer columns: a row inserted with `0` gets the next value), `#[index(btree)]`.

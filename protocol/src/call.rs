@@ -163,6 +163,25 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_reducer_of_a_schedule_table_is_refused() {
+        let mut module = module();
+        let mut table = wasmod_abi::TableDef::of_columns(&mut module.typespace, "Job", "job", &[]);
+        table.schedule = Some(wasmod_abi::ScheduleDef {
+            reducer: "send".into(),
+            at: 0,
+        });
+        module.tables.push(table);
+        let error = refused(&module, "send", &EntryKind::ALL);
+        assert_eq!(error.code, ErrorCode::ScheduledReducer);
+        assert!(
+            error.message.contains("schedule table `job`"),
+            "{}",
+            error.message
+        );
+        assert_eq!(error.code.http_status(), 403);
+    }
+
     fn refused(module: &ModuleDef, name: &str, kinds: &[EntryKind]) -> ApiError {
         find(module, name, kinds).expect_err("refused")
     }

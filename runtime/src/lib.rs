@@ -111,6 +111,9 @@ mod guides {
 
     #[doc = include_str!("../../docs/testing-modules.md")]
     struct TestingModules;
+
+    #[doc = include_str!("../../docs/scheduled-reducers.md")]
+    struct ScheduledReducers;
 }
 
 /// The names a module needs: `use wasmod::prelude::*;`.

@@ -870,6 +870,59 @@ impl<M: ModuleExports> TestModule<M> {
         outcome.unwrap_or_else(no_lifecycle_reducer)
     }
 
+    /// Calls the reducer of the schedule table `table` (`#[table(scheduled(..))]`) once with
+    /// each of its rows, whatever time they are due, as the server's scheduler does when a row
+    /// is due: as the host, a one-shot row (`ScheduleAt::Time`) deleted with its call (or
+    /// after it, if the reducer fails), a repeating one kept. Returns the calls' outcomes in
+    /// row order; none if `table` is not a schedule table. When rows come due is the server's
+    /// business (tested there with a clock the tests move); this tests what the calls do.
+    ///
+    /// ```
+    /// # use wasmod::prelude::*;
+    /// # use wasmod::testing::TestModule;
+    /// #[wasmod::module]
+    /// mod reminders {
+    ///     use wasmod::prelude::*;
+    ///
+    ///     #[table(scheduled(remind))]
+    ///     pub struct Reminder {
+    ///         #[primary_key]
+    ///         pub id: u64,
+    ///         pub at: ScheduleAt,
+    ///     }
+    ///
+    ///     #[table]
+    ///     pub struct Sent {
+    ///         #[primary_key]
+    ///         pub reminder: u64,
+    ///     }
+    ///
+    ///     #[reducer]
+    ///     fn remind(ctx: &ReducerContext, reminder: Reminder) {
+    ///         ctx.db.sent().insert(Sent { reminder: reminder.id });
+    ///     }
+    /// }
+    /// use reminders::{ReminderAccess, SentAccess};
+    /// let module = TestModule::<reminders::Module>::new();
+    /// module.write(|db| {
+    ///     let at = ScheduleAt::Time(Timestamp::from_micros_since_unix_epoch(0));
+    ///     db.reminder().insert(reminders::Reminder { id: 1, at });
+    /// });
+    /// let outcomes = module.run_scheduled("reminder");
+    /// assert!(outcomes.iter().all(|outcome| outcome.is_success()));
+    /// assert_eq!(module.read(|db| (db.sent().count(), db.reminder().count())), (1, 0));
+    /// ```
+    pub fn run_scheduled(&self, table: &str) -> Vec<Outcome> {
+        let mut module = self.module.borrow_mut();
+        let Some(id) = module.datastore().table_id(table) else {
+            return Vec::new();
+        };
+        let rows = module.read(|tables| tables.scan(id).unwrap_or_default());
+        rows.iter()
+            .filter_map(|row| module.call_scheduled(id, row))
+            .collect()
+    }
+
     /// Reads the tables through the module's own handles, as a view would:
     /// `module.read(|db| db.message().count())`.
     ///
