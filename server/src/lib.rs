@@ -399,8 +399,9 @@ impl Server {
         self.router.clone()
     }
 
-    /// Serves the API on `listener` until `shutdown` completes, then stops accepting, lets
-    /// the requests in progress finish, closes every WebSocket with a close frame (`1001`),
+    /// Serves the API on `listener`, and runs the scheduler of the module's schedule tables
+    /// ([`schedule`]), until `shutdown` completes; then stops the scheduler, stops accepting,
+    /// lets the requests in progress finish, closes every WebSocket with a close frame (`1001`),
     /// closes the connections still open (each with its `client_disconnected`: the sockets'
     /// own first, then any left), waits for the module's thread to finish the calls already
     /// queued (at most [`ServerConfig::shutdown_grace`] for all of it), and returns.
