@@ -88,6 +88,7 @@ pub fn run(args: Args) -> Result {
             primary: Arc::new(primary),
             settings: EdgeSettings::new(args.follow),
         }),
+        clock: None,
     };
     let server = Server::with_sides(loaded, secret, server_config, sides)
         .context("starting the module's thread")?;

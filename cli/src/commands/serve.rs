@@ -123,6 +123,7 @@ pub fn run(args: Args) -> Result {
         admin: Some(admin),
         publish,
         edge: None,
+        clock: None,
     };
     let server = Server::with_sides(loaded, secret, server_config, sides)
         .context("starting the module's thread")?;
