@@ -24,8 +24,8 @@ fn bank_with_ann_and_bob() -> TestModule<ledger::Module> {
         let deposited = module.call_reducer(who, "deposit", (name.to_string(), cents));
         assert!(deposited.is_success(), "{deposited}");
     };
-    open(ANN, "ann", Kind::Checking, 100_00);
-    open(BOB, "bob", Kind::Savings, 50_00);
+    open(ANN, "ann", Kind::Checking, 10_000);
+    open(BOB, "bob", Kind::Savings, 5_000);
     module
 }
 
@@ -46,12 +46,12 @@ fn a_transfer_moves_money_and_is_recorded() {
     let moved = module.call_reducer(
         ANN,
         "transfer",
-        ("ann".to_string(), "bob".to_string(), 30_00u64),
+        ("ann".to_string(), "bob".to_string(), 3_000u64),
     );
     assert!(moved.is_success(), "{moved}");
     assert_eq!(
         (balance(&module, "ann"), balance(&module, "bob")),
-        (70_00, 80_00)
+        (7_000, 8_000)
     );
     let ledger = module.read(|db| {
         db.transfer()
@@ -59,7 +59,7 @@ fn a_transfer_moves_money_and_is_recorded() {
             .map(|transfer| (transfer.from, transfer.to, transfer.amount))
             .collect::<Vec<_>>()
     });
-    assert_eq!(ledger, [("ann".to_string(), "bob".to_string(), 30_00)]);
+    assert_eq!(ledger, [("ann".to_string(), "bob".to_string(), 3_000)]);
 }
 
 #[test]
@@ -68,14 +68,14 @@ fn a_failed_transfer_changes_nothing() {
     let transfer = |who, from: &str, to: &str, amount: u64| {
         failure(module.call_reducer(who, "transfer", (from.to_string(), to.to_string(), amount)))
     };
-    assert_eq!(transfer(ANN, "ann", "bob", 100_01), "insufficient funds");
+    assert_eq!(transfer(ANN, "ann", "bob", 10_001), "insufficient funds");
     // The debit is written before the missing account is found: the rollback undoes it.
     assert_eq!(
-        transfer(ANN, "ann", "carol", 10_00),
+        transfer(ANN, "ann", "carol", 1_000),
         "no such account to pay into"
     );
     assert_eq!(
-        transfer(BOB, "ann", "bob", 10_00),
+        transfer(BOB, "ann", "bob", 1_000),
         "only its owner takes money out of an account"
     );
     assert_eq!(
@@ -84,7 +84,7 @@ fn a_failed_transfer_changes_nothing() {
     );
     assert_eq!(
         (balance(&module, "ann"), balance(&module, "bob")),
-        (100_00, 50_00)
+        (10_000, 5_000)
     );
     assert_eq!(module.read(|db| db.transfer().count()), 0);
 }
@@ -94,7 +94,7 @@ fn overflowing_deposits_are_refused() {
     let module = bank_with_ann_and_bob();
     let too_much = module.call_reducer(ANN, "deposit", ("ann".to_string(), u64::MAX));
     assert_eq!(failure(too_much), "too much money");
-    assert_eq!(balance(&module, "ann"), 100_00);
+    assert_eq!(balance(&module, "ann"), 10_000);
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn the_http_handler_answers_a_summary_as_json() {
     assert_eq!(found.status, 200);
     assert_eq!(found.header("content-type"), Some("application/json"));
     let body = String::from_utf8(found.body).expect("UTF-8");
-    let opened = module.read(|db| db.account().name().find(&"bob".to_string()).unwrap().opened);
+    let opened = module.read(|db| db.account().name().find("bob".to_string()).unwrap().opened);
     assert_eq!(
         body,
         format!(
