@@ -8,7 +8,8 @@ use std::fs;
 use std::path::Path;
 use support::{text, wasmod};
 use wasmod_abi::{AlgebraicType, ColumnDef, Field, ModuleDef};
-use wasmod_host::datastore::durability::{self, Options};
+use wasmod_host::datastore::durability::Options;
+use wasmod_host::datastore::Database;
 use wasmod_host::{WasmConfig, WasmEngine};
 use wasmod_wasm_tests::{built, workspace_root, Profile};
 
@@ -26,7 +27,7 @@ fn quickstart() -> ModuleDef {
 /// A data directory (as `serve --data` takes it) whose log is written for `def`, with no rows.
 fn data_for(def: &ModuleDef) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a directory");
-    drop(durability::open(&dir.path().join("db"), def, Options::default()).expect("a log"));
+    drop(Database::open(&dir.path().join("db"), def, Options::default()).expect("a log"));
     dir
 }
 

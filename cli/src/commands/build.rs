@@ -8,7 +8,7 @@
 //!
 //! With `--data <dir>`, the built module's tables are then checked against a data directory,
 //! read-only, by the same comparison the upgrade at `serve`'s start runs
-//! ([`durability::check`]): a build that cannot serve the data is found here, before a start
+//! ([`Database::check`]): a build that cannot serve the data is found here, before a start
 //! is refused. The build's artifact is kept either way; a build that cannot serve the data
 //! prints a warning naming every problem and exits with status 1.
 
@@ -19,7 +19,7 @@ use crate::render;
 use crate::source::Module;
 use std::path::{Path, PathBuf};
 use wasmod_abi::ModuleDef;
-use wasmod_host::datastore::durability;
+use wasmod_host::datastore::Database;
 use wasmod_protocol::description::{describe, Tables};
 
 /// `wasmod build`'s arguments.
@@ -81,7 +81,7 @@ pub fn run(args: Args) -> Result {
 /// as `serve --data` takes it, whose log is in `db`), and what its start will do to them;
 /// fails (status 1) if it cannot.
 fn check_data(data: &Path, def: &ModuleDef) -> Result {
-    match durability::check(&data.join("db"), def) {
+    match Database::check(&data.join("db"), def) {
         Ok(check) => output::print(format!("data {}: ok: {check}\n", data.display())),
         Err(error) => {
             output::print(format!(
