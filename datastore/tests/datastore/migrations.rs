@@ -396,3 +396,24 @@ fn a_migration_in_memory_carries_rows_and_sequences_over() {
         "the old tables are kept"
     );
 }
+
+#[test]
+fn a_database_is_checked_with_its_system_tables() {
+    let dir = tempfile::tempdir().expect("a directory");
+    drop(wasmod_datastore::Database::open(dir.path(), &module(), options()).expect("opens"));
+    assert_eq!(
+        wasmod_datastore::Database::check(dir.path(), &module()).expect("the check"),
+        UpgradeCheck::Unchanged
+    );
+    let checked = wasmod_datastore::Database::check(dir.path(), &with_level()).expect("the check");
+    let UpgradeCheck::Upgrade { changes, .. } = &checked else {
+        panic!("an upgrade: {checked:?}")
+    };
+    assert!(
+        changes.iter().all(|change| !change.contains("__wasmod_")),
+        "the system tables are unchanged: {changes:?}"
+    );
+    // The bare durability check sees the system tables as removed.
+    let bare = durability::check(dir.path(), &module()).expect_err("refused");
+    assert!(bare.to_string().contains("table `__wasmod_"), "{bare}");
+}
