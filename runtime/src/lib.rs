@@ -114,6 +114,9 @@ mod guides {
 
     #[doc = include_str!("../../docs/scheduled-reducers.md")]
     struct ScheduledReducers;
+
+    #[doc = include_str!("../../docs/upgrading.md")]
+    struct Upgrading;
 }
 
 /// The names a module needs: `use wasmod::prelude::*;`.
