@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 /// The crates that are wasm modules, built together.
 pub const MODULE_CRATES: [&str; 6] = [
     "quickstart",
+    "bank",
     "benchmarks",
     "dispatch64",
     "control-table-dispatch",
