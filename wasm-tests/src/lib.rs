@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The crates that are wasm modules, built together.
-pub const MODULE_CRATES: [&str; 6] = [
+pub const MODULE_CRATES: [&str; 7] = [
     "quickstart",
     "bank",
     "benchmarks",
