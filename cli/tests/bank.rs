@@ -1,6 +1,6 @@
 //! The bank example (`examples/bank`) served by the real `wasmod serve`, used over loopback
-//! HTTP as its clients would: accounts, transfers that roll back, the routed JSON handler, and
-//! the data kept across a restart.
+//! HTTP as its clients would: accounts, transfers that roll back, the scheduled reducer refused
+//! to clients, the routed JSON handler, and the data kept across a restart.
 
 mod support;
 
@@ -94,6 +94,17 @@ fn the_bank_serves_accounts_and_transfers_over_http_and_keeps_them_across_a_rest
         );
     }
     assert_eq!(balances(&ann), [(json!("ann"), json!(7_000))]);
+    assert_eq!(balances(&bob), [(json!("bob"), json!(8_000))]);
+
+    // Interest is the scheduler's to pay, not a client's.
+    let payment =
+        json!([{"id": 1, "at": {"Interval": 2_592_000_000_000u64}, "basis_points": 10_000}]);
+    let (status, answer) = call(&bob, "pay_interest", payment);
+    assert_eq!(
+        (status, &answer["error"]["code"]),
+        (403, &json!("scheduled_reducer")),
+        "{answer}"
+    );
     assert_eq!(balances(&bob), [(json!("bob"), json!(8_000))]);
 
     // The routed handler answers a summary in the host's JSON mapping.

@@ -2,10 +2,15 @@
 //!
 //! Clients open accounts (checking or savings), deposit, and transfer between accounts; a
 //! transfer that would overdraw, or name an account that does not exist, fails and changes
-//! nothing. Every transfer is recorded in a ledger. An HTTP handler answers an account's public
-//! summary as JSON at `GET /v1/http/accounts/{name}`.
+//! nothing. Every transfer is recorded in a ledger. Savings accounts are paid interest every 30
+//! days by a scheduled reducer. An HTTP handler answers an account's public summary as JSON at
+//! `GET /v1/http/accounts/{name}`.
 
+use std::time::Duration;
 use wasmod::prelude::*;
+
+/// How often interest is paid.
+pub const INTEREST_PERIOD: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// The bank: its tables and entry points.
 #[wasmod::module]
@@ -60,6 +65,21 @@ pub mod ledger {
         pub at: Timestamp,
     }
 
+    /// When interest is paid, and how much: `init` writes one row, due every
+    /// [`INTEREST_PERIOD`]. The host calls `pay_interest` with it; clients cannot.
+    #[table(scheduled(pay_interest))]
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct InterestPayment {
+        #[primary_key]
+        #[auto_inc]
+        /// Assigned by the table's sequence.
+        pub id: u64,
+        /// When the payment is due.
+        pub at: ScheduleAt,
+        /// The interest of a period, in hundredths of a percent.
+        pub basis_points: u64,
+    }
+
     /// What `GET /accounts/{name}` answers: an account without its balance.
     #[derive(SchemaType, Clone, Debug, PartialEq)]
     pub struct Summary {
@@ -71,6 +91,37 @@ pub mod ledger {
         pub kind: Kind,
         /// When it was opened.
         pub opened: Timestamp,
+    }
+
+    /// Schedules the interest: half a percent every period.
+    #[reducer(init)]
+    fn init(ctx: &ReducerContext) {
+        ctx.db.interest_payment().insert(InterestPayment {
+            id: 0,
+            at: INTEREST_PERIOD.into(),
+            basis_points: 50,
+        });
+    }
+
+    /// Pays every savings account its interest, rounded down to the cent. Called by the host
+    /// when `payment` is due.
+    #[reducer]
+    fn pay_interest(ctx: &ReducerContext, payment: InterestPayment) -> Result<(), String> {
+        let accounts = ctx.db.account();
+        let savings: Vec<Account> = accounts.kind().filter(Kind::Savings).collect();
+        for account in savings {
+            let interest = account
+                .balance
+                .checked_mul(payment.basis_points)
+                .ok_or("the interest overflows")?
+                / 10_000;
+            let balance = account
+                .balance
+                .checked_add(interest)
+                .ok_or("too much money")?;
+            accounts.name().update(Account { balance, ..account });
+        }
+        Ok(())
     }
 
     /// Opens an empty account `name` owned by the caller.

@@ -1,9 +1,11 @@
 //! The bank module, run natively against the real host.
 
-use bank::ledger::{self, Account, AccountAccess, Kind, TransferAccess};
+use bank::ledger::{self, Account, AccountAccess, InterestPaymentAccess, Kind, TransferAccess};
+use bank::INTEREST_PERIOD;
 use wasmod::http::{Method, Request};
 use wasmod::testing::{Outcome, TestModule};
 use wasmod::Identity;
+use wasmod::ScheduleAt;
 
 const ANN: Identity = Identity::from_bytes([0xa1; 32]);
 const BOB: Identity = Identity::from_bytes([0xb0; 32]);
@@ -137,4 +139,40 @@ fn the_http_handler_answers_a_summary_as_json() {
         (missing.status, missing.body.as_slice()),
         (404, &b"no account carol"[..])
     );
+}
+
+#[test]
+fn interest_is_scheduled_by_init_and_paid_to_savings_only() {
+    let module = bank_with_ann_and_bob();
+    let schedule: Vec<ScheduleAt> =
+        module.read(|db| db.interest_payment().iter().map(|row| row.at).collect());
+    assert_eq!(schedule, [ScheduleAt::from(INTEREST_PERIOD)]);
+    let paid = module.run_scheduled("interest_payment");
+    assert_eq!(paid.len(), 1);
+    assert!(paid[0].is_success(), "{}", paid[0]);
+    // Half a percent of Bob's 50.00 savings; Ann's checking account earns nothing.
+    assert_eq!(
+        (balance(&module, "ann"), balance(&module, "bob")),
+        (10_000, 5_025)
+    );
+    // The schedule repeats: its row stays for the next period.
+    assert_eq!(module.read(|db| db.interest_payment().count()), 1);
+}
+
+#[test]
+fn clients_cannot_pay_themselves_interest() {
+    let module = bank_with_ann_and_bob();
+    let payment = module.read(|db| db.interest_payment().iter().next().expect("the schedule"));
+    match module.call_reducer(BOB, "pay_interest", (payment,)) {
+        Outcome::Failed { code, message } => {
+            assert_eq!(
+                i32::from(code),
+                i32::from(wasmod::Errno::NOT_ALLOWED.code()),
+                "{message}"
+            );
+            assert!(message.contains("interest_payment"), "{message}");
+        }
+        other => panic!("expected a refusal, got {other}"),
+    }
+    assert_eq!(balance(&module, "bob"), 5_000);
 }
