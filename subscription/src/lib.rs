@@ -40,6 +40,7 @@ mod resume;
 mod routes;
 mod sql;
 mod validate;
+mod visibility;
 
 pub use catalog::Catalog;
 pub use error::QueryError;
@@ -48,3 +49,4 @@ pub use query::{BoundQuery, Query};
 pub use registry::{Deltas, QueryId, Subscriptions};
 pub use resume::changes_since;
 pub use sql::MAX_QUERY_LEN;
+pub use visibility::{RowFilter, VisibilityError};

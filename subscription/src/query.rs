@@ -4,7 +4,7 @@
 use crate::catalog::Catalog;
 use crate::error::QueryError;
 use crate::eval;
-use crate::plan::{Bytes, Operand, Plan};
+use crate::plan::{Bytes, Filter, Operand, Plan};
 use crate::{sql, validate};
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -45,11 +45,7 @@ impl Query {
 
     /// The query for the subscriber `sender`: `:sender` replaced by its identity.
     pub fn bind(&self, sender: Identity) -> BoundQuery {
-        let sender: Bytes = Box::new(sender.to_bytes());
-        let plan = self.plan.map(&|operand| match operand {
-            Operand::Value(bytes) => bytes.clone(),
-            Operand::Sender => sender.clone(),
-        });
+        let plan = self.plan.map(&binder(sender));
         BoundQuery {
             catalog: self.catalog.clone(),
             plan: Arc::new(plan),
@@ -60,6 +56,20 @@ impl Query {
     pub fn table(&self) -> u32 {
         self.plan.target
     }
+}
+
+/// What binds the operands of a plan or filter for the subscriber `sender`.
+fn binder(sender: Identity) -> impl Fn(&Operand) -> Bytes {
+    let sender: Bytes = Box::new(sender.to_bytes());
+    move |operand| match operand {
+        Operand::Value(bytes) => bytes.clone(),
+        Operand::Sender => sender.clone(),
+    }
+}
+
+/// `filter` for the reader `sender`: `:sender` replaced by its identity, normalized again.
+pub(crate) fn bind_filter(filter: &Filter<Operand>, sender: Identity) -> Filter<Bytes> {
+    filter.map(&binder(sender)).normalized()
 }
 
 /// A query with nothing left to bind: evaluated, deduplicated, subscribed to.

@@ -67,7 +67,7 @@ pub fn item(id: u64, owner: Identity, label: &str) -> Vec<u8> {
 pub fn subscribed(owners: u32) -> (Datastore, Arc<Catalog>, Subscriptions, Vec<QueryId>) {
     let def = module();
     let datastore = Datastore::new(&def).expect("a valid module");
-    let catalog = Arc::new(Catalog::new(&def));
+    let catalog = Arc::new(Catalog::new(&def).expect("no visibility filters"));
     let mine = Query::parse(&catalog, "SELECT * FROM item WHERE owner = :sender")
         .expect("a query of the subset");
     let mut subscriptions = Subscriptions::new(catalog.clone());
