@@ -110,9 +110,13 @@ pub fn derive_decode_borrowed(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// Arguments: `public` (clients may read the table; tables are private by default),
-/// `name = accessor` (the table's name and its accessor on `ctx.db`; by default the struct's
-/// name in snake case), and `index(name = accessor, columns(a, b, ..))` for a btree index over
-/// several columns.
+/// `visibility = "condition"` (on a public table: which rows a client may read, as a condition
+/// of the subscription SQL over the table's columns, `:sender` standing for the reader's
+/// identity, as in `visibility = "owner = :sender"`; the host checks it when it loads the module
+/// and applies it to every read of a client: subscriptions, one-off queries, table reads; see
+/// `docs/tables-and-indexes.md`), `name = accessor` (the table's name and its accessor on
+/// `ctx.db`; by default the struct's name in snake case), and
+/// `index(name = accessor, columns(a, b, ..))` for a btree index over several columns.
 ///
 /// Column attributes: `#[primary_key]` (at most one; unique), `#[unique]`, `#[auto_inc]`
 /// (integer columns: a row inserted with `0` gets the next value), `#[index(btree)]`.

@@ -140,6 +140,10 @@ fn describe(table: &Table) -> TokenStream {
             }
         }
     });
+    let visibility = match &table.visibility {
+        Some(filter) => quote!(::wasmod::rt::Some(::std::string::String::from(#filter))),
+        None => quote!(::wasmod::rt::None),
+    };
     let has_auto_inc = !table.auto_inc.is_empty();
     let auto_inc = table.auto_inc.iter().map(|&column| column as u16);
     quote! {
@@ -157,7 +161,7 @@ fn describe(table: &Table) -> TokenStream {
                     auto_inc: ::std::vec![#(#auto_inc),*],
                     public: #public,
                     schedule: ::wasmod::rt::None,
-                    visibility: ::wasmod::rt::None,
+                    visibility: #visibility,
                 }
             }
         }

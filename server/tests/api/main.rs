@@ -22,3 +22,4 @@ mod subscribe;
 mod support;
 mod tables;
 mod unread;
+mod visibility;
