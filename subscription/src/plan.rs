@@ -166,6 +166,13 @@ impl<V: Ord> Filter<V> {
     }
 }
 
+impl Filter<Operand> {
+    /// Whether the filter compares with `:sender`, which binding replaces.
+    pub(crate) fn uses_sender(&self) -> bool {
+        self.any_value(&|value| *value == Operand::Sender)
+    }
+}
+
 impl<V: Ord> Plan<V> {
     /// The same plan with each value replaced by `bind(value)`, normalized again (binding can
     /// make two parts equal).

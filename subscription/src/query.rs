@@ -20,7 +20,8 @@ pub struct Query {
 }
 
 impl Query {
-    /// Parses `text` and checks it against `catalog`'s tables.
+    /// Parses `text` and checks it against `catalog`'s tables, restricted to the rows their
+    /// visibility filters let a client see (the filters are ANDed into the query).
     ///
     /// Errors: [`QueryError`], naming what is wrong (not SQL, outside the subset, an unknown
     /// or private table, an unknown column, a literal of the wrong type, a join on a column
@@ -34,13 +35,10 @@ impl Query {
         })
     }
 
-    /// Whether the query uses `:sender`, so that subscribers with different identities get
-    /// different queries.
+    /// Whether the query uses `:sender` (in its own condition, or in the visibility filter of
+    /// a table it reads), so that subscribers with different identities get different queries.
     pub fn uses_sender(&self) -> bool {
-        self.plan
-            .filter
-            .as_ref()
-            .is_some_and(|filter| filter.any_value(&|value| *value == Operand::Sender))
+        self.plan.filter.as_ref().is_some_and(Filter::uses_sender)
     }
 
     /// The query for the subscriber `sender`: `:sender` replaced by its identity.

@@ -97,7 +97,7 @@ impl RowFilter {
         let filter = match (&info.visibility, reader) {
             (None, _) => None,
             (Some(filter), Some(reader)) => Some(crate::query::bind_filter(filter, reader)),
-            (Some(filter), None) if filter.any_value(&|value| *value == Operand::Sender) => {
+            (Some(filter), None) if filter.uses_sender() => {
                 return Err(QueryError::NeedsIdentity(info.name.clone()))
             }
             // Nothing to bind: the filter does not use `:sender`.
