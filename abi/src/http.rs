@@ -124,6 +124,48 @@ impl Response {
             .with_body(body.into())
     }
 
+    /// A `200 OK` with `value` as an `application/json` body, written as the host writes
+    /// values to clients (the mapping of `docs/json.md`): struct keys in sorted order, 64-bit
+    /// integers beyond 2^53 − 1 as decimal strings, identities as hex, enums by variant name.
+    ///
+    /// ```
+    /// use wasmod_abi::{http::Response, SchemaType};
+    ///
+    /// #[derive(SchemaType)]
+    /// #[wasmod(crate = wasmod_abi)]
+    /// struct Account {
+    ///     name: String,
+    ///     balance: u64,
+    /// }
+    ///
+    /// let response = Response::json(&Account { name: "ann".into(), balance: u64::MAX });
+    /// assert_eq!(response.header("content-type"), Some("application/json"));
+    /// assert_eq!(response.body, br#"{"balance":"18446744073709551615","name":"ann"}"#);
+    /// let created = Response::json(&vec![1u32, 2]).with_status(201);
+    /// assert_eq!((created.status, created.body.as_slice()), (201, &b"[1,2]"[..]));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If `T`'s [`SchemaType`](crate::SchemaType) does not describe its encoding: derived
+    /// ones always do, so only a hand-written implementation can.
+    pub fn json<T: crate::SchemaType>(value: &T) -> Self {
+        let mut typespace = crate::Typespace::default();
+        let ty = T::schema(&mut typespace);
+        let mut body = Vec::new();
+        if let Err(error) =
+            crate::json::write_value(&mut body, &ty, &typespace, &crate::encoding::to_vec(value))
+        {
+            panic!(
+                "`{}` does not encode as its SchemaType describes it: {error}",
+                core::any::type_name::<T>()
+            );
+        }
+        Self::new(200)
+            .with_header("content-type", "application/json")
+            .with_body(body)
+    }
+
     /// This response with a header added.
     pub fn with_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push((name.into(), value.into()));

@@ -12,6 +12,7 @@
 //! - [`names`]: the import module and export names, and the ABI version;
 //! - [`imports`]: values the imports exchange (log levels, iterator advances);
 //! - [`http`]: requests and responses for HTTP handlers and outbound calls;
+//! - [`json`]: encoded values written as JSON, by the host and by modules' HTTP handlers;
 //! - [`exports`]: a module's exports as Rust functions, for native execution;
 //! - [`kind`]: the kinds of entry point and what each implies ([`EntryKind`]);
 //! - the built-in value types [`Identity`], [`ConnectionId`] and [`Timestamp`].
@@ -26,6 +27,7 @@ pub mod errno;
 pub mod exports;
 pub mod http;
 pub mod imports;
+pub mod json;
 pub mod kind;
 pub mod names;
 pub mod schema;

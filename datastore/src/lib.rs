@@ -25,6 +25,7 @@ pub mod durability;
 mod error;
 mod index;
 mod key;
+pub mod migrate;
 mod row;
 mod rows;
 mod scan;

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
 use wasmod_abi::value::MAX_DEPTH;
-use wasmod_abi::{AlgebraicType, ModuleDef, TableDef, Typespace};
+use wasmod_abi::{AlgebraicType, ModuleDef, Reader, TableDef, Typespace, Value};
 
 /// The validated tables of a module.
 #[derive(Debug)]
@@ -203,6 +203,16 @@ fn check_row_type(def: &TableDef, typespace: &Typespace) -> Result<(), String> {
     for column in &def.columns {
         check_type(&column.ty, typespace, 0)
             .map_err(|e| format!("column `{}`: {e}", column.name))?;
+        if let Some(default) = &column.default {
+            let mut reader = Reader::new(default);
+            let read = Value::skip(&column.ty, typespace, &mut reader);
+            if read.is_err() || reader.remaining() > 0 {
+                return Err(format!(
+                    "column `{}`: its default is not one value of the column's type",
+                    column.name
+                ));
+            }
+        }
     }
     let Some(AlgebraicType::Product(fields)) = typespace.resolve(&def.row_type) else {
         return Err(format!(

@@ -119,7 +119,24 @@ pub fn derive_decode_borrowed(input: TokenStream) -> TokenStream {
 /// `index(name = accessor, columns(a, b, ..))` for a btree index over several columns.
 ///
 /// Column attributes: `#[primary_key]` (at most one; unique), `#[unique]`, `#[auto_inc]`
-/// (integer columns: a row inserted with `0` gets the next value), `#[index(btree)]`.
+/// (integer columns: a row inserted with `0` gets the next value), `#[index(btree)]`, and
+/// `#[default(expr)]`: the column's default value, an expression of the column's type (a
+/// literal, a `const`, `String::from("..")`, `"..".into()`, any call), evaluated when the
+/// module describes itself. A new build may add columns at the end of a stored table only if
+/// they have one: the rows already stored get it when the data is upgraded
+/// (`docs/upgrading.md`).
+///
+/// ```ignore
+/// #[table(public)]
+/// pub struct Account {
+///     #[primary_key]
+///     name: String,
+///     balance: u64,
+///     // Added by a later build: the accounts stored before it get `"EUR"`.
+///     #[default("EUR".into())]
+///     currency: String,
+/// }
+/// ```
 ///
 /// Generated beside the struct: its `SchemaType` impls, a handle type `<Struct>Table` with one
 /// accessor per index (named after the column, or the index), and a trait named like the
@@ -314,7 +331,7 @@ fn strip_column_attrs(item: TokenStream2) -> TokenStream2 {
         Ok(mut item) => {
             for field in item.fields.iter_mut() {
                 field.attrs.retain(|attr| {
-                    !["primary_key", "unique", "auto_inc", "index"]
+                    !ir::table::COLUMN_ATTRS
                         .iter()
                         .any(|name| attr.path().is_ident(name))
                 });

@@ -111,6 +111,9 @@ mod guides {
 
     #[doc = include_str!("../../docs/testing-modules.md")]
     struct TestingModules;
+
+    #[doc = include_str!("../../docs/upgrading.md")]
+    struct Upgrading;
 }
 
 /// The names a module needs: `use wasmod::prelude::*;`.

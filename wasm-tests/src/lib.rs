@@ -11,8 +11,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The crates that are wasm modules, built together.
-pub const MODULE_CRATES: [&str; 5] = [
+pub const MODULE_CRATES: [&str; 6] = [
     "quickstart",
+    "bank",
     "benchmarks",
     "dispatch64",
     "control-table-dispatch",

@@ -5,13 +5,21 @@
 //! fresh in-memory host; the inspection finds no indirect call on any dispatch path. Then the
 //! size and the entry points with their ids. A failed check exits with status 1 (with the full
 //! inspection report for a dispatch violation).
+//!
+//! With `--data <dir>`, the built module's tables are then checked against a data directory,
+//! read-only, by the same comparison the upgrade at `serve`'s start runs
+//! ([`Database::check`]): a build that cannot serve the data is found here, before a start
+//! is refused. The build's artifact is kept either way; a build that cannot serve the data
+//! prints a warning naming every problem and exits with status 1.
 
 use crate::check;
 use crate::failure::{Failure, Result};
 use crate::output;
 use crate::render;
 use crate::source::Module;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use wasmod_abi::ModuleDef;
+use wasmod_host::datastore::Database;
 use wasmod_protocol::description::{describe, Tables};
 
 /// `wasmod build`'s arguments.
@@ -20,6 +28,11 @@ pub struct Args {
     /// The module crate's directory.
     #[arg(default_value = ".")]
     dir: PathBuf,
+    /// A data directory, as `serve --data` takes it, to check the built module's tables
+    /// against without changing it: prints what the upgrade on the next start will do, or a
+    /// warning naming why the build cannot serve the data, and then exits with status 1.
+    #[arg(long, value_name = "DIR")]
+    data: Option<PathBuf>,
 }
 
 /// Runs `wasmod build`.
@@ -57,5 +70,25 @@ pub fn run(args: Args) -> Result {
         report.exports.len()
     );
     render::entry_points(&describe(loaded.module(), Tables::All), &mut out);
-    output::print(out)
+    output::print(out)?;
+    match &args.data {
+        Some(data) => check_data(data, loaded.module()),
+        None => Ok(()),
+    }
+}
+
+/// Prints whether the module described by `def` can serve the tables in `data` (a directory
+/// as `serve --data` takes it, whose log is in `db`), and what its start will do to them;
+/// fails (status 1) if it cannot.
+fn check_data(data: &Path, def: &ModuleDef) -> Result {
+    match Database::check(&data.join("db"), def) {
+        Ok(check) => output::print(format!("data {}: ok: {check}\n", data.display())),
+        Err(error) => {
+            output::print(format!(
+                "warning: this build cannot serve the data in {}: {error}\n",
+                data.display()
+            ))?;
+            Err(Failure::failed())
+        }
+    }
 }

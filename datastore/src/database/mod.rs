@@ -117,6 +117,17 @@ impl Database {
         Ok(database)
     }
 
+    /// What [`Database::open`] of `dir` for `module` would do to the stored tables (the
+    /// module's and the system tables), found without changing, locking or creating anything:
+    /// [`durability::check`] of the tables stored for `module`.
+    pub fn check(
+        dir: &Path,
+        module: &ModuleDef,
+    ) -> Result<durability::UpgradeCheck, DurabilityError> {
+        let stored = stored_tables(module).map_err(DurabilityError::Schema)?;
+        durability::check(dir, &stored)
+    }
+
     fn new(
         module: &ModuleDef,
         datastore: Datastore,

@@ -41,6 +41,7 @@ mod writer;
 pub use faults::Faults;
 pub use private::create_dir as create_private_dir;
 pub use snapshot::SnapshotInfo;
+pub use upgrade::{check, UpgradeCheck};
 pub use writer::Ticket;
 
 use crate::tx::TxData;
@@ -220,6 +221,14 @@ pub enum DurabilityError {
         /// Which table, and what changed.
         reason: String,
     },
+    /// A file of the data directory other than the log cannot be read: written by another
+    /// version of wasmod, or damaged. Nothing was changed.
+    Unreadable {
+        /// The file.
+        file: PathBuf,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// Another process (or handle) has the directory open.
     Locked {
         /// The directory.
@@ -274,9 +283,12 @@ impl fmt::Display for DurabilityError {
             ),
             Self::Incompatible { reason } => write!(
                 f,
-                "the module's tables are incompatible with the stored data: {reason} (keep \
-                 the old tables and columns, or move the data directory aside)"
+                "the module's tables are incompatible with the stored data: {reason}; nothing \
+                 was changed (make the build compatible, or move the data directory aside)"
             ),
+            Self::Unreadable { file, reason } => {
+                write!(f, "{} cannot be read: {reason}", file.display())
+            }
             Self::Locked { dir } => write!(
                 f,
                 "the data directory {} is in use by another wasmod process",
@@ -516,7 +528,7 @@ pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, 
     let datastore = Datastore::new(def).map_err(DurabilityError::Schema)?;
     let schema = segment::schema_hash(def);
     upgrade::prepare(dir, def, schema, &options)?;
-    let replayed = recovery::replay(dir, schema, &datastore, &options)?;
+    let replayed = recovery::replay(dir, schema, &datastore, &options, recovery::Tail::Truncate)?;
     let file = match replayed.tail {
         Some((path, len)) => {
             let file = OpenOptions::new()

@@ -30,6 +30,15 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The outcome of replaying a directory's log.
+/// What replay does with a torn tail of the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tail {
+    /// Cuts it off, so the log can be appended to (the directory is locked for writing).
+    Truncate,
+    /// Leaves the files as they are (a read-only look, possibly at a log being written).
+    Keep,
+}
+
 pub(crate) struct Replayed {
     /// What was found.
     pub(crate) report: RecoveryReport,
@@ -84,6 +93,7 @@ pub(crate) fn replay(
     schema: [u8; 32],
     datastore: &Datastore,
     options: &Options,
+    tail_mode: Tail,
 ) -> Result<Replayed, DurabilityError> {
     let mut recent = Recent::new(options);
     let started = Instant::now();
@@ -117,14 +127,17 @@ pub(crate) fn replay(
             fs::read(path).map_err(|error| DurabilityError::io(path, "reading the log", error))?;
         if last && bytes.len() < HEADER_LEN {
             // A crash while the segment was being created: it holds no record.
-            torn_tail = Some(cut(
+            torn_tail = Some(torn(
                 path,
                 0,
                 bytes.len(),
                 "the segment header is cut short",
-            )?);
-            fs::remove_file(path)
-                .map_err(|error| DurabilityError::io(path, "removing a torn segment", error))?;
+            ));
+            if tail_mode == Tail::Truncate {
+                tracing::warn!(target: "wasmod::durability", "{}: removing the segment", path.display());
+                fs::remove_file(path)
+                    .map_err(|error| DurabilityError::io(path, "removing a torn segment", error))?;
+            }
             break;
         }
         let header = Header::parse(path, &bytes)?;
@@ -179,7 +192,11 @@ pub(crate) fn replay(
                             format!("{reason}, and intact records follow"),
                         ));
                     }
-                    torn_tail = Some(cut(path, at, bytes.len(), reason)?);
+                    let found = torn(path, at, bytes.len(), reason);
+                    if tail_mode == Tail::Truncate {
+                        cut(&found)?;
+                    }
+                    torn_tail = Some(found);
                     break;
                 }
             }
@@ -203,23 +220,27 @@ pub(crate) fn replay(
     })
 }
 
-/// Truncates `path` (of `len` bytes) at `at`, durably, and describes what was cut.
-fn cut(path: &Path, at: usize, len: usize, reason: &str) -> Result<TornTail, DurabilityError> {
-    let torn = TornTail {
+/// The torn tail of `path` (of `len` bytes) from `at`.
+fn torn(path: &Path, at: usize, len: usize, reason: &str) -> TornTail {
+    TornTail {
         file: path.to_owned(),
         offset: at as u64,
         bytes: (len - at) as u64,
         reason: reason.to_owned(),
-    };
+    }
+}
+
+/// Cuts `torn` off its file, durably.
+fn cut(torn: &TornTail) -> Result<(), DurabilityError> {
     tracing::warn!(target: "wasmod::durability", "{torn}: truncating it");
+    let path = &torn.file;
     let file = OpenOptions::new()
         .write(true)
         .open(path)
         .map_err(|error| DurabilityError::io(path, "opening a torn segment", error))?;
-    file.set_len(at as u64)
+    file.set_len(torn.offset)
         .and_then(|()| file.sync_all())
-        .map_err(|error| DurabilityError::io(path, "truncating a torn segment", error))?;
-    Ok(torn)
+        .map_err(|error| DurabilityError::io(path, "truncating a torn segment", error))
 }
 
 fn corrupt(path: &Path, at: usize, reason: String) -> DurabilityError {

@@ -11,11 +11,12 @@
 
 use super::DurabilityError;
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use wasmod_abi::encoding::to_vec;
-use wasmod_abi::ModuleDef;
+use wasmod_abi::{AlgebraicType, ModuleDef};
 
 /// The first bytes of every segment.
 const MAGIC: &[u8; 8] = b"WASMODLG";
@@ -26,13 +27,69 @@ pub(crate) const HEADER_LEN: usize = 8 + 4 + 32 + 8;
 /// A segment file's extension.
 const EXTENSION: &str = "wlog";
 
-/// The hash of what decides how rows are read: the tables and the types they refer to.
-/// Entry points are not part of it, so adding a reducer does not orphan the data.
+/// The hash of what the stored data depends on: the named types the tables use (by index,
+/// with everything they use in turn), and for each table its name, its
+/// columns' names and types, its primary key, indexes and auto-increment columns (rows are
+/// checked against the columns on replay, indexes are rebuilt, sequences are kept per column).
+///
+/// What the data does not depend on is left out, so that changing it never forces the data to
+/// be carried over into a new snapshot: entry points (and the types only they use), whether a table is public, its
+/// visibility filter and schedule, and the columns' defaults (which only matter when a column
+/// is added, and are then part of the upgrade, not of the rows stored after it).
 pub(crate) fn schema_hash(def: &ModuleDef) -> [u8; 32] {
     let mut hasher = Sha256::new();
-    hasher.update(to_vec(&def.typespace));
-    hasher.update(to_vec(&def.tables));
+    for index in used_types(def) {
+        hasher.update(index.to_le_bytes());
+        hasher.update(to_vec(&def.typespace.types[index as usize]));
+    }
+    hasher.update(to_vec(&(def.tables.len() as u32)));
+    for table in &def.tables {
+        hasher.update(to_vec(&table.name));
+        hasher.update(to_vec(&table.row_type));
+        hasher.update(to_vec(&(table.columns.len() as u32)));
+        for column in &table.columns {
+            hasher.update(to_vec(&column.name));
+            hasher.update(to_vec(&column.ty));
+        }
+        hasher.update(to_vec(&table.primary_key));
+        hasher.update(to_vec(&table.indexes));
+        hasher.update(to_vec(&table.auto_inc));
+    }
     hasher.finalize().into()
+}
+
+/// The indexes of the named types the tables' rows use, directly or through other named
+/// types, in order. A reference that does not resolve is left out (such a description is
+/// refused when its tables are created).
+fn used_types(def: &ModuleDef) -> BTreeSet<u32> {
+    let mut used = BTreeSet::new();
+    let mut pending: Vec<&AlgebraicType> = def
+        .tables
+        .iter()
+        .flat_map(|table| {
+            std::iter::once(&table.row_type).chain(table.columns.iter().map(|column| &column.ty))
+        })
+        .collect();
+    while let Some(ty) = pending.pop() {
+        match ty {
+            AlgebraicType::Ref(index) => {
+                if let Some(named) = def.typespace.types.get(*index as usize) {
+                    if used.insert(*index) {
+                        pending.push(&named.ty);
+                    }
+                }
+            }
+            AlgebraicType::Array(inner)
+            | AlgebraicType::Option(inner)
+            | AlgebraicType::FixedArray(inner, _) => pending.push(inner),
+            AlgebraicType::Result(ok, error) => pending.extend([&**ok, &**error]),
+            AlgebraicType::Product(fields) | AlgebraicType::Sum(fields) => {
+                pending.extend(fields.iter().map(|field| &field.ty));
+            }
+            _ => {}
+        }
+    }
+    used
 }
 
 /// A segment's header.

@@ -1,32 +1,101 @@
 //! Module upgrades: serving a new build of a module over the data of an older one.
 //!
-//! The log directory keeps the tables' description it was written for (`tables.def`: the
-//! typespace and tables, encoded). When a module opens the log with a different description,
-//! the two are compared table by table, by name:
+//! The log directory keeps the tables' description it was written for (`tables.def`: a magic,
+//! then the description in its own versioned encoding, [`wasmod_abi::description::encode`]).
+//! When a module opens the log with a description whose stored data differs
+//! ([`segment::schema_hash`]), the two are compared by [`Migration::plan`]: new tables, new or
+//! removed indexes and new columns at the end with a default are compatible; the data is
+//! recovered as the old module wrote it, carried over into the new tables
+//! ([`Migration::carry_over`]: stored rows get the new columns' defaults, new indexes are
+//! built and new unique ones checked), and written as a snapshot for the new description,
+//! which then replaces the old log. Anything else refuses the start, naming the table, the
+//! column and the change, and nothing is changed.
 //!
-//! - **compatible**: every stored table is still there with the same columns (names and
-//!   types, named types compared by structure, not by position). New tables, new or removed
-//!   indexes, new entry points are fine. The data is recovered as the old module wrote it,
-//!   copied into the new tables (new indexes are built, and new unique ones checked, on the
-//!   way), and written as a snapshot for the new description, which then replaces the old log;
-//! - **incompatible**: a table removed, a column added, removed, renamed or retyped, or data
-//!   that breaks a new unique index. The start is refused with the table and the reason, and
-//!   nothing is changed.
+//! [`check`] runs the same comparison and carry-over in memory without writing anything, for
+//! `wasmod build --data` and for a server that is asked to swap builds.
 //!
 //! The steps are ordered so a crash at any point is finished on the next start: the new
 //! snapshot is renamed into place first (from then on the upgrade is decided), then the old
 //! log is removed, then the new description is recorded.
 
-use super::{recovery, segment, snapshot, DurabilityError, Options};
-use crate::tx::SequenceState;
+use super::recovery::{self, Tail};
+use super::{segment, snapshot, DurabilityError, Options};
+use crate::migrate::{Incompatible, Migration};
 use crate::Datastore;
+use std::fmt;
 use std::fs;
 use std::path::Path;
-use wasmod_abi::encoding::{from_slice, to_vec};
-use wasmod_abi::{AlgebraicType, ModuleDef, Typespace};
+use wasmod_abi::{description, ModuleDef};
 
 /// The file holding the description the log is written for.
 const FILE: &str = "tables.def";
+/// The first bytes of `tables.def`. Files written before the description had a version
+/// (wasmod before description format 2) start with the typespace instead.
+const MAGIC: &[u8; 8] = b"WASMODTD";
+
+/// What opening a data directory with a new build will do, as [`check`] finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UpgradeCheck {
+    /// The directory holds no data yet: it will be created for the new build.
+    Empty,
+    /// The directory holds data written for the same tables: nothing to upgrade.
+    Unchanged,
+    /// The data will be carried over into the new build's tables.
+    Upgrade {
+        /// How many rows are carried over.
+        rows: u64,
+        /// What changes, one line each.
+        changes: Vec<String>,
+    },
+}
+
+impl fmt::Display for UpgradeCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Empty => f.write_str(
+                "the data directory holds no data yet: it will be created for this build",
+            ),
+            Self::Unchanged => {
+                f.write_str("the data directory was written for these tables: nothing to upgrade")
+            }
+            Self::Upgrade { rows, changes } => {
+                write!(
+                    f,
+                    "the data directory will be upgraded on start: {rows} stored rows carried over"
+                )?;
+                for change in changes {
+                    write!(f, "\n  {change}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Checks, without changing any file, whether the build described by `def` can serve the data
+/// in `dir`, and says what its start will do: the same comparison and carry-over as the
+/// upgrade, in memory. The directory may be in use by a running server; a torn tail of its log
+/// is left as it is (and its transaction not counted).
+pub fn check(dir: &Path, def: &ModuleDef) -> Result<UpgradeCheck, DurabilityError> {
+    let Some(stored) = stored(dir)? else {
+        return Ok(UpgradeCheck::Empty);
+    };
+    if segment::schema_hash(&stored) == segment::schema_hash(def) {
+        return Ok(UpgradeCheck::Unchanged);
+    }
+    let migration = plan(&stored, def)?;
+    let (before, _) = recover(dir, &stored, Tail::Keep)?;
+    let after = migration.carry_over(&before).map_err(incompatible)?;
+    let read = after.begin_read();
+    let rows = (0..after.table_count() as u32)
+        .map(|table| read.row_count(table).unwrap_or_default())
+        .sum();
+    Ok(UpgradeCheck::Upgrade {
+        rows,
+        changes: migration.changes().to_vec(),
+    })
+}
 
 /// Makes the log in `dir` one for `def` (whose tables hash to `schema`): records the
 /// description on first use, and carries the data over from an older compatible one.
@@ -36,25 +105,17 @@ pub(crate) fn prepare(
     schema: [u8; 32],
     options: &Options,
 ) -> Result<(), DurabilityError> {
-    let file = dir.join(FILE);
-    let stored = match fs::read(&file) {
-        Ok(bytes) => from_slice::<ModuleDef>(&bytes).map_err(|error| DurabilityError::Corrupt {
-            file: file.clone(),
-            offset: 0,
-            reason: format!("the stored description does not decode: {error}"),
-        })?,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return record(dir, def);
-        }
-        Err(error) => return Err(DurabilityError::io(&file, "reading the description", error)),
+    let Some(stored) = stored(dir)? else {
+        return record(dir, def);
     };
+    // Only what the stored data depends on is hashed: a build that changes no table's
+    // columns or indexes (only, say, a visibility filter) serves the data as it is.
     if segment::schema_hash(&stored) == schema {
         return Ok(());
     }
     if snapshot::latest_schema(dir)? != Some(schema) {
-        let mapping =
-            compatible(&stored, def).map_err(|reason| DurabilityError::Incompatible { reason })?;
-        carry_over(dir, &stored, def, schema, &mapping, options)?;
+        let migration = plan(&stored, def)?;
+        carry_over(dir, &stored, &migration, schema, options)?;
     }
     // The upgrade's snapshot is in place: the old log is covered by it.
     for (_, path) in segment::list(dir)? {
@@ -65,6 +126,31 @@ pub(crate) fn prepare(
     record(dir, def)
 }
 
+/// The description stored in `dir`, if the directory has one.
+fn stored(dir: &Path) -> Result<Option<ModuleDef>, DurabilityError> {
+    let file = dir.join(FILE);
+    let bytes = match fs::read(&file) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(DurabilityError::io(&file, "reading the description", error)),
+    };
+    let unreadable = |reason: String| DurabilityError::Unreadable {
+        file: file.clone(),
+        reason,
+    };
+    let encoded = bytes.strip_prefix(MAGIC).ok_or_else(|| {
+        unreadable(
+            "it was written by a wasmod older than description format 2, whose stored \
+             description this one cannot read: serve the directory with the wasmod that wrote \
+             it, or start from a new data directory"
+                .into(),
+        )
+    })?;
+    description::decode(encoded)
+        .map(Some)
+        .map_err(|error| unreadable(error.to_string()))
+}
+
 /// Records `def`'s tables as the ones the log is written for.
 fn record(dir: &Path, def: &ModuleDef) -> Result<(), DurabilityError> {
     let tables = ModuleDef {
@@ -72,133 +158,52 @@ fn record(dir: &Path, def: &ModuleDef) -> Result<(), DurabilityError> {
         tables: def.tables.clone(),
         ..ModuleDef::default()
     };
-    snapshot::write_atomically(dir, &dir.join(FILE), &to_vec(&tables))
+    let mut bytes = MAGIC.to_vec();
+    bytes.extend_from_slice(&description::encode(&tables));
+    snapshot::write_atomically(dir, &dir.join(FILE), &bytes)
 }
 
-/// Recovers the old data and writes it as a snapshot for `new`.
+/// How the data written for `stored` moves to `def`'s tables, or why it cannot.
+fn plan(stored: &ModuleDef, def: &ModuleDef) -> Result<Migration, DurabilityError> {
+    Migration::plan(stored, def).map_err(incompatible)
+}
+
+fn incompatible(error: Incompatible) -> DurabilityError {
+    DurabilityError::Incompatible {
+        reason: error.to_string(),
+    }
+}
+
+/// The data in `dir`, written for `stored`, in a new datastore; and the offset of the next
+/// transaction.
+fn recover(
+    dir: &Path,
+    stored: &ModuleDef,
+    tail: Tail,
+) -> Result<(Datastore, u64), DurabilityError> {
+    let before = Datastore::new(stored).map_err(DurabilityError::Schema)?;
+    // The new schema starts from a snapshot: no transaction before it is kept.
+    let replayed = recovery::replay(
+        dir,
+        segment::schema_hash(stored),
+        &before,
+        &Options::default(),
+        tail,
+    )?;
+    Ok((before, replayed.next))
+}
+
+/// Recovers the old data and writes it, carried over, as a snapshot for the new description.
 fn carry_over(
     dir: &Path,
-    old: &ModuleDef,
-    new: &ModuleDef,
+    stored: &ModuleDef,
+    migration: &Migration,
     schema: [u8; 32],
-    mapping: &[(u32, u32)],
     options: &Options,
 ) -> Result<(), DurabilityError> {
-    let before = Datastore::new(old).map_err(DurabilityError::Schema)?;
-    // The new schema starts from a snapshot: no transaction before it is kept.
-    let replayed = recovery::replay(dir, segment::schema_hash(old), &before, &Options::default())?;
-    let after = Datastore::new(new).map_err(DurabilityError::Schema)?;
-    {
-        let read = before.begin_read();
-        let mut tx = after.begin_mut();
-        let mut scratch = Vec::new();
-        for &(from, to) in mapping {
-            for row in read.scan(from).unwrap_or_default() {
-                scratch.clear();
-                scratch.extend_from_slice(&row);
-                tx.insert(to, &mut scratch)
-                    .map_err(|error| DurabilityError::Incompatible {
-                        reason: format!(
-                            "table `{}`: the existing rows do not fit the new table: {}",
-                            new.tables[to as usize].name,
-                            error.message()
-                        ),
-                    })?;
-            }
-        }
-        let sequences: Vec<SequenceState> = read
-            .sequences()
-            .into_iter()
-            .filter_map(|state| {
-                let (_, to) = mapping.iter().find(|(from, _)| *from == state.table)?;
-                Some(SequenceState {
-                    table: *to,
-                    ..state
-                })
-            })
-            .collect();
-        tx.raise_sequences(&sequences)
-            .map_err(|error| DurabilityError::Incompatible {
-                reason: format!(
-                    "the sequences do not fit the new tables: {}",
-                    error.message()
-                ),
-            })?;
-        tx.commit();
-    }
+    let (before, next) = recover(dir, stored, Tail::Truncate)?;
+    let after = migration.carry_over(&before).map_err(incompatible)?;
     let state = snapshot::contents(&after.begin_read(), after.table_count());
-    snapshot::write(dir, schema, replayed.next, &state, options)?;
+    snapshot::write(dir, schema, next, &state, options)?;
     Ok(())
-}
-
-/// The new id of each stored table, or why the new description cannot take the data.
-fn compatible(old: &ModuleDef, new: &ModuleDef) -> Result<Vec<(u32, u32)>, String> {
-    let mut mapping = Vec::new();
-    for (from, table) in old.tables.iter().enumerate() {
-        let Some(to) = new.tables.iter().position(|t| t.name == table.name) else {
-            return Err(format!("table `{}` was removed", table.name));
-        };
-        let next = &new.tables[to];
-        if table.columns.len() != next.columns.len() {
-            return Err(format!(
-                "table `{}` had {} columns and now has {}",
-                table.name,
-                table.columns.len(),
-                next.columns.len()
-            ));
-        }
-        for (column, (was, is)) in table.columns.iter().zip(&next.columns).enumerate() {
-            if was.name != is.name {
-                return Err(format!(
-                    "table `{}`: column {column} was `{}` and is now `{}`",
-                    table.name, was.name, is.name
-                ));
-            }
-            if !same_type(&old.typespace, &was.ty, &new.typespace, &is.ty, 0) {
-                return Err(format!(
-                    "table `{}`: column `{}` changed type",
-                    table.name, was.name
-                ));
-            }
-        }
-        mapping.push((from as u32, to as u32));
-    }
-    Ok(mapping)
-}
-
-/// Whether `a` in `old` and `b` in `new` encode alike, named types resolved (to a bounded
-/// depth, so a recursive type cannot loop).
-fn same_type(
-    old: &Typespace,
-    a: &AlgebraicType,
-    new: &Typespace,
-    b: &AlgebraicType,
-    depth: u32,
-) -> bool {
-    use AlgebraicType as T;
-    if depth > 64 {
-        return false;
-    }
-    let resolve = |space: &Typespace, ty: &AlgebraicType| match ty {
-        T::Ref(index) => space.types.get(*index as usize).map(|def| def.ty.clone()),
-        other => Some(other.clone()),
-    };
-    let (Some(a), Some(b)) = (resolve(old, a), resolve(new, b)) else {
-        return false;
-    };
-    let same = |x: &AlgebraicType, y: &AlgebraicType| same_type(old, x, new, y, depth + 1);
-    match (&a, &b) {
-        (T::Ref(_), _) | (_, T::Ref(_)) => same(&a, &b),
-        (T::Array(x), T::Array(y)) | (T::Option(x), T::Option(y)) => same(x, y),
-        (T::FixedArray(x, n), T::FixedArray(y, m)) => n == m && same(x, y),
-        (T::Result(x, e), T::Result(y, f)) => same(x, y) && same(e, f),
-        (T::Product(xs), T::Product(ys)) | (T::Sum(xs), T::Sum(ys)) => {
-            xs.len() == ys.len()
-                && xs
-                    .iter()
-                    .zip(ys)
-                    .all(|(x, y)| x.name == y.name && same(&x.ty, &y.ty))
-        }
-        _ => a == b,
-    }
 }

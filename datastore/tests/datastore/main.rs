@@ -4,6 +4,7 @@ mod database;
 mod durability;
 mod failures;
 mod fixtures;
+mod migrations;
 mod ops;
 mod scans;
 mod schema;

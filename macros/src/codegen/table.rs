@@ -8,7 +8,8 @@
 use crate::codegen::schema_type;
 use crate::ir::table::Table;
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
 
 /// Everything `#[table]` expands to.
 pub fn generate(table: &Table) -> TokenStream {
@@ -105,6 +106,23 @@ pub fn generate(table: &Table) -> TokenStream {
     }
 }
 
+/// A column's `ColumnDef::default`: `expr` as a value of the column's type, encoded. The `let`
+/// with the column's type makes a mismatch an error at the expression.
+fn default(ty: &syn::Type, expr: Option<&syn::Expr>) -> TokenStream {
+    match expr {
+        Some(expr) => {
+            let value = quote_spanned! { expr.span()=>
+                {
+                    let __wasmod_default: #ty = #expr;
+                    ::wasmod::rt::encode(&__wasmod_default)
+                }
+            };
+            quote!(::wasmod::rt::Some(#value))
+        }
+        None => quote!(::wasmod::rt::None),
+    }
+}
+
 /// The `TableRow` impl: the table's name and description.
 fn describe(table: &Table) -> TokenStream {
     let row = &table.item.ident;
@@ -113,11 +131,12 @@ fn describe(table: &Table) -> TokenStream {
     let columns = table.columns.iter().map(|column| {
         let name = &column.name;
         let ty = &column.ty;
+        let default = default(ty, column.default.as_ref());
         quote! {
             ::wasmod::rt::ColumnDef {
                 name: ::std::string::String::from(#name),
                 ty: <#ty as ::wasmod::rt::SchemaType>::schema(typespace),
-                default: ::wasmod::rt::None,
+                default: #default,
             }
         }
     });

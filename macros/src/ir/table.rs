@@ -39,6 +39,9 @@ pub struct Column {
     pub name: String,
     /// Its type.
     pub ty: syn::Type,
+    /// Its default value, from `#[default(expr)]`: what an upgrade gives the rows that were
+    /// stored before the column was added.
+    pub default: Option<syn::Expr>,
 }
 
 /// An index.
@@ -142,9 +145,11 @@ struct ColumnAttrs {
     unique: Option<proc_macro2::Span>,
     auto_inc: Option<proc_macro2::Span>,
     btree: Option<proc_macro2::Span>,
+    default: Option<syn::Expr>,
 }
 
-const COLUMN_ATTRS: [&str; 4] = ["primary_key", "unique", "auto_inc", "index"];
+/// The attributes `#[table]` reads on fields and removes from the struct.
+pub const COLUMN_ATTRS: [&str; 5] = ["primary_key", "unique", "auto_inc", "index", "default"];
 
 impl ColumnAttrs {
     /// Reads and removes the column attributes of `field`.
@@ -155,6 +160,10 @@ impl ColumnAttrs {
                 continue;
             };
             let span = attr.span();
+            if ident == "default" {
+                attrs.take_default(attr, errors);
+                continue;
+            }
             let slot = match ident.to_string().as_str() {
                 "primary_key" => &mut attrs.primary_key,
                 "unique" => &mut attrs.unique,
@@ -191,6 +200,20 @@ impl ColumnAttrs {
                 .is_some_and(|ident| COLUMN_ATTRS.iter().any(|name| ident == name))
         });
         attrs
+    }
+
+    /// Reads `#[default(expr)]`: one expression, given once.
+    fn take_default(&mut self, attr: &syn::Attribute, errors: &mut Errors) {
+        let syn::Meta::List(_) = &attr.meta else {
+            errors.error_at(attr, "give the column's default value: `#[default(expr)]`");
+            return;
+        };
+        let Some(expr) = errors.take(attr.parse_args::<syn::Expr>()) else {
+            return;
+        };
+        if self.default.replace(expr).is_some() {
+            errors.error_at(attr, "`#[default]` is given twice");
+        }
     }
 }
 
@@ -264,6 +287,7 @@ impl Table {
                 name: ident.unraw().to_string(),
                 ident,
                 ty: field.ty.clone(),
+                default: attrs.default,
             });
         }
 

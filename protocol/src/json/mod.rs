@@ -59,27 +59,6 @@ pub use error::JsonError;
 pub use from_json::{args_from_json, value_from_json};
 pub use to_json::{rows_json, value_json, write_rows, write_value};
 
-use std::borrow::Cow;
-use wasmod_abi::{AlgebraicType, Field, Typespace};
+pub use wasmod_abi::json::MAX_SAFE_INTEGER;
 
-/// The largest magnitude every JSON reader holds exactly: 2^53 − 1 (JavaScript's
-/// `Number.MAX_SAFE_INTEGER`). Wider integers beyond it are written as decimal strings.
-pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-
-/// A variant's name, or its position for a variant without one.
-fn variant_name(index: usize, variant: &Field) -> Cow<'_, str> {
-    match &variant.name {
-        Some(name) => Cow::Borrowed(name),
-        None => Cow::Owned(index.to_string()),
-    }
-}
-
-/// Whether `ty` is the empty product: the payload of a unit variant.
-fn is_unit(typespace: &Typespace, ty: &AlgebraicType) -> bool {
-    matches!(typespace.resolve(ty), Some(AlgebraicType::Product(fields)) if fields.is_empty())
-}
-
-/// Whether `ty` is an option: then an option of it writes `Some` as `{"some": ..}`.
-fn is_option(typespace: &Typespace, ty: &AlgebraicType) -> bool {
-    matches!(typespace.resolve(ty), Some(AlgebraicType::Option(_)))
-}
+use wasmod_abi::json::{is_option, is_unit, variant_name};
