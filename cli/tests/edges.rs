@@ -369,6 +369,11 @@ type Socket = tungstenite::WebSocket<tungstenite::stream::MaybeTlsStream<std::ne
 
 /// A new WebSocket client of the server at `base` (a new identity), past its first message.
 fn open_socket(base: &str) -> Socket {
+    identified_socket(base).0
+}
+
+/// [`open_socket`], with the token of its new identity.
+fn identified_socket(base: &str) -> (Socket, String) {
     use tungstenite::client::IntoClientRequest;
     let url = format!("{}/v1/subscribe", base.replacen("http://", "ws://", 1));
     let mut request = url.into_client_request().expect("a request");
@@ -381,8 +386,11 @@ fn open_socket(base: &str) -> Socket {
         stream.set_read_timeout(Some(PATIENCE)).expect("a timeout");
     }
     let identity = next_message(&mut socket);
-    assert!(identity["IdentityToken"].is_object(), "{identity}");
-    socket
+    let token = identity["IdentityToken"]["token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{identity}"))
+        .to_owned();
+    (socket, token)
 }
 
 /// The quickstart's users on the server at `base`, and how many are online.
@@ -452,6 +460,79 @@ fn a_websocket_client_of_an_edge_calls_through_it_and_sees_its_own_commit() {
     assert!(messages(cluster.primary())
         .values()
         .any(|text| text == "over the socket"));
+}
+
+/// The texts of the `draft` rows `rows` (JSON), sorted.
+fn draft_texts(rows: &Value) -> Vec<String> {
+    let mut texts: Vec<String> = rows
+        .as_array()
+        .unwrap_or_else(|| panic!("rows: {rows}"))
+        .iter()
+        .map(|row| row["text"].as_str().expect("a text").to_owned())
+        .collect();
+    texts.sort();
+    texts
+}
+
+/// The drafts the server at `base` shows `token` in `GET /v1/tables/draft`.
+fn drafts_read(base: &str, token: &str) -> Vec<String> {
+    let url = format!("{base}/v1/tables/draft");
+    let (status, body) = send(&agent(), "GET", &url, Some(token), None);
+    assert_eq!(status, 200, "{body}");
+    draft_texts(&body["rows"])
+}
+
+#[test]
+fn clients_of_an_edge_see_the_rows_they_would_see_on_the_primary() {
+    let cluster = Cluster::start(&[]);
+    let edge = cluster.edge();
+    let send_text = |socket: &mut Socket, message: Value| {
+        socket
+            .send(tungstenite::Message::text(message.to_string()))
+            .expect("sent")
+    };
+    let subscribed = || {
+        let (mut socket, token) = identified_socket(&edge.base);
+        send_text(
+            &mut socket,
+            serde_json::json!({"Subscribe": {"query_set_id": 1, "queries": ["SELECT * FROM draft"], "resume_from": null}}),
+        );
+        let applied = next_message(&mut socket);
+        assert_eq!(
+            draft_texts(&applied["SubscribeApplied"]["tables"][0]["rows"]),
+            Vec::<String>::new(),
+            "{applied}"
+        );
+        (socket, token)
+    };
+    let (mut alice, alice_token) = subscribed();
+    let (mut bob, bob_token) = subscribed();
+    for (socket, text) in [(&mut alice, "alice's"), (&mut bob, "bob's")] {
+        send_text(
+            socket,
+            serde_json::json!({"CallReducer": {"request_id": 1, "name": "save_draft", "args": [text]}}),
+        );
+        // The next message is the caller's own update: the other's draft was not sent.
+        let own = next_message(socket);
+        let inserts = &own["TransactionUpdate"]["changes"][0]["tables"][0]["inserts"];
+        assert_eq!(draft_texts(inserts), [text], "{own}");
+    }
+    for (socket, text) in [(&mut alice, "alice's"), (&mut bob, "bob's")] {
+        send_text(
+            socket,
+            serde_json::json!({"OneOffQuery": {"request_id": 2, "query": "SELECT * FROM draft"}}),
+        );
+        let answer = next_message(socket);
+        let rows = &answer["OneOffQueryResult"]["result"]["ok"][0]["rows"];
+        assert_eq!(draft_texts(rows), [text], "{answer}");
+    }
+    for (token, text) in [(&alice_token, "alice's"), (&bob_token, "bob's")] {
+        assert_eq!(drafts_read(&edge.base, token), [text]);
+        assert_eq!(drafts_read(cluster.primary(), token), [text]);
+    }
+    let url = format!("{}/v1/tables/draft", edge.base);
+    let (status, body) = send(&agent(), "GET", &url, None, None);
+    assert_eq!(status, 401, "a reader without a token: {body}");
 }
 
 #[test]

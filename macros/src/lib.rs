@@ -110,9 +110,14 @@ pub fn derive_decode_borrowed(input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// Arguments: `public` (clients may read the table; tables are private by default),
-/// `name = accessor` (the table's name and its accessor on `ctx.db`; by default the struct's
-/// name in snake case), `index(name = accessor, columns(a, b, ..))` for a btree index over
-/// several columns, and `scheduled(reducer)` or `scheduled(reducer, at = column)`.
+/// `visibility = "condition"` (on a public table: which rows a client may read, as a condition
+/// of the subscription SQL over the table's columns, `:sender` standing for the reader's
+/// identity, as in `visibility = "owner = :sender"`; the host checks it when it loads the module
+/// and applies it to every read of a client: subscriptions, one-off queries, table reads; see
+/// `docs/tables-and-indexes.md`), `name = accessor` (the table's name and its accessor on
+/// `ctx.db`; by default the struct's name in snake case), `index(name = accessor, columns(a, b,
+/// ..))` for a btree index over several columns, and `scheduled(reducer)` or
+/// `scheduled(reducer, at = column)`.
 ///
 /// `scheduled(reducer)` makes the table a schedule: the host calls `reducer` (which takes the
 /// context and one row of the table, and which clients may not call) with each row when the

@@ -91,7 +91,7 @@ impl Fanout {
         module.tables.push(table);
         let module = Arc::new(module);
         let database = Arc::new(Database::in_memory(&module).expect("a valid module"));
-        let catalog = Arc::new(Catalog::new(&module));
+        let catalog = Arc::new(Catalog::new(&module).expect("no visibility filters"));
         let stats = Arc::new(Stats::default());
         let no_resuming = WindowBounds {
             commits: 0,

@@ -101,6 +101,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
+use wasmod_subscription::Catalog;
 use worker::{Worker, WorkerThread};
 
 /// A module ready to be served.
@@ -265,6 +266,9 @@ impl Server {
             }
         };
         let description = Arc::new(module.module().clone());
+        let catalog = Catalog::new(&description)
+            .map(Arc::new)
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))?;
         let database = module.database().clone();
         let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
@@ -322,6 +326,7 @@ impl Server {
         let results = results::Results::new(config.max_result_bytes);
         let (realtime, control) = Realtime::new(
             description.clone(),
+            catalog,
             database.clone(),
             runner.clone(),
             connections.clone(),

@@ -18,6 +18,10 @@
 //!   never reused, so paging through a table sees every row that was there all along exactly
 //!   once, whatever is inserted or deleted meanwhile; a row inserted (or updated) meanwhile
 //!   comes at the end.
+//! - **Visibility**: a client's page holds only the rows its table's visibility filter lets it
+//!   see ([`TableRows`]); rows it may not see are skipped, not counted, so a page of a
+//!   filtered table may scan past many rows to fill itself (at most the table, as a
+//!   subscription's initial rows do).
 //! - **At once**: each read holds a permit of [`TableReads`] from before it waits for the
 //!   tables until its body is sent or dropped; past the bound a read is refused at once
 //!   (`busy`, 503) rather than queued on the blocking pool that durability waits share.
@@ -42,6 +46,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmod_abi::ModuleDef;
 use wasmod_host::datastore::{Datastore, Row};
 use wasmod_protocol::json::write_value;
+use wasmod_subscription::RowFilter;
 
 /// The JSON of a page's rows is handed to the connection in chunks of about this many bytes.
 pub(crate) const CHUNK_BYTES: usize = 64 << 10;
@@ -156,24 +161,36 @@ impl TableReads {
     }
 }
 
-/// One page of table `table` of `module`, read from `datastore` as `query` asks, as a
-/// streamed JSON response: `{"next_cursor": "…" | null, "rows": [..]}`.
+/// The rows a page is read from: a table's, all of them or those a reader may see.
+#[derive(Clone, Debug)]
+pub(crate) struct TableRows {
+    /// The table's id.
+    pub(crate) table: u32,
+    /// The rows the reader may see (`None`: every row).
+    pub(crate) rows: Option<RowFilter>,
+}
+
+/// One page of the rows `source` names, of `module`, read from `datastore` as `query` asks,
+/// as a streamed JSON response: `{"next_cursor": "…" | null, "rows": [..]}`.
 pub(crate) async fn read_page(
     reads: &TableReads,
     limits: PageLimits,
     module: Arc<ModuleDef>,
     datastore: Arc<Datastore>,
-    table: u32,
+    source: TableRows,
     query: &PageQuery,
 ) -> Result<Response, ApiError> {
     let start = query.start(limits)?;
     let permit = reads.acquire()?;
+    let table = source.table;
     let page = tokio::task::spawn_blocking(move || {
         let read = datastore.begin_read();
         let rows = read.rows_from(table, start.position).map_err(|error| {
             ApiError::new(ErrorCode::Internal, format!("reading the table: {error:?}"))
         })?;
-        Ok::<_, ApiError>(Page::take(rows, start.rows, limits.max_bytes))
+        let visible =
+            rows.filter(|(_, row)| source.rows.as_ref().is_none_or(|rows| rows.admits(row)));
+        Ok::<_, ApiError>(Page::take(visible, start.rows, limits.max_bytes))
     })
     .await
     .map_err(|error| ApiError::new(ErrorCode::Internal, format!("the read failed: {error}")))??;

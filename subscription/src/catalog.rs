@@ -1,11 +1,14 @@
 //! What queries need to know of a module's tables, derived once from its description.
 //!
 //! The description comes from module code, so nothing here trusts it: a type that does not
-//! resolve makes its column one that queries cannot compare, never a panic. Table ids are
+//! resolve makes its column one that queries cannot compare, never a panic, and a visibility
+//! filter that cannot be applied refuses the module ([`crate::visibility`]). Table ids are
 //! positions in [`ModuleDef::tables`], as in the datastore (system tables come after the
 //! module's, so they have no entry here and no query can name them).
 
 use crate::column::{RowLayout, Scalar};
+use crate::plan::{Filter, Operand};
+use crate::visibility::{self, VisibilityError};
 use std::sync::Arc;
 use wasmod_abi::{AlgebraicType, ModuleDef, Typespace};
 
@@ -22,6 +25,8 @@ pub(crate) struct TableInfo {
     pub(crate) public: bool,
     pub(crate) columns: Vec<ColumnInfo>,
     pub(crate) layout: RowLayout,
+    /// Its visibility filter, checked: every query of it is restricted to the rows that pass.
+    pub(crate) visibility: Option<Filter<Operand>>,
 }
 
 /// One column.
@@ -37,10 +42,14 @@ pub(crate) struct ColumnInfo {
 }
 
 impl Catalog {
-    /// The tables of the module `def`.
-    pub fn new(def: &ModuleDef) -> Self {
+    /// The tables of the module `def`, with their visibility filters checked.
+    ///
+    /// Errors: the first table whose visibility filter cannot be applied (it does not parse,
+    /// names a column the table does not have, compares `:sender` with a column that is not an
+    /// `Identity`, or is declared on a private table).
+    pub fn new(def: &ModuleDef) -> Result<Self, VisibilityError> {
         let typespace = Arc::new(def.typespace.clone());
-        let tables = def
+        let mut tables: Vec<TableInfo> = def
             .tables
             .iter()
             .map(|table| {
@@ -72,10 +81,16 @@ impl Catalog {
                         table.columns.iter().map(|column| &column.ty),
                         &typespace,
                     ),
+                    visibility: None,
                 }
             })
             .collect();
-        Self { tables }
+        for ((id, info), table) in (0u32..).zip(&mut tables).zip(&def.tables) {
+            if let Some(text) = &table.visibility {
+                info.visibility = Some(visibility::checked(id, info, text)?);
+            }
+        }
+        Ok(Self { tables })
     }
 
     /// The table with id `id`.

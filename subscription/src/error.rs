@@ -47,6 +47,9 @@ pub enum QueryError {
     },
     /// The join's columns cannot join: one is not indexed, or their types differ.
     Join(String),
+    /// The table shows each client its own rows (its visibility filter compares with
+    /// `:sender`), and the reader has no identity to compare with.
+    NeedsIdentity(String),
     /// A query checked against another module's tables was given to a registry.
     OtherModule,
     /// The datastore refused a read (the tables do not belong to the module the query was
@@ -91,6 +94,11 @@ impl fmt::Display for QueryError {
                 "column `{column}` has type {ty}, which queries cannot compare"
             ),
             Self::Join(message) => write!(f, "the join cannot be evaluated: {message}"),
+            Self::NeedsIdentity(table) => write!(
+                f,
+                "table `{table}` shows each client only the rows it may see: read it as an \
+                 identity (with a token)"
+            ),
             Self::OtherModule => f.write_str(
                 "the query was checked against another module's tables than the registry's",
             ),

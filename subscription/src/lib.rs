@@ -8,7 +8,10 @@
 //!    the parsing; the subset is `SELECT * FROM t [WHERE …]` with comparisons of columns with
 //!    literals, `AND`, `OR`, `:sender`, and an inner join of two tables on indexed columns),
 //!    checked against the module's tables ([`Catalog`]). Everything wrong is a [`QueryError`]
-//!    that names it. See `docs/subscriptions.md` for the subset with examples.
+//!    that names it. See `docs/subscriptions.md` for the subset with examples. A table's
+//!    visibility filter is ANDed into every query of it here, so that everything after sees
+//!    only the rows a client may read ([`RowFilter`] applies it to reads that are not queries).
+//!    A [`Catalog`] of a module whose filter cannot be applied is a [`VisibilityError`].
 //! 2. **Bind** ([`Query::bind`]): `:sender` replaced by the subscriber's identity, giving a
 //!    [`BoundQuery`] in a normal form, so that equal queries from many clients compare and hash
 //!    equal.
@@ -40,6 +43,7 @@ mod resume;
 mod routes;
 mod sql;
 mod validate;
+mod visibility;
 
 pub use catalog::Catalog;
 pub use error::QueryError;
@@ -48,3 +52,4 @@ pub use query::{BoundQuery, Query};
 pub use registry::{Deltas, QueryId, Subscriptions};
 pub use resume::changes_since;
 pub use sql::MAX_QUERY_LEN;
+pub use visibility::{RowFilter, VisibilityError};

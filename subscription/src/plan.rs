@@ -141,12 +141,35 @@ impl<V: Ord> Filter<V> {
         }
     }
 
+    /// The same filter with every comparison on side `side` (a table's own filter, which is
+    /// written on the target side, for the other table of a join).
+    pub(crate) fn on_side(&self, side: Side) -> Self
+    where
+        V: Clone,
+    {
+        match self {
+            Self::And(parts) => Self::And(parts.iter().map(|part| part.on_side(side)).collect()),
+            Self::Or(parts) => Self::Or(parts.iter().map(|part| part.on_side(side)).collect()),
+            Self::Compare(comparison) => Self::Compare(Comparison {
+                side,
+                ..comparison.clone()
+            }),
+        }
+    }
+
     /// Whether any value satisfies `test`.
     pub(crate) fn any_value(&self, test: &impl Fn(&V) -> bool) -> bool {
         match self {
             Self::And(parts) | Self::Or(parts) => parts.iter().any(|part| part.any_value(test)),
             Self::Compare(comparison) => test(&comparison.value),
         }
+    }
+}
+
+impl Filter<Operand> {
+    /// Whether the filter compares with `:sender`, which binding replaces.
+    pub(crate) fn uses_sender(&self) -> bool {
+        self.any_value(&|value| *value == Operand::Sender)
     }
 }
 

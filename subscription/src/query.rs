@@ -4,7 +4,7 @@
 use crate::catalog::Catalog;
 use crate::error::QueryError;
 use crate::eval;
-use crate::plan::{Bytes, Operand, Plan};
+use crate::plan::{Bytes, Filter, Operand, Plan};
 use crate::{sql, validate};
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
@@ -20,7 +20,8 @@ pub struct Query {
 }
 
 impl Query {
-    /// Parses `text` and checks it against `catalog`'s tables.
+    /// Parses `text` and checks it against `catalog`'s tables, restricted to the rows their
+    /// visibility filters let a client see (the filters are ANDed into the query).
     ///
     /// Errors: [`QueryError`], naming what is wrong (not SQL, outside the subset, an unknown
     /// or private table, an unknown column, a literal of the wrong type, a join on a column
@@ -34,22 +35,15 @@ impl Query {
         })
     }
 
-    /// Whether the query uses `:sender`, so that subscribers with different identities get
-    /// different queries.
+    /// Whether the query uses `:sender` (in its own condition, or in the visibility filter of
+    /// a table it reads), so that subscribers with different identities get different queries.
     pub fn uses_sender(&self) -> bool {
-        self.plan
-            .filter
-            .as_ref()
-            .is_some_and(|filter| filter.any_value(&|value| *value == Operand::Sender))
+        self.plan.filter.as_ref().is_some_and(Filter::uses_sender)
     }
 
     /// The query for the subscriber `sender`: `:sender` replaced by its identity.
     pub fn bind(&self, sender: Identity) -> BoundQuery {
-        let sender: Bytes = Box::new(sender.to_bytes());
-        let plan = self.plan.map(&|operand| match operand {
-            Operand::Value(bytes) => bytes.clone(),
-            Operand::Sender => sender.clone(),
-        });
+        let plan = self.plan.map(&binder(sender));
         BoundQuery {
             catalog: self.catalog.clone(),
             plan: Arc::new(plan),
@@ -60,6 +54,20 @@ impl Query {
     pub fn table(&self) -> u32 {
         self.plan.target
     }
+}
+
+/// What binds the operands of a plan or filter for the subscriber `sender`.
+fn binder(sender: Identity) -> impl Fn(&Operand) -> Bytes {
+    let sender: Bytes = Box::new(sender.to_bytes());
+    move |operand| match operand {
+        Operand::Value(bytes) => bytes.clone(),
+        Operand::Sender => sender.clone(),
+    }
+}
+
+/// `filter` for the reader `sender`: `:sender` replaced by its identity, normalized again.
+pub(crate) fn bind_filter(filter: &Filter<Operand>, sender: Identity) -> Filter<Bytes> {
+    filter.map(&binder(sender)).normalized()
 }
 
 /// A query with nothing left to bind: evaluated, deduplicated, subscribed to.

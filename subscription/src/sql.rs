@@ -17,6 +17,7 @@ use sqlparser::ast::{
 };
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Token;
 
 /// The longest query text accepted, in bytes.
 pub const MAX_QUERY_LEN: usize = 64 * 1024;
@@ -154,6 +155,24 @@ pub(crate) fn parse(text: &str) -> Result<SelectSyntax, QueryError> {
         Statement::Query(query) => query_syntax(*query),
         other => Err(unsupported(&statement_kind(&other))),
     }
+}
+
+/// Parses `text` as a condition of the subset on its own, as a `WHERE` holds it: a table's
+/// visibility filter (`owner = :sender`), which is written without a query around it.
+pub(crate) fn parse_condition(text: &str) -> Result<Condition, QueryError> {
+    if text.len() > MAX_QUERY_LEN {
+        return Err(QueryError::Unsupported(format!(
+            "a condition longer than {MAX_QUERY_LEN} bytes"
+        )));
+    }
+    let syntax = |error: sqlparser::parser::ParserError| QueryError::Syntax(error.to_string());
+    let mut parser = Parser::new(&GenericDialect {})
+        .with_recursion_limit(MAX_NESTING)
+        .try_with_sql(text)
+        .map_err(syntax)?;
+    let expr = parser.parse_expr().map_err(syntax)?;
+    parser.expect_token(&Token::EOF).map_err(syntax)?;
+    condition(expr)
 }
 
 fn unsupported(what: &str) -> QueryError {
@@ -605,4 +624,72 @@ fn describe(expr: &Expr) -> String {
         _ => return format!("the expression `{expr}`"),
     };
     named.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn column(name: &str) -> ColumnName {
+        ColumnName {
+            qualifier: None,
+            name: name.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_condition_alone_parses_with_the_sender_parameter() {
+        assert_eq!(
+            parse_condition("owner = :sender"),
+            Ok(Condition::Compare {
+                column: column("owner"),
+                op: CompareOp::Eq,
+                literal: Literal::Sender,
+            })
+        );
+        assert_eq!(
+            parse_condition(":sender = owner OR shared = true"),
+            Ok(Condition::Or(vec![
+                Condition::Compare {
+                    column: column("owner"),
+                    op: CompareOp::Eq,
+                    literal: Literal::Sender,
+                },
+                Condition::Compare {
+                    column: column("shared"),
+                    op: CompareOp::Eq,
+                    literal: Literal::Bool(true),
+                },
+            ]))
+        );
+    }
+
+    #[test]
+    fn a_condition_is_one_expression_of_the_subset() {
+        let refused = |text: &str| parse_condition(text).expect_err(text);
+        assert!(matches!(
+            refused("owner = :sender; DROP TABLE t"),
+            QueryError::Syntax(_)
+        ));
+        assert!(matches!(
+            refused("owner = :sender extra"),
+            QueryError::Syntax(_)
+        ));
+        assert!(matches!(refused(""), QueryError::Syntax(_)));
+        assert!(matches!(refused("owner ="), QueryError::Syntax(_)));
+        assert_eq!(
+            refused("owner IN (1, 2)"),
+            QueryError::Unsupported("IN".to_owned())
+        );
+        assert_eq!(
+            refused("owner = :reader"),
+            QueryError::Unsupported(
+                "the parameter `:reader` (the only one is `:sender`)".to_owned()
+            )
+        );
+        assert!(matches!(
+            refused("owner = (SELECT 1)"),
+            QueryError::Unsupported(_)
+        ));
+    }
 }

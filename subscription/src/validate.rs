@@ -3,7 +3,8 @@
 //! Everything a client can get wrong is found here, before any row is read: tables that do not
 //! exist or are private, columns that do not exist or are ambiguous, literals of the wrong
 //! type, joins on columns without an index. Names are resolved to positions, so that
-//! evaluation never looks a name up.
+//! evaluation never looks a name up. The plan is restricted to the rows the tables'
+//! visibility filters let a client see ([`crate::visibility`]).
 
 use crate::catalog::{Catalog, ColumnInfo, TableInfo};
 use crate::error::QueryError;
@@ -53,7 +54,7 @@ pub(crate) fn validate(
         return Ok(Plan {
             target: scopes.target.id,
             join: None,
-            filter: filter(&scopes, query.filter.as_ref())?,
+            filter: restricted(&scopes, filter(&scopes, query.filter.as_ref())?),
         });
     };
     let joined = scope(catalog, &join.table)?;
@@ -84,8 +85,43 @@ pub(crate) fn validate(
     Ok(Plan {
         target: scopes.target.id,
         join: Some(join),
-        filter: filter(&scopes, query.filter.as_ref())?,
+        filter: restricted(&scopes, filter(&scopes, query.filter.as_ref())?),
     })
+}
+
+/// The filter of table `table` (whose id is `id`) alone, over its own columns: a visibility
+/// filter, as [`crate::visibility`] checks it.
+pub(crate) fn table_filter(
+    id: u32,
+    table: &TableInfo,
+    condition: &Condition,
+) -> Result<Filter<Operand>, QueryError> {
+    let scopes = Scopes {
+        target: Scope {
+            name: &table.name,
+            id,
+            table,
+        },
+        other: None,
+    };
+    Ok(convert(&scopes, condition)?.normalized())
+}
+
+/// The query's filter `query` ANDed with the visibility filters of the tables it reads (the
+/// other table's taken to its side of the join), so that it returns only rows the reader may
+/// see, and finds partners only among them.
+fn restricted(scopes: &Scopes<'_>, query: Option<Filter<Operand>>) -> Option<Filter<Operand>> {
+    let target = scopes.target.table.visibility.clone();
+    let other = scopes
+        .other
+        .as_ref()
+        .and_then(|other| other.table.visibility.as_ref())
+        .map(|filter| filter.on_side(Side::Other));
+    let mut parts: Vec<Filter<Operand>> = [query, target, other].into_iter().flatten().collect();
+    match parts.len() {
+        0 | 1 => parts.pop(),
+        _ => Some(Filter::And(parts).normalized()),
+    }
 }
 
 /// The public table `table` names.

@@ -446,7 +446,7 @@ fn world(seed: u64, coverage: &mut Coverage) {
     let (def, shapes) = module(&mut rng);
     let world = World {
         datastore: Datastore::new(&def).expect("a valid module"),
-        catalog: Arc::new(Catalog::new(&def)),
+        catalog: Arc::new(Catalog::new(&def).expect("no visibility filters")),
         def,
         shapes,
     };

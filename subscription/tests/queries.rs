@@ -65,7 +65,7 @@ fn module_catalog() -> Arc<Catalog> {
         public: false,
         ..secret
     });
-    Arc::new(Catalog::new(&def))
+    Arc::new(Catalog::new(&def).expect("no visibility filters"))
 }
 
 fn index(name: &str, columns: &[u16], unique: bool) -> IndexDef {

@@ -6,7 +6,7 @@ mod owners;
 #[path = "support/players.rs"]
 mod players;
 
-use owners::{insert_one, item, owner, subscribed, ITEM, OTHER};
+use owners::{insert_one, item, owner, subscribed, subscribed_through_visibility, ITEM, OTHER};
 use wasmod_abi::Value;
 use wasmod_subscription::Query;
 
@@ -47,6 +47,17 @@ fn one_row_evaluates_only_the_queries_of_its_value() {
         .evaluate(&changes, &datastore.begin_read())
         .is_empty());
     assert_eq!(subscriptions.evaluations(), 3);
+}
+
+#[test]
+fn a_visibility_filters_equality_routes_its_queries_as_a_written_one_does() {
+    let (datastore, _, mut subscriptions, ids) = subscribed_through_visibility(OWNERS);
+    assert_eq!(subscriptions.len(), OWNERS as usize, "one query per owner");
+    let changes = insert_one(&datastore, 1, owner(42));
+    let deltas = subscriptions.evaluate(&changes, &datastore.begin_read());
+    assert_eq!(subscriptions.evaluations(), 1, "one query has owner 42");
+    let touched: Vec<_> = deltas.iter().map(|(id, _)| *id).collect();
+    assert_eq!(touched, [ids[42]]);
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! A chat, written as a wasmod module.
 //!
-//! Users connect and pick a name; they send messages; views show a user their own messages
-//! and everyone the recent ones; an HTTP handler reports statistics; a procedure fetches a
+//! Users connect and pick a name; they send messages; they keep drafts that only they can
+//! read (a visibility filter); views show a user their own messages and everyone the recent
+//! ones; an HTTP handler reports statistics; a procedure fetches a
 //! message of the day over HTTP and posts it.
 
 use wasmod::prelude::*;
@@ -54,6 +55,23 @@ pub mod chat {
         pub key: String,
         /// Its value.
         pub value: String,
+    }
+
+    /// A message a user is still writing. Clients read only their own drafts: the table's
+    /// visibility filter shows a client the rows whose `owner` is its identity, in every read
+    /// (subscriptions, one-off queries, `GET /v1/tables/draft`).
+    #[table(public, visibility = "owner = :sender")]
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Draft {
+        #[primary_key]
+        #[auto_inc]
+        /// Assigned by the table's sequence.
+        pub id: u64,
+        #[index(btree)]
+        /// Who may read it and work on it.
+        pub owner: Identity,
+        /// What it says so far.
+        pub text: String,
     }
 
     #[reducer(init)]
@@ -126,6 +144,31 @@ pub mod chat {
             text,
         });
         Ok(())
+    }
+
+    /// Starts a draft owned by the caller.
+    #[reducer]
+    fn save_draft(ctx: &ReducerContext, text: String) -> Result<(), String> {
+        let text = validate_message(text)?;
+        ctx.db.draft().insert(Draft {
+            id: 0,
+            owner: ctx.sender(),
+            text,
+        });
+        Ok(())
+    }
+
+    /// Hands the caller's draft `id` to `to`, who then reads it instead of the caller.
+    #[reducer]
+    fn hand_draft(ctx: &ReducerContext, id: u64, to: Identity) -> Result<(), String> {
+        let drafts = ctx.db.draft();
+        match drafts.id().find(id) {
+            Some(draft) if draft.owner == ctx.sender() => {
+                drafts.id().update(Draft { owner: to, ..draft });
+                Ok(())
+            }
+            _ => Err(format!("you have no draft {id}")),
+        }
     }
 
     /// Fetches the message of the day from the configured URL and posts it.

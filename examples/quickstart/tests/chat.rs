@@ -1,6 +1,6 @@
 //! The chat module, run natively against the real host.
 
-use quickstart::chat::{self, MessageAccess, UserAccess};
+use quickstart::chat::{self, DraftAccess, MessageAccess, UserAccess};
 use wasmod::http::{Method, Request};
 use wasmod::testing::{Outcome, TestModule};
 use wasmod::Identity;
@@ -156,4 +156,36 @@ fn lifecycle_reducers_cannot_be_called_by_clients() {
     let module = chat_with_alice_and_bob();
     let message = failure(module.call_reducer(ALICE, "init", ()));
     assert!(message.contains("lifecycle"), "{message}");
+}
+
+#[test]
+fn drafts_are_shown_to_their_owner_and_handed_over_by_them_only() {
+    let module = chat_with_alice_and_bob();
+    let tables = &module.description().tables;
+    let filter = |name: &str| {
+        tables
+            .iter()
+            .find(|table| table.name == name)
+            .map(|table| table.visibility.clone())
+    };
+    assert_eq!(filter("draft"), Some(Some("owner = :sender".to_owned())));
+    assert_eq!(filter("message"), Some(None));
+    assert!(module
+        .call_reducer(ALICE, "save_draft", ("dear bob".to_string(),))
+        .is_success());
+    assert_eq!(
+        failure(module.call_reducer(BOB, "hand_draft", (1u64, BOB))),
+        "you have no draft 1"
+    );
+    assert!(module
+        .call_reducer(ALICE, "hand_draft", (1u64, BOB))
+        .is_success());
+    assert_eq!(
+        module.read(|db| db.draft().id().find(1).map(|draft| draft.owner)),
+        Some(BOB)
+    );
+    assert_eq!(
+        failure(module.call_reducer(ALICE, "hand_draft", (1u64, ALICE))),
+        "you have no draft 1"
+    );
 }

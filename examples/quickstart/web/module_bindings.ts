@@ -41,6 +41,13 @@ export interface User {
   online: boolean;
 }
 
+/** A row of table `draft` (the module's `quickstart::chat::Draft`). */
+export interface Draft {
+  id: number | string;
+  owner: string;
+  text: string;
+}
+
 /** Table `message` in the client's cache. */
 export class MessageTable {
   constructor(private readonly client: Client) {}
@@ -109,6 +116,40 @@ export class UserTable {
   }
 }
 
+/** Table `draft` in the client's cache. */
+export class DraftTable {
+  constructor(private readonly client: Client) {}
+  /** The table's rows in the cache now, in no particular order. */
+  rows(): Draft[] {
+    return this.client.rows("draft") as Draft[];
+  }
+  /** How many rows the cache holds. */
+  count(): number {
+    return this.client.rows("draft").length;
+  }
+  /** Calls `callback` with each row that enters the cache. */
+  onInsert(callback: (row: Draft) => void): void {
+    this.client.onInsert("draft", callback);
+  }
+  /** Calls `callback` with each row that leaves the cache. */
+  onDelete(callback: (row: Draft) => void): void {
+    this.client.onDelete("draft", callback);
+  }
+  /** Calls `callback` with the old and the new row when a row is replaced by one with the
+   * same primary key in one transaction. */
+  onUpdate(callback: (old: Draft, row: Draft) => void): void {
+    this.client.onUpdate("draft", callback);
+  }
+  /** The row whose primary key `id` is `value`, in the cache now. */
+  findById(value: number | string): Draft | undefined {
+    return this.rows().find((row) => sameValue(row.id, value));
+  }
+  /** The rows whose indexed column `owner` is `value`, in the cache now. */
+  filterByOwner(value: string): Draft[] {
+    return this.rows().filter((row) => sameValue(row.owner, value));
+  }
+}
+
 /** The module's reducers. */
 export class Reducers {
   constructor(private readonly client: Client) {}
@@ -119,6 +160,14 @@ export class Reducers {
   /** Calls `send`; resolves with the commit's offset once its changes are in the cache. */
   send(text: string): Promise<number> {
     return this.client.callReducer("send", [text]);
+  }
+  /** Calls `save_draft`; resolves with the commit's offset once its changes are in the cache. */
+  saveDraft(text: string): Promise<number> {
+    return this.client.callReducer("save_draft", [text]);
+  }
+  /** Calls `hand_draft`; resolves with the commit's offset once its changes are in the cache. */
+  handDraft(id: number | string, to: string): Promise<number> {
+    return this.client.callReducer("hand_draft", [id, to]);
   }
 }
 
@@ -147,12 +196,12 @@ export class Views {
 /** The module over a connected browser client. */
 export class DbConnection {
   /** The module's public tables. */
-  readonly db: { message: MessageTable; user: UserTable };
+  readonly db: { message: MessageTable; user: UserTable; draft: DraftTable };
   readonly reducers: Reducers;
   readonly procedures: Procedures;
   readonly views: Views;
   constructor(readonly client: Client) {
-    this.db = { message: new MessageTable(client), user: new UserTable(client) };
+    this.db = { message: new MessageTable(client), user: new UserTable(client), draft: new DraftTable(client) };
     this.reducers = new Reducers(client);
     this.procedures = new Procedures(client);
     this.views = new Views(client);

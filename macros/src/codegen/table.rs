@@ -180,6 +180,10 @@ fn describe(table: &Table) -> TokenStream {
         }
         None => quote!(::wasmod::rt::None),
     };
+    let visibility = match &table.visibility {
+        Some(filter) => quote!(::wasmod::rt::Some(::std::string::String::from(#filter))),
+        None => quote!(::wasmod::rt::None),
+    };
     let has_auto_inc = !table.auto_inc.is_empty();
     let auto_inc = table.auto_inc.iter().map(|&column| column as u16);
     quote! {
@@ -197,7 +201,7 @@ fn describe(table: &Table) -> TokenStream {
                     auto_inc: ::std::vec![#(#auto_inc),*],
                     public: #public,
                     schedule: #schedule,
-                    visibility: ::wasmod::rt::None,
+                    visibility: #visibility,
                 }
             }
         }

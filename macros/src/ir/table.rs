@@ -16,6 +16,9 @@ pub struct Table {
     pub name: syn::Ident,
     /// Whether clients may read it.
     pub public: bool,
+    /// Which of its rows a client may read: a condition of the subscription SQL over its
+    /// columns (`owner = :sender`), which the host checks when it loads the module.
+    pub visibility: Option<syn::LitStr>,
     /// The columns, in order.
     pub columns: Vec<Column>,
     /// The primary key's column, if any.
@@ -72,6 +75,8 @@ const INTEGERS: [&str; 10] = [
 struct TableArgs {
     name: Option<syn::Ident>,
     public: bool,
+    /// `visibility = "…"`.
+    visibility: Option<syn::LitStr>,
     indexes: Vec<(syn::Ident, Vec<syn::Ident>)>,
     scheduled: Option<ScheduledArgs>,
 }
@@ -171,6 +176,7 @@ impl TableArgs {
         let mut args = Self {
             name: None,
             public: false,
+            visibility: None,
             indexes: Vec::new(),
             scheduled: None,
         };
@@ -180,6 +186,9 @@ impl TableArgs {
                 Ok(())
             } else if meta.path.is_ident("private") {
                 args.public = false;
+                Ok(())
+            } else if meta.path.is_ident("visibility") {
+                args.visibility = Some(visibility_filter(meta.value()?.parse()?)?);
                 Ok(())
             } else if meta.path.is_ident("name") {
                 args.name = Some(meta.value()?.call(syn::Ident::parse_any)?);
@@ -215,11 +224,25 @@ impl TableArgs {
                 args.scheduled = Some(ScheduledArgs::parse(&meta)?);
                 Ok(())
             } else {
-                Err(meta.error("unknown argument; `#[table]` accepts `public`, `private`, `name = accessor`, `index(name = .., columns(..))` and `scheduled(reducer)`"))
+                Err(meta.error("unknown argument; `#[table]` accepts `public`, `private`, `visibility = \"condition\"`, `name = accessor`, `index(name = .., columns(..))` and `scheduled(reducer)`"))
             }
         });
         errors.take(syn::parse::Parser::parse2(parser, tokens));
         args
+    }
+}
+
+/// The filter of `visibility = <expr>`: a string literal, since the host parses it as SQL.
+fn visibility_filter(expr: syn::Expr) -> syn::Result<syn::LitStr> {
+    match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(filter),
+            ..
+        }) => Ok(filter),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "`visibility` takes a string literal: the SQL condition a row must meet for a client to read it, as in `visibility = \"owner = :sender\"`",
+        )),
     }
 }
 
@@ -417,6 +440,12 @@ impl Table {
         let name = args.name.unwrap_or_else(|| {
             syn::Ident::new(&item.ident.to_string().to_snake_case(), item.ident.span())
         });
+        if let (Some(filter), false) = (&args.visibility, args.public) {
+            errors.error_at(
+                filter,
+                "a private table is invisible to clients already: a visibility filter needs `#[table(public, visibility = ..)]`",
+            );
+        }
         let cfgs = super::entry::cfg_attrs(&item.attrs);
         let input: syn::DeriveInput = item.clone().into();
         let row = TypeDecl::parse(&input, syn::parse_quote!(::wasmod::abi), errors)?;
@@ -425,6 +454,7 @@ impl Table {
             row,
             name,
             public: args.public,
+            visibility: args.visibility,
             columns,
             primary_key,
             indexes,

@@ -201,7 +201,7 @@ mod tests {
         let table =
             TableDef::of_columns(&mut def.typespace, "T", "t", &[("id", AlgebraicType::U64)]);
         def.tables.push(table);
-        let catalog = Arc::new(wasmod_subscription::Catalog::new(&def));
+        let catalog = Arc::new(wasmod_subscription::Catalog::new(&def).expect("no filters"));
         let mut registry = wasmod_subscription::Subscriptions::new(catalog.clone());
         (0..count)
             .map(|n| {

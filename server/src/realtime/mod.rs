@@ -152,18 +152,18 @@ pub struct SocketGuard {
 }
 
 impl Realtime {
-    /// The real-time side of a server over `database`, whose calls `runner` runs and whose
-    /// connections `connections` registers. The evaluation task starts with
-    /// [`RealtimeControl::start`].
+    /// The real-time side of a server over `database`, whose tables `catalog` describes for
+    /// queries, whose calls `runner` runs and whose connections `connections` registers. The
+    /// evaluation task starts with [`RealtimeControl::start`].
     pub fn new(
         module: Arc<ModuleDef>,
+        catalog: Arc<Catalog>,
         database: Arc<Database>,
         runner: Runner,
         connections: Connections,
         settings: Settings,
         results: Results,
     ) -> (Arc<Self>, RealtimeControl) {
-        let catalog = Arc::new(Catalog::new(&module));
         let stats = Arc::new(stats::Stats::default());
         let (requests, evaluator) = fanout::Evaluator::new(
             module.clone(),

@@ -6,22 +6,32 @@
 //! a runtime thread. Paging, its bounds and the streamed JSON are [`crate::pages`]'. Private
 //! tables are the module's own and are refused (`private_table`); the operator reads them
 //! through the admin API, with the same pages.
+//!
+//! A table with a visibility filter shows a client only the rows the filter lets it see, the
+//! filter bound to the identity of its token ([`RowFilter`], the subscription crate's own
+//! evaluation of the filter, as subscriptions and one-off queries apply it). A client without
+//! a token has no identity to compare with: a filter that uses `:sender` refuses it
+//! (`unauthenticated`) rather than answer with pages that are always empty, which would read
+//! as a table without rows. The operator's reads see every row.
 
 use super::extract::{name, Caller};
 use super::Shared;
 use crate::error::{ApiError, ErrorCode, HttpError};
-use crate::pages::{read_page, PageQuery};
+use crate::pages::{read_page, PageQuery, TableRows};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use std::sync::Arc;
+use wasmod_abi::Identity;
+use wasmod_subscription::{QueryError, RowFilter};
 
-/// Which tables a reader may see.
+/// Which tables and rows a reader may see.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Visibility {
-    /// Public tables only: clients.
-    Public,
-    /// Every table: the operator.
+    /// Public tables only, and of a table with a visibility filter only the rows it lets the
+    /// client see (the identity of its token, if it sent one): clients.
+    Client(Option<Identity>),
+    /// Every row of every table: the operator.
     All,
 }
 
@@ -33,8 +43,8 @@ pub(crate) async fn read(
     caller: Result<Caller, HttpError>,
 ) -> Result<Response, HttpError> {
     let work = async {
-        caller?;
-        page(&state, path, query, Visibility::Public).await
+        let Caller(reader) = caller?;
+        page(&state, path, query, Visibility::Client(reader)).await
     };
     Ok(state.metrics.measure("table", work).await?)
 }
@@ -65,19 +75,36 @@ pub(crate) async fn page(
                 format!("the module has no table named `{name}`"),
             )
         })?;
-    if !table.public && visibility == Visibility::Public {
-        return Err(ApiError::new(
-            ErrorCode::PrivateTable,
-            format!("table `{name}` is private to the module"),
-        ));
-    }
+    let rows = match visibility {
+        Visibility::All => None,
+        Visibility::Client(_) if !table.public => {
+            return Err(ApiError::new(
+                ErrorCode::PrivateTable,
+                format!("table `{name}` is private to the module"),
+            ))
+        }
+        Visibility::Client(reader) => {
+            Some(RowFilter::new(&state.realtime.catalog, id, reader).map_err(refused_reader)?)
+        }
+    };
     read_page(
         &state.table_reads,
         state.config.page_limits(),
         state.module.clone(),
         state.datastore.clone(),
-        id,
+        TableRows { table: id, rows },
         &query,
     )
     .await
+}
+
+/// Why a client may not read a table's rows, as the API's error.
+fn refused_reader(error: QueryError) -> ApiError {
+    match error {
+        QueryError::NeedsIdentity(_) => {
+            ApiError::new(ErrorCode::Unauthenticated, error.to_string())
+        }
+        QueryError::PrivateTable(_) => ApiError::new(ErrorCode::PrivateTable, error.to_string()),
+        other => ApiError::new(ErrorCode::Internal, other.to_string()),
+    }
 }

@@ -3,7 +3,7 @@
 use crate::support::{get, identity, post, router, send, SECRET};
 use axum::body::Body;
 use axum::http::{Method, StatusCode};
-use serde_json::json;
+use serde_json::{json, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wasmod_abi::Identity;
 use wasmod_server::{Secret, Tokens};
@@ -386,9 +386,11 @@ async fn the_description_and_metrics_are_served() {
         .collect();
     assert_eq!(
         tables,
-        ["message", "user"],
+        ["message", "user", "draft"],
         "private tables are not described"
     );
+    assert_eq!(module["tables"][0]["visibility"], Value::Null);
+    assert_eq!(module["tables"][2]["visibility"], "owner = :sender");
     let types: Vec<&str> = module["types"]
         .as_array()
         .expect("types")
@@ -397,7 +399,11 @@ async fn the_description_and_metrics_are_served() {
         .collect();
     assert_eq!(
         types,
-        ["quickstart::chat::Message", "quickstart::chat::User"],
+        [
+            "quickstart::chat::Message",
+            "quickstart::chat::User",
+            "quickstart::chat::Draft"
+        ],
         "nor their row types"
     );
     assert_eq!(

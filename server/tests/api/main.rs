@@ -23,3 +23,4 @@ mod subscribe;
 mod support;
 mod tables;
 mod unread;
+mod visibility;

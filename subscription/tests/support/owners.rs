@@ -65,11 +65,30 @@ pub fn item(id: u64, owner: Identity, label: &str) -> Vec<u8> {
 /// The datastore, and a registry with `owners` subscriptions, one per owner; returns the
 /// query ids by owner number.
 pub fn subscribed(owners: u32) -> (Datastore, Arc<Catalog>, Subscriptions, Vec<QueryId>) {
-    let def = module();
+    subscribed_to(module(), owners, "SELECT * FROM item WHERE owner = :sender")
+}
+
+/// [`subscribed`] with `item` showing each reader its own items (a visibility filter
+/// `owner = :sender`), and every owner subscribed to `SELECT * FROM item`: the same queries,
+/// reached through the filter.
+pub fn subscribed_through_visibility(
+    owners: u32,
+) -> (Datastore, Arc<Catalog>, Subscriptions, Vec<QueryId>) {
+    let mut def = module();
+    def.tables[ITEM as usize].visibility = Some("owner = :sender".to_owned());
+    subscribed_to(def, owners, "SELECT * FROM item")
+}
+
+/// The datastore of `def`, and a registry with `owners` subscriptions to `query`, one per
+/// owner as its `:sender`.
+fn subscribed_to(
+    def: ModuleDef,
+    owners: u32,
+    query: &str,
+) -> (Datastore, Arc<Catalog>, Subscriptions, Vec<QueryId>) {
     let datastore = Datastore::new(&def).expect("a valid module");
-    let catalog = Arc::new(Catalog::new(&def));
-    let mine = Query::parse(&catalog, "SELECT * FROM item WHERE owner = :sender")
-        .expect("a query of the subset");
+    let catalog = Arc::new(Catalog::new(&def).expect("the filters apply"));
+    let mine = Query::parse(&catalog, query).expect("a query of the subset");
     let mut subscriptions = Subscriptions::new(catalog.clone());
     let ids = (0..owners)
         .map(|n| subscriptions.add(mine.bind(owner(n))).expect("one catalog"))

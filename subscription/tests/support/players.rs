@@ -57,7 +57,7 @@ pub fn module() -> ModuleDef {
 pub fn subscribed(players: u32) -> (Datastore, Subscriptions, Vec<QueryId>) {
     let def = module();
     let datastore = Datastore::new(&def).expect("a valid module");
-    let catalog = Arc::new(Catalog::new(&def));
+    let catalog = Arc::new(Catalog::new(&def).expect("no visibility filters"));
     let mut tx = datastore.begin_mut();
     for n in 0..players {
         let player = Value::Product(vec![Value::U64(n.into()), Value::Identity(owner(n))]);

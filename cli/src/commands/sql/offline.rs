@@ -45,7 +45,9 @@ pub fn query(
 ) -> Result<Answer> {
     let module = Module::open(path)?;
     let def = check::compile_and_describe(&module.wasm)?;
-    let catalog = Arc::new(Catalog::new(&every_table_readable(&def)));
+    let catalog = Catalog::new(&every_table_readable(&def))
+        .map(Arc::new)
+        .map_err(|error| Failure::module(error.to_string()))?;
     let parsed = Query::parse(&catalog, query)
         .map_err(|error| Failure::module(format!("{query}: {error}")))?;
     let sender =
@@ -94,13 +96,14 @@ pub fn query(
     )
 }
 
-/// `def` with every table public, for the catalog that checks queries: offline, private tables
-/// may be read (see the module's documentation). The database keeps `def` itself, which its log
+/// `def` with every table public and no visibility filter, for the catalog that checks queries:
+/// offline, private tables and every row may be read (see the module's documentation). The database keeps `def` itself, which its log
 /// was written for.
 fn every_table_readable(def: &ModuleDef) -> ModuleDef {
     let mut readable = def.clone();
     for table in &mut readable.tables {
         table.public = true;
+        table.visibility = None;
     }
     readable
 }

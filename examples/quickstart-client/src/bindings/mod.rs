@@ -27,6 +27,17 @@ pub struct User {
     /// Column `online`.
     pub online: bool,
 }
+/// A row of table `draft` (the module's `quickstart::chat::Draft`).
+#[derive(Clone, Debug, PartialEq, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+pub struct Draft {
+    /// Column `id`.
+    pub id: u64,
+    /// Column `owner`.
+    pub owner: wasmod_abi::Identity,
+    /// Column `text`.
+    pub text: String,
+}
 /// Table `message` in the client cache, read as [`Message`]s.
 #[derive(Clone)]
 pub struct MessageTable {
@@ -118,6 +129,50 @@ impl UserTable {
         &self.handle
     }
 }
+/// Table `draft` in the client cache, read as [`Draft`]s.
+#[derive(Clone)]
+pub struct DraftTable {
+    handle: wasmod_client::TableHandle<Draft>,
+}
+impl DraftTable {
+    /// The table's rows in the cache now, in no particular order.
+    pub fn iter(&self) -> Result<impl Iterator<Item = Draft>, wasmod_client::Error> {
+        Ok(self.handle.rows()?.into_iter())
+    }
+    /// How many rows the cache holds.
+    pub fn count(&self) -> usize {
+        self.handle.count()
+    }
+    /// The row whose `id` is `id`, if the cache holds it (the primary key).
+    pub fn find_by_id(&self, id: u64) -> Result<Option<Draft>, wasmod_client::Error> {
+        self.handle.find_by("id", &id)
+    }
+    /// The rows whose `owner` is `owner` (an indexed column), in no particular order.
+    pub fn filter_by_owner(
+        &self,
+        owner: wasmod_abi::Identity,
+    ) -> Result<Vec<Draft>, wasmod_client::Error> {
+        self.handle.filter_by("owner", &owner)
+    }
+    /// Calls `callback` with each row that enters the cache, once its transaction is
+    /// applied.
+    pub fn on_insert(&self, callback: impl FnMut(&Draft) + Send + 'static) {
+        self.handle.on_insert(callback);
+    }
+    /// Calls `callback` with each row that leaves the cache.
+    pub fn on_delete(&self, callback: impl FnMut(&Draft) + Send + 'static) {
+        self.handle.on_delete(callback);
+    }
+    /// Calls `callback` with `(old, new)` for each row replaced by another with the
+    /// same primary key in one transaction.
+    pub fn on_update(&self, callback: impl FnMut(&Draft, &Draft) + Send + 'static) {
+        self.handle.on_update(callback);
+    }
+    /// The untyped handle this one reads through.
+    pub fn handle(&self) -> &wasmod_client::TableHandle<Draft> {
+        &self.handle
+    }
+}
 /// The module's public tables in the client cache.
 #[derive(Clone)]
 pub struct Tables {
@@ -134,6 +189,12 @@ impl Tables {
     pub fn user(&self) -> UserTable {
         UserTable {
             handle: self.client.table("user"),
+        }
+    }
+    /// Table `draft`.
+    pub fn draft(&self) -> DraftTable {
+        DraftTable {
+            handle: self.client.table("draft"),
         }
     }
 }
@@ -160,6 +221,27 @@ impl Reducers {
         Output = Result<wasmod_client::ReducerOutcome, wasmod_client::Error>,
     > + Send + 'static {
         self.client.call_reducer_raw("send", wasmod_abi::encoding::to_vec(&(text,)))
+    }
+    /// Calls reducer `save_draft`: resolves once its changes are in the cache.
+    pub fn save_draft(
+        &self,
+        text: &str,
+    ) -> impl ::std::future::Future<
+        Output = Result<wasmod_client::ReducerOutcome, wasmod_client::Error>,
+    > + Send + 'static {
+        self.client
+            .call_reducer_raw("save_draft", wasmod_abi::encoding::to_vec(&(text,)))
+    }
+    /// Calls reducer `hand_draft`: resolves once its changes are in the cache.
+    pub fn hand_draft(
+        &self,
+        id: u64,
+        to: wasmod_abi::Identity,
+    ) -> impl ::std::future::Future<
+        Output = Result<wasmod_client::ReducerOutcome, wasmod_client::Error>,
+    > + Send + 'static {
+        self.client
+            .call_reducer_raw("hand_draft", wasmod_abi::encoding::to_vec(&(id, to)))
     }
 }
 /// The module's procedures, called with typed arguments.
@@ -223,6 +305,7 @@ impl DbConnection {
         wasmod_client::Client::builder(url)
             .keyed_table::<Message>("message", "id")
             .keyed_table::<User>("user", "identity")
+            .keyed_table::<Draft>("draft", "id")
     }
     /// Connects to the module at `url` with the builder's defaults.
     pub async fn connect(url: impl Into<String>) -> Result<Self, wasmod_client::Error> {
