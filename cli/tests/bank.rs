@@ -1,6 +1,6 @@
 //! The bank example (`examples/bank`) served by the real `wasmod serve`, used over loopback
 //! HTTP as its clients would: accounts, transfers that roll back, the scheduled reducer refused
-//! to clients, the routed JSON handler, and the data kept across a restart.
+//! to clients, accounts visible to their owners only, the routed JSON handler, and the data kept across a restart.
 
 mod support;
 
@@ -95,6 +95,21 @@ fn the_bank_serves_accounts_and_transfers_over_http_and_keeps_them_across_a_rest
     }
     assert_eq!(balances(&ann), [(json!("ann"), json!(7_000))]);
     assert_eq!(balances(&bob), [(json!("bob"), json!(8_000))]);
+
+    // Each client reads only its own accounts; a reader without a token, none.
+    let page = |token: Option<&str>| send(&agent, "GET", &url("/v1/tables/account"), token, None);
+    for who in [&ann, &bob] {
+        let (status, rows) = page(Some(&who.token));
+        assert_eq!(status, 200, "{rows}");
+        let owners: Vec<&Value> = rows["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .map(|row| &row["owner"])
+            .collect();
+        assert_eq!(owners, [&json!(who.identity)], "{rows}");
+    }
+    assert_eq!(page(None).0, 401);
 
     // Interest is the scheduler's to pay, not a client's.
     let payment =

@@ -3,7 +3,7 @@
 //! Clients open accounts (checking or savings), deposit, and transfer between accounts; a
 //! transfer that would overdraw, or name an account that does not exist, fails and changes
 //! nothing. Every transfer is recorded in a ledger. Savings accounts are paid interest every 30
-//! days by a scheduled reducer. An HTTP handler answers an account's public summary as JSON at
+//! days by a scheduled reducer. A client sees only its own accounts. An HTTP handler answers an account's public summary as JSON at
 //! `GET /v1/http/accounts/{name}`.
 
 use std::time::Duration;
@@ -26,8 +26,9 @@ pub mod ledger {
         Savings,
     }
 
-    /// An account: who owns it and what is in it, in cents.
-    #[table(public)]
+    /// An account: who owns it and what is in it, in cents. Each client reads only its own
+    /// accounts, in subscriptions, queries and table reads alike.
+    #[table(public, visibility = "owner = :sender")]
     #[derive(Clone, Debug, PartialEq)]
     pub struct Account {
         #[primary_key]
