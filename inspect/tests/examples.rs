@@ -12,7 +12,15 @@ const QUICKSTART: [(&str, &str, &[&str]); 5] = [
     (
         "__call_reducer__",
         "wasmod::rt::thunks::run_reducer",
-        &["init", "connected", "disconnected", "set_name", "send"],
+        &[
+            "init",
+            "connected",
+            "disconnected",
+            "set_name",
+            "send",
+            "save_draft",
+            "hand_draft",
+        ],
     ),
     (
         "__call_procedure__",

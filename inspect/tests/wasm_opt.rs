@@ -59,11 +59,19 @@ fn the_optimised_quickstart_keeps_the_dispatch_property() {
         .collect();
     assert_eq!(
         authors,
-        ["init", "connected", "disconnected", "set_name", "send"]
-            .map(|name| Some(format!("quickstart::chat::{name}")))
-            .iter()
-            .map(Option::as_deref)
-            .collect::<Vec<_>>()
+        [
+            "init",
+            "connected",
+            "disconnected",
+            "set_name",
+            "send",
+            "save_draft",
+            "hand_draft"
+        ]
+        .map(|name| Some(format!("quickstart::chat::{name}")))
+        .iter()
+        .map(Option::as_deref)
+        .collect::<Vec<_>>()
     );
 }
 
