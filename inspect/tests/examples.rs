@@ -3,7 +3,7 @@
 
 mod support;
 
-use support::{inspect, modules, Build, Modules};
+use support::{inspect, modules, Build, Modules, QUICKSTART_REDUCERS};
 use wasmod_inspect::{Evidence, IndirectKind, Shape, DISPATCH_EXPORTS};
 
 /// The quickstart's entry points, per dispatch export, in id order, with the thunk each arm
@@ -12,15 +12,7 @@ const QUICKSTART: [(&str, &str, &[&str]); 5] = [
     (
         "__call_reducer__",
         "wasmod::rt::thunks::run_reducer",
-        &[
-            "init",
-            "connected",
-            "disconnected",
-            "set_name",
-            "send",
-            "save_draft",
-            "hand_draft",
-        ],
+        &QUICKSTART_REDUCERS,
     ),
     (
         "__call_procedure__",

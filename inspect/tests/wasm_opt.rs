@@ -13,7 +13,7 @@ mod support;
 
 use std::process::Command;
 use std::sync::OnceLock;
-use support::{inspect, Build};
+use support::{inspect, Build, QUICKSTART_REDUCERS};
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_host::WasmModule;
 
@@ -59,19 +59,11 @@ fn the_optimised_quickstart_keeps_the_dispatch_property() {
         .collect();
     assert_eq!(
         authors,
-        [
-            "init",
-            "connected",
-            "disconnected",
-            "set_name",
-            "send",
-            "save_draft",
-            "hand_draft"
-        ]
-        .map(|name| Some(format!("quickstart::chat::{name}")))
-        .iter()
-        .map(Option::as_deref)
-        .collect::<Vec<_>>()
+        QUICKSTART_REDUCERS
+            .map(|name| Some(format!("quickstart::chat::{name}")))
+            .iter()
+            .map(Option::as_deref)
+            .collect::<Vec<_>>()
     );
 }
 

@@ -6,6 +6,17 @@
 use std::sync::OnceLock;
 use wasmod_inspect::Report;
 
+/// The quickstart's reducers, in the order of its description (and of its reducer dispatch).
+pub const QUICKSTART_REDUCERS: [&str; 7] = [
+    "init",
+    "connected",
+    "disconnected",
+    "set_name",
+    "send",
+    "save_draft",
+    "hand_draft",
+];
+
 /// How a module is built: the shared builds of `wasmod-wasm-tests`.
 pub use wasmod_wasm_tests::Profile as Build;
 
