@@ -120,8 +120,8 @@ impl<T: Transport> LoadedModule<T> {
         self.transport.env_ref().database()
     }
 
-    /// The module's tables.
-    pub fn datastore(&self) -> &Arc<Datastore> {
+    /// The module's tables (those of the build that serves them now).
+    pub fn datastore(&self) -> Arc<Datastore> {
         self.transport.env_ref().datastore()
     }
 

@@ -26,11 +26,13 @@
 mod commit;
 mod connections;
 mod feed;
+mod replace;
 mod replica;
 
 pub use commit::{Commit, CommitMeta, EntryPoint};
 pub use connections::{CONNECTION_TABLE, SYSTEM_PREFIX};
 pub use feed::{CommitFeed, CommitReceiver, FeedError, FEED_CAPACITY};
+pub use replace::{ReplaceError, Replaced};
 pub use replica::ReplicaError;
 
 use crate::durability::{self, Durability, DurabilityError, RecoveryReport, Ticket};
@@ -38,7 +40,7 @@ use crate::tx::{MutTx, ReadTx};
 use crate::{Datastore, Error, SchemaError};
 use parking_lot::{Mutex, RwLock};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use wasmod_abi::{ConnectionId, Identity, ModuleDef};
 
@@ -51,16 +53,18 @@ pub trait CommitObserver: Send + Sync {
 
 /// A module's tables with their commit log and commit pipeline.
 pub struct Database {
-    datastore: Arc<Datastore>,
+    /// The tables; replaced whole when a new build of the module takes over
+    /// ([`Database::replace`]).
+    datastore: RwLock<Arc<Datastore>>,
     log: Option<Durability>,
     recovery: Option<RecoveryReport>,
     observers: RwLock<Vec<Arc<dyn CommitObserver>>>,
     feed: CommitFeed,
     /// The offset of the next commit: with a log, the number of transactions it holds.
     next_offset: AtomicU64,
-    /// How many of the stored tables are the module's (the system tables follow).
-    module_tables: u32,
-    connection_table: u32,
+    /// How many of the stored tables are the module's; the system tables follow (the
+    /// connections table first).
+    module_tables: AtomicU32,
     /// The last commits recovery replayed, until someone takes them.
     recovered: Mutex<Vec<Arc<Commit>>>,
     /// Whether the commits are another database's ([`Database::replica`]).
@@ -134,42 +138,42 @@ impl Database {
         log: Option<Durability>,
         recovery: Option<RecoveryReport>,
     ) -> Self {
-        let module_tables = module.tables.len() as u32;
+        let module_tables = AtomicU32::new(module.tables.len() as u32);
         let next_offset = log.as_ref().map_or(0, Durability::transactions);
         Self {
-            datastore: Arc::new(datastore),
+            datastore: RwLock::new(Arc::new(datastore)),
             log,
             recovery,
             observers: RwLock::new(Vec::new()),
             feed: CommitFeed::new(FEED_CAPACITY),
             next_offset: AtomicU64::new(next_offset),
             module_tables,
-            connection_table: module_tables,
             recovered: Mutex::new(Vec::new()),
             replica: false,
         }
     }
 
-    /// The tables, the module's and the system's.
-    pub fn datastore(&self) -> &Arc<Datastore> {
-        &self.datastore
+    /// The tables, the module's and the system's: those of the build that serves them now
+    /// (a later [`Database::replace`] does not change the ones returned here).
+    pub fn datastore(&self) -> Arc<Datastore> {
+        self.datastore.read().clone()
     }
 
     /// Begins a transaction that reads the committed state (see [`Datastore::begin_read`]).
     pub fn begin_read(&self) -> ReadTx {
-        self.datastore.begin_read()
+        self.datastore.read().begin_read()
     }
 
     /// Begins the transaction that may write (see [`Datastore::begin_mut`]); commit it with
     /// [`Database::commit`], so that it is logged and published.
     pub fn begin_mut(&self) -> MutTx {
-        self.datastore.begin_mut()
+        self.datastore.read().begin_mut()
     }
 
     /// Whether table id `table` is one of the host's own (the connections table), which
     /// modules and clients do not see.
     pub fn is_system_table(&self, table: u32) -> bool {
-        table >= self.module_tables
+        table >= self.module_tables()
     }
 
     /// The offset the next commit will have: the number of commits so far (with a log, over
@@ -181,7 +185,7 @@ impl Database {
 
     /// How many of the tables are the module's: ids `0..module_tables()`.
     pub fn module_tables(&self) -> u32 {
-        self.module_tables
+        self.module_tables.load(Ordering::Acquire)
     }
 
     /// What recovery found; `None` for a database in memory.
@@ -267,7 +271,7 @@ impl Database {
         })?;
         if committed.commit.is_some() {
             if let Some(log) = &self.log {
-                log.snapshot_if_due(&self.datastore);
+                log.snapshot_if_due(&self.datastore());
             }
         }
         Ok(committed)
@@ -297,7 +301,7 @@ impl Database {
         identity: Identity,
         connection_id: ConnectionId,
     ) -> Result<(), Error> {
-        connections::record(tx, self.connection_table, identity, connection_id)
+        connections::record(tx, self.module_tables(), identity, connection_id)
     }
 
     /// Forgets, in `tx`, connection `connection_id` of `identity`; whether it was recorded
@@ -308,13 +312,13 @@ impl Database {
         identity: Identity,
         connection_id: ConnectionId,
     ) -> Result<bool, Error> {
-        connections::forget(tx, self.connection_table, identity, connection_id)
+        connections::forget(tx, self.module_tables(), identity, connection_id)
     }
 
     /// Every connection recorded as open, oldest first. Right after [`Database::open`], these
     /// are the connections a crash (or a stop without disconnecting them) left open.
     pub fn recorded_connections(&self) -> Vec<(Identity, ConnectionId)> {
-        connections::recorded(&self.begin_read(), self.connection_table)
+        connections::recorded(&self.begin_read(), self.module_tables())
     }
 }
 
@@ -337,7 +341,7 @@ fn stored_tables(module: &ModuleDef) -> Result<ModuleDef, SchemaError> {
 impl std::fmt::Debug for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Database")
-            .field("datastore", &self.datastore)
+            .field("datastore", &self.datastore())
             .field("log", &self.log)
             .field("feed", &self.feed)
             .finish_non_exhaustive()

@@ -139,7 +139,7 @@ impl Database {
         }
         let difference = {
             let held: &crate::Tables = &tx;
-            let tables = (0..self.datastore.table_count() as u32)
+            let tables = (0..self.datastore().table_count() as u32)
                 .filter_map(|table| {
                     let now: HashSet<&Row> = held.rows(table).ok()?.collect();
                     let then: HashSet<&Row> = rows

@@ -432,6 +432,64 @@ impl Durability {
         Ok(info)
     }
 
+    /// Makes the log one for the tables of `def` from the next transaction on, with
+    /// `datastore` (holding `def`'s tables) as its state there: for a new build that takes over
+    /// a running log ([`Database::replace`](crate::Database::replace)). Returns the snapshot
+    /// that records the state.
+    ///
+    /// The steps are those of an upgrade at start, so that a crash at any point is finished
+    /// by the next start with the new build (`upgrade`): the buffered records are written; a
+    /// snapshot of `datastore` for `def`'s tables, covering every transaction so far, is
+    /// renamed into place (from then on the new build's tables are decided); the open segment
+    /// is replaced by one for the new tables; the files the snapshot covers are removed; and
+    /// `def` is recorded as the description the log is written for. A background snapshot in
+    /// progress is waited for first. The caller must keep commits out meanwhile.
+    ///
+    /// Fails with nothing changed if the log had failed or the snapshot cannot be written. A
+    /// failure after the snapshot is in place fails the log (every later commit is refused):
+    /// the directory now belongs to the new build, whose next start finishes the move.
+    pub fn rebase(
+        &self,
+        def: &ModuleDef,
+        datastore: &Datastore,
+    ) -> Result<SnapshotInfo, DurabilityError> {
+        while self.schedule.running.swap(true, Ordering::AcqRel) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let rebased = self.rebase_exclusively(def, datastore);
+        self.schedule.running.store(false, Ordering::Release);
+        let info = rebased?;
+        self.schedule.last.store(info.offset, Ordering::Relaxed);
+        Ok(info)
+    }
+
+    /// [`Durability::rebase`], once no background snapshot runs.
+    fn rebase_exclusively(
+        &self,
+        def: &ModuleDef,
+        datastore: &Datastore,
+    ) -> Result<SnapshotInfo, DurabilityError> {
+        let dir = self.writer.dir();
+        let schema = segment::schema_hash(def);
+        let offset = self.writer.write_buffered()?;
+        let state = snapshot::contents(&datastore.begin_read(), datastore.table_count());
+        let info = snapshot::write(dir, schema, offset, &state, self.writer.options())?;
+        // The snapshot decides for the new tables: the next start finishes what fails now, and
+        // until then nothing may be appended for the old ones.
+        let finished = self
+            .writer
+            .rebase(schema)
+            .and_then(|_| snapshot::remove_covered(dir, offset))
+            .and_then(|()| upgrade::record(dir, def));
+        if let Err(error) = &finished {
+            self.writer.fail(format!(
+                "moving the log to the new build's tables failed ({error}); the next start \
+                 with the new build finishes it"
+            ));
+        }
+        finished.map(|()| info)
+    }
+
     /// Starts [`Durability::snapshot`] on a background thread if
     /// [`Options::snapshot_every`] transactions were logged since the last snapshot and none
     /// is running. Call it after a commit, outside the transaction. A failed snapshot is

@@ -316,7 +316,7 @@ pub(crate) fn write_atomically(
 }
 
 /// Removes the segments before `offset` and the snapshots older than the one at `offset`.
-fn remove_covered(dir: &Path, offset: u64) -> Result<(), DurabilityError> {
+pub(crate) fn remove_covered(dir: &Path, offset: u64) -> Result<(), DurabilityError> {
     let covered = segment::list(dir)?
         .into_iter()
         .filter(|(start, _)| *start < offset)

@@ -152,7 +152,7 @@ fn stored(dir: &Path) -> Result<Option<ModuleDef>, DurabilityError> {
 }
 
 /// Records `def`'s tables as the ones the log is written for.
-fn record(dir: &Path, def: &ModuleDef) -> Result<(), DurabilityError> {
+pub(crate) fn record(dir: &Path, def: &ModuleDef) -> Result<(), DurabilityError> {
     let tables = ModuleDef {
         typespace: def.typespace.clone(),
         tables: def.tables.clone(),

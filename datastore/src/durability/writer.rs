@@ -60,7 +60,9 @@ pub(crate) struct SegmentFile {
 /// What the writer's handles share.
 pub(crate) struct Shared {
     dir: PathBuf,
-    schema: [u8; 32],
+    /// The hash of the tables the log is for; it changes only when a new build takes over
+    /// ([`Writer::rebase`]), under the file's lock.
+    schema: Mutex<[u8; 32]>,
     options: Options,
     state: Mutex<State>,
     /// Signalled when `durable` moves or the log fails.
@@ -107,7 +109,7 @@ impl Writer {
     ) -> Result<Self, DurabilityError> {
         let shared = Arc::new(Shared {
             dir,
-            schema,
+            schema: Mutex::new(schema),
             options,
             state: Mutex::new(State {
                 pending: Vec::new(),
@@ -230,7 +232,55 @@ impl Writer {
 
     /// The hash of the tables the log is for.
     pub(crate) fn schema(&self) -> [u8; 32] {
-        self.shared.schema
+        *self.shared.schema.lock()
+    }
+
+    /// Writes what is buffered to the open segment; returns the offset of the next record,
+    /// or why the log failed.
+    pub(crate) fn write_buffered(&self) -> Result<u64, DurabilityError> {
+        self.shared.flush();
+        let state = self.shared.state.lock();
+        match &state.failed {
+            Some(reason) => Err(DurabilityError::Failed(reason.clone())),
+            None => Ok(state.next),
+        }
+    }
+
+    /// Fails the log for `reason`: every waiting and later commit is refused, as after a
+    /// failed write.
+    pub(crate) fn fail(&self, reason: String) {
+        let mut state = self.shared.state.lock();
+        if state.failed.is_none() {
+            tracing::error!(target: "wasmod::durability", "the commit log failed: {reason}");
+            state.failed = Some(reason);
+        }
+        drop(state);
+        self.shared.advanced.notify_all();
+    }
+
+    /// Makes the log one for the tables hashing to `schema` from the next offset on: the open
+    /// segment, which holds only earlier transactions (or nothing), is replaced by a new one
+    /// for `schema`; returns that offset. For a new build taking over a running log, once a
+    /// snapshot for it covers every earlier transaction ([`Writer::write_buffered`] first).
+    /// The caller must keep commits out meanwhile.
+    pub(crate) fn rebase(&self, schema: [u8; 32]) -> Result<u64, DurabilityError> {
+        self.shared.flush();
+        let mut file = self.shared.file.lock();
+        let state = self.shared.state.lock();
+        if let Some(reason) = &state.failed {
+            return Err(DurabilityError::Failed(reason.clone()));
+        }
+        let next = state.next;
+        drop(state);
+        *self.shared.schema.lock() = schema;
+        if file.len == segment::HEADER_LEN as u64 {
+            // An empty segment starts at the next offset: it is made again for `schema`.
+            std::fs::remove_file(&file.path).map_err(|error| {
+                DurabilityError::io(&file.path, "replacing an empty log segment", error)
+            })?;
+        }
+        self.shared.rotate(&mut file, next)?;
+        Ok(next)
     }
 }
 
@@ -337,7 +387,8 @@ impl Shared {
     /// Replaces the open segment by a new one starting at offset `start`.
     fn rotate(&self, file: &mut SegmentFile, start: u64) -> Result<(), DurabilityError> {
         let path = segment::path(&self.dir, start);
-        let next = segment::create(&self.dir, self.schema, start)
+        let schema = *self.schema.lock();
+        let next = segment::create(&self.dir, schema, start)
             .map_err(|error| DurabilityError::io(&path, "starting a new log segment", error))?;
         *file = SegmentFile {
             path,

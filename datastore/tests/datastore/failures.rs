@@ -174,7 +174,7 @@ fn a_snapshot_larger_than_a_frame_is_split_into_frames_and_recovers_whole() {
                 .expect("durable");
         }
         let log = database.log().expect("a log");
-        let info = log.snapshot(database.datastore()).expect("the snapshot");
+        let info = log.snapshot(&database.datastore()).expect("the snapshot");
         assert_eq!(info.rows, 50);
         let frames = snapshot_frames(&info.file);
         assert!(frames.len() > 4, "split: {frames:?}");
@@ -207,7 +207,7 @@ fn a_snapshot_that_does_not_read_back_as_written_deletes_nothing_and_the_data_st
         let database = open(dir.path(), Options::default());
         commit(&database, 1..=5);
         let log = database.log().expect("a log");
-        log.snapshot(database.datastore()).expect("a good snapshot");
+        log.snapshot(&database.datastore()).expect("a good snapshot");
         commit(&database, 6..=10);
     }
     let kept = (files(dir.path(), ".wsnap"), files(dir.path(), ".wlog"));
@@ -217,7 +217,7 @@ fn a_snapshot_that_does_not_read_back_as_written_deletes_nothing_and_the_data_st
         commit(&database, 11..=12);
         let log = database.log().expect("a log");
         let error = log
-            .snapshot(database.datastore())
+            .snapshot(&database.datastore())
             .expect_err("the damaged snapshot is refused");
         assert!(matches!(error, DurabilityError::Corrupt { .. }), "{error}");
         // Nothing was deleted: the old snapshot and every segment, sealed or open, are there,
@@ -255,7 +255,7 @@ fn a_snapshot_of_tables_without_sequences_opens_again() {
             .wait()
             .expect("durable");
         let log = database.log().expect("a log");
-        log.snapshot(database.datastore()).expect("the snapshot");
+        log.snapshot(&database.datastore()).expect("the snapshot");
     }
     let database = Database::open(dir.path(), &def, Options::default()).expect("opens again");
     assert_eq!(players(&database), vec![player(1, "p1", 1)]);

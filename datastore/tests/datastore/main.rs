@@ -6,6 +6,7 @@ mod failures;
 mod fixtures;
 mod migrations;
 mod ops;
+mod replace;
 mod scans;
 mod schema;
 mod transactions;

@@ -10,7 +10,7 @@ use wasmod_abi::{AlgebraicType, ColumnDef, Field, IndexDef, ModuleDef};
 use wasmod_datastore::durability::{self, DurabilityError, Mode, Options, Recovered, UpgradeCheck};
 use wasmod_datastore::migrate::Migration;
 
-fn options() -> Options {
+pub(crate) fn options() -> Options {
     Options::default().with_mode(Mode::Fsync)
 }
 
@@ -45,7 +45,7 @@ fn directory_of_three_players() -> tempfile::TempDir {
 }
 
 /// Every file of `dir` with its bytes.
-fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+pub(crate) fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     fs::read_dir(dir)
         .expect("the directory")
         .map(|entry| {
@@ -76,7 +76,7 @@ fn reshape(mut def: ModuleDef, table: u32, change: impl FnOnce(&mut Vec<ColumnDe
 
 /// `def` with column `name` of type `ty` (default `default`) inserted at `position` of table
 /// `table`.
-fn with_column(
+pub(crate) fn with_column(
     def: ModuleDef,
     table: u32,
     position: usize,
@@ -97,7 +97,7 @@ fn with_column(
 }
 
 /// The fixture with `player.level: u16` (default 7) at the end and a btree index on it.
-fn with_level() -> ModuleDef {
+pub(crate) fn with_level() -> ModuleDef {
     let mut def = with_column(
         module(),
         PLAYER,
@@ -115,7 +115,7 @@ fn with_level() -> ModuleDef {
 }
 
 /// Player `id`'s row with a level.
-fn leveled(id: u32, level: u16) -> Vec<u8> {
+pub(crate) fn leveled(id: u32, level: u16) -> Vec<u8> {
     to_vec(&(id, format!("p{id}"), u64::from(id), level))
 }
 

@@ -457,8 +457,8 @@ impl InstanceEnv {
         &self.database
     }
 
-    /// The module's tables.
-    pub fn datastore(&self) -> &Arc<Datastore> {
+    /// The module's tables (those of the build that serves them now).
+    pub fn datastore(&self) -> Arc<Datastore> {
         self.database.datastore()
     }
 
