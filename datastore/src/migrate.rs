@@ -284,6 +284,18 @@ fn index_changes(table: &TableDef, next: &TableDef, changes: &mut Vec<String>) {
     }
 }
 
+/// Whether values of type `a` (of typespace `old`) and of type `b` (of typespace `new`) are
+/// encoded alike: the same structure, the same field and variant names, named types resolved.
+/// For comparing what two builds of a module say of a table or an entry point.
+pub fn same_encoding(
+    old: &Typespace,
+    a: &AlgebraicType,
+    new: &Typespace,
+    b: &AlgebraicType,
+) -> bool {
+    same_type(old, a, new, b, 0)
+}
+
 /// Whether `a` in `old` and `b` in `new` encode alike, named types resolved (to a bounded
 /// depth, so a recursive type cannot loop).
 fn same_type(

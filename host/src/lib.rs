@@ -34,5 +34,8 @@ pub use module::LoadedModule;
 pub use native::{with_env, NativeModule, NativeTransport};
 pub use outbound::{AllowList, HostRule, OutboundHttp};
 #[cfg(feature = "wasmtime")]
-pub use wasm::{CompiledModule, EngineConfig, WasmConfig, WasmEngine, WasmError, WasmModule};
+pub use wasm::{
+    CompiledModule, EngineConfig, ReplaceError, Replacement, WasmConfig, WasmEngine, WasmError,
+    WasmModule,
+};
 pub use wasmod_datastore as datastore;

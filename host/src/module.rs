@@ -16,7 +16,7 @@ use wasmod_datastore::{Database, Datastore, Tables};
 /// A module loaded into a host over the transport `T`.
 pub struct LoadedModule<T> {
     pub(crate) transport: T,
-    module: Arc<ModuleDef>,
+    pub(crate) module: Arc<ModuleDef>,
 }
 
 impl<T: Transport> LoadedModule<T> {

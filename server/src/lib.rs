@@ -20,6 +20,7 @@
 //! # Modules, one job each
 //!
 //! - `routes` (private): the endpoints and the layers around them;
+//! - [`build`]: the build that serves the module now, which `wasmod publish` replaces;
 //! - [`entry`]: running entry points found by name (the finding, the JSON arguments and the
 //!   answers are the protocol's, [`wasmod_protocol::call`]), shared with `wasmod call`;
 //! - [`auth`]: identities and signed tokens; [`secret`]: the signing key on disk;
@@ -57,6 +58,7 @@
 //! ```
 
 pub mod auth;
+pub mod build;
 pub mod commit_rate;
 pub mod config;
 pub mod connections;

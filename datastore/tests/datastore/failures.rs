@@ -207,7 +207,8 @@ fn a_snapshot_that_does_not_read_back_as_written_deletes_nothing_and_the_data_st
         let database = open(dir.path(), Options::default());
         commit(&database, 1..=5);
         let log = database.log().expect("a log");
-        log.snapshot(&database.datastore()).expect("a good snapshot");
+        log.snapshot(&database.datastore())
+            .expect("a good snapshot");
         commit(&database, 6..=10);
     }
     let kept = (files(dir.path(), ".wsnap"), files(dir.path(), ".wlog"));

@@ -40,7 +40,10 @@ fn a_database_with_a_log_takes_a_new_build_and_a_restart_finds_it() {
         let replaced = database.replace(&module(), &upgraded).expect("replaced");
         assert_eq!(replaced.offset, 2);
         assert!(
-            replaced.changes.iter().any(|change| change.contains("`level` is added")),
+            replaced
+                .changes
+                .iter()
+                .any(|change| change.contains("`level` is added")),
             "{:?}",
             replaced.changes
         );
@@ -126,10 +129,7 @@ fn refused_replacements_change_nothing() {
         (unique_age, "player_age_unique"),
     ] {
         let error = database.replace(&module(), &new).expect_err("refused");
-        assert!(
-            matches!(&error, ReplaceError::Incompatible(_)),
-            "{error:?}"
-        );
+        assert!(matches!(&error, ReplaceError::Incompatible(_)), "{error:?}");
         assert!(error.to_string().contains(expected), "{error}");
         assert!(Arc::ptr_eq(&before, &database.datastore()));
         assert_eq!(files(dir.path()), files_before);

@@ -43,9 +43,10 @@ pub use config::{EngineConfig, OptLevel, WasmConfig};
 pub use engine::{CompiledModule, WasmEngine};
 pub use error::WasmError;
 
-use crate::call;
+use crate::call::{self, Transport};
 use crate::env::InstanceEnv;
 use crate::module::LoadedModule;
+use std::sync::Arc;
 pub use transport::WasmTransport;
 use wasmod_abi::ModuleDef;
 
@@ -81,7 +82,79 @@ impl LoadedModule<WasmTransport> {
     ) -> Result<Self, WasmError> {
         Ok(Self::start(WasmTransport::new(module, config, env)?)?)
     }
+
+    /// Makes `module`, a newer build of this module compiled by the same engine, serve the
+    /// tables from the next call on: what `wasmod publish` does between two calls.
+    ///
+    /// The new build is described in a throwaway instance (with this module's budgets) and
+    /// checked as loading would; its tables take the old build's rows as an upgrade on start
+    /// would ([`Database::replace`](wasmod_datastore::Database::replace): the same rules,
+    /// the log moved to the new tables); then its instance takes the old one's place, with the
+    /// same environment (limits, outbound HTTP, log tap, connections). Neither `init` nor any
+    /// lifecycle reducer runs: the database and its connections go on.
+    ///
+    /// Fails with the old build still serving, unchanged, if the new one cannot be
+    /// described, its tables cannot take the rows, or its log cannot be moved (see
+    /// [`ReplaceError`](wasmod_datastore::ReplaceError) for the one failure that changes
+    /// something: a log that failed halfway).
+    pub fn replace(&mut self, module: &CompiledModule) -> Result<Replacement, ReplaceError> {
+        if !self.transport.same_engine(module) {
+            return Err(ReplaceError::Engine);
+        }
+        let described = Arc::new(
+            module
+                .describe(self.transport.config().clone())
+                .map_err(ReplaceError::Describe)?,
+        );
+        let database = self.database().clone();
+        let replaced = database
+            .replace(&self.module, &described)
+            .map_err(ReplaceError::Tables)?;
+        self.transport.env().set_module(described.clone(), database);
+        self.transport.replace_module(module);
+        self.module = described.clone();
+        Ok(Replacement {
+            module: described,
+            tables: replaced,
+        })
+    }
 }
+
+/// A newer build serving a module's tables ([`WasmModule::replace`]).
+#[derive(Clone, Debug)]
+pub struct Replacement {
+    /// The new build's description.
+    pub module: Arc<ModuleDef>,
+    /// What became of the tables: the new datastore, the offset where the new build's
+    /// commits start, what changed.
+    pub tables: wasmod_datastore::Replaced,
+}
+
+/// Why a newer build does not serve the module; the old one still does.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ReplaceError {
+    /// The new build was compiled by another engine than the one the module runs in.
+    Engine,
+    /// The new build cannot be instantiated or described, or its description is invalid.
+    Describe(WasmError),
+    /// Its tables cannot take the stored rows, or the log could not be moved.
+    Tables(wasmod_datastore::ReplaceError),
+}
+
+impl std::fmt::Display for ReplaceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Engine => f.write_str(
+                "the new build was compiled by another engine than the one serving the module",
+            ),
+            Self::Describe(error) => write!(f, "the new build cannot be loaded: {error}"),
+            Self::Tables(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ReplaceError {}
 
 impl CompiledModule {
     /// Reads the module's description in a throwaway instance with the budgets of `config`,

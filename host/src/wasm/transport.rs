@@ -75,6 +75,26 @@ impl WasmTransport {
     }
 
     /// The instance's environment, between calls.
+    /// Whether `module` was compiled by this transport's engine, so that it can take the
+    /// place of the current one ([`WasmTransport::replace_module`]).
+    pub(crate) fn same_engine(&self, module: &CompiledModule) -> bool {
+        wasmtime::Engine::same(self.engine.wasmtime(), module.engine().wasmtime())
+    }
+
+    /// The budgets instances get.
+    pub(crate) fn config(&self) -> &WasmConfig {
+        &self.config
+    }
+
+    /// Makes the next call run in an instance of `module` (a newer build, compiled by the same
+    /// engine), made as after a trap: the environment moves over, and the new instance must
+    /// describe itself as the environment's module, which the caller has set to the new
+    /// build's description.
+    pub(crate) fn replace_module(&mut self, module: &CompiledModule) {
+        self.pre = module.pre().clone();
+        self.trapped = true;
+    }
+
     /// Makes sure the instance is usable: after a trap, replaces it with a new one that
     /// described itself as the same module. `Err` says why no instance could be made; the next
     /// call tries again.

@@ -168,7 +168,8 @@ async fn redis_restarted_and_refilled_from_the_log_is_no_gap() {
 async fn a_marker_sends_a_follower_to_bootstrap_again() {
     let (commits, gap, before, end) = through_an_outage(|live| {
         let log = live.database.log().expect("a log");
-        log.snapshot(&live.database.datastore()).expect("a snapshot");
+        log.snapshot(&live.database.datastore())
+            .expect("a snapshot");
     })
     .await;
     assert_eq!(commits, Vec::<u64>::new());

@@ -201,7 +201,8 @@ async fn redis_down_does_not_stop_the_primary_and_the_stream_is_refilled_from_th
 async fn commits_the_log_no_longer_has_are_replaced_by_a_marker() {
     let (entries, reading, end) = outage(5, 30, |live| {
         let log = live.database.log().expect("a log");
-        log.snapshot(&live.database.datastore()).expect("a snapshot");
+        log.snapshot(&live.database.datastore())
+            .expect("a snapshot");
     })
     .await;
     // The snapshot removed the log's older segments: a marker, then the backlog's commits.
