@@ -115,6 +115,12 @@ impl<T: Transport> LoadedModule<T> {
         &self.module
     }
 
+    /// The module's description, shared: the same `Arc` until a newer build replaces the
+    /// module, so that comparing pointers tells whether it did.
+    pub fn description(&self) -> &Arc<ModuleDef> {
+        &self.module
+    }
+
     /// The module's database: its tables, commit log and the feed of its commits.
     pub fn database(&self) -> &Arc<Database> {
         self.transport.env_ref().database()

@@ -12,8 +12,10 @@
 //!    bounds a returned value and picks the thread that converts it ([`returned`]).
 
 use crate::error::{ApiError, ErrorCode};
+use std::sync::Arc;
 use std::time::Duration;
-use wasmod_abi::{ConnectionId, EntryKind, Errno, Identity, ModuleDef};
+use wasmod_abi::{AlgebraicType, ConnectionId, EntryKind, Errno, Identity, ModuleDef};
+use wasmod_host::datastore::migrate::same_encoding;
 use wasmod_host::{Outcome, WasmModule};
 use wasmod_protocol::call::{self, EntryPoint};
 use wasmod_protocol::http::CallResponse;
@@ -31,6 +33,8 @@ pub const CALLED_BY_NAME: [EntryKind; 4] = [
 pub struct Entry<'m> {
     /// What the description says of it: kind, name, parameters, return type.
     pub point: EntryPoint<'m>,
+    /// The description it was found in.
+    module: &'m Arc<ModuleDef>,
 }
 
 /// Finds the entry point `name` among the kinds `kinds` ([`call::find`]).
@@ -38,12 +42,12 @@ pub struct Entry<'m> {
 /// Fails with `no_such_entry` (saying what `name` is, if it is an entry point of another kind)
 /// or `lifecycle_reducer`.
 pub fn find<'m>(
-    module: &'m ModuleDef,
+    module: &'m Arc<ModuleDef>,
     name: &str,
     kinds: &[EntryKind],
 ) -> Result<Entry<'m>, ApiError> {
     let point = call::find(module, name, kinds)?;
-    Ok(Entry { point })
+    Ok(Entry { point, module })
 }
 
 impl Entry<'_> {
@@ -57,6 +61,7 @@ impl Entry<'_> {
         Invocation {
             kind: self.point.kind,
             name: self.point.name.to_owned(),
+            found_in: self.module.clone(),
         }
     }
 
@@ -79,15 +84,16 @@ pub fn returned(
     bytes: &[u8],
     duration: Duration,
 ) -> Result<CallResponse, ApiError> {
-    let entry = find(module, invocation.name(), &[invocation.kind()])?;
-    entry.point.returned(bytes, duration)
+    call::find(module, invocation.name(), &[invocation.kind()])?.returned(bytes, duration)
 }
 
 /// A call to run on the thread that owns the module.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Invocation {
     kind: EntryKind,
     name: String,
+    /// The description its arguments were encoded for.
+    found_in: Arc<ModuleDef>,
 }
 
 impl Invocation {
@@ -109,6 +115,11 @@ impl Invocation {
     /// Runs the call as `caller` (ignored by anonymous views) over the connection
     /// `connection` ([`ConnectionId::ZERO`] for a call without one, such as an HTTP call) with
     /// the encoded `args`.
+    ///
+    /// If a newer build took over since the call was found ([`crate::build`]), it runs only
+    /// if the newer build has the same entry point with parameters and a return type that
+    /// encode alike; otherwise it fails (`no_such_entry` or `bad_arguments`, saying so) and
+    /// the caller may call again.
     pub fn run(
         &self,
         module: &mut WasmModule,
@@ -116,6 +127,9 @@ impl Invocation {
         connection: ConnectionId,
         args: &[u8],
     ) -> Outcome {
+        if let Err(refused) = self.still_callable(module.description()) {
+            return refused;
+        }
         let name = &self.name;
         match self.kind {
             EntryKind::Reducer => module.call_reducer(name, caller, connection, args),
@@ -125,6 +139,54 @@ impl Invocation {
                 code: Errno::NO_SUCH_ENTRY.code() as i16,
                 message: format!("http handler `{name}` is called by its route, not by name"),
             },
+        }
+    }
+}
+
+impl Invocation {
+    /// `Ok` if the call, found in `self.found_in`, can run in the build described by `now`.
+    fn still_callable(&self, now: &Arc<ModuleDef>) -> Result<(), Outcome> {
+        if Arc::ptr_eq(&self.found_in, now) {
+            return Ok(());
+        }
+        let (kind, name) = (self.kind, &self.name);
+        let refused = |errno: Errno, why: &str| Outcome::Failed {
+            code: errno.code() as i16,
+            message: format!(
+                "a new build of the module was published while the call to {kind} `{name}` \
+                 waited, and {why}: it did not run"
+            ),
+        };
+        let (Ok(before), Ok(after)) = (
+            call::find(&self.found_in, name, &[kind]),
+            call::find(now, name, &[kind]),
+        ) else {
+            return Err(refused(
+                Errno::NO_SUCH_ENTRY,
+                &format!("the new build has no {kind} `{name}` a client may call"),
+            ));
+        };
+        let alike = |a: &AlgebraicType, b: &AlgebraicType| {
+            same_encoding(&self.found_in.typespace, a, &now.typespace, b)
+        };
+        let unit = AlgebraicType::Product(Vec::new());
+        let same_params = before.params.len() == after.params.len()
+            && before
+                .params
+                .iter()
+                .zip(after.params)
+                .all(|(a, b)| alike(&a.ty, &b.ty));
+        let same_return = alike(
+            before.returns.unwrap_or(&unit),
+            after.returns.unwrap_or(&unit),
+        );
+        if same_params && same_return {
+            Ok(())
+        } else {
+            Err(refused(
+                Errno::BAD_ARGUMENTS,
+                "its parameters or its return type changed: call it again",
+            ))
         }
     }
 }

@@ -88,6 +88,7 @@ pub use operator::OperatorToken;
 pub use secret::Secret;
 
 use axum::Router;
+use build::{Build, CurrentBuild};
 use degraded::LogHealth;
 use limits::{CallSlots, SourceRate};
 use metrics::Metrics;
@@ -103,7 +104,6 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
-use wasmod_subscription::Catalog;
 use worker::{Worker, WorkerThread};
 
 /// A module ready to be served.
@@ -267,12 +267,12 @@ impl Server {
                 })
             }
         };
-        let description = Arc::new(module.module().clone());
-        let catalog = Catalog::new(&description)
-            .map(Arc::new)
+        let description = module.description().clone();
+        let build = Build::new(0, description.clone(), module.datastore())
             .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))?;
+        let catalog = build.catalog.clone();
+        let current = CurrentBuild::new(build);
         let database = module.database().clone();
-        let datastore = module.datastore().clone();
         let (worker, thread) = Worker::start(module, config.queue)?;
         let metrics = Arc::new(Metrics::default());
         let scheduler = schedule::Scheduler::new(
@@ -344,9 +344,7 @@ impl Server {
         let state = Arc::new(AppState {
             publish: publisher.as_ref().map(Publisher::stats),
             edge_token,
-            http_routes: description.http_routes(),
-            module: description,
-            datastore,
+            build: current,
             log_health: LogHealth::new(database.clone()),
             worker,
             runner,

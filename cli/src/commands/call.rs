@@ -148,7 +148,7 @@ fn load(path: &Path, data: Option<&Path>) -> Result<WasmModule> {
 
 /// Runs the call in the `loaded` module.
 fn in_process(loaded: &mut WasmModule, function: &str, args: &Value, caller: Identity) -> Answer {
-    let description = loaded.module().clone();
+    let description = loaded.description().clone();
     tracing::info!(identity = %caller, "calling `{function}` in-process");
     let entry = entry::find(&description, function, &entry::CALLED_BY_NAME)?;
     let encoded = entry.encode_args(args)?;

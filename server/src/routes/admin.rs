@@ -102,12 +102,13 @@ pub(crate) async fn console(
 
 /// `GET /v1/admin/module`: the description, private tables included.
 pub(crate) async fn module(State(state): Shared, _: Operator) -> Json<Value> {
-    Json(json!(describe(&state.module, Tables::All)))
+    Json(json!(describe(&state.build.get().module, Tables::All)))
 }
 
 /// `GET /v1/admin/tables`: every table, with its row count.
 pub(crate) async fn tables(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
-    let reader = state.clone();
+    let build = state.build.get();
+    let reader = build.clone();
     let counts = tokio::task::spawn_blocking(move || {
         let read = reader.datastore.begin_read();
         (0..reader.module.tables.len() as u32)
@@ -116,7 +117,7 @@ pub(crate) async fn tables(State(state): Shared, _: Operator) -> Result<Json<Val
     })
     .await
     .map_err(|error| ApiError::new(ErrorCode::Internal, format!("counting rows: {error}")))?;
-    let tables: Vec<Value> = state
+    let tables: Vec<Value> = build
         .module
         .tables
         .iter()

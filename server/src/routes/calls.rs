@@ -74,7 +74,8 @@ pub(crate) async fn call<F: Family>(
     let work = async {
         let name = name(path)?;
         let caller = caller?;
-        let entry = entry::find(&state.module, &name, F::KINDS)?;
+        let build = state.build.get();
+        let entry = entry::find(&build.module, &name, F::KINDS)?;
         let identity = if entry.point.kind.takes_caller() {
             Some(caller.required(&format!("{} `{name}`", entry.point.kind.as_str()))?)
         } else {
@@ -89,7 +90,7 @@ pub(crate) async fn call<F: Family>(
             .runner
             .run(invocation.clone(), sender, ConnectionId::ZERO, args, slot)
             .await?;
-        let answer = state.results.answer(&state.module, &invocation, outcome);
+        let answer = state.results.answer(&build.module, &invocation, outcome);
         answer.await.map(Json)
     };
     Ok(state.metrics.measure(F::METRIC, work).await?)

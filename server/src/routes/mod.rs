@@ -28,6 +28,7 @@ mod unread;
 pub(crate) use static_files::with_static_files;
 
 use crate::auth::Tokens;
+use crate::build::CurrentBuild;
 use crate::config::ServerConfig;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::{CallSlots, SourceRate};
@@ -46,20 +47,13 @@ use axum::Router;
 use std::sync::Arc;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
-use wasmod_abi::http::Method;
-use wasmod_abi::route::Routes;
-use wasmod_abi::ModuleDef;
-use wasmod_host::datastore::Datastore;
 
 /// What every handler shares.
 #[derive(Debug)]
 pub(crate) struct AppState {
-    /// The module's description: entry points, tables, types.
-    pub module: Arc<ModuleDef>,
-    /// Its HTTP handlers by method and route pattern, for `/v1/http/...`.
-    pub http_routes: Routes<Method>,
-    /// The module's tables, read directly (off the module's thread) for `GET /v1/tables`.
-    pub datastore: Arc<Datastore>,
+    /// The build serving now: description, catalog, HTTP routes, tables (read directly, off
+    /// the module's thread, for `GET /v1/tables`). Taken once per request.
+    pub build: CurrentBuild,
     /// The module's thread.
     pub worker: Worker,
     /// Whether the commit log has failed (the server is degraded).

@@ -63,7 +63,8 @@ pub(crate) async fn page(
             format!("the query is not valid: {rejection}"),
         )
     })?;
-    let (id, table) = state
+    let build = state.build.get();
+    let (id, table) = build
         .module
         .tables
         .iter()
@@ -84,14 +85,14 @@ pub(crate) async fn page(
             ))
         }
         Visibility::Client(reader) => {
-            Some(RowFilter::new(&state.realtime.catalog, id, reader).map_err(refused_reader)?)
+            Some(RowFilter::new(&build.catalog, id, reader).map_err(refused_reader)?)
         }
     };
     read_page(
         &state.table_reads,
         state.config.page_limits(),
-        state.module.clone(),
-        state.datastore.clone(),
+        build.module.clone(),
+        build.datastore.clone(),
         TableRows { table: id, rows },
         &query,
     )
