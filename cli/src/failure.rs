@@ -45,6 +45,15 @@ impl Failure {
         }
     }
 
+    /// This failure with `hint` after its message, on a line of its own.
+    pub fn hint(mut self, hint: impl Display) -> Self {
+        self.message = Some(match self.message {
+            Some(message) => format!("{message}\n  hint: {hint}"),
+            None => format!("hint: {hint}"),
+        });
+        self
+    }
+
     /// Prints the message (if any) and returns the exit status.
     pub fn report(self) -> ExitCode {
         if let Some(message) = self.message {

@@ -56,8 +56,14 @@ pub enum ErrorCode {
     MethodNotAllowed,
     /// The body is larger than the server accepts (413).
     PayloadTooLarge,
+    /// `wasmod publish`: the new build's tables cannot take the stored data, or this server
+    /// cannot take a new build (an edge, or one that publishes its commits to edges) (409).
+    IncompatibleBuild,
     /// The entry point returned an error; the message is the module's (422).
     EntryFailed,
+    /// `wasmod publish`: the new build is not a module this server can load (not wasm, not the
+    /// ABI, an invalid description or visibility filter) (422).
+    InvalidModule,
     /// The identity has as many calls in progress as the server allows (429).
     TooManyCalls,
     /// The module trapped or panicked; its transaction was rolled back (500).
@@ -84,7 +90,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the table in `docs/http-api.md`.
-    pub const ALL: [ErrorCode; 27] = [
+    pub const ALL: [ErrorCode; 29] = [
         Self::BadJson,
         Self::BadArguments,
         Self::BadRequest,
@@ -102,7 +108,9 @@ impl ErrorCode {
         Self::NoSuchRoute,
         Self::MethodNotAllowed,
         Self::PayloadTooLarge,
+        Self::IncompatibleBuild,
         Self::EntryFailed,
+        Self::InvalidModule,
         Self::TooManyCalls,
         Self::Aborted,
         Self::ModuleError,
@@ -134,6 +142,8 @@ impl ErrorCode {
             Self::NoSuchRoute => "no_such_route",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::PayloadTooLarge => "payload_too_large",
+            Self::IncompatibleBuild => "incompatible_build",
+            Self::InvalidModule => "invalid_module",
             Self::EntryFailed => "entry_failed",
             Self::TooManyCalls => "too_many_calls",
             Self::Aborted => "aborted",
@@ -164,8 +174,9 @@ impl ErrorCode {
             | Self::NotOperator => 403,
             Self::NotFound | Self::NoSuchEntry | Self::NoSuchTable | Self::NoSuchRoute => 404,
             Self::MethodNotAllowed => 405,
+            Self::IncompatibleBuild => 409,
             Self::PayloadTooLarge => 413,
-            Self::EntryFailed => 422,
+            Self::EntryFailed | Self::InvalidModule => 422,
             Self::TooManyCalls => 429,
             Self::Aborted | Self::ModuleError | Self::ResultTooLarge | Self::Internal => 500,
             Self::Busy | Self::ShuttingDown | Self::Degraded => 503,

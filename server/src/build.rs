@@ -34,21 +34,22 @@ pub struct Build {
 }
 
 impl Build {
-    /// Build `number` of the module described by `module`, over `datastore`; fails if a
-    /// table's visibility filter is not valid ([`Catalog::new`]).
+    /// Build `number` of the module described by `module`, whose tables `catalog` describes
+    /// for queries ([`Catalog::new`], which refuses invalid visibility filters), over
+    /// `datastore`.
     pub fn new(
         number: u64,
         module: Arc<ModuleDef>,
+        catalog: Arc<Catalog>,
         datastore: Arc<Datastore>,
-    ) -> Result<Self, wasmod_subscription::VisibilityError> {
-        let catalog = Arc::new(Catalog::new(&module)?);
-        Ok(Self {
+    ) -> Self {
+        Self {
             number,
             http_routes: module.http_routes(),
             module,
             catalog,
             datastore,
-        })
+        }
     }
 }
 

@@ -12,6 +12,9 @@ use std::time::Duration;
 pub struct ServerConfig {
     /// The largest request body accepted (`payload_too_large`, 413, beyond). Default: 1 MiB.
     pub max_body_bytes: usize,
+    /// The largest build `wasmod publish` may send (`POST /v1/admin/module`;
+    /// `payload_too_large`, 413, beyond). Default: 64 MiB.
+    pub max_module_bytes: usize,
     /// The most calls one identity (or, for calls without a token, one source address) may
     /// have queued or running at once, of every kind (`too_many_calls`, 429, beyond).
     /// Default: 8.
@@ -96,6 +99,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             max_body_bytes: 1 << 20,
+            max_module_bytes: 64 << 20,
             max_calls_per_identity: 8,
             request_timeout: Duration::from_secs(30),
             queue: 256,

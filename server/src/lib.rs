@@ -78,6 +78,7 @@ mod routes;
 pub mod runner;
 pub mod schedule;
 pub mod secret;
+pub mod swap;
 pub mod worker;
 
 pub use auth::Tokens;
@@ -104,6 +105,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
+use wasmod_subscription::Catalog;
 use worker::{Worker, WorkerThread};
 
 /// A module ready to be served.
@@ -117,7 +119,9 @@ pub struct Server {
     shutdown_grace: std::time::Duration,
     publisher: Option<Publisher>,
     follow: Option<Follow>,
-    scheduler: Option<schedule::Scheduler>,
+    scheduling: Arc<schedule::Scheduling>,
+    /// The description of the build the server starts with, for its scheduler.
+    module: Arc<wasmod_abi::ModuleDef>,
 }
 
 /// The operator's side of a server ([`Server::with_admin`]).
@@ -133,6 +137,10 @@ pub struct AdminOptions {
     /// the module's [`wasmod_host::InstanceEnv`] before loading it
     /// ([`wasmod_host::InstanceEnv::with_log_tap`]).
     pub logs: Arc<logfeed::LogFeed>,
+    /// Where the last build published with `wasmod publish` is kept (written whole, then
+    /// renamed into place), so that it can be served again after a restart; `None` keeps
+    /// none (a server without a data directory).
+    pub keep_published: Option<std::path::PathBuf>,
 }
 
 /// The dispatch report of a served binary, as `wasmod inspect` makes it (`wasmod_inspect`).
@@ -249,9 +257,11 @@ impl Server {
                  not publish",
             ));
         }
+        let mut keep_published = None;
         let admin = match admin {
             None => None,
             Some(options) => {
+                keep_published = options.keep_published;
                 let logs = options.logs;
                 module.env_mut().set_log_tap(logs.clone());
                 let dispatch = options
@@ -261,29 +271,32 @@ impl Server {
                     .transpose()?;
                 Some(routes::admin::Admin {
                     token: options.token,
-                    dispatch,
+                    dispatch: parking_lot::RwLock::new(dispatch),
                     logs,
                     commit_rate: commit_rate::CommitRate::new(module.database().next_offset()),
                 })
             }
         };
         let description = module.description().clone();
-        let build = Build::new(0, description.clone(), module.datastore())
+        let catalog = Catalog::new(&description)
+            .map(Arc::new)
             .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))?;
-        let catalog = build.catalog.clone();
-        let current = CurrentBuild::new(build);
+        let current = CurrentBuild::new(Build::new(
+            0,
+            description.clone(),
+            catalog.clone(),
+            module.datastore(),
+        ));
         let database = module.database().clone();
+        let (engine, wasm_config) = (module.engine().clone(), module.wasm_config().clone());
         let (worker, thread) = Worker::start(module, config.queue)?;
         let metrics = Arc::new(Metrics::default());
-        let scheduler = schedule::Scheduler::new(
-            description.clone(),
-            schedule::Parts {
-                database: database.clone(),
-                worker: worker.clone(),
-                clock: clock.unwrap_or_else(|| Arc::new(schedule::SystemClock)),
-                metrics: metrics.clone(),
-            },
-        );
+        let scheduling = Arc::new(schedule::Scheduling::new(schedule::Parts {
+            database: database.clone(),
+            worker: worker.clone(),
+            clock: clock.unwrap_or_else(|| Arc::new(schedule::SystemClock)),
+            metrics: metrics.clone(),
+        }));
         let (runner, follow, edge) = match edge {
             None => (
                 Runner::local(worker.clone(), LogHealth::new(database.clone())),
@@ -341,7 +354,30 @@ impl Server {
         let publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))
             .transpose()?;
+        let refusal = if edge.is_some() {
+            Some("this server is an edge node: publish the new build to its primary")
+        } else if publisher.is_some() {
+            Some(
+                "this server publishes its commits to edge nodes, which would need the new build \
+                 too: taking a new build while serving edges is not supported yet; restart the \
+                 server with the new build instead",
+            )
+        } else {
+            None
+        };
+        let swap = swap::Swap::new(swap::SwapParts {
+            engine,
+            config: wasm_config,
+            worker: worker.clone(),
+            build: current.clone(),
+            realtime: realtime.clone(),
+            scheduling: scheduling.clone(),
+            log_health: LogHealth::new(database.clone()),
+            keep: keep_published,
+            refusal,
+        });
         let state = Arc::new(AppState {
+            swap,
             publish: publisher.as_ref().map(Publisher::stats),
             edge_token,
             build: current,
@@ -372,7 +408,8 @@ impl Server {
             shutdown_grace: config.shutdown_grace,
             publisher,
             follow,
-            scheduler,
+            scheduling,
+            module: description,
         })
     }
 
@@ -423,12 +460,12 @@ impl Server {
             shutdown_grace,
             publisher,
             follow,
-            scheduler,
+            scheduling,
+            module,
             ..
         } = self;
         realtime.start();
-        let (stop_scheduling, scheduling) = tokio::sync::watch::channel(false);
-        let scheduled = scheduler.map(|scheduler| tokio::spawn(scheduler.run(scheduling)));
+        scheduling.start(module).await;
         let (stop_replication, replicating) = tokio::sync::watch::channel(false);
         if let Some(publisher) = publisher {
             tokio::spawn(publisher.run(replicating.clone()));
@@ -439,11 +476,13 @@ impl Server {
         // Upgraded connections are the sockets' own: graceful shutdown does not end them, so
         // they are told to close as soon as shutdown starts.
         let stopper = realtime.stopper();
+        let scheduler = scheduling.clone();
         let shutdown = async move {
             shutdown.await;
             stopper.stop();
             stop_replication.send_replace(true);
-            stop_scheduling.send_replace(true);
+            // The scheduler holds a handle on the worker: it ends first.
+            scheduler.shut_down().await;
         };
         let service = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
         axum::serve(listener, service)
@@ -453,10 +492,7 @@ impl Server {
         // sockets', is gone: close the sockets (each closes its connection), then whatever
         // connection is left, then the module's thread finishes its queue and ends.
         let finish = async move {
-            // The scheduler holds a handle on the worker: it ends first.
-            if let Some(scheduled) = scheduled {
-                let _ = scheduled.await;
-            }
+            scheduling.shut_down().await;
             let open = realtime.close_all(shutdown_grace).await;
             if open > 0 {
                 tracing::warn!(open, "sockets still open after the shutdown grace");

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The crates that are wasm modules, built together.
-pub const MODULE_CRATES: [&str; 7] = [
+pub const MODULE_CRATES: [&str; 8] = [
     "quickstart",
     "bank",
     "benchmarks",
@@ -19,6 +19,7 @@ pub const MODULE_CRATES: [&str; 7] = [
     "control-table-dispatch",
     "hostile",
     "scheduled",
+    "notes",
 ];
 
 /// How the modules are built.

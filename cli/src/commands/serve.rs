@@ -31,6 +31,7 @@ use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::Persistence;
 use wasmod_server::logfeed::LogFeed;
 use wasmod_server::replication::{publisher, PublishSettings, StreamAddress};
+use wasmod_server::swap::PUBLISHED_FILE;
 use wasmod_server::{Secret, Server, Sides};
 
 /// `wasmod serve`'s arguments.
@@ -93,18 +94,28 @@ pub fn run(args: Args) -> Result {
         .env(logs.clone())?
         .with_persistence(persistence)
         .with_deferred_durability();
+    let published = data.join(PUBLISHED_FILE);
     let loaded = check::load(
         &check::compile(&module.wasm)?,
         args.serving.wasm_config(),
         env,
-    )?;
+    )
+    .map_err(|failure| match published.is_file() {
+        true => failure.hint(format!(
+            "a build was published to this data directory with `wasmod publish` and is kept in \
+             {}: serve that build, or a newer one",
+            published.display()
+        )),
+        false => failure,
+    })?;
     tracing::info!(
         module = %module.path.display(),
         data = %data.display(),
         durability = %args.durability,
         "loaded the module"
     );
-    let (admin, announcement) = args.serving.operator(&module.wasm, logs)?;
+    let (mut admin, announcement) = args.serving.operator(&module.wasm, logs)?;
+    admin.keep_published = Some(published);
     let publish = match args.publish {
         Some(address) => {
             let mut publish = PublishSettings::new(address);

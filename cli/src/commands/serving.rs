@@ -29,6 +29,9 @@ pub struct Serving {
     /// The largest request body accepted: 1MiB, 64KiB, a number of bytes.
     #[arg(long, default_value = "1MiB", value_parser = units::size)]
     max_body: usize,
+    /// The largest build `wasmod publish` may send: 64MiB, a number of bytes.
+    #[arg(long, default_value = "64MiB", value_parser = units::size)]
+    max_module_bytes: usize,
     /// The most calls one identity may have in progress at once.
     #[arg(long, default_value_t = ServerConfig::default().max_calls_per_identity)]
     max_calls_per_identity: usize,
@@ -107,6 +110,7 @@ impl Serving {
         }
         let mut config = ServerConfig::default();
         config.max_body_bytes = self.max_body;
+        config.max_module_bytes = self.max_module_bytes;
         config.max_calls_per_identity = self.max_calls_per_identity;
         config.request_timeout = self.request_timeout;
         config.queue = self.queue;
@@ -178,6 +182,7 @@ impl Serving {
             token,
             dispatch_report,
             logs,
+            keep_published: None,
         };
         Ok((admin, announcement))
     }

@@ -83,6 +83,17 @@ impl LoadedModule<WasmTransport> {
         Ok(Self::start(WasmTransport::new(module, config, env)?)?)
     }
 
+    /// The engine the module runs in: a newer build must be compiled by it
+    /// ([`WasmModule::replace`]).
+    pub fn engine(&self) -> &WasmEngine {
+        self.transport.engine()
+    }
+
+    /// The budgets the module's instances get.
+    pub fn wasm_config(&self) -> &WasmConfig {
+        self.transport.config()
+    }
+
     /// Makes `module`, a newer build of this module compiled by the same engine, serve the
     /// tables from the next call on: what `wasmod publish` does between two calls.
     ///

@@ -81,6 +81,11 @@ impl WasmTransport {
         wasmtime::Engine::same(self.engine.wasmtime(), module.engine().wasmtime())
     }
 
+    /// The engine the instances run in.
+    pub(crate) fn engine(&self) -> &WasmEngine {
+        &self.engine
+    }
+
     /// The budgets instances get.
     pub(crate) fn config(&self) -> &WasmConfig {
         &self.config

@@ -207,6 +207,9 @@ impl Realtime {
         }
     }
 
+    /// Placeholder until the evaluator follows builds.
+    pub fn rebuilt(&self, _build: Arc<crate::build::Build>, _offset: u64) {}
+
     /// A receiver that sees `true` once the server shuts down.
     pub fn shutdown(&self) -> watch::Receiver<bool> {
         self.shutdown.clone()

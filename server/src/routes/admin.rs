@@ -4,12 +4,14 @@
 //! one has no admin side (`not_found`). What the API shows:
 //!
 //! - `GET /v1/admin/module`: the description with private tables (entry points with their
-//!   parameters and ids);
+//!   parameters and ids); `POST /v1/admin/module`: a new build (`wasmod publish`,
+//!   [`crate::swap`]);
 //! - `GET /v1/admin/tables`: every table with its row count; `GET /v1/admin/tables/{name}`:
 //!   a page of its rows, private tables included, with the bounds of `GET /v1/tables`;
 //! - `GET /v1/admin/stats`: the commit rate, the open sockets and their queue depths, clients
 //!   dropped, the module's queue, the log feed's counters;
-//! - `GET /v1/admin/dispatch`: the dispatch report of the served binary (`wasmod inspect`);
+//! - `GET /v1/admin/dispatch`: the dispatch report of the served binary (`wasmod inspect`),
+//!   until a new build is published;
 //! - `GET /v1/admin/logs`: the recent module logs; `GET /v1/admin/logs/feed`: the same, then
 //!   each new one as it is logged, as server-sent events (`log`, and `dropped` when the reader
 //!   fell behind and lost some).
@@ -18,6 +20,7 @@
 //! token; without one, `/admin` answers a sign-in page ([`SIGN_IN`]) that sets the token's
 //! cookie and reloads.
 
+use super::extract::Body;
 use super::tables::{page, Visibility};
 use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
@@ -26,6 +29,7 @@ use crate::logfeed::{FeedRecord, LevelFilter, LogFeed, Received};
 use crate::operator::{credential, OperatorToken};
 use crate::pages::PageQuery;
 use crate::realtime::stats::Dropped;
+use crate::swap::Published;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
@@ -51,8 +55,9 @@ const SIGN_IN: &str = include_str!("admin/sign_in.html");
 pub(crate) struct Admin {
     /// The operator's token.
     pub token: OperatorToken,
-    /// The answer of `GET /v1/admin/dispatch`, if the server was given a report.
-    pub dispatch: Option<String>,
+    /// The answer of `GET /v1/admin/dispatch`, if the server was given a report for the
+    /// build serving now (a build published since has none: the server does not inspect).
+    pub dispatch: parking_lot::RwLock<Option<String>>,
     /// The module's recent logs and their live feed.
     pub logs: Arc<LogFeed>,
     /// The commit rate, between reads of the stats.
@@ -103,6 +108,20 @@ pub(crate) async fn console(
 /// `GET /v1/admin/module`: the description, private tables included.
 pub(crate) async fn module(State(state): Shared, _: Operator) -> Json<Value> {
     Json(json!(describe(&state.build.get().module, Tables::All)))
+}
+
+/// `POST /v1/admin/module`: makes the body, a compiled module, the build that serves from the
+/// next call on ([`crate::swap`]); answers what changed.
+pub(crate) async fn publish(
+    State(state): Shared,
+    _: Operator,
+    Body(wasm): Body,
+) -> Result<Json<Published>, HttpError> {
+    let admin = admin(&state)?;
+    let published = state.swap.publish(wasm.to_vec()).await?;
+    // The report was the old build's.
+    *admin.dispatch.write() = None;
+    Ok(Json(published))
 }
 
 /// `GET /v1/admin/tables`: every table, with its row count.
@@ -167,7 +186,7 @@ pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Valu
 /// `{"report": null}` if the server was given none.
 pub(crate) async fn dispatch(State(state): Shared, _: Operator) -> Result<Response, HttpError> {
     let admin = admin(&state)?;
-    let body = match &admin.dispatch {
+    let body = match &*admin.dispatch.read() {
         Some(answer) => answer.clone(),
         None => "{\"report\":null}".to_owned(),
     };

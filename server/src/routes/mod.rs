@@ -78,6 +78,8 @@ pub(crate) struct AppState {
     pub results: Results,
     /// The limits.
     pub config: ServerConfig,
+    /// Publishes new builds of the module (`POST /v1/admin/module`).
+    pub swap: crate::swap::Swap,
     /// The WebSocket side: live queries and their evaluation.
     pub realtime: Arc<Realtime>,
     /// The operator's side, if the server was given an operator token.
@@ -121,7 +123,12 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/http/", any(module_http::forward))
         .route("/v1/http/{*path}", any(module_http::forward))
         .route("/admin", get(admin::console))
-        .route("/v1/admin/module", get(admin::module))
+        .route(
+            "/v1/admin/module",
+            get(admin::module)
+                .post(admin::publish)
+                .layer(DefaultBodyLimit::max(state.config.max_module_bytes)),
+        )
         .route("/v1/admin/tables", get(admin::tables))
         .route("/v1/admin/tables/{name}", get(admin::table))
         .route("/v1/admin/stats", get(admin::stats))

@@ -68,7 +68,12 @@ pub(crate) async fn forward(
             let message = format!("no http handler of the module answers {method} {path}{takes}");
             Err(ApiError::new(code, message))
         };
-        match state.build.get().http_routes.route(request.method, &request.uri) {
+        match state
+            .build
+            .get()
+            .http_routes
+            .route(request.method, &request.uri)
+        {
             Routed::Handler(_) => {}
             Routed::WrongMethod(methods) => {
                 let methods: Vec<&str> = methods.iter().map(|method| method.as_str()).collect();

@@ -72,5 +72,8 @@ pub(crate) async fn metrics(State(state): Shared) -> impl IntoResponse {
 
 /// `GET /v1/module`: the module's description, public tables only.
 pub(crate) async fn describe(State(state): Shared) -> Json<ModuleDescription> {
-    Json(describe_module(&state.build.get().module, Tables::PublicOnly))
+    Json(describe_module(
+        &state.build.get().module,
+        Tables::PublicOnly,
+    ))
 }

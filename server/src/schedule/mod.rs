@@ -59,7 +59,7 @@ pub struct Scheduler {
 
 /// What the scheduler needs besides the module's description: where to call, and how to
 /// count and time the calls.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Parts {
     /// The module's tables and the feed of their commits.
     pub database: Arc<Database>,
@@ -200,6 +200,73 @@ impl Scheduler {
                 ),
             }
         });
+    }
+}
+
+/// The scheduler of whichever build serves the module: started with the server, stopped
+/// before a new build takes over and started again for it ([`crate::swap`]), stopped for good
+/// at shutdown. Builds without schedule tables have none running.
+#[derive(Debug)]
+pub struct Scheduling {
+    state: tokio::sync::Mutex<SchedulingState>,
+}
+
+#[derive(Debug)]
+struct SchedulingState {
+    /// What a scheduler is made of; `None` once shut down (it holds a handle on the module's
+    /// thread, which must go for the thread to end).
+    parts: Option<Parts>,
+    /// The scheduler running now: what stops it, and its task.
+    running: Option<(watch::Sender<bool>, tokio::task::JoinHandle<()>)>,
+}
+
+impl Scheduling {
+    /// No scheduler running yet; [`Scheduling::start`] starts one from `parts`.
+    pub fn new(parts: Parts) -> Self {
+        let state = SchedulingState {
+            parts: Some(parts),
+            running: None,
+        };
+        Self {
+            state: tokio::sync::Mutex::new(state),
+        }
+    }
+
+    /// Starts the scheduler of the build described by `module` on the current runtime, if it
+    /// has schedule tables (stopping the one running, if any); nothing after shutdown.
+    pub async fn start(&self, module: Arc<ModuleDef>) {
+        let mut state = self.state.lock().await;
+        stop(&mut state).await;
+        let Some(scheduler) = state
+            .parts
+            .clone()
+            .and_then(|parts| Scheduler::new(module, parts))
+        else {
+            return;
+        };
+        let (stopper, stopped) = watch::channel(false);
+        state.running = Some((stopper, tokio::spawn(scheduler.run(stopped))));
+    }
+
+    /// Stops the scheduler running, if any, and waits for it to end.
+    pub async fn stop(&self) {
+        stop(&mut *self.state.lock().await).await;
+    }
+
+    /// Stops the scheduler for good: nothing starts after this, and the scheduler's handle on
+    /// the module's thread is dropped.
+    pub async fn shut_down(&self) {
+        let mut state = self.state.lock().await;
+        stop(&mut state).await;
+        state.parts = None;
+    }
+}
+
+/// Stops `state`'s running scheduler and waits for its task.
+async fn stop(state: &mut SchedulingState) {
+    if let Some((stopper, task)) = state.running.take() {
+        stopper.send_replace(true);
+        let _ = task.await;
     }
 }
 

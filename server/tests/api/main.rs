@@ -21,6 +21,7 @@ mod snapshot;
 mod static_files;
 mod subscribe;
 mod support;
+mod swap;
 mod tables;
 mod unread;
 mod visibility;

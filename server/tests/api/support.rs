@@ -33,6 +33,23 @@ pub fn benchmarks() -> &'static CompiledModule {
     COMPILED.get_or_init(|| compile("benchmarks"))
 }
 
+/// The three builds of the notes module (`host/tests/modules/notes`): the library (build 1),
+/// then the examples `notes_v2` and `notes_incompatible`, as wasm bytes.
+pub fn notes_builds() -> [Vec<u8>; 3] {
+    let built = built(Profile::Release);
+    [
+        built.library("notes"),
+        built.example("notes_v2"),
+        built.example("notes_incompatible"),
+    ]
+}
+
+/// Build 1 of the notes module, compiled once per test binary.
+pub fn notes() -> &'static CompiledModule {
+    static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
+    COMPILED.get_or_init(|| compile("notes"))
+}
+
 fn compile(library: &str) -> CompiledModule {
     let wasm = built(Profile::Release).library(library);
     let engine = WasmEngine::shared().expect("the shared engine");
@@ -58,6 +75,7 @@ pub fn admin_server(
         token: OperatorToken::new(OPERATOR).expect("a valid token"),
         dispatch_report,
         logs,
+        keep_published: None,
     };
     Server::with_admin(module, Secret::from_bytes(SECRET), config, admin)
         .expect("the server starts")
