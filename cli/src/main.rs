@@ -80,6 +80,8 @@ enum Command {
     Sql(commands::sql::Args),
     /// Stream a served module's logs (the operator's feed), one line each.
     Logs(commands::logs::Args),
+    /// Make a new build of a module serve on a running server, between two calls.
+    Publish(commands::publish::Args),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +106,7 @@ fn main() -> ExitCode {
         Command::Subscribe(args) => commands::subscribe::run(args),
         Command::Sql(args) => commands::sql::run(args),
         Command::Logs(args) => commands::logs::run(args),
+        Command::Publish(args) => commands::publish::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@ pub mod generate;
 pub mod inspect;
 pub mod logs;
 pub mod new;
+pub mod publish;
 pub mod serve;
 pub mod serving;
 pub mod sql;
