@@ -74,6 +74,15 @@ fn a_published_build_serves_at_once_and_after_a_restart() {
         "{}",
         text(&refused.stderr)
     );
+    // A build with an indirect call on a dispatch path is refused before it is sent.
+    let indirect = built.library_path("control-table-dispatch");
+    let refused = publish(&base, &indirect, &served.operator_token, work.path());
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("indirect call(s) on dispatch paths"),
+        "{}",
+        text(&refused.stderr)
+    );
     let wrong_token = publish(&base, &v2, "not-the-operator", work.path());
     assert_eq!(
         wrong_token.status.code(),
@@ -82,6 +91,15 @@ fn a_published_build_serves_at_once_and_after_a_restart() {
         text(&wrong_token.stderr)
     );
     assert_eq!(build(&base), json!(1), "refused builds change nothing");
+
+    let dispatch = |base: &str, token: &str| {
+        let url = format!("{base}/v1/admin/dispatch");
+        let (status, report) = send(&agent(), "GET", &url, Some(token), None);
+        assert_eq!(status, 200, "{report}");
+        report
+    };
+    let first_report = dispatch(&base, &served.operator_token);
+    assert_eq!(first_report["clean"], true, "{first_report}");
 
     let published = publish(&base, &v2, &served.operator_token, work.path());
     assert!(published.status.success(), "{}", text(&published.stderr));
@@ -94,6 +112,10 @@ fn a_published_build_serves_at_once_and_after_a_restart() {
     );
     assert!(printed.contains("column `stars` is added"), "{printed}");
     assert_eq!(build(&base), json!(2));
+    // The console's dispatch report is the new build's.
+    let report = dispatch(&base, &served.operator_token);
+    assert_eq!(report["clean"], true, "{report}");
+    assert_ne!(report["report"], first_report["report"]);
     let starred = send(
         &agent(),
         "POST",

@@ -141,7 +141,15 @@ pub struct AdminOptions {
     /// renamed into place), so that it can be served again after a restart; `None` keeps
     /// none (a server without a data directory).
     pub keep_published: Option<std::path::PathBuf>,
+    /// Makes the dispatch report of a build published with `wasmod publish` (as
+    /// `dispatch_report` is of the build the server starts with); without it, a published
+    /// build has none.
+    pub inspect: Option<Inspect>,
 }
+
+/// Makes the dispatch report of a compiled module, if it can be inspected (as `wasmod serve`
+/// does with `wasmod_inspect`).
+pub type Inspect = fn(&[u8]) -> Option<DispatchReport>;
 
 /// The dispatch report of a served binary, as `wasmod inspect` makes it (`wasmod_inspect`).
 #[derive(Clone, Debug)]
@@ -156,7 +164,7 @@ pub struct DispatchReport {
 
 impl DispatchReport {
     /// The answer of `GET /v1/admin/dispatch`: `{"clean": .., "report": .., "text": ..}`.
-    fn answer(&self) -> io::Result<String> {
+    pub(crate) fn answer(&self) -> io::Result<String> {
         let report = serde_json::value::RawValue::from_string(self.json.clone())
             .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
         let answer =
@@ -272,6 +280,7 @@ impl Server {
                 Some(routes::admin::Admin {
                     token: options.token,
                     dispatch: parking_lot::RwLock::new(dispatch),
+                    inspect: options.inspect,
                     logs,
                     commit_rate: commit_rate::CommitRate::new(module.database().next_offset()),
                 })
@@ -288,7 +297,7 @@ impl Server {
             module.datastore(),
         ));
         let database = module.database().clone();
-        let (engine, wasm_config) = (module.engine().clone(), module.wasm_config().clone());
+        let (engine, wasm_config) = (module.engine().clone(), module.wasm_config());
         let (worker, thread) = Worker::start(module, config.queue)?;
         let metrics = Arc::new(Metrics::default());
         let scheduling = Arc::new(schedule::Scheduling::new(schedule::Parts {

@@ -138,7 +138,7 @@ impl Swap {
         let serving = self.build.get();
         let (engine, config, old) = (
             self.engine.clone(),
-            self.config.clone(),
+            self.config,
             serving.module.clone(),
         );
         let checked = tokio::task::spawn_blocking(move || check(&engine, config, &old, &wasm))

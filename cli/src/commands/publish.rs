@@ -2,7 +2,8 @@
 //! serve on a running server, between two calls, without dropping its connections.
 //!
 //! The module (a crate directory is built first, or a `.wasm` file) is described and checked
-//! here first, so that a build that cannot load is refused before it is sent; then it goes to
+//! here first, as `wasmod build` checks it (it loads; no indirect call on its dispatch paths),
+//! so that such a build is refused before it is sent; then it goes to
 //! `POST /v1/admin/module` with the operator token that `wasmod serve` printed at start
 //! (`--operator-token`, or `WASMOD_OPERATOR_TOKEN`). The server checks the new build's tables
 //! against its data by the rules of an upgrade on start (`docs/upgrading.md`): a build that
@@ -50,6 +51,14 @@ struct Published {
 pub fn run(args: Args) -> Result {
     let base = websocket::http_base(&args.url)?;
     let module = Module::open(&args.module)?;
+    let report = check::inspect(&module.wasm)?;
+    if !report.is_clean() {
+        return Err(Failure::module(format!(
+            "{report}dispatch: {} indirect call(s) on dispatch paths (see docs/inspect.md): the \
+             build was not published",
+            report.violations().count()
+        )));
+    }
     let described = check::compile_and_describe(&module.wasm)?;
     tracing::info!(
         module = %module.path.display(),

@@ -164,17 +164,7 @@ impl Serving {
                 false,
             ),
         };
-        let dispatch_report = match wasmod_inspect::inspect(wasm) {
-            Ok(report) => Some(DispatchReport {
-                json: report.to_json(),
-                text: report.to_string(),
-                clean: report.is_clean(),
-            }),
-            Err(error) => {
-                tracing::warn!("no dispatch report for the admin console: {error}");
-                None
-            }
-        };
+        let dispatch_report = inspect_dispatch(wasm);
         let announcement = Announcement {
             made_up: (!chosen).then(|| token.clone()),
         };
@@ -183,6 +173,7 @@ impl Serving {
             dispatch_report,
             logs,
             keep_published: None,
+            inspect: Some(inspect_dispatch),
         };
         Ok((admin, announcement))
     }
@@ -251,4 +242,20 @@ pub fn token_file(path: &std::path::Path, flag: &str) -> Result<String> {
         )));
     }
     Ok(token.to_owned())
+}
+
+/// The dispatch report of `wasm` for the admin console (`GET /v1/admin/dispatch`); `None`, with
+/// a warning, for a binary that cannot be inspected (it is still served).
+fn inspect_dispatch(wasm: &[u8]) -> Option<DispatchReport> {
+    match wasmod_inspect::inspect(wasm) {
+        Ok(report) => Some(DispatchReport {
+            json: report.to_json(),
+            text: report.to_string(),
+            clean: report.is_clean(),
+        }),
+        Err(error) => {
+            tracing::warn!("no dispatch report for the admin console: {error}");
+            None
+        }
+    }
 }

@@ -90,7 +90,7 @@ impl LoadedModule<WasmTransport> {
     }
 
     /// The budgets the module's instances get.
-    pub fn wasm_config(&self) -> &WasmConfig {
+    pub fn wasm_config(&self) -> WasmConfig {
         self.transport.config()
     }
 
@@ -114,7 +114,7 @@ impl LoadedModule<WasmTransport> {
         }
         let described = Arc::new(
             module
-                .describe(self.transport.config().clone())
+                .describe(self.transport.config())
                 .map_err(ReplaceError::Describe)?,
         );
         let database = self.database().clone();

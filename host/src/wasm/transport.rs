@@ -87,8 +87,8 @@ impl WasmTransport {
     }
 
     /// The budgets instances get.
-    pub(crate) fn config(&self) -> &WasmConfig {
-        &self.config
+    pub(crate) fn config(&self) -> WasmConfig {
+        self.config
     }
 
     /// Makes the next call run in an instance of `module` (a newer build, compiled by the same

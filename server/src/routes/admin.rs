@@ -58,6 +58,8 @@ pub(crate) struct Admin {
     /// The answer of `GET /v1/admin/dispatch`, if the server was given a report for the
     /// build serving now (a build published since has none: the server does not inspect).
     pub dispatch: parking_lot::RwLock<Option<String>>,
+    /// Makes the dispatch report of a published build, if the server was given a way to.
+    pub inspect: Option<crate::Inspect>,
     /// The module's recent logs and their live feed.
     pub logs: Arc<LogFeed>,
     /// The commit rate, between reads of the stats.
@@ -118,9 +120,23 @@ pub(crate) async fn publish(
     Body(wasm): Body,
 ) -> Result<Json<Published>, HttpError> {
     let admin = admin(&state)?;
+    let report = match admin.inspect {
+        Some(inspect) => {
+            let wasm = wasm.clone();
+            tokio::task::spawn_blocking(move || inspect(&wasm))
+                .await
+                .map_err(|error| {
+                    ApiError::new(
+                        ErrorCode::Internal,
+                        format!("inspecting the build: {error}"),
+                    )
+                })?
+        }
+        None => None,
+    };
     let published = state.swap.publish(wasm.to_vec()).await?;
-    // The report was the old build's.
-    *admin.dispatch.write() = None;
+    // The report of the build serving now, or none.
+    *admin.dispatch.write() = report.and_then(|report| report.answer().ok());
     Ok(Json(published))
 }
 

@@ -76,6 +76,7 @@ pub fn admin_server(
         dispatch_report,
         logs,
         keep_published: None,
+        inspect: None,
     };
     Server::with_admin(module, Secret::from_bytes(SECRET), config, admin)
         .expect("the server starts")
