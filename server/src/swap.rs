@@ -136,11 +136,7 @@ impl Swap {
         self.log_health.take_writes()?;
         let _turn = self.turn.lock().await;
         let serving = self.build.get();
-        let (engine, config, old) = (
-            self.engine.clone(),
-            self.config,
-            serving.module.clone(),
-        );
+        let (engine, config, old) = (self.engine.clone(), self.config, serving.module.clone());
         let checked = tokio::task::spawn_blocking(move || check(&engine, config, &old, &wasm))
             .await
             .map_err(|error| internal(format!("the build's check failed: {error}")))??;

@@ -8,6 +8,10 @@
 //! one's place. Offsets go on where they were: the first commit of the new build follows the
 //! last of the old one.
 //!
+//! A build whose tables store their rows as the old build's do (only entry points, filters,
+//! schedules or `public` changed) keeps the datastore and the log as they are, as a start over
+//! the directory would.
+//!
 //! Whoever holds the old datastore ([`Database::datastore`] before the replacement) keeps a
 //! consistent view of the old build's last state: nothing commits to it any more. The feed
 //! goes on with the new build's commits, so its subscribers must learn of the replacement
@@ -15,7 +19,7 @@
 //! commits in the new datastore.
 
 use super::{stored_tables, Database};
-use crate::durability::DurabilityError;
+use crate::durability::{schema_hash, DurabilityError};
 use crate::migrate::{Incompatible, Migration};
 use crate::{Datastore, SchemaError};
 use std::fmt;
@@ -97,6 +101,17 @@ impl Database {
         }
         let migration = Self::plan_replacement(old, new)?;
         let before = self.datastore();
+        if schema_hash(migration.target())
+            == schema_hash(&stored_tables(old).map_err(ReplaceError::Schema)?)
+        {
+            // The stored rows do not depend on what changed (entry points, filters, ...): the
+            // tables and the log serve the new build as they are, as at a start.
+            return Ok(Replaced {
+                datastore: before,
+                offset: self.next_offset(),
+                changes: migration.changes().to_vec(),
+            });
+        }
         let after = Arc::new(
             migration
                 .carry_over(&before)

@@ -40,6 +40,7 @@ mod writer;
 
 pub use faults::Faults;
 pub use private::create_dir as create_private_dir;
+pub(crate) use segment::schema_hash;
 pub use snapshot::SnapshotInfo;
 pub use upgrade::{check, UpgradeCheck};
 pub use writer::Ticket;

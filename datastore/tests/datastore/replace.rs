@@ -162,3 +162,23 @@ fn a_database_in_memory_takes_a_new_build() {
     );
     assert_eq!(database.module_tables(), upgraded.tables.len() as u32);
 }
+
+#[test]
+fn a_build_whose_tables_store_rows_alike_keeps_the_tables_and_the_log() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let database = Database::open(dir.path(), &module(), options()).expect("opened");
+    commit(&database, players(1..=2));
+    let before = database.datastore();
+    let files_before = files(dir.path());
+    let mut public = module();
+    public.tables[PLAYER as usize].public = !public.tables[PLAYER as usize].public;
+
+    let replaced = database.replace(&module(), &public).expect("replaced");
+    assert!(Arc::ptr_eq(&replaced.datastore, &before));
+    assert_eq!(replaced.offset, 1);
+    assert_eq!(
+        files(dir.path()),
+        files_before,
+        "no snapshot, no new segment"
+    );
+}
