@@ -305,3 +305,71 @@ async fn timers_missed_while_stopped_fire_at_start() {
     assert_eq!(fired_timers(&live), [7, 8]);
     stop(router, live).await;
 }
+
+#[tokio::test]
+async fn timers_fire_after_a_new_build_is_published() {
+    let clock = clock();
+    let module = WasmModule::load(compiled(), WasmConfig::default(), InstanceEnv::unloaded())
+        .expect("the module loads");
+    let admin = wasmod_server::AdminOptions {
+        token: wasmod_server::OperatorToken::new(crate::support::OPERATOR).expect("a token"),
+        dispatch_report: None,
+        logs: wasmod_server::logfeed::LogFeed::with_defaults(),
+        keep_published: None,
+        inspect: None,
+    };
+    let sides = Sides {
+        clock: Some(clock.clone()),
+        admin: Some(admin),
+        ..Sides::default()
+    };
+    let server = Server::with_sides(
+        module,
+        Secret::from_bytes(crate::support::SECRET),
+        ServerConfig::default(),
+        sides,
+    )
+    .expect("the server starts");
+    let router = server.router();
+    let live = Live::serve(server).await;
+    let (_, token) = identity(&router).await;
+    call(
+        &router,
+        &token,
+        "once",
+        json!([1, after(&clock, Duration::from_secs(60)), false]),
+    )
+    .await;
+
+    let wasm = built(Profile::Release).library("scheduled");
+    let published = crate::support::send(
+        &router,
+        axum::http::Method::POST,
+        "/v1/admin/module",
+        Some(crate::support::OPERATOR),
+        wasm,
+    )
+    .await;
+    assert_eq!(published.status, StatusCode::OK, "{:?}", published.json());
+
+    // The timer set before the swap, and one set after it, fire on the new build's scheduler.
+    call(
+        &router,
+        &token,
+        "once",
+        json!([2, after(&clock, Duration::from_secs(90)), false]),
+    )
+    .await;
+    clock.advance(Duration::from_secs(61));
+    until(&live, "the first timer fired", |live| {
+        fired(live).len() == 1
+    })
+    .await;
+    clock.advance(Duration::from_secs(30));
+    until(&live, "the second timer fired", |live| {
+        fired(live).len() == 2
+    })
+    .await;
+    assert_eq!(fired_timers(&live), [1, 2]);
+    stop(router, live).await;
+}
