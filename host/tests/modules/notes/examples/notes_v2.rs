@@ -1,5 +1,5 @@
 //! Build 2 of the notes module: notes gain `stars` (default 0) and the `star` reducer,
-//! `rename` takes who renamed, and the HTTP handler answers `2`. Its tables can take build 1's
+//! `rename` takes who renamed, `forget` is gone, and the HTTP handler answers `2`. Its tables can take build 1's
 //! data.
 
 use wasmod::prelude::*;

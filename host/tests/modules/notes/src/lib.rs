@@ -48,6 +48,12 @@ pub mod notes {
         Ok(())
     }
 
+    /// Deletes note `id` (build 2 has no such reducer).
+    #[reducer]
+    fn forget(ctx: &ReducerContext, id: u64) {
+        ctx.db.note().id().delete(id);
+    }
+
     /// Which build answers: `1`.
     #[http_handler(GET, "/build")]
     fn build(_ctx: &mut HttpContext, _request: Request) -> Response {
