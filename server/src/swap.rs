@@ -150,7 +150,16 @@ impl Swap {
             .swap_on_module_thread(checked, serving.number + 1)
             .await;
         self.scheduling.start(self.build.get().module.clone()).await;
-        let published = swapped?;
+        let published = match swapped {
+            Ok(published) => published,
+            Err(refused) => {
+                if let Some(kept) = &kept {
+                    // Best effort: a leftover is overwritten by the next publication anyway.
+                    let _ = std::fs::remove_file(kept);
+                }
+                return Err(refused);
+            }
+        };
         if let (Some(kept), Some(path)) = (kept, &self.keep) {
             std::fs::rename(&kept, path).map_err(|error| {
                 internal(format!(

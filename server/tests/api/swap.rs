@@ -254,7 +254,10 @@ fn calls_found_in_the_old_build_run_on_the_new_one_only_if_it_has_them_alike() {
         panic!("refused: {changed}")
     };
     assert_eq!(*code, Errno::BAD_ARGUMENTS.code() as i16);
-    assert!(message.contains("parameters or its return type changed"), "{message}");
+    assert!(
+        message.contains("parameters or its return type changed"),
+        "{message}"
+    );
     let gone = run(&mut module, "forget", to_vec(&(1u64,)));
     let Outcome::Failed { code, message } = &gone else {
         panic!("refused: {gone}")
