@@ -31,6 +31,7 @@
 //!   (`wasmod serve --publish`), and an edge node's side: its copy kept from the stream, its
 //!   calls forwarded to the primary (`wasmod edge`);
 //! - [`runner`]: where a call runs (the module's thread, or an edge's primary);
+//! - [`swap`]: `wasmod publish`, a new build taking over between two calls, connections kept;
 //! - [`schedule`]: the scheduler, which calls the reducers of schedule tables when their rows
 //!   are due, through the module's queue, on a clock tests can move;
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
