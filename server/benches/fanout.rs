@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use wasmod_abi::{AlgebraicType, ConnectionId, Identity, ModuleDef, TableDef, Value};
 use wasmod_host::datastore::{CommitMeta, CommitReceiver, Database};
 use wasmod_protocol::ws::Compression;
+use wasmod_server::build::Build;
 use wasmod_server::realtime::broadcast;
 use wasmod_server::realtime::fanout::{Evaluator, Request};
 use wasmod_server::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver, Update};
@@ -69,7 +70,6 @@ enum Serialize {
 /// A server's evaluation task with `subscribers` connections subscribed to one query, and
 /// the next commit to make.
 struct Fanout {
-    module: Arc<ModuleDef>,
     database: Arc<Database>,
     evaluator: Evaluator,
     feed: CommitReceiver,
@@ -92,20 +92,17 @@ impl Fanout {
         let module = Arc::new(module);
         let database = Arc::new(Database::in_memory(&module).expect("a valid module"));
         let catalog = Arc::new(Catalog::new(&module).expect("no visibility filters"));
+        let build = Arc::new(Build::new(0, module, catalog, database.datastore()));
         let stats = Arc::new(Stats::default());
         let no_resuming = WindowBounds {
             commits: 0,
             bytes: 0,
         };
-        let (requests, mut evaluator) = Evaluator::new(
-            module.clone(),
-            catalog.clone(),
-            database.clone(),
-            no_resuming,
-            stats.clone(),
-        );
+        let (requests, mut evaluator) =
+            Evaluator::new(build.clone(), database.clone(), no_resuming, stats.clone());
         let mut feed = database.feed().subscribe();
-        let query = Query::parse(&catalog, "SELECT * FROM message").expect("a query");
+        let text = "SELECT * FROM message";
+        let query = Query::parse(&build.catalog, text).expect("a query");
         let bounds = Bounds {
             messages: 64,
             bytes: 1 << 20,
@@ -117,11 +114,17 @@ impl Fanout {
             let connection = ConnectionId::from_bytes(id);
             let (outbox, receiver) = outbox::channel(bounds, stats.clone());
             receivers.push(receiver);
-            let open = Request::Open { connection, outbox };
+            let open = Request::Open {
+                connection,
+                identity: Identity::ZERO,
+                outbox,
+            };
             let subscribe = Request::Subscribe {
                 connection,
                 query_set_id: 1,
+                texts: vec![text.to_owned()],
                 queries: vec![query.bind(Identity::ZERO)],
+                build: build.number,
                 resume_from: None,
             };
             for request in [open, subscribe] {
@@ -141,7 +144,6 @@ impl Fanout {
         let text: String = "fanout ".chars().cycle().take(TEXT).collect();
         let row = Value::Product(vec![Value::U64(1), Value::String(text)]).to_bytes();
         Self {
-            module,
             database,
             evaluator,
             feed,
@@ -172,7 +174,7 @@ impl Fanout {
             let Some(Outbound::Update(update)) = receiver.try_recv() else {
                 panic!("every subscriber has an update");
             };
-            let frame = frame(&self.module, &update, serialize);
+            let frame = frame(&update, serialize);
             bytes += match black_box(frame.expect("rendered")) {
                 Message::Binary(frame) => frame.len(),
                 other => panic!("not a binary frame: {other:?}"),
@@ -205,7 +207,7 @@ impl Fanout {
                 Serialize::PerRecipient => &updates,
             };
             for update in frames {
-                let frame = frame(&self.module, update, serialize);
+                let frame = frame(update, serialize);
                 black_box(frame.expect("rendered"));
             }
             total += start.elapsed();
@@ -309,11 +311,11 @@ fn main() {
 
 /// `update`'s frame: the shared one (rendered by the first to ask), or one rendered for this
 /// recipient alone.
-fn frame(module: &ModuleDef, update: &Update, serialize: Serialize) -> Result<Message, String> {
+fn frame(update: &Update, serialize: Serialize) -> Result<Message, String> {
     match serialize {
-        Serialize::Once => update.shared.frame::<Binary>(module, Compression::None),
+        Serialize::Once => update.shared.frame::<Binary>(Compression::None),
         Serialize::PerRecipient => {
-            broadcast::render::<Binary>(module, &update.shared, None, Compression::None)
+            broadcast::render::<Binary>(&update.shared, None, Compression::None)
         }
     }
 }

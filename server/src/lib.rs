@@ -294,7 +294,7 @@ impl Server {
         let current = CurrentBuild::new(Build::new(
             0,
             description.clone(),
-            catalog.clone(),
+            catalog,
             module.datastore(),
         ));
         let database = module.database().clone();
@@ -350,8 +350,7 @@ impl Server {
         };
         let results = results::Results::new(config.max_result_bytes);
         let (realtime, control) = Realtime::new(
-            description.clone(),
-            catalog,
+            current.clone(),
             database.clone(),
             runner.clone(),
             connections.clone(),

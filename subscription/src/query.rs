@@ -54,6 +54,12 @@ impl Query {
     pub fn table(&self) -> u32 {
         self.plan.target
     }
+
+    /// The ids of the tables the query reads: the one whose rows it returns, then the other
+    /// table of its join, if it has one.
+    pub fn tables(&self) -> impl Iterator<Item = u32> + '_ {
+        std::iter::once(self.plan.target).chain(self.plan.join.as_ref().map(|join| join.other))
+    }
 }
 
 /// What binds the operands of a plan or filter for the subscriber `sender`.

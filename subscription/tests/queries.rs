@@ -331,3 +331,18 @@ fn no_input_makes_the_parser_panic() {
         let _ = Query::parse(&catalog, &format!("SELECT * FROM player WHERE {tail}"));
     }
 }
+
+#[test]
+fn a_query_reads_its_own_table_and_its_join_partner() {
+    // player is table 0, item table 1.
+    let tables = |text: &str| accepted(text).tables().collect::<Vec<_>>();
+    assert_eq!(tables("SELECT * FROM item WHERE level = 2"), [1]);
+    assert_eq!(
+        tables("SELECT item.* FROM item JOIN player ON item.holder = player.id"),
+        [1, 0]
+    );
+    assert_eq!(
+        tables("SELECT p.* FROM player p JOIN item i ON i.holder = p.id"),
+        [0, 1]
+    );
+}

@@ -11,6 +11,10 @@
 //!
 //! The caller's own update, joined with its call's answer under its request id, differs from
 //! the group's frame: it is rendered for that connection alone ([`render`]).
+//!
+//! An update carries the description of the build whose tables its rows are of, and is
+//! encoded with it: an update queued before a new build was published (`wasmod publish`) is
+//! still encoded with the old build's row types when its writer takes it after the swap.
 
 use super::calls::ReducerAnswer;
 use super::rows::QueryRows;
@@ -31,6 +35,8 @@ type Rendered = Result<Message, String>;
 /// per form.
 #[derive(Debug)]
 pub struct SharedUpdate {
+    /// The description of the build that made the commit: what encodes its rows.
+    pub module: Arc<ModuleDef>,
     /// The commit.
     pub commit: Arc<Commit>,
     /// The changes, per query set, in increasing query set id.
@@ -39,9 +45,15 @@ pub struct SharedUpdate {
 }
 
 impl SharedUpdate {
-    /// The update of `commit` that changes `changes`, not rendered yet.
-    pub fn new(commit: Arc<Commit>, changes: Vec<(u32, Vec<Arc<QueryRows>>)>) -> Self {
+    /// The update of `commit` (made by the build `module` describes) that changes `changes`,
+    /// not rendered yet.
+    pub fn new(
+        module: Arc<ModuleDef>,
+        commit: Arc<Commit>,
+        changes: Vec<(u32, Vec<Arc<QueryRows>>)>,
+    ) -> Self {
         Self {
+            module,
             commit,
             changes,
             frames: Default::default(),
@@ -59,8 +71,8 @@ impl SharedUpdate {
 
     /// The frame every member receives, in the encoding `W` with `compression`: rendered by
     /// the first caller, shared (cloned bytes) after.
-    pub fn frame<W: Wire>(&self, module: &ModuleDef, compression: Compression) -> Rendered {
-        let render = || render::<W>(module, self, None, compression);
+    pub fn frame<W: Wire>(&self, compression: Compression) -> Rendered {
+        let render = || render::<W>(self, None, compression);
         match self.frames.get(W::form(compression).slot()) {
             Some(frame) => frame.get_or_init(render).clone(),
             None => render(),
@@ -71,7 +83,6 @@ impl SharedUpdate {
 /// The `TransactionUpdate` of `update`, joined with the answer of the call that made it if
 /// any, in the encoding `W` with `compression`, rendered now.
 pub fn render<W: Wire>(
-    module: &ModuleDef,
     update: &SharedUpdate,
     answer: Option<&ReducerAnswer>,
     compression: Compression,
@@ -84,7 +95,7 @@ pub fn render<W: Wire>(
             let tables = queries
                 .iter()
                 .map(|rows| {
-                    let (inserts, deletes) = W::rows(module, rows)?;
+                    let (inserts, deletes) = W::rows(&update.module, rows)?;
                     Ok(TableUpdate {
                         table: rows.table.clone(),
                         inserts,
@@ -129,13 +140,14 @@ mod tests {
     use wasmod_protocol::ws::BinaryServerMessage;
 
     fn update() -> SharedUpdate {
+        let module = Arc::new(ModuleDef::default());
         let commit = Arc::new(Commit {
             offset: 7,
             meta: CommitMeta::host(),
             changes: Default::default(),
         });
         let rows = QueryRows::new("t", &[vec![1u8; 3000].into()], &[]).expect("small");
-        SharedUpdate::new(commit, vec![(4, vec![Arc::new(rows)])])
+        SharedUpdate::new(module, commit, vec![(4, vec![Arc::new(rows)])])
     }
 
     fn bytes(frame: &Message) -> &[u8] {
@@ -148,16 +160,16 @@ mod tests {
 
     #[test]
     fn each_form_is_rendered_once_and_shared() {
-        let (module, update) = (ModuleDef::default(), update());
-        let first = update.frame::<Binary>(&module, Compression::Gzip).unwrap();
-        let again = update.frame::<Binary>(&module, Compression::Gzip).unwrap();
+        let update = update();
+        let first = update.frame::<Binary>(Compression::Gzip).unwrap();
+        let again = update.frame::<Binary>(Compression::Gzip).unwrap();
         assert_eq!(
             bytes(&first).as_ptr(),
             bytes(&again).as_ptr(),
             "the same bytes, not a copy"
         );
         assert_eq!(bytes(&first)[0], Compression::Gzip.tag());
-        let plain = update.frame::<Binary>(&module, Compression::None).unwrap();
+        let plain = update.frame::<Binary>(Compression::None).unwrap();
         assert_eq!(bytes(&plain)[0], Compression::None.tag());
         let decoded = BinaryServerMessage::from_bytes(bytes(&first)).unwrap();
         assert_eq!(
@@ -172,7 +184,7 @@ mod tests {
 
     #[test]
     fn a_rendered_update_with_an_answer_carries_its_request_id_and_the_shared_one_does_not() {
-        let (module, update) = (ModuleDef::default(), update());
+        let update = update();
         let answer = ReducerAnswer {
             request_id: 12,
             name: "send".into(),
@@ -181,15 +193,15 @@ mod tests {
             timestamp: wasmod_abi::Timestamp::now(),
             status: UpdateStatus::Committed,
         };
-        let own = render::<Binary>(&module, &update, Some(&answer), Compression::None).unwrap();
-        let shared = update.frame::<Binary>(&module, Compression::None).unwrap();
+        let own = render::<Binary>(&update, Some(&answer), Compression::None).unwrap();
+        let shared = update.frame::<Binary>(Compression::None).unwrap();
         let request_id = |frame: &Message| match BinaryServerMessage::from_bytes(bytes(frame)) {
             Ok(ServerMessage::TransactionUpdate(update)) => update.request_id,
             other => panic!("not an update: {other:?}"),
         };
         assert_eq!(request_id(&own), Some(12));
         assert_eq!(request_id(&shared), None);
-        let json = update.frame::<Json>(&module, Compression::None);
+        let json = update.frame::<Json>(Compression::None);
         assert!(json.is_err(), "table `t` is not in an empty module");
     }
 }

@@ -9,6 +9,9 @@
 //! answered at once with `busy`, ahead of the calls in flight (it never ran, so its place in
 //! the order means nothing).
 //!
+//! Each call is found in the build serving the module when it is read ([`CurrentBuild::get`]),
+//! and its returned value converted with that build's description.
+//!
 //! A reducer's answer is a [`ReducerAnswer`]: how it ended and the offset of its commit, if it
 //! made one. The writer joins it with the commit's update, so that the caller sees its own
 //! update once, carrying its `request_id` (see [`super::writer`]).
@@ -16,6 +19,7 @@
 use super::limits::MAX_CALLS_IN_FLIGHT;
 use super::queue::{self, Bounds, Weighed};
 use super::wire::Wire;
+use crate::build::CurrentBuild;
 use crate::entry::{self, Invocation};
 use crate::error::{ApiError, ErrorCode};
 use crate::results::Results;
@@ -110,7 +114,7 @@ pub fn answers<V>() -> (queue::Sender<Answer<V>>, queue::Receiver<Answer<V>>) {
 /// answering task.
 #[derive(Debug)]
 pub struct Calls<W: Wire> {
-    module: Arc<ModuleDef>,
+    build: CurrentBuild,
     database: Arc<Database>,
     runner: crate::runner::Runner,
     identity: Identity,
@@ -125,8 +129,8 @@ pub struct Calls<W: Wire> {
 /// What a connection's calls need.
 #[derive(Debug)]
 pub struct CallsSetup {
-    /// The module's description.
-    pub module: Arc<ModuleDef>,
+    /// The build serving the module, whose entry points calls find.
+    pub build: CurrentBuild,
     /// The database, for offsets.
     pub database: Arc<Database>,
     /// Where calls run.
@@ -159,7 +163,7 @@ impl<W: Wire> Calls<W> {
     ) -> (Self, impl Future<Output = ()> + Send + 'static) {
         let (pending, queue) = queue::bounded(IN_FLIGHT);
         let calls = Self {
-            module: setup.module,
+            build: setup.build,
             database: setup.database,
             runner: setup.runner,
             identity: setup.identity,
@@ -208,14 +212,15 @@ impl<W: Wire> Calls<W> {
         name: &str,
         args: W::Args,
     ) -> Result<Coming<W::Value>, ApiError> {
-        let entry = entry::find(&self.module, name, kind.kinds())?;
+        let build = self.build.get();
+        let entry = entry::find(&build.module, name, kind.kinds())?;
         let args = W::args(&entry, args)?;
         let invocation = entry.invocation();
         let (identity, connection) = (self.identity, self.connection);
         let pending = self
             .runner
             .queue(invocation.clone(), identity, connection, args, ())?;
-        let module = self.module.clone();
+        let module = build.module.clone();
         let database = self.database.clone();
         let results = self.results.clone();
         Ok(Box::pin(async move {

@@ -5,9 +5,9 @@
 //!
 //! The task sleeps until a commit or a request comes, then, on a blocking thread:
 //!
-//! 1. takes a read transaction: no commit can happen while it is held, and every commit the
-//!    tables include has been published to the feed (publishing happens under the writer's
-//!    lock);
+//! 1. takes a read transaction of its build's tables ([`Build::datastore`]): no commit can
+//!    happen to them while it is held, and every commit they include has been published to
+//!    the feed (publishing happens under the writer's lock);
 //! 2. drains the feed: exactly the commits the tables include and the task has not seen;
 //! 3. opens the connections that asked (before the commits, so that a connection's own
 //!    reducer commits always find it), then evaluates the commits with
@@ -27,6 +27,32 @@
 //!    durable: only then are the round's messages queued ([`Outgoing`]), so that no client
 //!    sees a commit a crash could still lose.
 //!
+//! # A new build
+//!
+//! When a new build of the module is published (`wasmod publish`), its tables take over in a
+//! new datastore from commit `offset` on ([`Database::replace`]), and the swap tells the task
+//! so ([`Request::Rebuilt`]) before anything commits to them: every commit of the new build
+//! reaches the feed after the request is in the task's queue. The task owns the build it
+//! evaluates with (its description, its tables as queries see them, its tables), so a round
+//! that drains a `Rebuilt` goes in two steps: the commits before `offset` and the requests
+//! before the `Rebuilt`, with the old build and its tables (which keep the old build's last
+//! state); then the switch; then the rest, with the new build and a read transaction of its
+//! tables. Switching:
+//!
+//! - binds every connection's query sets again against the new build, from their SQL texts
+//!   and the connection's identity ([`super::rebind`]). A set whose tables are the same in
+//!   both builds (row types that encode alike, the same visibility filter) carries on without
+//!   a message: its rows are the same bytes. Any other ends with a `SubscriptionError` that
+//!   says why and to subscribe again; the connection stays open;
+//! - starts the window of recent commits afresh at `offset`: a client that applied an earlier
+//!   commit holds the old build's rows, and resumes with the full rows;
+//! - refuses, from then on, a subscription bound against an older build's tables (it raced
+//!   the swap) with a `SubscriptionError` that says to subscribe again.
+//!
+//! Every update and snapshot carries the description of the build it was made with, and is
+//! encoded with it ([`super::writer`]): a pre-swap update still queued is encoded with the old
+//! build's row types.
+//!
 //! # Falling behind
 //!
 //! The feed holds [`FEED_CAPACITY`](wasmod_host::datastore::FEED_CAPACITY) commits for the
@@ -42,19 +68,21 @@ use super::groups::{GroupId, Groups};
 use super::limits::FANOUT_REQUESTS;
 use super::outbox::{Outbound, Outbox, Update};
 use super::outgoing::Outgoing;
+use super::rebind;
 use super::rows::QueryRows;
-use super::session::Session;
+use super::session::{QuerySet, Session};
 use super::snapshot::Snapshot;
 use super::stats::{Dropped, Registry, Stats};
 use super::window::{ResumeWindow, WindowBounds};
-use std::collections::{BTreeMap, HashMap};
+use crate::build::Build;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{mpsc, watch};
-use wasmod_abi::{ConnectionId, EntryKind, ModuleDef};
+use wasmod_abi::{ConnectionId, EntryKind, Identity};
 use wasmod_host::datastore::{Commit, CommitReceiver, Database, FeedError, Row, Tables};
-use wasmod_subscription::{BoundQuery, Catalog, Deltas, Subscriptions};
+use wasmod_subscription::{BoundQuery, Deltas, QueryId, Subscriptions};
 
 /// What connections ask of the evaluation task.
 #[derive(Debug)]
@@ -63,6 +91,8 @@ pub enum Request {
     Open {
         /// The connection.
         connection: ConnectionId,
+        /// Who it is: what `:sender` stands for in its queries.
+        identity: Identity,
         /// Its outbound queue.
         outbox: Outbox,
     },
@@ -72,8 +102,13 @@ pub enum Request {
         connection: ConnectionId,
         /// The client's id for the query set.
         query_set_id: u32,
+        /// The queries as the client wrote them, one per query.
+        texts: Vec<String>,
         /// The queries, parsed, checked and bound to the connection's identity.
         queries: Vec<BoundQuery>,
+        /// The number of the build whose tables `queries` were bound against
+        /// ([`Build::number`]).
+        build: u64,
         /// The last offset the client applied, if it is resuming.
         resume_from: Option<u64>,
     },
@@ -89,12 +124,19 @@ pub enum Request {
         /// The connection.
         connection: ConnectionId,
     },
+    /// A new build has taken over the module's tables ([`super::Realtime::rebuilt`]).
+    Rebuilt {
+        /// The new build.
+        build: Arc<Build>,
+        /// The offset of its first commit: every earlier one was an older build's.
+        offset: u64,
+    },
 }
 
 /// The evaluation task's state, moved onto a blocking thread for each round.
 pub struct Evaluator {
-    module: Arc<ModuleDef>,
-    catalog: Arc<Catalog>,
+    /// The build whose commits the task is evaluating: their description and their tables.
+    build: Arc<Build>,
     database: Arc<Database>,
     subscriptions: Subscriptions,
     sessions: HashMap<ConnectionId, Session>,
@@ -114,11 +156,11 @@ enum Wake {
 }
 
 impl Evaluator {
-    /// An evaluator for `database`, whose tables `catalog` describes, keeping the recent
-    /// commits that `resume` bounds for clients that resume; and the sender of its requests.
+    /// An evaluator of the commits of `database`, whose tables `build` serves now, keeping
+    /// the recent commits that `resume` bounds for clients that resume; and the sender of its
+    /// requests.
     pub fn new(
-        module: Arc<ModuleDef>,
-        catalog: Arc<Catalog>,
+        build: Arc<Build>,
         database: Arc<Database>,
         resume: WindowBounds,
         stats: Arc<Stats>,
@@ -137,10 +179,9 @@ impl Evaluator {
             stats,
             resized: false,
             outgoing: Outgoing::new(database.log().is_some()),
-            module,
+            subscriptions: Subscriptions::new(build.catalog.clone()),
+            build,
             database,
-            subscriptions: Subscriptions::new(catalog.clone()),
-            catalog,
             sessions: HashMap::new(),
             groups: Groups::default(),
             requests,
@@ -186,35 +227,81 @@ impl Evaluator {
         self.round(feed, None);
     }
 
-    /// One round (see the module docs), starting from what woke the task.
+    /// One round (see the module docs), starting from what woke the task: one step per build
+    /// whose commits or requests it drains.
     fn round(&mut self, feed: &mut CommitReceiver, wake: Option<Wake>) {
-        let tables = self.database.begin_read();
         let mut commits = Vec::new();
-        let mut requests = Vec::new();
+        let mut requests = VecDeque::new();
         match wake {
             Some(Wake::Commit(result)) => self.receive(result, &mut commits),
-            Some(Wake::Request(request)) => requests.push(request),
+            Some(Wake::Request(request)) => requests.push_back(request),
             None => {}
         }
-        loop {
-            match feed.try_recv() {
-                Err(FeedError::Empty | FeedError::Closed) => break,
-                result => self.receive(result, &mut commits),
+        let last = loop {
+            let tables = self.build.datastore.begin_read();
+            // Under the read transaction, only a newer build's commits can move it: those
+            // come after its `Rebuilt`, which the drain below then finds.
+            let next_offset = self.database.next_offset();
+            loop {
+                match feed.try_recv() {
+                    Err(FeedError::Empty | FeedError::Closed) => break,
+                    result => self.receive(result, &mut commits),
+                }
             }
+            while let Ok(request) = self.requests.try_recv() {
+                requests.push_back(request);
+            }
+            let mut step = Vec::with_capacity(requests.len());
+            let mut rebuilt = None;
+            while let Some(request) = requests.pop_front() {
+                match request {
+                    Request::Rebuilt { build, offset } => {
+                        rebuilt = Some((build, offset));
+                        break;
+                    }
+                    request => step.push(request),
+                }
+            }
+            // The commits the tables include; a newer build's wait for its tables.
+            let end = rebuilt
+                .as_ref()
+                .map_or(next_offset, |(_, offset)| next_offset.min(*offset));
+            let newer = commits.partition_point(|commit| commit.offset < end);
+            let newer = commits.split_off(newer);
+            self.step(&tables, end, &commits, step);
+            commits = newer;
+            drop(tables);
+            match rebuilt {
+                Some((build, offset)) => self.rebuild(build, offset),
+                None => break end.checked_sub(1),
+            }
+        };
+        self.release(last);
+        if std::mem::take(&mut self.resized) {
+            self.stats.registry(self.registry());
         }
-        while let Ok(request) = self.requests.try_recv() {
-            requests.push(request);
-        }
+    }
+
+    /// One build's part of a round, over its `tables`, which include the commits before
+    /// `next_offset`: opens the connections that asked, evaluates `commits` and queues their
+    /// updates, then handles the other `requests`, in order.
+    fn step(
+        &mut self,
+        tables: &Tables,
+        next_offset: u64,
+        commits: &[Arc<Commit>],
+        requests: Vec<Request>,
+    ) {
         let (opened, requests): (Vec<_>, Vec<_>) = requests
             .into_iter()
             .partition(|request| matches!(request, Request::Open { .. }));
         for request in opened {
-            self.handle(request, &tables);
+            self.handle(request, tables, next_offset);
         }
         if !commits.is_empty() {
             let changes: Vec<_> = commits.iter().map(|commit| &commit.changes).collect();
             let started = Instant::now();
-            let deltas = self.subscriptions.evaluate_batch(&changes, &tables);
+            let deltas = self.subscriptions.evaluate_batch(&changes, tables);
             self.stats.evaluated(commits.len(), started.elapsed());
             for (commit, deltas) in commits.iter().zip(deltas) {
                 self.publish(commit, deltas);
@@ -222,13 +309,45 @@ impl Evaluator {
             }
         }
         for request in requests {
-            self.handle(request, &tables);
+            self.handle(request, tables, next_offset);
         }
-        let last = self.database.next_offset().checked_sub(1);
-        drop(tables);
-        self.release(last);
-        if std::mem::take(&mut self.resized) {
-            self.stats.registry(self.registry());
+    }
+
+    /// Evaluates with `build` from now on, whose commits start at `offset`: every
+    /// connection's query sets are bound again against its tables, those it cannot carry on
+    /// end with a message, and the window of recent commits starts afresh (see the module
+    /// docs).
+    fn rebuild(&mut self, build: Arc<Build>, offset: u64) {
+        self.resized = true;
+        let old = std::mem::replace(&mut self.build, build);
+        tracing::info!(
+            build = self.build.number,
+            offset,
+            "the subscriptions follow a new build of the module"
+        );
+        self.subscriptions = Subscriptions::new(self.build.catalog.clone());
+        self.groups.clear();
+        self.window.restart(offset);
+        for (&connection, session) in &mut self.sessions {
+            let mut ended = Vec::new();
+            for (&query_set_id, set) in &mut session.sets {
+                let added = rebind::rebind(&old, &self.build, session.identity, &set.texts)
+                    .and_then(|queries| add_all(&mut self.subscriptions, queries));
+                match added {
+                    Ok(queries) => set.queries = queries,
+                    Err(reason) => ended.push((query_set_id, rebind::ended(query_set_id, &reason))),
+                }
+            }
+            for (query_set_id, message) in ended {
+                session.sets.remove(&query_set_id);
+                let error = Outbound::SubscriptionError {
+                    query_set_id,
+                    message,
+                };
+                self.outgoing.send(connection, &session.outbox, error);
+            }
+            self.groups
+                .regroup(connection, session.signature(), &session.outbox);
         }
     }
 
@@ -261,7 +380,7 @@ impl Evaluator {
         Registry {
             connections: self.sessions.len(),
             query_sets: sets.clone().count(),
-            subscribed_queries: sets.map(Vec::len).sum(),
+            subscribed_queries: sets.map(|set| set.queries.len()).sum(),
             distinct_queries: self.subscriptions.len(),
         }
     }
@@ -319,6 +438,7 @@ impl Evaluator {
         let mut delivered = 0;
         for (group, sets) in changes {
             let update = Arc::new(SharedUpdate::new(
+                self.build.module.clone(),
                 commit.clone(),
                 sets.into_iter().collect(),
             ));
@@ -335,7 +455,11 @@ impl Evaluator {
         if own && !caller_reached {
             if let Some(session) = self.sessions.get(&caller) {
                 let update = Update {
-                    shared: Arc::new(SharedUpdate::new(commit.clone(), Vec::new())),
+                    shared: Arc::new(SharedUpdate::new(
+                        self.build.module.clone(),
+                        commit.clone(),
+                        Vec::new(),
+                    )),
                     own: true,
                 };
                 delivered += 1;
@@ -354,44 +478,65 @@ impl Evaluator {
         };
         entry.kind == EntryKind::Reducer
             && self
+                .build
                 .module
                 .reducers
                 .iter()
                 .any(|reducer| *reducer.name == *entry.name && reducer.lifecycle.is_none())
     }
 
-    /// Handles one request, with the tables as of the last commit published.
-    fn handle(&mut self, request: Request, tables: &Tables) {
+    /// Handles one request, with `tables`, which include the commits before `next_offset`.
+    fn handle(&mut self, request: Request, tables: &Tables, next_offset: u64) {
         self.resized = true;
         match request {
-            Request::Open { connection, outbox } => {
-                self.sessions.insert(connection, Session::new(outbox));
+            Request::Open {
+                connection,
+                identity,
+                outbox,
+            } => {
+                self.sessions
+                    .insert(connection, Session::new(identity, outbox));
             }
             Request::Subscribe {
                 connection,
                 query_set_id,
+                texts,
                 queries,
+                build,
                 resume_from,
-            } => self.subscribe(connection, query_set_id, queries, resume_from, tables),
+            } => {
+                let set = Subscribing {
+                    connection,
+                    query_set_id,
+                    texts,
+                    queries,
+                    build,
+                    resume_from,
+                };
+                self.subscribe(set, tables, next_offset);
+            }
             Request::Unsubscribe {
                 connection,
                 query_set_id,
             } => self.unsubscribe(connection, query_set_id),
             Request::Close { connection } => self.forget(connection),
+            Request::Rebuilt { build, offset } => self.rebuild(build, offset),
         }
     }
 
-    /// Subscribes `connection` to `queries` as query set `query_set_id`, all or nothing, and
-    /// queues their rows: the changes since `resume_from` if the window still holds every
-    /// commit after it, all of them otherwise.
-    fn subscribe(
-        &mut self,
-        connection: ConnectionId,
-        query_set_id: u32,
-        queries: Vec<BoundQuery>,
-        resume_from: Option<u64>,
-        tables: &Tables,
-    ) {
+    /// Subscribes a connection to a query set, all or nothing, and queues its rows (in
+    /// `tables`, which include the commits before `next_offset`): the changes since the
+    /// client's `resume_from` if the window still holds every commit after it, all of them
+    /// otherwise.
+    fn subscribe(&mut self, subscribing: Subscribing, tables: &Tables, next_offset: u64) {
+        let Subscribing {
+            connection,
+            query_set_id,
+            texts,
+            queries,
+            build,
+            resume_from,
+        } = subscribing;
         let Some(session) = self.sessions.get(&connection) else {
             return;
         };
@@ -407,9 +552,13 @@ impl Evaluator {
             let message = format!("query set {query_set_id} is already subscribed");
             return refuse(&mut self.outgoing, message);
         }
+        if build != self.build.number {
+            return refuse(&mut self.outgoing, rebind::raced(query_set_id));
+        }
         let missed = resume_from.and_then(|applied| self.window.since(applied));
-        let offset = self.database.next_offset().saturating_sub(1);
-        let mut snapshot = Snapshot::new(query_set_id, offset, missed.is_some());
+        let offset = next_offset.saturating_sub(1);
+        let module = self.build.module.clone();
+        let mut snapshot = Snapshot::new(module, query_set_id, offset, missed.is_some());
         let taken = match missed {
             Some(commits) => self.changes_since(&queries, &commits, tables, &mut snapshot),
             None => self.initial_rows(&queries, tables, &mut snapshot),
@@ -426,22 +575,16 @@ impl Evaluator {
             );
             return refuse(&mut self.outgoing, message);
         }
-        let mut added = Vec::with_capacity(queries.len());
-        for query in queries {
-            match self.subscriptions.add(query) {
-                Ok(id) => added.push(id),
-                Err(error) => {
-                    for id in added {
-                        self.subscriptions.remove(id);
-                    }
-                    return refuse(&mut self.outgoing, error.to_string());
-                }
-            }
-        }
+        let queries = match add_all(&mut self.subscriptions, queries) {
+            Ok(queries) => queries,
+            Err(message) => return refuse(&mut self.outgoing, message),
+        };
         if let Some(session) = self.sessions.get_mut(&connection) {
-            session.sets.insert(query_set_id, added);
+            session
+                .sets
+                .insert(query_set_id, QuerySet { texts, queries });
             self.groups
-                .regroup(connection, &session.sets, &session.outbox);
+                .regroup(connection, session.signature(), &session.outbox);
         }
         let applied = Outbound::Applied(Box::new(snapshot));
         self.outgoing.send(connection, &outbox, applied);
@@ -485,7 +628,8 @@ impl Evaluator {
 
     /// The name of table `table`.
     fn table_name(&self, table: u32) -> &str {
-        self.module
+        self.build
+            .module
             .tables
             .get(table as usize)
             .map_or("", |table| &table.name)
@@ -510,10 +654,10 @@ impl Evaluator {
             return;
         };
         match session.sets.remove(&query_set_id) {
-            Some(queries) => {
+            Some(set) => {
                 self.groups
-                    .regroup(connection, &session.sets, &session.outbox);
-                for id in queries {
+                    .regroup(connection, session.signature(), &session.outbox);
+                for id in set.queries {
                     self.subscriptions.remove(id);
                 }
             }
@@ -534,7 +678,7 @@ impl Evaluator {
         };
         self.resized = true;
         self.groups.leave(connection);
-        for id in session.sets.into_values().flatten() {
+        for id in session.sets.into_values().flat_map(|set| set.queries) {
             self.subscriptions.remove(id);
         }
     }
@@ -560,8 +704,39 @@ impl Evaluator {
             session.outbox.close(close.clone());
         }
         self.groups.clear();
-        self.subscriptions = Subscriptions::new(self.catalog.clone());
+        self.subscriptions = Subscriptions::new(self.build.catalog.clone());
     }
+}
+
+/// A [`Request::Subscribe`], taken apart.
+struct Subscribing {
+    connection: ConnectionId,
+    query_set_id: u32,
+    texts: Vec<String>,
+    queries: Vec<BoundQuery>,
+    build: u64,
+    resume_from: Option<u64>,
+}
+
+/// Adds every one of `queries` to `subscriptions`, all or nothing: their ids, or why one
+/// could not be added (the others are removed again).
+fn add_all(
+    subscriptions: &mut Subscriptions,
+    queries: Vec<BoundQuery>,
+) -> Result<Vec<QueryId>, String> {
+    let mut added = Vec::with_capacity(queries.len());
+    for query in queries {
+        match subscriptions.add(query) {
+            Ok(id) => added.push(id),
+            Err(error) => {
+                for id in added {
+                    subscriptions.remove(id);
+                }
+                return Err(error.to_string());
+            }
+        }
+    }
+    Ok(added)
 }
 
 impl fmt::Debug for Evaluator {

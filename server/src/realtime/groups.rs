@@ -16,7 +16,7 @@
 //! hold them), so a [`QueryId`] in a signature is never reused for another query.
 
 use super::outbox::Outbox;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use wasmod_abi::ConnectionId;
 use wasmod_subscription::QueryId;
 
@@ -45,12 +45,12 @@ pub struct Groups {
     next: u64,
 }
 
-/// The signature of the query sets `sets`.
-pub fn signature(sets: &BTreeMap<u32, Vec<QueryId>>) -> Signature {
-    sets.iter()
+/// The signature of the query sets `sets`, each an id and its queries, in increasing id.
+pub fn signature<'a>(sets: impl IntoIterator<Item = (u32, &'a [QueryId])>) -> Signature {
+    sets.into_iter()
         .filter(|(_, queries)| !queries.is_empty())
-        .map(|(&set, queries)| {
-            let mut queries = queries.clone();
+        .map(|(set, queries)| {
+            let mut queries = queries.to_vec();
             queries.sort_unstable();
             queries.dedup();
             (set, queries)
@@ -59,15 +59,9 @@ pub fn signature(sets: &BTreeMap<u32, Vec<QueryId>>) -> Signature {
 }
 
 impl Groups {
-    /// Puts `connection`, whose messages go to `outbox`, in the group of its query sets
-    /// `sets` (out of every group if it has none), leaving the group it was in.
-    pub fn regroup(
-        &mut self,
-        connection: ConnectionId,
-        sets: &BTreeMap<u32, Vec<QueryId>>,
-        outbox: &Outbox,
-    ) {
-        let signature = signature(sets);
+    /// Puts `connection`, whose messages go to `outbox`, in the group of `signature` (its
+    /// query sets: out of every group if it has none), leaving the group it was in.
+    pub fn regroup(&mut self, connection: ConnectionId, signature: Signature, outbox: &Outbox) {
         let unchanged = self
             .by_connection
             .get(&connection)
@@ -214,18 +208,18 @@ mod tests {
             .collect()
     }
 
-    fn sets(sets: &[(u32, &[QueryId])]) -> BTreeMap<u32, Vec<QueryId>> {
-        sets.iter().map(|(set, ids)| (*set, ids.to_vec())).collect()
+    fn sets(sets: &[(u32, &[QueryId])]) -> Signature {
+        signature(sets.iter().copied())
     }
 
     #[test]
     fn connections_with_the_same_query_sets_share_a_group_whatever_the_order() {
         let q = queries(3);
         let mut groups = Groups::default();
-        groups.regroup(connection(1), &sets(&[(1, &[q[0], q[1]])]), &outbox());
-        groups.regroup(connection(2), &sets(&[(1, &[q[1], q[0], q[1]])]), &outbox());
-        groups.regroup(connection(3), &sets(&[(2, &[q[0], q[1]])]), &outbox());
-        groups.regroup(connection(4), &sets(&[(1, &[q[0]])]), &outbox());
+        groups.regroup(connection(1), sets(&[(1, &[q[0], q[1]])]), &outbox());
+        groups.regroup(connection(2), sets(&[(1, &[q[1], q[0], q[1]])]), &outbox());
+        groups.regroup(connection(3), sets(&[(2, &[q[0], q[1]])]), &outbox());
+        groups.regroup(connection(4), sets(&[(1, &[q[0]])]), &outbox());
         let group = groups.group_of(connection(1)).expect("grouped");
         assert_eq!(groups.group_of(connection(2)), Some(group));
         assert_ne!(
@@ -248,11 +242,11 @@ mod tests {
     fn regrouping_and_leaving_drop_empty_groups_and_their_index() {
         let q = queries(2);
         let mut groups = Groups::default();
-        groups.regroup(connection(1), &sets(&[(1, &[q[0]])]), &outbox());
-        groups.regroup(connection(2), &sets(&[(1, &[q[0]])]), &outbox());
+        groups.regroup(connection(1), sets(&[(1, &[q[0]])]), &outbox());
+        groups.regroup(connection(2), sets(&[(1, &[q[0]])]), &outbox());
         groups.regroup(
             connection(1),
-            &sets(&[(1, &[q[0]]), (2, &[q[1]])]),
+            sets(&[(1, &[q[0]]), (2, &[q[1]])]),
             &outbox(),
         );
         assert_eq!(groups.len(), 2);
@@ -260,7 +254,7 @@ mod tests {
         groups.leave(connection(1));
         assert_eq!(groups.len(), 1);
         assert_eq!(groups.of(q[1]).count(), 0, "the group holding q1 is gone");
-        groups.regroup(connection(2), &sets(&[(1, &[])]), &outbox());
+        groups.regroup(connection(2), sets(&[(1, &[])]), &outbox());
         assert!(groups.is_empty());
         assert_eq!(groups.group_of(connection(2)), None);
         assert_eq!(groups.of(q[0]).count(), 0);
@@ -272,7 +266,7 @@ mod tests {
         let mut groups = Groups::default();
         groups.regroup(
             connection(1),
-            &sets(&[(1, &[q[0]]), (2, &[q[0]])]),
+            sets(&[(1, &[q[0]]), (2, &[q[0]])]),
             &outbox(),
         );
         let mut holders: Vec<_> = groups.of(q[0]).map(|(_, set)| set).collect();

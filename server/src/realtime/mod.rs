@@ -23,7 +23,9 @@
 //! - [`groups`]: connections with the same query sets, grouped, so that [`broadcast`] builds
 //!   a commit's update once per group and each of its frames is encoded (and compressed)
 //!   once, then shared by every member: the broadcast that serializes once.
-//! - [`session`]: a connection's query sets, as the evaluation task keeps them.
+//! - [`session`]: a connection's query sets, as the evaluation task keeps them, with what it
+//!   needs to bind them again when a new build of the module is published ([`rebind`]: which
+//!   sets carry on across the new build, and the messages of those that end).
 //! - [`calls`]: a connection's calls, at most [`limits::MAX_CALLS_IN_FLIGHT`] in flight,
 //!   answered in the order they came.
 //! - [`outbox`]: a connection's bounded outbound queue; a client that cannot keep up is
@@ -57,6 +59,7 @@ pub mod open;
 pub mod outbox;
 pub mod outgoing;
 pub mod queue;
+pub mod rebind;
 pub mod rows;
 pub mod session;
 pub mod snapshot;
@@ -66,24 +69,22 @@ pub mod window;
 pub mod wire;
 pub mod writer;
 
+use crate::build::{Build, CurrentBuild};
 use crate::connections::Connections;
 use crate::results::Results;
 use crate::runner::Runner;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Semaphore};
-use wasmod_abi::ModuleDef;
 use wasmod_host::datastore::Database;
-use wasmod_subscription::Catalog;
 
 /// What every socket of the server shares.
 #[derive(Debug)]
 pub struct Realtime {
-    /// The module's description: entry points, tables, types.
-    pub module: Arc<ModuleDef>,
-    /// The module's tables as queries see them.
-    pub catalog: Arc<Catalog>,
-    /// The module's database: offsets and one-off reads.
+    /// The build serving the module: its description, its tables as queries see them, its
+    /// tables. Sockets take it once per message.
+    pub build: CurrentBuild,
+    /// The module's database: offsets, durability and the feed of commits.
     pub database: Arc<Database>,
     /// Where calls run.
     pub runner: Runner,
@@ -152,12 +153,11 @@ pub struct SocketGuard {
 }
 
 impl Realtime {
-    /// The real-time side of a server over `database`, whose tables `catalog` describes for
-    /// queries, whose calls `runner` runs and whose connections `connections` registers. The
+    /// The real-time side of a server over `database`, served by the build `build` serves
+    /// now, whose calls `runner` runs and whose connections `connections` registers. The
     /// evaluation task starts with [`RealtimeControl::start`].
     pub fn new(
-        module: Arc<ModuleDef>,
-        catalog: Arc<Catalog>,
+        build: CurrentBuild,
         database: Arc<Database>,
         runner: Runner,
         connections: Connections,
@@ -166,8 +166,7 @@ impl Realtime {
     ) -> (Arc<Self>, RealtimeControl) {
         let stats = Arc::new(stats::Stats::default());
         let (requests, evaluator) = fanout::Evaluator::new(
-            module.clone(),
-            catalog.clone(),
+            build.get(),
             database.clone(),
             settings.resume,
             stats.clone(),
@@ -175,8 +174,7 @@ impl Realtime {
         let (shutdown_sender, shutdown) = watch::channel(false);
         let (sockets, sockets_receiver) = watch::channel(0);
         let realtime = Arc::new(Self {
-            module,
-            catalog,
+            build,
             database,
             runner,
             connections,
@@ -207,8 +205,27 @@ impl Realtime {
         }
     }
 
-    /// Placeholder until the evaluator follows builds.
-    pub fn rebuilt(&self, _build: Arc<crate::build::Build>, _offset: u64) {}
+    /// Tells the evaluation task that `build` has taken over the module's tables, from commit
+    /// `offset` on (every earlier one was the build before it's): the hook of a swap to a
+    /// published build, after `Database::replace` and before `CurrentBuild::set`.
+    ///
+    /// Call it on the module's thread, between calls, and outside any async runtime (it waits
+    /// for room in the task's queue): nothing may commit between the tables' replacement and
+    /// this call's return, so that the request is queued before the feed has any commit of
+    /// the new build. Does nothing once the evaluation task has stopped.
+    pub fn rebuilt(&self, build: Arc<Build>, offset: u64) {
+        let number = build.number;
+        if self
+            .fanout
+            .blocking_send(fanout::Request::Rebuilt { build, offset })
+            .is_err()
+        {
+            tracing::debug!(
+                build = number,
+                "a new build took over after the subscription evaluation stopped"
+            );
+        }
+    }
 
     /// A receiver that sees `true` once the server shuts down.
     pub fn shutdown(&self) -> watch::Receiver<bool> {

@@ -21,7 +21,7 @@ use super::snapshot::Snapshot;
 use super::stats::{Dropped, Stats};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::Notify;
-use wasmod_abi::{ConnectionId, Identity};
+use wasmod_abi::{ConnectionId, Identity, ModuleDef};
 
 pub use super::queue::Bounds;
 
@@ -49,8 +49,18 @@ pub enum Outbound {
         /// The query's request id.
         request_id: u32,
         /// Its rows, or why there are none.
-        result: Result<Arc<QueryRows>, String>,
+        result: Result<Box<OneOffRows>, String>,
     },
+}
+
+/// A one-off query's rows, with the description of the build whose tables they were read
+/// from: what encodes them.
+#[derive(Debug)]
+pub struct OneOffRows {
+    /// The build's description.
+    pub module: Arc<ModuleDef>,
+    /// The rows.
+    pub rows: QueryRows,
 }
 
 /// A connection's first message: who it is.
@@ -129,7 +139,7 @@ impl Weighed for Outbound {
         match self {
             Self::Applied(snapshot) => snapshot.bytes(),
             Self::Update(update) => update.shared.bytes(),
-            Self::OneOff { result, .. } => result.as_ref().map_or(0, |rows| rows.bytes()),
+            Self::OneOff { result, .. } => result.as_ref().map_or(0, |found| found.rows.bytes()),
             Self::Identity { .. } | Self::SubscriptionError { .. } => 0,
         }
     }
@@ -280,7 +290,10 @@ mod tests {
         let rows = QueryRows::new("message", &[row], &[]).expect("rows");
         Outbound::OneOff {
             request_id: 1,
-            result: Ok(Arc::new(rows)),
+            result: Ok(Box::new(OneOffRows {
+                module: Default::default(),
+                rows,
+            })),
         }
     }
 

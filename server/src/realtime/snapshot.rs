@@ -18,14 +18,21 @@
 //! What a queued snapshot holds is counted in the outbound queue as its pointers
 //! ([`Snapshot::bytes`]): the rows themselves belong to the tables, and are kept alive by the
 //! snapshot only when a commit deletes them before they are sent.
+//!
+//! A snapshot carries the description of the build whose tables its rows are of, and its
+//! parts are encoded with it, whichever build serves the module by the time they are sent.
 
 use super::rows::QueryRows;
+use std::sync::Arc;
+use wasmod_abi::ModuleDef;
 use wasmod_host::datastore::Row;
 
 /// A query set's rows to send: every row of each query, or, when resumed, what changed in
 /// each since the client's offset.
 #[derive(Debug)]
 pub struct Snapshot {
+    /// The description of the build whose tables the rows are of: what encodes them.
+    pub module: Arc<ModuleDef>,
     /// The query set.
     pub query_set_id: u32,
     /// The offset of the last commit the rows include.
@@ -57,6 +64,8 @@ pub struct Part {
 /// The parts of a snapshot, encoded one by one as they are taken.
 #[derive(Debug)]
 pub struct Parts {
+    /// The description of the build whose tables the rows are of: what encodes them.
+    pub module: Arc<ModuleDef>,
     /// The query set.
     pub query_set_id: u32,
     /// The offset of the last commit the rows include.
@@ -85,9 +94,11 @@ fn encoded_len(row: &Row) -> usize {
 }
 
 impl Snapshot {
-    /// An empty snapshot of query set `query_set_id` as of commit `offset`.
-    pub fn new(query_set_id: u32, offset: u64, resumed: bool) -> Self {
+    /// An empty snapshot of query set `query_set_id` as of commit `offset`, of the tables of
+    /// the build `module` describes.
+    pub fn new(module: Arc<ModuleDef>, query_set_id: u32, offset: u64, resumed: bool) -> Self {
         Self {
+            module,
             query_set_id,
             offset,
             resumed,
@@ -122,6 +133,7 @@ impl Snapshot {
     /// that is a part of its own), the last one possibly empty: there is always one.
     pub fn parts(self, part_bytes: usize) -> Parts {
         Parts {
+            module: self.module,
             query_set_id: self.query_set_id,
             offset: self.offset,
             resumed: self.resumed,
@@ -262,9 +274,9 @@ mod tests {
 
     #[test]
     fn an_empty_snapshot_is_one_last_part_with_an_entry_per_query() {
-        let snapshot = Snapshot::new(1, 0, false);
+        let snapshot = Snapshot::new(Default::default(), 1, 0, false);
         assert_eq!(shape(snapshot.parts(100)), vec![(vec![], true)]);
-        let mut snapshot = Snapshot::new(1, 0, false);
+        let mut snapshot = Snapshot::new(Default::default(), 1, 0, false);
         snapshot.push("t", Vec::new(), Vec::new());
         snapshot.push("u", Vec::new(), Vec::new());
         assert_eq!(
@@ -278,7 +290,7 @@ mod tests {
 
     #[test]
     fn rows_that_fit_go_in_one_last_part() {
-        let mut snapshot = Snapshot::new(1, 0, false);
+        let mut snapshot = Snapshot::new(Default::default(), 1, 0, false);
         snapshot.push("a", rows(&[10, 20]), Vec::new());
         snapshot.push("b", rows(&[5]), Vec::new());
         assert_eq!(snapshot.rows(), 3);
@@ -297,7 +309,7 @@ mod tests {
 
     #[test]
     fn parts_stay_within_the_budget_and_keep_every_row_in_order() {
-        let mut snapshot = Snapshot::new(1, 0, true);
+        let mut snapshot = Snapshot::new(Default::default(), 1, 0, true);
         snapshot.push("a", rows(&[6, 6, 6]), rows(&[6, 6]));
         snapshot.push("b", rows(&[16, 6]), Vec::new());
         // 10 bytes a row of 6 (with its offset), 20 for the row of 16: two rows a part.
@@ -315,7 +327,7 @@ mod tests {
 
     #[test]
     fn a_row_larger_than_a_part_goes_alone() {
-        let mut snapshot = Snapshot::new(1, 0, false);
+        let mut snapshot = Snapshot::new(Default::default(), 1, 0, false);
         snapshot.push("a", rows(&[3, 100, 3]), Vec::new());
         assert_eq!(
             shape(snapshot.parts(10)),

@@ -8,6 +8,11 @@
 //! task. It never writes a frame itself: a frame that is not a message asks the writer to
 //! close the socket with a close code that says why ([`super::close`]).
 //!
+//! Everything that answers from the module's description takes the build serving it when the
+//! message is read ([`crate::build::CurrentBuild::get`]): a call finds its entry point there, a
+//! subscription's queries are bound against its tables (and refused by the evaluation task if
+//! a newer build took over before it got there), a one-off query reads its tables.
+//!
 //! Pings are answered by the WebSocket library as it reads, before any queue. A client that
 //! sends nothing for a ping interval is pinged (by the writer); one that then stays silent for
 //! another interval, not even answering, is closed with [`close::IDLE`]: a peer that vanished
@@ -17,7 +22,7 @@ use super::calls::{self, CallKind, Calls, CallsSetup};
 use super::close::{self, Close};
 use super::fanout::Request;
 use super::limits::CLOSE_TIMEOUT;
-use super::outbox::{self, Introduction, Outbound, Outbox};
+use super::outbox::{self, Introduction, OneOffRows, Outbound, Outbox};
 use super::rows::QueryRows;
 use super::stats::Dropped;
 use super::wire::Wire;
@@ -62,6 +67,7 @@ pub async fn serve<W: Wire>(
     })));
     let opened = Request::Open {
         connection: connection_id,
+        identity,
         outbox: outbox.clone(),
     };
     if realtime.fanout.send(opened).await.is_err() {
@@ -72,7 +78,7 @@ pub async fn serve<W: Wire>(
     }
     let (answers, answered) = calls::answers();
     let setup = CallsSetup {
-        module: realtime.module.clone(),
+        build: realtime.build.clone(),
         database: realtime.database.clone(),
         runner: realtime.runner.clone(),
         identity,
@@ -82,7 +88,6 @@ pub async fn serve<W: Wire>(
     let (calls, answering) = Calls::<W>::new(setup, answers);
     let answering = tokio::spawn(answering);
     let renderer = Renderer::<W>::new(
-        realtime.module.clone(),
         identity,
         connection_id,
         compression,
@@ -214,7 +219,7 @@ impl<W: Wire> Reader<'_, W> {
                 query_set_id,
                 queries,
                 resume_from,
-            } => self.subscribe(query_set_id, &queries, resume_from).await,
+            } => self.subscribe(query_set_id, queries, resume_from).await,
             ClientMessage::Unsubscribe { query_set_id } => {
                 self.request(Request::Unsubscribe {
                     connection: self.connection,
@@ -233,23 +238,27 @@ impl<W: Wire> Reader<'_, W> {
         }
     }
 
-    /// Parses and binds `queries` (all or nothing), and asks the evaluation task to subscribe
-    /// them as query set `query_set_id`, resuming from offset `resume_from` if it can.
-    async fn subscribe(&self, query_set_id: u32, queries: &[String], resume_from: Option<u64>) {
+    /// Parses and binds `queries` (all or nothing) against the tables of the build serving the
+    /// module, and asks the evaluation task to subscribe them as query set `query_set_id`,
+    /// resuming from offset `resume_from` if it can.
+    async fn subscribe(&self, query_set_id: u32, queries: Vec<String>, resume_from: Option<u64>) {
+        let build = self.realtime.build.get();
         let bound: Result<Vec<_>, String> = queries
             .iter()
             .map(|text| {
-                Query::parse(&self.realtime.catalog, text)
+                Query::parse(&build.catalog, text)
                     .map(|query| query.bind(self.identity))
                     .map_err(|error| format!("{text}: {error}"))
             })
             .collect();
         match bound {
-            Ok(queries) => {
+            Ok(bound) => {
                 self.request(Request::Subscribe {
                     connection: self.connection,
                     query_set_id,
-                    queries,
+                    texts: queries,
+                    queries: bound,
+                    build: build.number,
                     resume_from,
                 })
                 .await
@@ -263,12 +272,13 @@ impl<W: Wire> Reader<'_, W> {
         }
     }
 
-    /// The rows of `query` in the committed tables, read on a blocking thread, a few queries
-    /// of all connections at a time ([`Realtime::one_offs`]). Rows that are more than the
-    /// connection may queue are refused before they are copied; those that are not are
-    /// rendered for `W` on that thread too, not on the writer's task.
-    async fn one_off(&self, query: &str) -> Result<Arc<QueryRows>, String> {
-        let bound = Query::parse(&self.realtime.catalog, query)
+    /// The rows of `query` in the committed tables of the build serving the module, read on a
+    /// blocking thread, a few queries of all connections at a time ([`Realtime::one_offs`]).
+    /// Rows that are more than the connection may queue are refused before they are copied;
+    /// those that are not are rendered for `W` on that thread too, not on the writer's task.
+    async fn one_off(&self, query: &str) -> Result<Box<OneOffRows>, String> {
+        let build = self.realtime.build.get();
+        let bound = Query::parse(&build.catalog, query)
             .map_err(|error| error.to_string())?
             .bind(self.identity);
         let _turn = self
@@ -277,32 +287,34 @@ impl<W: Wire> Reader<'_, W> {
             .acquire()
             .await
             .map_err(|_| "the server is shutting down".to_owned())?;
-        let database = self.realtime.database.clone();
-        let module = self.realtime.module.clone();
         let most = self.outbox.bounds().bytes;
         let rows = tokio::task::spawn_blocking(move || {
             let rows = bound
-                .evaluate(&database.begin_read())
+                .evaluate(&build.datastore.begin_read())
                 .map_err(|error| error.to_string())?;
             let bytes = rows.iter().map(|row| row.len()).sum::<usize>();
             if bytes > most {
                 return Err(too_many_rows(bytes));
             }
-            let table = module
+            let table = build
+                .module
                 .tables
                 .get(bound.table() as usize)
                 .map_or("", |table| &table.name);
             let rows = QueryRows::new(table, &rows, &[])
                 .ok_or_else(|| "the rows are more than one message can carry".to_owned())?;
-            W::prepare(&module, &rows)?;
-            Ok(rows)
+            W::prepare(&build.module, &rows)?;
+            Ok(OneOffRows {
+                module: build.module.clone(),
+                rows,
+            })
         })
         .await
         .map_err(|error| format!("the query failed: {error}"))??;
-        if !self.outbox.fits(rows.bytes()) {
-            return Err(too_many_rows(rows.bytes()));
+        if !self.outbox.fits(rows.rows.bytes()) {
+            return Err(too_many_rows(rows.rows.bytes()));
         }
-        Ok(Arc::new(rows))
+        Ok(Box::new(rows))
     }
 
     /// Sends `request` to the evaluation task, waiting for room.

@@ -12,6 +12,10 @@
 //! the restart (or with nothing to send, if there were none). An in-memory database counts
 //! from zero again each run, so a client's offset may name another run's commit: such a
 //! server never resumes, and always sends the full rows.
+//!
+//! A new build of the module (`wasmod publish`) starts the window afresh at its first commit
+//! ([`ResumeWindow::restart`]): a client that applied an earlier commit holds the old build's
+//! rows, whose row types the new build's may not share, so it is sent the full rows.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -38,6 +42,9 @@ pub struct ResumeWindow {
     /// The offset of the oldest commit kept, or of the next one if none is: a client resumes
     /// from `start - 1` or later.
     start: u64,
+    /// The first commit of the build serving the module: a client resumes from it or later
+    /// only (it holds another build's rows otherwise).
+    build_start: u64,
 }
 
 impl ResumeWindow {
@@ -51,7 +58,15 @@ impl ResumeWindow {
             bytes: 0,
             durable_offsets,
             start: next_offset,
+            build_start: 0,
         }
+    }
+
+    /// Forgets every commit, and every client's offset before `offset`: the commits from
+    /// `offset` on are a new build's, the earlier ones another build's.
+    pub fn restart(&mut self, offset: u64) {
+        self.clear(offset);
+        self.build_start = offset;
     }
 
     /// Keeps `commit`, the next commit after those kept (a commit whose offset does not follow
@@ -86,10 +101,11 @@ impl ResumeWindow {
     }
 
     /// The commits after offset `applied`, oldest first, if the window holds every one of
-    /// them; `None` if some are gone, `applied` is past the last commit, or offsets do not
-    /// name commits across restarts (an in-memory database: `applied` may be another run's).
+    /// them; `None` if some are gone, `applied` is past the last commit or before the build
+    /// serving the module ([`ResumeWindow::restart`]), or offsets do not name commits across
+    /// restarts (an in-memory database: `applied` may be another run's).
     pub fn since(&self, applied: u64) -> Option<Vec<Arc<Commit>>> {
-        if !self.durable_offsets || applied >= self.next() {
+        if !self.durable_offsets || applied >= self.next() || applied < self.build_start {
             return None;
         }
         let first = applied.checked_add(1)?;
@@ -192,6 +208,24 @@ mod tests {
         window.push(&commit(7, 1));
         assert_eq!(offsets(window.since(6)), Some(vec![7]));
         assert_eq!(offsets(window.since(1)), None, "commits 2 to 6 were missed");
+    }
+
+    #[test]
+    fn a_new_build_resumes_only_clients_that_applied_one_of_its_commits() {
+        let mut window = ResumeWindow::new(ROOMY, 0, true);
+        for offset in 0..3 {
+            window.push(&commit(offset, 1));
+        }
+        window.restart(3);
+        assert_eq!(
+            offsets(window.since(2)),
+            None,
+            "commit 2 was the old build's: its rows are the old build's"
+        );
+        window.push(&commit(3, 1));
+        window.push(&commit(4, 1));
+        assert_eq!(offsets(window.since(3)), Some(vec![4]));
+        assert_eq!(offsets(window.since(1)), None);
     }
 
     #[test]

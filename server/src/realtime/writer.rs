@@ -42,6 +42,14 @@
 //! A query set's rows come as a [`Snapshot`](super::snapshot::Snapshot) of row pointers; the
 //! writer encodes it one part at a time, each after the one before it is written, so that a
 //! large subscription never sits in the server encoded whole.
+//!
+//! # Which build's row types
+//!
+//! The writer holds no description of the module: every message with rows carries the
+//! description of the build whose tables they are of (an update's, a snapshot's, a one-off
+//! query's), and is encoded with it. So a message queued before a new build was published
+//! (`wasmod publish`) is encoded with the old build's row types, one queued after it with
+//! the new build's, whatever the writer takes when.
 
 use super::broadcast;
 use super::calls::{Answer, ReducerAnswer};
@@ -55,9 +63,8 @@ use axum::extract::ws::{Message, WebSocket};
 use futures_util::stream::SplitSink;
 use futures_util::SinkExt;
 use std::marker::PhantomData;
-use std::sync::Arc;
 use tokio::sync::watch;
-use wasmod_abi::{ConnectionId, EntryKind, Identity, ModuleDef};
+use wasmod_abi::{ConnectionId, EntryKind, Identity};
 use wasmod_protocol::ws::{
     Compression, EntryPointName, ServerMessage, TableRows, TransactionUpdate,
 };
@@ -68,7 +75,6 @@ pub type Sink = SplitSink<WebSocket, Message>;
 /// Renders messages for one connection, in the encoding `W`.
 #[derive(Debug)]
 pub struct Renderer<W: Wire> {
-    module: Arc<ModuleDef>,
     identity: Identity,
     connection: ConnectionId,
     compression: Compression,
@@ -277,14 +283,12 @@ impl<W: Wire> Renderer<W> {
     /// compressed with `compression` (see [`Wire::encode`]), and whose subscriptions' rows go
     /// in parts of at most `part_bytes`.
     pub fn new(
-        module: Arc<ModuleDef>,
         identity: Identity,
         connection: ConnectionId,
         compression: Compression,
         part_bytes: usize,
     ) -> Self {
         Self {
-            module,
             identity,
             connection,
             compression,
@@ -320,10 +324,10 @@ impl<W: Wire> Renderer<W> {
             },
             Outbound::OneOff { request_id, result } => {
                 let result = match result {
-                    Ok(rows) => {
-                        let (inserts, _) = W::rows(&self.module, &rows)?;
+                    Ok(found) => {
+                        let (inserts, _) = W::rows(&found.module, &found.rows)?;
                         Ok(vec![TableRows {
-                            table: rows.table.clone(),
+                            table: found.rows.table.clone(),
                             rows: inserts,
                         }])
                     }
@@ -367,7 +371,7 @@ impl<W: Wire> Renderer<W> {
         let mut tables = Vec::with_capacity(part.rows.len());
         let mut deletes = Vec::new();
         for rows in &part.rows {
-            let (inserted, deleted) = W::rows(&self.module, rows)?;
+            let (inserted, deleted) = W::rows(&parts.module, rows)?;
             tables.push(TableRows {
                 table: rows.table.clone(),
                 rows: inserted,
@@ -438,10 +442,8 @@ impl<W: Wire> Renderer<W> {
     /// that made it, this connection's own.
     fn update(&self, update: &Update, answer: Option<&ReducerAnswer>) -> Result<Message, String> {
         match answer {
-            None => update.shared.frame::<W>(&self.module, self.compression),
-            Some(answer) => {
-                broadcast::render::<W>(&self.module, &update.shared, Some(answer), self.compression)
-            }
+            None => update.shared.frame::<W>(self.compression),
+            Some(answer) => broadcast::render::<W>(&update.shared, Some(answer), self.compression),
         }
     }
 
@@ -472,6 +474,7 @@ mod tests {
     use crate::realtime::outbox::{self, Bounds};
     use crate::realtime::snapshot::Snapshot;
     use crate::realtime::wire::{Binary, Json};
+    use std::sync::Arc;
     use wasmod_host::datastore::{Commit, CommitMeta, EntryPoint, Row};
     use wasmod_protocol::ws::{BinaryServerMessage, JsonServerMessage, UpdateStatus};
 
@@ -479,13 +482,7 @@ mod tests {
     const PART_BYTES: usize = 1000;
 
     fn renderer() -> Renderer<Json> {
-        Renderer::new(
-            Arc::new(ModuleDef::default()),
-            Identity::ZERO,
-            ME,
-            Compression::None,
-            PART_BYTES,
-        )
+        Renderer::new(Identity::ZERO, ME, Compression::None, PART_BYTES)
     }
 
     fn own_update(offset: u64) -> Outbound {
@@ -500,7 +497,7 @@ mod tests {
             changes: Default::default(),
         });
         Outbound::Update(Update {
-            shared: Arc::new(SharedUpdate::new(commit, Vec::new())),
+            shared: Arc::new(SharedUpdate::new(Default::default(), commit, Vec::new())),
             own: true,
         })
     }
@@ -660,15 +657,9 @@ mod tests {
 
     #[test]
     fn a_large_snapshot_goes_out_in_parts_ending_with_subscribe_applied() {
-        let renderer = Renderer::<Binary>::new(
-            Arc::new(ModuleDef::default()),
-            Identity::ZERO,
-            ME,
-            Compression::None,
-            PART_BYTES,
-        );
+        let renderer = Renderer::<Binary>::new(Identity::ZERO, ME, Compression::None, PART_BYTES);
         let row = |byte: u8| Row::from(vec![byte; PART_BYTES * 3 / 5]);
-        let mut snapshot = Snapshot::new(7, 12, false);
+        let mut snapshot = Snapshot::new(Default::default(), 7, 12, false);
         snapshot.push("t", vec![row(1), row(2), row(3)], Vec::new());
         let frames = renderer
             .outbound(Outbound::Applied(Box::new(snapshot)), &mut Held::Nothing)
