@@ -92,7 +92,12 @@ impl Server {
         let module = Arc::new(old_module());
         let database = Database::open(dir.path(), &module, Options::default()).expect("opened");
         let database = Arc::new(database);
-        let build = Arc::new(Build::new(0, module.clone(), catalog(&module), database.datastore()));
+        let build = Arc::new(Build::new(
+            0,
+            module.clone(),
+            catalog(&module),
+            database.datastore(),
+        ));
         let window = WindowBounds {
             commits: 100,
             bytes: 1 << 20,
