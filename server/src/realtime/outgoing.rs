@@ -116,7 +116,8 @@ mod tests {
         outgoing.send(a, &a_box, error(2));
         assert!(outgoing.holds());
         assert!(received(&mut a_in).is_empty(), "nothing before the release");
-        let sessions = HashMap::from([(a, Session::new(a_box)), (b, Session::new(b_box))]);
+        let session = |outbox| Session::new(wasmod_abi::Identity::ZERO, outbox);
+        let sessions = HashMap::from([(a, session(a_box)), (b, session(b_box))]);
         outgoing.release(&sessions);
         assert!(!outgoing.holds());
         assert_eq!(received(&mut a_in), vec![1, 2]);
