@@ -358,9 +358,12 @@ fn commits_either_side_of_a_swap_in_one_round_are_each_delivered_in_their_own_bu
     server.round();
     assert_eq!(old_client.messages().len(), 2, "both sets applied");
 
-    // One round: a commit of the old build, the swap, a subscription bound against the new
-    // build, a commit of the new build.
+    // One round: a commit of the old build, a subscription bound against the old build, the
+    // swap, a subscription bound against the new build, a commit of the new build.
     let before = server.commit(&[message(1, "before"), old_player(1, "ann")]);
+    let mut early_client = server.open(3);
+    server.subscribe(&early_client, 1, &[PLAYERS], None);
+    let old_module = server.build.module.clone();
     let offset = server.publish();
     let mut new_client = server.open(2);
     server.subscribe(&new_client, 1, &[PLAYERS], None);
@@ -398,6 +401,19 @@ fn commits_either_side_of_a_swap_in_one_round_are_each_delivered_in_their_own_bu
             vec![(1, "message".into(), json!([{"id": 2, "text": "after"}]))]
         ),
         "the set over the changed table has nothing more"
+    );
+
+    // The early subscription's rows are the old build's last state, in its row types; the
+    // set then ends like every set over `player`.
+    let mut messages = early_client.messages();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(subscription_error(&messages[1]).0, 1);
+    let snapshot = applied(messages.remove(0));
+    assert!(Arc::ptr_eq(&snapshot.module, &old_module));
+    assert_eq!(snapshot.offset, before);
+    assert_eq!(
+        snapshot.rows,
+        [("player".to_owned(), json!([{"id": 1, "name": "ann"}]))]
     );
 
     let mut messages = new_client.messages();
