@@ -85,3 +85,89 @@ pub fn raced(query_set_id: u32) -> String {
          bindings of the new build"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use wasmod_abi::{AlgebraicType as T, IndexDef};
+    use wasmod_host::datastore::Database;
+    use wasmod_subscription::Catalog;
+
+    /// A module of `tables`, each a name and its columns, every one public and unfiltered.
+    fn module(tables: &[(&str, &[(&str, T)])]) -> ModuleDef {
+        let mut def = ModuleDef::default();
+        for (name, columns) in tables {
+            let table = TableDef::of_columns(&mut def.typespace, name, name, columns);
+            def.tables.push(table);
+        }
+        def
+    }
+
+    fn build(number: u64, module: ModuleDef) -> Build {
+        let datastore = Database::in_memory(&module).expect("valid").datastore();
+        let catalog = Arc::new(Catalog::new(&module).expect("valid filters"));
+        Build::new(number, Arc::new(module), catalog, datastore)
+    }
+
+    fn old() -> Build {
+        build(
+            0,
+            module(&[("player", &[("id", T::U32), ("name", T::String)])]),
+        )
+    }
+
+    fn rebound(new: ModuleDef, texts: &[&str]) -> Result<usize, String> {
+        let texts: Vec<String> = texts.iter().map(|text| (*text).to_owned()).collect();
+        rebind(&old(), &build(1, new), Identity::ZERO, &texts).map(|queries| queries.len())
+    }
+
+    #[test]
+    fn a_table_that_moved_or_gained_an_index_keeps_its_queries() {
+        let mut new = module(&[
+            ("note", &[("id", T::U64)]),
+            ("player", &[("id", T::U32), ("name", T::String)]),
+        ]);
+        new.tables[1].indexes.push(IndexDef {
+            name: "player_id".into(),
+            columns: vec![0],
+            unique: true,
+        });
+        let texts = ["SELECT * FROM player", "SELECT * FROM player WHERE id = 3"];
+        assert_eq!(rebound(new, &texts), Ok(2));
+    }
+
+    #[test]
+    fn a_table_with_other_columns_ends_its_queries() {
+        let new = module(&[(
+            "player",
+            &[("id", T::U32), ("name", T::String), ("level", T::U16)],
+        )]);
+        let reason = rebound(new, &["SELECT * FROM player"]).expect_err("ended");
+        assert_eq!(reason, "table `player` has other columns");
+    }
+
+    #[test]
+    fn a_table_with_another_visibility_filter_ends_its_queries() {
+        let mut new = module(&[("player", &[("id", T::U32), ("name", T::String)])]);
+        new.tables[0].visibility = Some("id > 10".into());
+        let reason = rebound(new, &["SELECT * FROM player"]).expect_err("ended");
+        assert_eq!(reason, "table `player` has another visibility filter");
+    }
+
+    #[test]
+    fn a_query_that_no_longer_binds_ends_naming_its_table() {
+        let mut new = module(&[("player", &[("id", T::U32), ("name", T::String)])]);
+        new.tables[0].public = false;
+        let reason = rebound(new, &["SELECT * FROM player"]).expect_err("ended");
+        assert!(
+            reason.starts_with("`SELECT * FROM player` is no longer a valid query")
+                && reason.contains("player"),
+            "{reason}"
+        );
+        let message = ended(3, &reason);
+        for part in ["query set 3", "`wasmod publish`", "subscribe again"] {
+            assert!(message.contains(part), "{part} in {message}");
+        }
+    }
+}
