@@ -8,7 +8,8 @@
 //! 1. takes a read transaction of its build's tables ([`Build::datastore`]): no commit can
 //!    happen to them while it is held, and every commit they include has been published to
 //!    the feed (publishing happens under the writer's lock);
-//! 2. drains the feed: exactly the commits the tables include and the task has not seen;
+//! 2. drains the feed: exactly the commits the tables include and the task has not seen
+//!    (and, once a newer build took over, some of that build's: see "A new build");
 //! 3. opens the connections that asked (before the commits, so that a connection's own
 //!    reducer commits always find it), then evaluates the commits with
 //!    [`Subscriptions::evaluate_batch`], which looks join partners up as of each commit;
@@ -251,29 +252,27 @@ impl Evaluator {
             while let Ok(request) = self.requests.try_recv() {
                 requests.push_back(request);
             }
+            // This build's requests: up to its `Rebuilt`, which is handled last.
             let mut step = Vec::with_capacity(requests.len());
             let mut rebuilt = None;
             while let Some(request) = requests.pop_front() {
-                match request {
-                    Request::Rebuilt { build, offset } => {
-                        rebuilt = Some((build, offset));
-                        break;
-                    }
-                    request => step.push(request),
+                if let Request::Rebuilt { offset, .. } = &request {
+                    rebuilt = Some(*offset);
+                }
+                step.push(request);
+                if rebuilt.is_some() {
+                    break;
                 }
             }
             // The commits the tables include; a newer build's wait for its tables.
-            let end = rebuilt
-                .as_ref()
-                .map_or(next_offset, |(_, offset)| next_offset.min(*offset));
+            let end = rebuilt.map_or(next_offset, |offset| next_offset.min(offset));
             let newer = commits.partition_point(|commit| commit.offset < end);
             let newer = commits.split_off(newer);
             self.step(&tables, end, &commits, step);
             commits = newer;
             drop(tables);
-            match rebuilt {
-                Some((build, offset)) => self.rebuild(build, offset),
-                None => break end.checked_sub(1),
+            if rebuilt.is_none() {
+                break end.checked_sub(1);
             }
         };
         self.release(last);
@@ -284,7 +283,8 @@ impl Evaluator {
 
     /// One build's part of a round, over its `tables`, which include the commits before
     /// `next_offset`: opens the connections that asked, evaluates `commits` and queues their
-    /// updates, then handles the other `requests`, in order.
+    /// updates, then handles the other `requests`, in order (the last may switch to a newer
+    /// build).
     fn step(
         &mut self,
         tables: &Tables,

@@ -44,6 +44,17 @@
 //!   [`stats`]: the counters of `/metrics`; [`open`]: the sockets open now, with their
 //!   queues, for the operator.
 //!
+//! # A new build
+//!
+//! `wasmod publish` swaps the module to a new build between two calls, without closing
+//! sockets. Sockets take the build serving now ([`CurrentBuild::get`]) for each message they
+//! read: calls find their entry points in it, subscriptions and one-off queries are bound
+//! against its tables, one-off queries read them. The evaluation task owns the build whose
+//! commits it evaluates and switches to the new one when the swap says so
+//! ([`Realtime::rebuilt`]), between the old build's last commit and the new one's first: see
+//! [`fanout`], "A new build". Every message with rows carries the description of its build and
+//! the writer encodes it with that one.
+//!
 //! The WebSocket implementation is axum's `ws` (tokio-tungstenite underneath), chosen by
 //! measurement against tokio-websockets (`benches/RESULTS.md`, "Choosing the WebSocket
 //! implementation"); everything that depends on the library is in [`socket`], [`writer`] and
