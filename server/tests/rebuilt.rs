@@ -195,13 +195,19 @@ impl Server {
 
     /// Publishes the new build: its tables take over, and the task is told, as the swap does.
     fn publish(&mut self) -> u64 {
-        let new = Arc::new(new_module());
+        self.publish_build(new_module())
+    }
+
+    /// Publishes the build `new` describes, as [`Server::publish`] does.
+    fn publish_build(&mut self, new: ModuleDef) -> u64 {
+        let new = Arc::new(new);
+        let number = self.build.number + 1;
         let replaced = self
             .database
             .replace(&self.build.module, &new)
             .expect("replaced");
         let catalog = catalog(&new);
-        self.build = Arc::new(Build::new(1, new, catalog, replaced.datastore));
+        self.build = Arc::new(Build::new(number, new, catalog, replaced.datastore));
         self.ask(Request::Rebuilt {
             build: self.build.clone(),
             offset: replaced.offset,
@@ -494,4 +500,59 @@ fn a_subscription_bound_against_a_replaced_build_is_refused() {
         "the one bound against the new build is taken: {:?}",
         messages[1]
     );
+}
+
+#[test]
+fn a_build_that_keeps_the_tables_ends_only_the_sets_whose_filter_changed() {
+    let mut server = Server::new();
+    let mut old_client = server.open(1);
+    server.subscribe(&old_client, 1, &[MESSAGES], None);
+    server.subscribe(&old_client, 2, &[PLAYERS], None);
+    server.round();
+    assert_eq!(old_client.messages().len(), 2, "both sets applied");
+
+    // Only `player`'s visibility filter changes: the new build keeps the tables, so the
+    // tables the round reads include the new build's commit too.
+    let before = server.commit(&[message(1, "before"), old_player(1, "ann")]);
+    let mut early_client = server.open(2);
+    server.subscribe(&early_client, 1, &[MESSAGES], None);
+    let tables = server.database.datastore();
+    let mut filtered = old_module();
+    filtered.tables[1].visibility = Some("id > 1".into());
+    server.publish_build(filtered);
+    assert!(Arc::ptr_eq(&tables, &server.database.datastore()));
+    let after = server.commit(&[message(2, "after"), old_player(2, "bob")]);
+    server.round();
+
+    let messages = old_client.messages();
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert_eq!(
+        update_json(&messages[0]),
+        (
+            before,
+            vec![
+                (1, "message".into(), json!([{"id": 1, "text": "before"}])),
+                (2, "player".into(), json!([{"id": 1, "name": "ann"}])),
+            ]
+        )
+    );
+    let (set, text) = subscription_error(&messages[1]);
+    assert_eq!(set, 2);
+    assert!(text.contains("visibility filter"), "{text}");
+    assert_eq!(
+        update_json(&messages[2]),
+        (
+            after,
+            vec![(1, "message".into(), json!([{"id": 2, "text": "after"}]))]
+        ),
+        "once, with the new build"
+    );
+
+    // A subscription of the old build taken when the tables already hold a commit of the
+    // new one cannot have the old build's rows: it is refused.
+    let messages = early_client.messages();
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    let (set, text) = subscription_error(&messages[0]);
+    assert_eq!(set, 1);
+    assert!(text.contains("subscribe again"), "{text}");
 }

@@ -38,7 +38,14 @@
 //! that drains a `Rebuilt` goes in two steps: the commits before `offset` and the requests
 //! before the `Rebuilt`, with the old build and its tables (which keep the old build's last
 //! state); then the switch; then the rest, with the new build and a read transaction of its
-//! tables. Switching:
+//! tables.
+//!
+//! A new build whose tables store rows as the old one's keeps the datastore: the tables then
+//! serve both builds, and the first step's read transaction may include the new build's first
+//! commits. The step evaluates them too (the batch must end where the tables do), but queues
+//! only the old build's updates; the next step evaluates the new build's commits again with
+//! its own queries. A subscription of the old build taken in such a step is refused (its rows
+//! as of the old build's last commit are no longer there to read). Switching:
 //!
 //! - binds every connection's query sets again against the new build, from their SQL texts
 //!   and the connection's identity ([`super::rebind`]). A set whose tables are the same in
@@ -256,23 +263,33 @@ impl Evaluator {
             let mut step = Vec::with_capacity(requests.len());
             let mut rebuilt = None;
             while let Some(request) = requests.pop_front() {
-                if let Request::Rebuilt { offset, .. } = &request {
-                    rebuilt = Some(*offset);
+                if let Request::Rebuilt { build, offset } = &request {
+                    let kept = Arc::ptr_eq(&build.datastore, &self.build.datastore);
+                    rebuilt = Some((*offset, kept));
                 }
                 step.push(request);
                 if rebuilt.is_some() {
                     break;
                 }
             }
-            // The commits the tables include; a newer build's wait for its tables.
-            let end = rebuilt.map_or(next_offset, |offset| next_offset.min(offset));
-            let newer = commits.partition_point(|commit| commit.offset < end);
-            let newer = commits.split_off(newer);
-            self.step(&tables, end, &commits, step);
-            commits = newer;
+            let read = match rebuilt {
+                None => Read::alone(&tables, next_offset),
+                // The new build's commits go to other tables: these end with the old build's.
+                Some((offset, false)) => Read::alone(&tables, next_offset.min(offset)),
+                // The new build kept the tables: they may hold its first commits already.
+                Some((offset, true)) => Read {
+                    tables: &tables,
+                    next_offset,
+                    newer_from: offset.min(next_offset),
+                },
+            };
+            let included = commits.partition_point(|commit| commit.offset < read.next_offset);
+            self.step(&read, &commits[..included], step);
+            commits.drain(..commits.partition_point(|commit| commit.offset < read.newer_from));
+            let last = read.next_offset.checked_sub(1);
             drop(tables);
             if rebuilt.is_none() {
-                break end.checked_sub(1);
+                break last;
             }
         };
         self.release(last);
@@ -281,35 +298,33 @@ impl Evaluator {
         }
     }
 
-    /// One build's part of a round, over its `tables`, which include the commits before
-    /// `next_offset`: opens the connections that asked, evaluates `commits` and queues their
-    /// updates, then handles the other `requests`, in order (the last may switch to a newer
-    /// build).
-    fn step(
-        &mut self,
-        tables: &Tables,
-        next_offset: u64,
-        commits: &[Arc<Commit>],
-        requests: Vec<Request>,
-    ) {
+    /// One build's part of a round, over the tables `read`: opens the connections that
+    /// asked, evaluates `commits` (every commit the tables include that the task has not
+    /// seen) and queues the updates of those of its build, then handles the other
+    /// `requests`, in order (the last may switch to a newer build).
+    fn step(&mut self, read: &Read<'_>, commits: &[Arc<Commit>], requests: Vec<Request>) {
         let (opened, requests): (Vec<_>, Vec<_>) = requests
             .into_iter()
             .partition(|request| matches!(request, Request::Open { .. }));
         for request in opened {
-            self.handle(request, tables, next_offset);
+            self.handle(request, read);
         }
         if !commits.is_empty() {
             let changes: Vec<_> = commits.iter().map(|commit| &commit.changes).collect();
             let started = Instant::now();
-            let deltas = self.subscriptions.evaluate_batch(&changes, tables);
+            let deltas = self.subscriptions.evaluate_batch(&changes, read.tables);
             self.stats.evaluated(commits.len(), started.elapsed());
+            // A newer build's commits were evaluated only because the tables include them;
+            // they are its to publish, in the next step.
             for (commit, deltas) in commits.iter().zip(deltas) {
-                self.publish(commit, deltas);
-                self.window.push(commit);
+                if commit.offset < read.newer_from {
+                    self.publish(commit, deltas);
+                    self.window.push(commit);
+                }
             }
         }
         for request in requests {
-            self.handle(request, tables, next_offset);
+            self.handle(request, read);
         }
     }
 
@@ -485,8 +500,8 @@ impl Evaluator {
                 .any(|reducer| *reducer.name == *entry.name && reducer.lifecycle.is_none())
     }
 
-    /// Handles one request, with `tables`, which include the commits before `next_offset`.
-    fn handle(&mut self, request: Request, tables: &Tables, next_offset: u64) {
+    /// Handles one request, with the tables `read`.
+    fn handle(&mut self, request: Request, read: &Read<'_>) {
         self.resized = true;
         match request {
             Request::Open {
@@ -513,7 +528,7 @@ impl Evaluator {
                     build,
                     resume_from,
                 };
-                self.subscribe(set, tables, next_offset);
+                self.subscribe(set, read);
             }
             Request::Unsubscribe {
                 connection,
@@ -524,11 +539,10 @@ impl Evaluator {
         }
     }
 
-    /// Subscribes a connection to a query set, all or nothing, and queues its rows (in
-    /// `tables`, which include the commits before `next_offset`): the changes since the
-    /// client's `resume_from` if the window still holds every commit after it, all of them
-    /// otherwise.
-    fn subscribe(&mut self, subscribing: Subscribing, tables: &Tables, next_offset: u64) {
+    /// Subscribes a connection to a query set, all or nothing, and queues its rows (in the
+    /// tables `read`): the changes since the client's `resume_from` if the window still holds
+    /// every commit after it, all of them otherwise.
+    fn subscribe(&mut self, subscribing: Subscribing, read: &Read<'_>) {
         let Subscribing {
             connection,
             query_set_id,
@@ -552,11 +566,14 @@ impl Evaluator {
             let message = format!("query set {query_set_id} is already subscribed");
             return refuse(&mut self.outgoing, message);
         }
-        if build != self.build.number {
+        // Bound against an older build's tables, or this build's while the tables already
+        // hold a newer build's commits: its rows as of this build's last commit are gone.
+        if build != self.build.number || read.newer_from < read.next_offset {
             return refuse(&mut self.outgoing, rebind::raced(query_set_id));
         }
+        let tables = read.tables;
         let missed = resume_from.and_then(|applied| self.window.since(applied));
-        let offset = next_offset.saturating_sub(1);
+        let offset = read.next_offset.saturating_sub(1);
         let module = self.build.module.clone();
         let mut snapshot = Snapshot::new(module, query_set_id, offset, missed.is_some());
         let taken = match missed {
@@ -705,6 +722,29 @@ impl Evaluator {
         }
         self.groups.clear();
         self.subscriptions = Subscriptions::new(self.build.catalog.clone());
+    }
+}
+
+/// The tables one step of a round reads.
+struct Read<'a> {
+    /// The tables, under a read transaction.
+    tables: &'a Tables,
+    /// The offset of the first commit they do not include.
+    next_offset: u64,
+    /// The offset of the first commit they include that is a newer build's (a build that
+    /// kept the tables, and committed to them before the transaction began); `next_offset`
+    /// if none is.
+    newer_from: u64,
+}
+
+impl<'a> Read<'a> {
+    /// `tables`, which include the commits before `next_offset`, all of the task's build.
+    fn alone(tables: &'a Tables, next_offset: u64) -> Self {
+        Self {
+            tables,
+            next_offset,
+            newer_from: next_offset,
+        }
     }
 }
 
