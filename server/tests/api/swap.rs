@@ -2,7 +2,7 @@
 //! carried over; refused builds leave the old one serving, unchanged; calls and connections go
 //! on across a swap.
 
-use crate::live::{call_reducer, Client, Connect, Encoding, Live};
+use crate::live::{call_reducer, subscribe, Client, Connect, Encoding, Live};
 use crate::support::{
     admin_server, get, identity, notes, notes_builds, post, send, Answer, OPERATOR,
 };
@@ -267,4 +267,50 @@ fn calls_found_in_the_old_build_run_on_the_new_one_only_if_it_has_them_alike() {
     // `forget` did not run: the note is still there.
     let rows = module.read(|tables| tables.rows(0).expect("notes").count());
     assert_eq!(rows, 1);
+}
+
+#[tokio::test]
+async fn subscriptions_over_unchanged_tables_go_on_across_a_swap_and_the_others_end() {
+    let server = admin_server(
+        notes(),
+        ServerConfig::default(),
+        None,
+        LogFeed::with_defaults(),
+    );
+    let router = server.router();
+    let live = Live::serve(server).await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    client.send(subscribe(1, &["SELECT * FROM tag"])).await;
+    client.recv_kind("SubscribeApplied").await;
+    client.send(subscribe(2, &["SELECT * FROM note"])).await;
+    client.recv_kind("SubscribeApplied").await;
+    client.send(call_reducer(1, "add_note", &["before"])).await;
+    let update = client.recv_kind("TransactionUpdate").await;
+    assert!(update.to_string().contains("before"), "{update}");
+
+    let [_, v2, _] = notes_builds();
+    let published = publish(&router, v2, true).await;
+    assert_eq!(published.status, StatusCode::OK, "{:?}", published.json());
+
+    // The set over `note`, which gained a column, ends, saying why; the connection stays.
+    let ended = client.recv_kind("SubscriptionError").await;
+    assert_eq!(ended["query_set_id"], 2, "{ended}");
+    let message = ended["message"].as_str().expect("a message");
+    assert!(
+        message.contains("wasmod publish") && message.contains("`note`"),
+        "{message}"
+    );
+    // The set over `tag` goes on with the new build's commits.
+    client.send(call_reducer(2, "add_tag", &["fresh"])).await;
+    let update = client.recv_kind("TransactionUpdate").await;
+    assert_eq!(update["request_id"], 2, "{update}");
+    assert!(update.to_string().contains("fresh"), "{update}");
+    // Subscribing again reads the new build's rows.
+    client.send(subscribe(3, &["SELECT * FROM note"])).await;
+    let applied = client.recv_kind("SubscribeApplied").await;
+    assert!(applied.to_string().contains("\"stars\":0"), "{applied}");
+    client.close().await;
+    drop(router);
+    live.stop().await;
 }
