@@ -331,6 +331,10 @@ pub struct RecoveryReport {
     pub torn_tail: Option<TornTail>,
     /// How long recovery took.
     pub duration: Duration,
+    /// Whether the stored rows were an older build's, carried over into this build's tables at
+    /// this start (`upgrade`): the rows a client holds from before are in the older build's
+    /// row types.
+    pub upgraded: bool,
 }
 
 /// Records a crash left unfinished at the end of the log, removed on recovery.
@@ -586,8 +590,10 @@ pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, 
     }
     let datastore = Datastore::new(def).map_err(DurabilityError::Schema)?;
     let schema = segment::schema_hash(def);
-    upgrade::prepare(dir, def, schema, &options)?;
-    let replayed = recovery::replay(dir, schema, &datastore, &options, recovery::Tail::Truncate)?;
+    let upgraded = upgrade::prepare(dir, def, schema, &options)?;
+    let mut replayed =
+        recovery::replay(dir, schema, &datastore, &options, recovery::Tail::Truncate)?;
+    replayed.report.upgraded = upgraded;
     let file = match replayed.tail {
         Some((path, len)) => {
             let file = OpenOptions::new()

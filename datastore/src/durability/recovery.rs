@@ -212,6 +212,7 @@ pub(crate) fn replay(
             segments: count,
             torn_tail,
             duration: started.elapsed(),
+            upgraded: false,
         },
         tail,
         next,

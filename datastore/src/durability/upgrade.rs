@@ -98,20 +98,21 @@ pub fn check(dir: &Path, def: &ModuleDef) -> Result<UpgradeCheck, DurabilityErro
 }
 
 /// Makes the log in `dir` one for `def` (whose tables hash to `schema`): records the
-/// description on first use, and carries the data over from an older compatible one.
+/// description on first use, and carries the data over from an older compatible one. Returns
+/// whether it did (the stored rows were another build's).
 pub(crate) fn prepare(
     dir: &Path,
     def: &ModuleDef,
     schema: [u8; 32],
     options: &Options,
-) -> Result<(), DurabilityError> {
+) -> Result<bool, DurabilityError> {
     let Some(stored) = stored(dir)? else {
-        return record(dir, def);
+        return record(dir, def).map(|()| false);
     };
     // Only what the stored data depends on is hashed: a build that changes no table's
     // columns or indexes (only, say, a visibility filter) serves the data as it is.
     if segment::schema_hash(&stored) == schema {
-        return Ok(());
+        return Ok(false);
     }
     if snapshot::latest_schema(dir)? != Some(schema) {
         let migration = plan(&stored, def)?;
@@ -123,7 +124,7 @@ pub(crate) fn prepare(
             .map_err(|error| DurabilityError::io(&path, "removing the old log", error))?;
     }
     tracing::info!(target: "wasmod::durability", "the tables were upgraded to the new description");
-    record(dir, def)
+    record(dir, def).map(|()| true)
 }
 
 /// The description stored in `dir`, if the directory has one.

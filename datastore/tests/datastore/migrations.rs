@@ -142,6 +142,7 @@ fn a_column_added_at_the_end_gives_the_stored_rows_its_default() {
     );
     {
         let recovered = durability::open(dir.path(), &upgraded, options()).expect("the upgrade");
+        assert!(recovered.report.upgraded, "the start says it upgraded");
         let read = recovered.datastore.begin_read();
         assert_eq!(
             all(&read, PLAYER),
@@ -165,6 +166,10 @@ fn a_column_added_at_the_end_gives_the_stored_rows_its_default() {
         UpgradeCheck::Unchanged
     );
     let recovered = durability::open(dir.path(), &upgraded, options()).expect("a reopen");
+    assert!(
+        !recovered.report.upgraded,
+        "nothing to upgrade the second time"
+    );
     let read = recovered.datastore.begin_read();
     let mut expected: Vec<Vec<u8>> = (1..=3).map(|id| leveled(id, 7)).collect();
     expected.push(to_vec(&(4u32, "p0".to_owned(), 0u64, 9u16)));

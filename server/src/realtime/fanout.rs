@@ -179,6 +179,10 @@ impl Evaluator {
             .first()
             .map_or(database.next_offset(), |commit| commit.offset);
         let mut window = ResumeWindow::new(resume, start, database.offsets_are_durable());
+        if database.recovery().is_some_and(|report| report.upgraded) {
+            // The rows clients hold from before this start are an older build's.
+            window.restart(start);
+        }
         for commit in &recovered {
             window.push(commit);
         }

@@ -2,7 +2,7 @@
 //! carried over; refused builds leave the old one serving, unchanged; calls and connections go
 //! on across a swap.
 
-use crate::live::{call_reducer, subscribe, Client, Connect, Encoding, Live};
+use crate::live::{call_reducer, resubscribe, subscribe, Client, Connect, Encoding, Live};
 use crate::support::{
     admin_server, get, identity, notes, notes_builds, post, send, Answer, OPERATOR,
 };
@@ -312,5 +312,62 @@ async fn subscriptions_over_unchanged_tables_go_on_across_a_swap_and_the_others_
     assert!(applied.to_string().contains("\"stars\":0"), "{applied}");
     client.close().await;
     drop(router);
+    live.stop().await;
+}
+
+/// A server over `module` with an admin side, its tables kept in a commit log in `dir` that
+/// keeps the recent commits for clients that resume.
+fn durable_notes(
+    module: &wasmod_host::CompiledModule,
+    dir: &std::path::Path,
+) -> wasmod_server::Server {
+    use wasmod_host::datastore::durability;
+    use wasmod_host::{InstanceEnv, Persistence, WasmConfig, WasmModule};
+    let config = ServerConfig::default();
+    let options =
+        durability::Options::default().with_recent(config.resume_commits, config.resume_bytes);
+    let env = InstanceEnv::unloaded().with_persistence(Persistence::new(dir, options));
+    let module = WasmModule::load(module, WasmConfig::default(), env).expect("the module loads");
+    wasmod_server::Server::new(
+        module,
+        wasmod_server::Secret::from_bytes(crate::support::SECRET),
+        config,
+    )
+    .expect("the server starts")
+}
+
+#[tokio::test]
+async fn a_client_resuming_across_an_upgrade_at_start_gets_the_full_rows() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let live = Live::serve(durable_notes(notes(), dir.path())).await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    client.send(subscribe(1, &["SELECT * FROM note"])).await;
+    client.recv_kind("SubscribeApplied").await;
+    client.send(call_reducer(1, "add_note", &["kept"])).await;
+    client.recv_kind("TransactionUpdate").await;
+    client.close().await;
+    // The last commit before the restart (the disconnection's): a client that applied it
+    // holds every row as of the old build.
+    let database = live.database.clone();
+    live.stop().await;
+    let applied = database.next_offset() - 1;
+    drop(database);
+
+    // The next start is build 2's, whose notes have another column.
+    let [_, v2, _] = notes_builds();
+    let v2 = wasmod_host::WasmEngine::shared()
+        .expect("the engine")
+        .compile(&v2)
+        .expect("build 2 compiles");
+    let live = Live::serve(durable_notes(&v2, dir.path())).await;
+    let mut back = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    back.hello().await;
+    back.send(resubscribe(1, &["SELECT * FROM note"], applied))
+        .await;
+    let full = back.recv_kind("SubscribeApplied").await;
+    assert_eq!(full["resumed"], false, "{full}");
+    assert!(full.to_string().contains("\"stars\":0"), "{full}");
+    back.close().await;
     live.stop().await;
 }
