@@ -67,29 +67,18 @@ fn a_published_build_serves_at_once_and_after_a_restart() {
     );
     assert_eq!(added.0, 200, "{}", added.1);
 
-    let refused = publish(&base, &incompatible, &served.operator_token, work.path());
-    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
-    assert!(
-        text(&refused.stderr).contains("column `text` was removed"),
-        "{}",
-        text(&refused.stderr)
-    );
+    let operator = served.operator_token.as_str();
+    let refused = |module: &Path, token: &str, status: i32, says: &str| {
+        let output = publish(&base, module, token, work.path());
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(status), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    };
+    refused(&incompatible, operator, 1, "column `text` was removed");
     // A build with an indirect call on a dispatch path is refused before it is sent.
     let indirect = built.library_path("control-table-dispatch");
-    let refused = publish(&base, &indirect, &served.operator_token, work.path());
-    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
-    assert!(
-        text(&refused.stderr).contains("indirect call(s) on dispatch paths"),
-        "{}",
-        text(&refused.stderr)
-    );
-    let wrong_token = publish(&base, &v2, "not-the-operator", work.path());
-    assert_eq!(
-        wrong_token.status.code(),
-        Some(2),
-        "{}",
-        text(&wrong_token.stderr)
-    );
+    refused(&indirect, operator, 1, "indirect call(s) on dispatch paths");
+    refused(&v2, "not-the-operator", 2, "not_operator");
     assert_eq!(build(&base), json!(1), "refused builds change nothing");
 
     let dispatch = |base: &str, token: &str| {

@@ -7,36 +7,16 @@
 //! is acknowledged only once its ticket's wait returns. The log lives in a temporary
 //! directory under `$TMPDIR`, so the numbers are those of that file system's syncs.
 
+mod support;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::path::Path;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+use support::module;
 use wasmod_abi::encoding::to_vec;
-use wasmod_abi::{AlgebraicType, IndexDef, ModuleDef, TableDef};
 use wasmod_datastore::durability::{self, Durability, Mode, Options};
 use wasmod_datastore::Datastore;
-
-/// One table: `row (id u64 auto_inc pk, name String, score u64)`.
-fn module() -> ModuleDef {
-    let columns = [
-        ("id", AlgebraicType::U64),
-        ("name", AlgebraicType::String),
-        ("score", AlgebraicType::U64),
-    ];
-    let mut def = ModuleDef::default();
-    let table = TableDef::of_columns(&mut def.typespace, "Row", "row", &columns);
-    def.tables.push(TableDef {
-        primary_key: Some(0),
-        indexes: vec![IndexDef {
-            name: "row_id".into(),
-            columns: vec![0],
-            unique: true,
-        }],
-        auto_inc: vec![0],
-        ..table
-    });
-    def
-}
 
 fn row(score: u64) -> Vec<u8> {
     to_vec(&(0u64, format!("player {score}"), score))

@@ -8,38 +8,18 @@
 //! the replacement runs, so this is the pause clients see. The table is `row (id u64 auto_inc
 //! pk, name String, score u64)`; the new build adds `level u16` with a default.
 
+mod support;
+
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use std::time::Duration;
 use wasmod_abi::encoding::to_vec;
-use wasmod_abi::{AlgebraicType, ColumnDef, Field, IndexDef, ModuleDef, TableDef};
+use wasmod_abi::{AlgebraicType, ColumnDef, Field, ModuleDef};
 use wasmod_datastore::durability::{Mode, Options};
 use wasmod_datastore::{CommitMeta, Database};
 
-/// Build 1: `row (id u64 auto_inc pk, name String, score u64)`.
-fn build_1() -> ModuleDef {
-    let columns = [
-        ("id", AlgebraicType::U64),
-        ("name", AlgebraicType::String),
-        ("score", AlgebraicType::U64),
-    ];
-    let mut def = ModuleDef::default();
-    let table = TableDef::of_columns(&mut def.typespace, "Row", "row", &columns);
-    def.tables.push(TableDef {
-        primary_key: Some(0),
-        indexes: vec![IndexDef {
-            name: "row_id".into(),
-            columns: vec![0],
-            unique: true,
-        }],
-        auto_inc: vec![0],
-        ..table
-    });
-    def
-}
-
-/// Build 2: build 1 with `level u16` (default 7) at the end of `row`.
+/// Build 2: build 1 ([`support::module`]) with `level u16` (default 7) at the end of `row`.
 fn build_2() -> ModuleDef {
-    let mut def = build_1();
+    let mut def = support::module();
     let table = &mut def.tables[0];
     table.columns.push(ColumnDef {
         name: "level".into(),
@@ -76,17 +56,25 @@ fn options() -> Options {
     Options::default().with_mode(Mode::Fsync)
 }
 
+/// A directory whose log holds `rows` rows written by build 1, and build 1's database open
+/// over it.
+fn opened(rows: u64) -> (tempfile::TempDir, Database) {
+    let dir = directory(rows);
+    let database = Database::open(dir.path(), &support::module(), options()).expect("opened");
+    (dir, database)
+}
+
 /// A directory whose log holds `rows` rows written by build 1.
 fn directory(rows: u64) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("a directory");
-    let database = Database::open(dir.path(), &build_1(), options()).expect("opened");
+    let database = Database::open(dir.path(), &support::module(), options()).expect("opened");
     fill(&database, rows);
     dir
 }
 
 fn replace(c: &mut Criterion) {
-    let (old, new) = (build_1(), build_2());
-    let mut alike = build_1();
+    let (old, new) = (support::module(), build_2());
+    let mut alike = support::module();
     alike.tables[0].public = !alike.tables[0].public;
     let mut group = c.benchmark_group("replace");
     group
@@ -106,11 +94,7 @@ fn replace(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("with_log", rows), &rows, |b, &rows| {
             b.iter_batched(
-                || {
-                    let dir = directory(rows);
-                    let database = Database::open(dir.path(), &old, options()).expect("opened");
-                    (dir, database)
-                },
+                || opened(rows),
                 |(dir, database)| {
                     database.replace(&old, &new).expect("replaced");
                     (dir, database)
@@ -130,11 +114,7 @@ fn replace(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("alike", rows), &rows, |b, &rows| {
             b.iter_batched(
-                || {
-                    let dir = directory(rows);
-                    let database = Database::open(dir.path(), &old, options()).expect("opened");
-                    (dir, database)
-                },
+                || opened(rows),
                 |(dir, database)| {
                     database.replace(&old, &alike).expect("replaced");
                     (dir, database)

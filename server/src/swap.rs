@@ -44,17 +44,7 @@ pub const PUBLISHED_FILE: &str = "published.wasm";
 /// Publishes new builds to a server ([`Swap::publish`]).
 #[derive(Debug)]
 pub struct Swap {
-    engine: WasmEngine,
-    config: WasmConfig,
-    worker: Worker,
-    build: CurrentBuild,
-    realtime: Arc<Realtime>,
-    scheduling: Arc<Scheduling>,
-    log_health: LogHealth,
-    /// Where the last build published is kept, if the server has a data directory.
-    keep: Option<PathBuf>,
-    /// Why this server takes no new build, if it does not.
-    refusal: Option<&'static str>,
+    parts: SwapParts,
     /// One publication at a time.
     turn: tokio::sync::Mutex<()>,
 }
@@ -100,27 +90,8 @@ pub struct Published {
 impl Swap {
     /// Publishes builds over `parts`.
     pub fn new(parts: SwapParts) -> Self {
-        let SwapParts {
-            engine,
-            config,
-            worker,
-            build,
-            realtime,
-            scheduling,
-            log_health,
-            keep,
-            refusal,
-        } = parts;
         Self {
-            engine,
-            config,
-            worker,
-            build,
-            realtime,
-            scheduling,
-            log_health,
-            keep,
-            refusal,
+            parts,
             turn: tokio::sync::Mutex::new(()),
         }
     }
@@ -130,26 +101,34 @@ impl Swap {
     /// be loaded), `incompatible_build` (its tables cannot take the stored data, or this server
     /// takes no new builds), `degraded` (the commit log failed), `internal`.
     pub async fn publish(&self, wasm: Vec<u8>) -> Result<Published, ApiError> {
-        if let Some(refusal) = self.refusal {
+        if let Some(refusal) = self.parts.refusal {
             return Err(ApiError::new(ErrorCode::IncompatibleBuild, refusal));
         }
-        self.log_health.take_writes()?;
+        self.parts.log_health.take_writes()?;
         let _turn = self.turn.lock().await;
-        let serving = self.build.get();
-        let (engine, config, old) = (self.engine.clone(), self.config, serving.module.clone());
+        let serving = self.parts.build.get();
+        let (engine, config, old) = (
+            self.parts.engine.clone(),
+            self.parts.config,
+            serving.module.clone(),
+        );
         let checked = tokio::task::spawn_blocking(move || check(&engine, config, &old, &wasm))
             .await
             .map_err(|error| internal(format!("the build's check failed: {error}")))??;
         let kept = self
+            .parts
             .keep
             .as_ref()
             .map(|path| keep(path, &checked.wasm))
             .transpose()?;
-        self.scheduling.stop().await;
+        self.parts.scheduling.stop().await;
         let swapped = self
             .swap_on_module_thread(checked, serving.number + 1)
             .await;
-        self.scheduling.start(self.build.get().module.clone()).await;
+        self.parts
+            .scheduling
+            .start(self.parts.build.get().module.clone())
+            .await;
         let published = match swapped {
             Ok(published) => published,
             Err(refused) => {
@@ -160,7 +139,7 @@ impl Swap {
                 return Err(refused);
             }
         };
-        if let (Some(kept), Some(path)) = (kept, &self.keep) {
+        if let (Some(kept), Some(path)) = (kept, &self.parts.keep) {
             std::fs::rename(&kept, path).map_err(|error| {
                 internal(format!(
                     "the build serves, but keeping it in {} failed: {error}",
@@ -183,7 +162,7 @@ impl Swap {
         checked: Checked,
         number: u64,
     ) -> Result<Published, ApiError> {
-        let (current, realtime) = (self.build.clone(), self.realtime.clone());
+        let (current, realtime) = (self.parts.build.clone(), self.parts.realtime.clone());
         let Checked {
             compiled, catalog, ..
         } = checked;
@@ -211,7 +190,7 @@ impl Swap {
             current.set(build);
             Ok(published)
         };
-        self.worker.run_when_room(job).await?
+        self.parts.worker.run_when_room(job).await?
     }
 }
 

@@ -47,6 +47,16 @@ struct State {
     closing: bool,
 }
 
+impl State {
+    /// The offset the next record gets, or why the log failed.
+    fn next_offset(&self) -> Result<u64, DurabilityError> {
+        match &self.failed {
+            Some(reason) => Err(DurabilityError::Failed(reason.clone())),
+            None => Ok(self.next),
+        }
+    }
+}
+
 /// The file side: the open segment, touched only under its own lock.
 pub(crate) struct SegmentFile {
     /// The segment's path, for errors.
@@ -157,10 +167,7 @@ impl Writer {
             return Err(DurabilityError::TooLarge { bytes, limit });
         }
         let mut state = self.shared.state.lock();
-        if let Some(reason) = &state.failed {
-            return Err(DurabilityError::Failed(reason.clone()));
-        }
-        let offset = state.next;
+        let offset = state.next_offset()?;
         let mut payload = Vec::with_capacity(bytes as usize);
         super::record::encode(&mut payload, offset, changes);
         if !super::frame::write(&mut state.pending, &payload) {
@@ -208,12 +215,7 @@ impl Writer {
     pub(crate) fn seal(&self) -> Result<u64, DurabilityError> {
         self.shared.flush();
         let mut file = self.shared.file.lock();
-        let state = self.shared.state.lock();
-        if let Some(reason) = &state.failed {
-            return Err(DurabilityError::Failed(reason.clone()));
-        }
-        let next = state.next;
-        drop(state);
+        let next = self.shared.state.lock().next_offset()?;
         if file.len > segment::HEADER_LEN as u64 {
             self.shared.rotate(&mut file, next)?;
         }
@@ -239,11 +241,7 @@ impl Writer {
     /// or why the log failed.
     pub(crate) fn write_buffered(&self) -> Result<u64, DurabilityError> {
         self.shared.flush();
-        let state = self.shared.state.lock();
-        match &state.failed {
-            Some(reason) => Err(DurabilityError::Failed(reason.clone())),
-            None => Ok(state.next),
-        }
+        self.shared.state.lock().next_offset()
     }
 
     /// Fails the log for `reason`: every waiting and later commit is refused, as after a
@@ -266,12 +264,7 @@ impl Writer {
     pub(crate) fn rebase(&self, schema: [u8; 32]) -> Result<u64, DurabilityError> {
         self.shared.flush();
         let mut file = self.shared.file.lock();
-        let state = self.shared.state.lock();
-        if let Some(reason) = &state.failed {
-            return Err(DurabilityError::Failed(reason.clone()));
-        }
-        let next = state.next;
-        drop(state);
+        let next = self.shared.state.lock().next_offset()?;
         *self.shared.schema.lock() = schema;
         if file.len == segment::HEADER_LEN as u64 {
             // An empty segment starts at the next offset: it is made again for `schema`.

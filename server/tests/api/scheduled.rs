@@ -45,7 +45,7 @@ fn compiled() -> &'static CompiledModule {
 }
 
 /// A server over the `scheduled` module on `clock`, with its tables in a commit log in `dir`
-/// if given; its router; and the server served.
+/// if given, and an admin side; its router; and the server served.
 async fn serve(clock: &Arc<ManualClock>, dir: Option<&Path>) -> (Router, Live) {
     let env = match dir {
         Some(dir) => InstanceEnv::unloaded()
@@ -54,8 +54,16 @@ async fn serve(clock: &Arc<ManualClock>, dir: Option<&Path>) -> (Router, Live) {
     };
     let module =
         WasmModule::load(compiled(), WasmConfig::default(), env).expect("the module loads");
+    let admin = wasmod_server::AdminOptions {
+        token: wasmod_server::OperatorToken::new(crate::support::OPERATOR).expect("a token"),
+        dispatch_report: None,
+        logs: wasmod_server::logfeed::LogFeed::with_defaults(),
+        keep_published: None,
+        inspect: None,
+    };
     let sides = Sides {
         clock: Some(clock.clone()),
+        admin: Some(admin),
         ..Sides::default()
     };
     let server = Server::with_sides(
@@ -309,29 +317,7 @@ async fn timers_missed_while_stopped_fire_at_start() {
 #[tokio::test]
 async fn timers_fire_after_a_new_build_is_published() {
     let clock = clock();
-    let module = WasmModule::load(compiled(), WasmConfig::default(), InstanceEnv::unloaded())
-        .expect("the module loads");
-    let admin = wasmod_server::AdminOptions {
-        token: wasmod_server::OperatorToken::new(crate::support::OPERATOR).expect("a token"),
-        dispatch_report: None,
-        logs: wasmod_server::logfeed::LogFeed::with_defaults(),
-        keep_published: None,
-        inspect: None,
-    };
-    let sides = Sides {
-        clock: Some(clock.clone()),
-        admin: Some(admin),
-        ..Sides::default()
-    };
-    let server = Server::with_sides(
-        module,
-        Secret::from_bytes(crate::support::SECRET),
-        ServerConfig::default(),
-        sides,
-    )
-    .expect("the server starts");
-    let router = server.router();
-    let live = Live::serve(server).await;
+    let (router, live) = serve(&clock, None).await;
     let (_, token) = identity(&router).await;
     call(
         &router,

@@ -18,6 +18,19 @@ fn notes_router(config: ServerConfig) -> Router {
     admin_server(notes(), config, None, LogFeed::with_defaults()).router()
 }
 
+/// Build 1 of the notes module served on a loopback port, with an admin side, and its router
+/// (drop it before stopping the server: it holds the module's thread).
+async fn served_notes() -> (Router, Live) {
+    let server = admin_server(
+        notes(),
+        ServerConfig::default(),
+        None,
+        LogFeed::with_defaults(),
+    );
+    let router = server.router();
+    (router, Live::serve(server).await)
+}
+
 /// `POST /v1/admin/module` with `wasm`, as the operator (or as nobody).
 async fn publish(router: &Router, wasm: Vec<u8>, operator: bool) -> Answer {
     let token = operator.then_some(OPERATOR);
@@ -187,14 +200,7 @@ async fn refused_builds_leave_the_old_one_serving() {
 
 #[tokio::test]
 async fn a_socket_keeps_calling_across_a_swap() {
-    let server = admin_server(
-        notes(),
-        ServerConfig::default(),
-        None,
-        LogFeed::with_defaults(),
-    );
-    let router = server.router();
-    let live = Live::serve(server).await;
+    let (router, live) = served_notes().await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;
     client.send(call_reducer(1, "add_note", &["before"])).await;
@@ -271,14 +277,7 @@ fn calls_found_in_the_old_build_run_on_the_new_one_only_if_it_has_them_alike() {
 
 #[tokio::test]
 async fn subscriptions_over_unchanged_tables_go_on_across_a_swap_and_the_others_end() {
-    let server = admin_server(
-        notes(),
-        ServerConfig::default(),
-        None,
-        LogFeed::with_defaults(),
-    );
-    let router = server.router();
-    let live = Live::serve(server).await;
+    let (router, live) = served_notes().await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;
     client.send(subscribe(1, &["SELECT * FROM tag"])).await;
