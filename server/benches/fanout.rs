@@ -32,7 +32,7 @@ use wasmod_host::datastore::{CommitMeta, CommitReceiver, Database};
 use wasmod_protocol::ws::Compression;
 use wasmod_server::build::Build;
 use wasmod_server::realtime::broadcast;
-use wasmod_server::realtime::fanout::{Evaluator, Request};
+use wasmod_server::realtime::fanout::{Evaluator, Request, Subscribing};
 use wasmod_server::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver, Update};
 use wasmod_server::realtime::stats::Stats;
 use wasmod_server::realtime::window::WindowBounds;
@@ -119,14 +119,14 @@ impl Fanout {
                 identity: Identity::ZERO,
                 outbox,
             };
-            let subscribe = Request::Subscribe {
+            let subscribe = Request::Subscribe(Subscribing {
                 connection,
                 query_set_id: 1,
                 texts: vec![text.to_owned()],
                 queries: vec![query.bind(Identity::ZERO)],
                 build: build.number,
                 resume_from: None,
-            };
+            });
             for request in [open, subscribe] {
                 let mut request = Some(request);
                 while let Some(waiting) = request.take() {

@@ -15,7 +15,7 @@ use wasmod_host::datastore::durability::Options;
 use wasmod_host::datastore::{CommitMeta, CommitReceiver, Database};
 use wasmod_protocol::ws::{Compression, JsonServerMessage, ServerMessage};
 use wasmod_server::build::Build;
-use wasmod_server::realtime::fanout::{Evaluator, Request};
+use wasmod_server::realtime::fanout::{Evaluator, Request, Subscribing};
 use wasmod_server::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver};
 use wasmod_server::realtime::stats::Stats;
 use wasmod_server::realtime::window::WindowBounds;
@@ -161,14 +161,14 @@ impl Server {
                     .bind(Identity::ZERO)
             })
             .collect();
-        self.ask(Request::Subscribe {
+        self.ask(Request::Subscribe(Subscribing {
             connection: client.connection,
             query_set_id: id,
             texts: texts.iter().map(|text| (*text).to_owned()).collect(),
             queries,
             build: build.number,
             resume_from,
-        });
+        }));
     }
 
     /// Commits one transaction inserting `rows` (table name, encoded row) in the tables of

@@ -105,21 +105,7 @@ pub enum Request {
         outbox: Outbox,
     },
     /// Subscribe the connection to `queries` as query set `query_set_id`.
-    Subscribe {
-        /// The connection.
-        connection: ConnectionId,
-        /// The client's id for the query set.
-        query_set_id: u32,
-        /// The queries as the client wrote them, one per query.
-        texts: Vec<String>,
-        /// The queries, parsed, checked and bound to the connection's identity.
-        queries: Vec<BoundQuery>,
-        /// The number of the build whose tables `queries` were bound against
-        /// ([`Build::number`]).
-        build: u64,
-        /// The last offset the client applied, if it is resuming.
-        resume_from: Option<u64>,
-    },
+    Subscribe(Subscribing),
     /// End the connection's query set `query_set_id`.
     Unsubscribe {
         /// The connection.
@@ -516,24 +502,7 @@ impl Evaluator {
                 self.sessions
                     .insert(connection, Session::new(identity, outbox));
             }
-            Request::Subscribe {
-                connection,
-                query_set_id,
-                texts,
-                queries,
-                build,
-                resume_from,
-            } => {
-                let set = Subscribing {
-                    connection,
-                    query_set_id,
-                    texts,
-                    queries,
-                    build,
-                    resume_from,
-                };
-                self.subscribe(set, read);
-            }
+            Request::Subscribe(set) => self.subscribe(set, read),
             Request::Unsubscribe {
                 connection,
                 query_set_id,
@@ -752,14 +721,22 @@ impl<'a> Read<'a> {
     }
 }
 
-/// A [`Request::Subscribe`], taken apart.
-struct Subscribing {
-    connection: ConnectionId,
-    query_set_id: u32,
-    texts: Vec<String>,
-    queries: Vec<BoundQuery>,
-    build: u64,
-    resume_from: Option<u64>,
+/// A query set to subscribe ([`Request::Subscribe`]).
+#[derive(Debug)]
+pub struct Subscribing {
+    /// The connection.
+    pub connection: ConnectionId,
+    /// The client's id for the query set.
+    pub query_set_id: u32,
+    /// The queries as the client wrote them, one per query.
+    pub texts: Vec<String>,
+    /// The queries, parsed, checked and bound to the connection's identity.
+    pub queries: Vec<BoundQuery>,
+    /// The number of the build whose tables `queries` were bound against
+    /// ([`Build::number`]).
+    pub build: u64,
+    /// The last offset the client applied, if it is resuming.
+    pub resume_from: Option<u64>,
 }
 
 /// Adds every one of `queries` to `subscriptions`, all or nothing: their ids, or why one

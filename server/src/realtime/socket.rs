@@ -20,7 +20,7 @@
 
 use super::calls::{self, CallKind, Calls, CallsSetup};
 use super::close::{self, Close};
-use super::fanout::Request;
+use super::fanout::{Request, Subscribing};
 use super::limits::CLOSE_TIMEOUT;
 use super::outbox::{self, Introduction, OneOffRows, Outbound, Outbox};
 use super::rows::QueryRows;
@@ -253,14 +253,14 @@ impl<W: Wire> Reader<'_, W> {
             .collect();
         match bound {
             Ok(bound) => {
-                self.request(Request::Subscribe {
+                self.request(Request::Subscribe(Subscribing {
                     connection: self.connection,
                     query_set_id,
                     texts: queries,
                     queries: bound,
                     build: build.number,
                     resume_from,
-                })
+                }))
                 .await
             }
             Err(message) => {
