@@ -15,6 +15,7 @@
 //! before it decodes anything else ([`decode`]), so that a host meeting a description newer
 //! than it understands says so, instead of failing somewhere inside the decoding.
 
+use crate::elements;
 use crate::encoding::{self, DecodeError, Encode, Reader};
 use crate::kind::EntryKind;
 use crate::schema::{AlgebraicType, Field, TypeDef, Typespace};
@@ -374,6 +375,40 @@ impl ModuleDef {
     pub fn entry_point_names(&self) -> impl Iterator<Item = (EntryKind, &str)> {
         self.entry_points().map(|entry| (entry.kind, entry.name))
     }
+}
+
+/// Checks every type of a module's description against the bounds on the elements of a
+/// decoded value ([`elements::check_type`]): the named types, each entry point's arguments
+/// (decoded as one product of its parameters) and each return type. The error names the type
+/// or the entry point at fault.
+pub fn check_elements(def: &ModuleDef) -> Result<(), String> {
+    let typespace = &def.typespace;
+    for (index, named) in typespace.types.iter().enumerate() {
+        elements::check_type(&named.ty, typespace).map_err(|error| {
+            format!("type `{}` (#{index} of the typespace): {error}", named.name)
+        })?;
+    }
+    for entry in def.entry_points() {
+        let arguments = AlgebraicType::Product(
+            entry
+                .params
+                .iter()
+                .map(|param| Field::named(&param.name, param.ty.clone()))
+                .collect(),
+        );
+        elements::check_type(&arguments, typespace).map_err(|error| {
+            format!("the arguments of {} `{}`: {error}", entry.kind, entry.name)
+        })?;
+        if let Some(returns) = entry.returns {
+            elements::check_type(returns, typespace).map_err(|error| {
+                format!(
+                    "the return type of {} `{}`: {error}",
+                    entry.kind, entry.name
+                )
+            })?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -22,9 +22,8 @@
 //! make them do more work than the bytes allow.
 
 use crate::encoding::DecodeError;
+use crate::encoding::MAX_DEPTH;
 use crate::schema::{AlgebraicType, Typespace};
-use crate::value::MAX_DEPTH;
-use crate::ModuleDef;
 use core::fmt;
 use std::collections::HashMap;
 
@@ -118,7 +117,7 @@ pub(crate) fn zero_sized_elements(
     depth: usize,
 ) -> Result<Option<usize>, DecodeError> {
     use AlgebraicType as T;
-    if depth >= MAX_DEPTH {
+    if depth >= MAX_DEPTH as usize {
         return Err(DecodeError::TooDeep);
     }
     Ok(
@@ -203,39 +202,6 @@ pub fn check_type(ty: &AlgebraicType, typespace: &Typespace) -> Result<(), Eleme
         }),
         _ => Ok(()),
     }
-}
-
-/// Checks every type of a module's description ([`check_type`]): the named types, each entry
-/// point's arguments (decoded as one product of its parameters) and each return type. The
-/// error names the type or the entry point at fault.
-pub fn check_description(def: &ModuleDef) -> Result<(), String> {
-    let typespace = &def.typespace;
-    for (index, named) in typespace.types.iter().enumerate() {
-        check_type(&named.ty, typespace).map_err(|error| {
-            format!("type `{}` (#{index} of the typespace): {error}", named.name)
-        })?;
-    }
-    for entry in def.entry_points() {
-        let arguments = AlgebraicType::Product(
-            entry
-                .params
-                .iter()
-                .map(|param| crate::Field::named(&param.name, param.ty.clone()))
-                .collect(),
-        );
-        check_type(&arguments, typespace).map_err(|error| {
-            format!("the arguments of {} `{}`: {error}", entry.kind, entry.name)
-        })?;
-        if let Some(returns) = entry.returns {
-            check_type(returns, typespace).map_err(|error| {
-                format!(
-                    "the return type of {} `{}`: {error}",
-                    entry.kind, entry.name
-                )
-            })?;
-        }
-    }
-    Ok(())
 }
 
 /// An upper bound on the elements of every value of a type: at most
@@ -350,7 +316,7 @@ impl<'a> Analysis<'a> {
                 | T::Product(_)
                 | T::Sum(_)
         );
-        if compound && depth >= MAX_DEPTH {
+        if compound && depth >= MAX_DEPTH as usize {
             return Ok(None);
         }
         let inner = depth + 1;

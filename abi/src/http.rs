@@ -37,6 +37,12 @@ impl Method {
         }
     }
 
+    /// The methods of `methods` as an `Allow` header names them: `"GET, POST"`.
+    pub fn list(methods: &[Self]) -> String {
+        let names: Vec<&str> = methods.iter().map(|method| method.as_str()).collect();
+        names.join(", ")
+    }
+
     /// Parses a method as written on the wire (upper case).
     pub fn parse(text: &str) -> Option<Self> {
         [
@@ -51,6 +57,18 @@ impl Method {
         .into_iter()
         .find(|method| method.as_str() == text)
     }
+}
+
+/// Why no HTTP handler answers `method` on `uri`: no route matches the path (`allowed` is
+/// empty), or routes do for the `allowed` methods only. The one wording of the refusal, which
+/// the host and the server both answer with.
+pub fn unrouted(method: Method, uri: &str, allowed: &[Method]) -> String {
+    let takes = if allowed.is_empty() {
+        String::new()
+    } else {
+        format!(": it takes {}", Method::list(allowed))
+    };
+    format!("no http handler answers {} {uri}{takes}", method.as_str())
 }
 
 /// An HTTP request.
@@ -195,4 +213,21 @@ fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a st
         .iter()
         .find(|(key, _)| key.eq_ignore_ascii_case(name))
         .map(|(_, value)| value.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unrouted_request_names_the_methods_that_have_handlers() {
+        assert_eq!(
+            unrouted(Method::Delete, "/items/1", &[Method::Get, Method::Put]),
+            "no http handler answers DELETE /items/1: it takes GET, PUT"
+        );
+        assert_eq!(
+            unrouted(Method::Get, "/nowhere?x=1", &[]),
+            "no http handler answers GET /nowhere?x=1"
+        );
+    }
 }

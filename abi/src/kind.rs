@@ -120,6 +120,18 @@ impl core::fmt::Display for EntryKind {
     }
 }
 
+/// Every dispatch export, in the order of [`EntryKind::ALL`] (read off
+/// [`EntryKind::export`]).
+pub const DISPATCH_EXPORTS: [&str; EntryKind::ALL.len()] = {
+    let mut exports = [""; EntryKind::ALL.len()];
+    let mut index = 0;
+    while index < exports.len() {
+        exports[index] = EntryKind::ALL[index].export();
+        index += 1;
+    }
+    exports
+};
+
 #[cfg(test)]
 mod tests {
     use super::EntryKind;

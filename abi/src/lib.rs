@@ -7,7 +7,8 @@
 //! - [`description`]: what a module declares ([`ModuleDef`]), how ids are assigned, and the
 //!   versioned encoding of the description;
 //! - [`elements`]: how many elements a decoded value may have for its bytes, and the check
-//!   of a description's types against that bound;
+//!   of a type against that bound (of every type of a description:
+//!   [`description::check_elements`]);
 //! - [`errno`]: the error codes of imports and exports;
 //! - [`names`]: the import module and export names, and the ABI version;
 //! - [`imports`]: values the imports exchange (log levels, iterator advances);

@@ -29,18 +29,6 @@ pub const CALL_VIEW_ANON: &str = "__call_view_anon__";
 /// HTTP handler dispatch: `(id: u32, timestamp: i64, request: u32, response: u32) -> i16`.
 pub const CALL_HTTP_HANDLER: &str = "__call_http_handler__";
 
-/// Every dispatch export, in the order of [`EntryKind::ALL`](crate::EntryKind::ALL) (read off
-/// [`EntryKind::export`](crate::EntryKind::export)).
-pub const DISPATCH_EXPORTS: [&str; crate::EntryKind::ALL.len()] = {
-    let mut exports = [""; crate::EntryKind::ALL.len()];
-    let mut index = 0;
-    while index < exports.len() {
-        exports[index] = crate::EntryKind::ALL[index].export();
-        index += 1;
-    }
-    exports
-};
-
 /// The value a row-iterator advance or a byte-source read returns when nothing is left.
 pub const EXHAUSTED: i16 = -1;
 

@@ -1,6 +1,6 @@
 //! Property tests of the decoders that take a module's bytes: [`Value::decode`] and
 //! [`Value::skip`] against a type, the module description ([`description::decode`]) and the
-//! check of its types ([`elements::check_description`]).
+//! check of its types ([`description::check_elements`]).
 //!
 //! Each decoder gets tame values' encodings (which must round-trip), the same encodings
 //! mutated (bit flips, cuts, counts set to huge values), and arbitrary bytes against hostile
@@ -220,7 +220,7 @@ fn check_description_decoder(bytes: &[u8]) -> Result<ModuleDef, DescriptionError
         bytes.len()
     );
     if let Ok(def) = &decoded {
-        let _ = elements::check_description(def);
+        let _ = description::check_elements(def);
     }
     decoded
 }

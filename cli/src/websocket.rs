@@ -1,6 +1,7 @@
-//! A connection to a server's `GET /v1/subscribe`, in the JSON subprotocol
-//! (`v1.json.wasmod`, `docs/protocol.md`), for the commands that talk to a running server over
-//! its WebSocket (`subscribe`, `sql`).
+//! The commands that talk to a running server over its WebSocket (`subscribe`, `sql`): its
+//! URL, and a connection in the JSON subprotocol (`v1.json.wasmod`, `docs/protocol.md`) over
+//! the client SDK's socket ([`wasmod_client::socket`], the tree's one WebSocket client), with
+//! what can go wrong said as the command's [`Failure`]s.
 //!
 //! The commands take the server's base URL, as `wasmod call` does: `http://host:port` (or
 //! `ws://host:port`) becomes `ws://host:port/v1/subscribe`. Only plain connections are made:
@@ -13,32 +14,15 @@
 //! it came (for commands that print it) and parsed (for those that act on it); a close from the
 //! server, or a socket that ends without one, is a [`Failure`] that says why.
 
+use crate::api;
 use crate::failure::{Failure, Result};
 use crate::output;
-use futures_util::{SinkExt, StreamExt};
 use std::future::Future;
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Error, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-use wasmod_abi::Identity;
-use wasmod_protocol::ws::{JsonClientMessage, JsonServerMessage, JSON_PROTOCOL};
-use wasmod_protocol::ErrorBody;
+use wasmod_client::socket::{self, Closed, Json, JsonMessage, OpenError, Received};
+use wasmod_protocol::ws::JsonClientMessage;
 
 /// The endpoint's path under the server's base URL.
 const ENDPOINT: &str = "/v1/subscribe";
-
-/// The largest message (and frame) read from the server. The server bounds the rows it queues
-/// for a client by their binary size (16 MiB by default); the same rows in JSON are a few
-/// times larger, so the reader's bound is well above that rather than tungstenite's 16 MiB
-/// frames.
-const MAX_MESSAGE: usize = 256 << 20;
-
-/// How long [`Connection::close`] waits for the server to answer the close frame.
-const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Whether `target` names a server (rather than a module): a URL of one of the schemes the
 /// commands know, including the ones they refuse with a reason.
@@ -91,171 +75,101 @@ pub fn run<T>(task: impl Future<Output = Result<T>>) -> Result<T> {
         .block_on(task)
 }
 
-/// The socket of a connection.
-type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
 /// An open connection, past its `IdentityToken`.
 pub struct Connection {
-    socket: Socket,
+    socket: socket::Connection<Json>,
     url: String,
-    /// The identity the connection runs as.
-    pub identity: Identity,
-    /// A token for that identity, freshly issued by the server.
-    pub token: String,
     /// Whether the identity is new: the connection was made without a token.
     issued: bool,
 }
 
-/// A message from the server: its text as sent, and what it says.
-pub struct Received {
-    /// The text frame.
-    pub text: String,
-    /// The frame, parsed.
-    pub message: JsonServerMessage,
-}
-
 impl Connection {
     /// Connects to the server at `base` as the identity of `token` (a new identity without
-    /// one), and reads its `IdentityToken`.
+    /// one), and reads its `IdentityToken`, within [`api::TIMEOUT`].
     pub async fn connect(base: &str, token: Option<&str>) -> Result<Self> {
-        let token_given = token;
         let url = endpoint(base)?;
-        let mut request = url
-            .as_str()
-            .into_client_request()
-            .map_err(|error| Failure::usage(format!("{url}: {error}")))?;
-        let headers = request.headers_mut();
-        headers.insert(
-            "Sec-WebSocket-Protocol",
-            HeaderValue::from_static(JSON_PROTOCOL),
-        );
-        if let Some(token) = token {
-            let bearer = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                Failure::usage("--token is not a token: it has characters a header cannot carry")
-            })?;
-            headers.insert("Authorization", bearer);
-        }
-        let config = WebSocketConfig::default()
-            .max_message_size(Some(MAX_MESSAGE))
-            .max_frame_size(Some(MAX_MESSAGE));
-        let (mut socket, _) =
-            tokio_tungstenite::connect_async_with_config(request, Some(config), true)
-                .await
-                .map_err(|error| handshake_failure(&url, error))?;
-        match read(&mut socket, &url).await?.message {
-            JsonServerMessage::IdentityToken {
-                identity, token, ..
-            } => Ok(Self {
-                socket,
-                url,
-                identity,
-                token,
-                issued: token_given.is_none(),
-            }),
-            _ => Err(Failure::module(format!(
-                "{url}: the server's first message is not its IdentityToken"
-            ))),
-        }
+        let socket = socket::Connection::open(&url, token, api::TIMEOUT)
+            .await
+            .map_err(|error| open_failure(&url, error))?;
+        Ok(Self {
+            socket,
+            url,
+            issued: token.is_none(),
+        })
     }
 
     /// Says whom the connection runs as: a new identity with its token on stderr
     /// ([`output::new_identity`]), so that its rows are not orphaned; a given one in the log.
     pub fn announce(&self) {
+        let session = self.socket.session();
         if self.issued {
-            output::new_identity(&self.identity, &self.token);
+            output::new_identity(&session.identity, &session.token);
         } else {
-            tracing::info!(identity = %self.identity, "connected");
+            tracing::info!(identity = %session.identity, "connected");
         }
     }
 
     /// Sends `message`.
     pub async fn send(&mut self, message: &JsonClientMessage) -> Result {
         self.socket
-            .send(Message::text(message.to_json()))
+            .send(message)
             .await
             .map_err(|error| Failure::module(format!("sending to {}: {error}", self.url)))
     }
 
     /// The server's next message. Pings are answered as frames are read; a close from the
     /// server, or the end of the socket, is a failure that says which.
-    pub async fn next(&mut self) -> Result<Received> {
-        read(&mut self.socket, &self.url).await
+    pub async fn next(&mut self) -> Result<JsonMessage> {
+        match self.socket.next().await {
+            Ok(Received::Message(message)) => Ok(message),
+            Ok(Received::Closed(closed)) => Err(closed_failure(&self.url, closed)),
+            Err(error) => Err(Failure::module(format!("{}: {error}", self.url))),
+        }
     }
 
     /// Closes the connection with `1000` and waits (a little) for the server's close frame, so
     /// that the server sees a clean close and runs the connection's `client_disconnected`.
-    pub async fn close(mut self) {
-        let frame = CloseFrame {
-            code: CloseCode::Normal,
-            reason: "".into(),
-        };
-        if self.socket.close(Some(frame)).await.is_err() {
-            return;
-        }
-        let drained = async { while let Some(Ok(_)) = self.socket.next().await {} };
-        if tokio::time::timeout(CLOSE_GRACE, drained).await.is_err() {
-            tracing::warn!(url = %self.url, "the server did not answer the close frame");
-        }
+    pub async fn close(self) {
+        self.socket.close().await;
     }
 }
 
-/// The next message from the server at `url` on `socket` (see [`Connection::next`]).
-async fn read(socket: &mut Socket, url: &str) -> Result<Received> {
-    loop {
-        let frame = socket.next().await.ok_or_else(|| {
-            Failure::module(format!("{url}: the connection ended without a close frame"))
-        })?;
-        match frame {
-            Ok(Message::Text(text)) => {
-                let message = JsonServerMessage::from_json(text.as_str()).map_err(|error| {
-                    Failure::module(format!("{url}: {error}: {}", text.as_str()))
-                })?;
-                return Ok(Received {
-                    text: text.as_str().to_owned(),
-                    message,
-                });
-            }
-            Ok(Message::Binary(_)) => {
-                return Err(Failure::module(format!(
-                    "{url}: a binary frame on the JSON protocol"
-                )))
-            }
-            Ok(Message::Close(frame)) => return Err(closed(url, frame)),
-            Ok(Message::Ping(_) | Message::Pong(_) | Message::Frame(_)) => {}
-            Err(error) => return Err(Failure::module(format!("reading from {url}: {error}"))),
+/// The failure for the server at `url` closing the socket as `closed` says.
+fn closed_failure(url: &str, closed: Closed) -> Failure {
+    match closed {
+        Closed::ByServer {
+            code: Some(code),
+            reason,
+        } if reason.is_empty() => {
+            Failure::module(format!("{url}: the server closed the connection ({code})"))
         }
-    }
-}
-
-/// The failure for the close `frame` of the server at `url`.
-fn closed(url: &str, frame: Option<CloseFrame>) -> Failure {
-    match frame {
-        Some(frame) if frame.reason.is_empty() => Failure::module(format!(
-            "{url}: the server closed the connection ({})",
-            u16::from(frame.code)
+        Closed::ByServer {
+            code: Some(code),
+            reason,
+        } => Failure::module(format!(
+            "{url}: the server closed the connection ({code}): {reason}"
         )),
-        Some(frame) => Failure::module(format!(
-            "{url}: the server closed the connection ({}): {}",
-            u16::from(frame.code),
-            frame.reason.as_str()
-        )),
-        None => Failure::module(format!("{url}: the server closed the connection")),
+        Closed::ByServer { code: None, .. } => {
+            Failure::module(format!("{url}: the server closed the connection"))
+        }
+        Closed::Ended(why) => Failure::module(format!("{url}: {why}")),
     }
 }
 
-/// Why the handshake with `url` failed, for people: a refused upgrade says the server's own
-/// error (a bad or expired token, a missing subprotocol); the rest is the connection's error.
-fn handshake_failure(url: &str, error: Error) -> Failure {
+/// Why the connection to `url` did not open, for people: a refused upgrade says the server's
+/// own error (a bad or expired token, a missing subprotocol), and what the server said once
+/// the socket was open is the module's failure rather than a usage error.
+fn open_failure(url: &str, error: OpenError) -> Failure {
     match error {
-        Error::Http(response) => {
-            let status = response.status();
-            let body = response.body().as_deref().unwrap_or_default();
-            let reason = match serde_json::from_slice::<ErrorBody>(body) {
-                Ok(body) => format!("{}: {}", body.error.code, body.error.message),
-                Err(_) => String::from_utf8_lossy(body).into_owned(),
-            };
+        OpenError::Refused { status, reason } => {
             Failure::usage(format!("{url} refused the connection ({status}): {reason}"))
         }
+        OpenError::Token => {
+            Failure::usage("--token is not a token: it has characters a header cannot carry")
+        }
+        OpenError::Closed(closed) => closed_failure(url, closed),
+        OpenError::FirstMessage(why) => Failure::module(format!("{url}: {why}")),
+        OpenError::TimedOut(_) => Failure::module(format!("cannot connect to {url}: {error}")),
         other => Failure::usage(format!("cannot connect to {url}: {other}")),
     }
 }

@@ -371,3 +371,66 @@ fn serve_refuses_a_zero_ping_interval_before_anything_else() {
         text(&zero.stderr)
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn serve_refuses_token_files_other_users_may_read_before_anything_else() {
+    use std::os::unix::fs::PermissionsExt;
+    let temp = tempfile::tempdir().expect("a directory");
+    let file = temp.path().join("token");
+    std::fs::write(&file, "an-operator-token-for-the-tests\n").expect("write");
+    let path = file.to_str().expect("a UTF-8 path");
+    let serve = |flags: &[&str]| {
+        let mut args = vec!["serve", "no-such-module"];
+        args.extend(flags);
+        wasmod(&args, temp.path())
+    };
+    let publish = ["--publish", "redis://127.0.0.1:1/commits"];
+    for loose in [0o644, 0o640, 0o604, 0o620] {
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(loose)).expect("chmod");
+        for flags in [
+            vec!["--operator-token-file", path],
+            [&publish[..], &["--edge-token-file", path]].concat(),
+        ] {
+            let refused = serve(&flags);
+            let said = text(&refused.stderr);
+            assert_eq!(refused.status.code(), Some(2), "{flags:?}: {said}");
+            assert!(said.contains(&format!("(mode {loose:o})")), "{said}");
+            assert!(said.contains(&format!("chmod 600 {path}")), "{said}");
+        }
+        // The commands that send the token read it the same way, before anything is sent.
+        let nowhere = "http://127.0.0.1:1";
+        for args in [
+            vec!["logs", nowhere, "--operator-token-file", path],
+            vec![
+                "publish",
+                nowhere,
+                "no-such.wasm",
+                "--operator-token-file",
+                path,
+            ],
+        ] {
+            let refused = wasmod(&args, temp.path());
+            let said = text(&refused.stderr);
+            assert_eq!(refused.status.code(), Some(2), "{args:?}: {said}");
+            assert!(
+                said.contains(&format!("chmod 600 {path}")),
+                "{args:?}: {said}"
+            );
+        }
+    }
+    // A private file is read: the next thing refused is the missing module.
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let read = serve(&["--operator-token-file", path]);
+    let said = text(&read.stderr);
+    assert!(!said.contains("--operator-token-file"), "{said}");
+    assert!(said.contains("no-such-module"), "{said}");
+    // Its token is checked like one given on the command line.
+    std::fs::write(&file, "short").expect("write");
+    let short = serve(&["--operator-token-file", path]);
+    assert!(
+        text(&short.stderr).contains("--operator-token-file: the token in"),
+        "{}",
+        text(&short.stderr)
+    );
+}

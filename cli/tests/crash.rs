@@ -78,23 +78,30 @@ fn random_below(bound: u64) -> u64 {
     u64::from(nanos.wrapping_mul(2_654_435_761)) % bound
 }
 
-/// Every message's text in the server's `message` table, with how often it appears.
+/// Every message's text in the server's `message` table, with how often it appears, read page
+/// after page (a round sends hundreds: more than a page may hold).
 fn messages(agent: &Agent, base: &str, sender: &str) -> BTreeMap<String, usize> {
-    let mut response = agent
-        .get(format!("{base}/v1/tables/message"))
-        .call()
-        .expect("the table is readable");
-    assert_eq!(response.status().as_u16(), 200);
-    let body: Value =
-        serde_json::from_str(&response.body_mut().read_to_string().expect("a body")).unwrap();
     let mut texts = BTreeMap::new();
-    for row in body["rows"].as_array().expect("rows") {
-        assert_eq!(row["sender"], sender, "a whole row: {row}");
-        assert!(row["sent"].is_number() || row["sent"].is_string(), "{row}");
-        let text = row["text"].as_str().expect("a text").to_owned();
-        *texts.entry(text).or_insert(0) += 1;
+    let mut cursor = String::new();
+    loop {
+        let mut response = agent
+            .get(format!("{base}/v1/tables/message?limit=10000{cursor}"))
+            .call()
+            .expect("the table is readable");
+        assert_eq!(response.status().as_u16(), 200);
+        let body: Value =
+            serde_json::from_str(&response.body_mut().read_to_string().expect("a body")).unwrap();
+        for row in body["rows"].as_array().expect("rows") {
+            assert_eq!(row["sender"], sender, "a whole row: {row}");
+            assert!(row["sent"].is_number() || row["sent"].is_string(), "{row}");
+            let text = row["text"].as_str().expect("a text").to_owned();
+            *texts.entry(text).or_insert(0) += 1;
+        }
+        match body["next_cursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => return texts,
+        }
     }
-    texts
 }
 
 #[test]

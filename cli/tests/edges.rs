@@ -42,11 +42,10 @@ impl Cluster {
     fn start(primary_args: &[&str]) -> Self {
         let redis = RedisServer::start();
         let dir = tempfile::tempdir().expect("a directory");
-        std::fs::write(
-            dir.path().join("edge-token"),
+        private_file(
+            &dir.path().join("edge-token"),
             "an edge token for the tests\n",
-        )
-        .expect("the token file");
+        );
         let mut cluster = Self {
             redis,
             dir,
@@ -260,6 +259,13 @@ fn rss_kib(pid: u32) -> u64 {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmRSS")
+}
+
+/// Writes `text` to a file at `path` only its owner may read, as token files must be.
+fn private_file(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("a file");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
 }
 
 /// Sends `signal` (`STOP`, `CONT`) to process `pid`.
@@ -674,7 +680,7 @@ fn a_stuck_edge_costs_the_primary_and_redis_nothing_and_bootstraps_again_on_resu
 fn an_edge_refuses_to_start_without_the_right_token_or_a_primary_that_serves_edges() {
     let cluster = Cluster::start(&[]);
     let wrong = cluster.dir.path().join("wrong-token");
-    std::fs::write(&wrong, "not the edge token at all").expect("a file");
+    private_file(&wrong, "not the edge token at all");
     let secret = cluster.dir.path().join("primary").join("identity-secret");
     let stream = format!("{}/{STREAM}", cluster.redis.server());
     let output = Command::new(env!("CARGO_BIN_EXE_wasmod"))

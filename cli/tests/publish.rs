@@ -37,10 +37,19 @@ fn notes(base: &str) -> Vec<Value> {
     rows
 }
 
-/// `wasmod publish base module` with `token`, from `dir`.
+/// `wasmod publish base module` with `token`, from `dir`: the token in a private file there
+/// (`--operator-token-file`), as the docs advise.
 fn publish(base: &str, module: &Path, token: &str, dir: &Path) -> std::process::Output {
+    use std::os::unix::fs::PermissionsExt;
     let module = module.to_str().expect("a UTF-8 path");
-    wasmod(&["publish", base, module, "--operator-token", token], dir)
+    let file = dir.join("operator-token");
+    std::fs::write(&file, token).expect("written");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let file = file.to_str().expect("a UTF-8 path");
+    wasmod(
+        &["publish", base, module, "--operator-token-file", file],
+        dir,
+    )
 }
 
 #[test]

@@ -7,67 +7,22 @@
 //! waits for its own answer.
 
 use crate::cache::{Cache, PrimaryKey};
-use crate::connection::{self, Backoff, Pending};
-use crate::delivery::{Callbacks, Deliveries};
+use crate::connection::{self, Backoff, CallKind, Command, Pending, ReducerOutcome};
+use crate::delivery::{Callbacks, Deliveries, Shared};
 use crate::error::Error;
 use crate::platform;
-use crate::socket::{self, Session};
+use crate::socket;
 use crate::state::{ConnectionState, ConnectionStates};
-use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionBuilder, SubscriptionState};
 use crate::table::{Listeners, TableHandle};
 use parking_lot::{Mutex, RwLock};
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::{AlgebraicType, ConnectionId, Decode, Encode, Identity, SchemaType, Typespace};
 use wasmod_protocol::description::ModuleDescription;
 use wasmod_protocol::ws::{Compression, RowList, TableRows};
-
-/// What the handle asks of the connection task.
-pub(crate) enum Command {
-    /// Send a call (the task gives it its request id) and answer `pending` with its answer.
-    Call {
-        kind: CallKind,
-        name: String,
-        args: Vec<u8>,
-        pending: Pending,
-    },
-    /// Run a one-off query.
-    OneOff {
-        query: String,
-        answer: oneshot::Sender<Result<Vec<TableRows<RowList>>, Error>>,
-    },
-    /// Subscribe a new query set.
-    Subscribe {
-        query_set_id: u32,
-        queries: Vec<String>,
-        on_applied: Option<AppliedCallback>,
-        on_error: Option<ErrorCallback>,
-        state: watch::Sender<SubscriptionState>,
-    },
-    /// End a query set.
-    Unsubscribe { query_set_id: u32 },
-    /// Close the socket and end the task.
-    Disconnect { done: oneshot::Sender<()> },
-}
-
-/// The kinds of entry point a client calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CallKind {
-    Reducer,
-    Procedure,
-    View,
-}
-
-/// The answer to a reducer call that committed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ReducerOutcome {
-    /// The commit's transaction offset; for a call that changed nothing, the last commit
-    /// before its answer.
-    pub offset: u64,
-}
 
 /// A table the application reads with its row type, declared before connecting.
 struct DeclaredTable {
@@ -187,11 +142,13 @@ impl ClientBuilder {
             }
         }
         let url = socket::subscribe_url(&self.url, self.compression)?;
-        let (socket, session) = socket::open(&url, self.token.as_deref()).await?;
+        let socket =
+            socket::Connection::open(&url, self.token.as_deref(), socket::HANDSHAKE_TIMEOUT)
+                .await?;
         let shared = Arc::new(Shared {
             cache: Arc::new(RwLock::new(cache)),
             listeners: Arc::new(Listeners::default()),
-            session: Mutex::new(session),
+            session: Mutex::new(socket.session().clone()),
             deliveries: Deliveries::new(self.callbacks),
             connection: ConnectionStates::default(),
         });
@@ -232,15 +189,6 @@ impl ClientBuilder {
                 ))
             })
     }
-}
-
-/// What the handle and the connection task share.
-pub(crate) struct Shared {
-    pub(crate) cache: Arc<RwLock<Cache>>,
-    pub(crate) listeners: Arc<Listeners>,
-    pub(crate) session: Mutex<Session>,
-    pub(crate) deliveries: Deliveries,
-    pub(crate) connection: ConnectionStates,
 }
 
 struct Inner {
@@ -313,11 +261,6 @@ impl Client {
     #[cfg(target_arch = "wasm32")]
     pub(crate) fn shared(&self) -> &Shared {
         &self.inner.shared
-    }
-
-    /// Sets up a subscription; see [`SubscriptionBuilder::subscribe`].
-    pub fn subscription(&self) -> SubscriptionBuilder {
-        SubscriptionBuilder::new(self.clone())
     }
 
     /// Calls reducer `name` with `args`, the encoding of its parameters (their product, in

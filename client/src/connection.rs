@@ -16,13 +16,13 @@
 //! reports only the difference either way).
 
 use crate::apply::{self, RowsPart};
-use crate::client::{CallKind, Command, ReducerOutcome, Shared};
+use crate::delivery::Shared;
 use crate::error::Error;
-use crate::platform::{self, Incoming};
-use crate::socket::{self, Frame, FrameDecoder, Socket};
+use crate::platform;
+use crate::socket::{self, Received};
 use crate::state::ConnectionState;
-use crate::subscription::{AppliedCallback, ErrorCallback, SubscriptionState};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -60,6 +60,71 @@ impl Backoff {
     }
 }
 
+/// What the handle asks of the connection task.
+pub(crate) enum Command {
+    /// Send a call (the task gives it its request id) and answer `pending` with its answer.
+    Call {
+        kind: CallKind,
+        name: String,
+        args: Vec<u8>,
+        pending: Pending,
+    },
+    /// Run a one-off query.
+    OneOff {
+        query: String,
+        answer: oneshot::Sender<Result<Vec<TableRows<RowList>>, Error>>,
+    },
+    /// Subscribe a new query set.
+    Subscribe {
+        query_set_id: u32,
+        queries: Vec<String>,
+        on_applied: Option<AppliedCallback>,
+        on_error: Option<ErrorCallback>,
+        state: watch::Sender<SubscriptionState>,
+        resumed: Arc<AtomicBool>,
+    },
+    /// End a query set.
+    Unsubscribe { query_set_id: u32 },
+    /// Close the socket and end the task.
+    Disconnect { done: oneshot::Sender<()> },
+}
+
+/// The kinds of entry point a client calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CallKind {
+    Reducer,
+    Procedure,
+    View,
+}
+
+/// The answer to a reducer call that committed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReducerOutcome {
+    /// The commit's transaction offset; for a call that changed nothing, the last commit
+    /// before its answer.
+    pub offset: u64,
+}
+
+/// Called once, when a query set's rows are first in the cache.
+pub(crate) type AppliedCallback = Box<dyn FnOnce() + Send>;
+
+/// Called when the server refuses a query set, with its message.
+pub(crate) type ErrorCallback = Box<dyn FnOnce(&str) + Send>;
+
+/// Where a query set stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SubscriptionState {
+    /// Sent, not answered yet.
+    Pending,
+    /// Its rows are in the cache, and its updates are being applied.
+    Applied,
+    /// The server refused it (the message says why); it holds nothing.
+    Failed(String),
+    /// Unsubscribed, or the client is gone.
+    Ended,
+}
+
 /// A call waiting for its answer.
 pub(crate) enum Pending {
     /// A reducer's: its `TransactionUpdate`.
@@ -86,6 +151,8 @@ struct QuerySet {
     on_applied: Option<AppliedCallback>,
     on_error: Option<ErrorCallback>,
     state: watch::Sender<SubscriptionState>,
+    /// Whether its rows last came resumed ([`crate::SubscriptionHandle::resumed`]).
+    resumed: Arc<AtomicBool>,
     /// Whether the cache holds its rows (so that a reconnection can resume it).
     applied: bool,
     /// The parts of its rows received so far (`SubscribeRows`), applied with the
@@ -100,12 +167,14 @@ impl QuerySet {
         on_applied: Option<AppliedCallback>,
         on_error: Option<ErrorCallback>,
         state: watch::Sender<SubscriptionState>,
+        resumed: Arc<AtomicBool>,
     ) -> Self {
         Self {
             queries,
             on_applied,
             on_error,
             state,
+            resumed,
             applied: false,
             parts: Vec::new(),
         }
@@ -115,7 +184,7 @@ impl QuerySet {
 /// The connection task's state.
 pub(crate) struct Connection {
     url: String,
-    socket: Option<Socket>,
+    socket: Option<socket::Connection>,
     shared: Arc<Shared>,
     reconnect: Option<Backoff>,
     next_request_id: u32,
@@ -123,8 +192,6 @@ pub(crate) struct Connection {
     query_sets: BTreeMap<u32, QuerySet>,
     /// The offset of the last transaction whose changes the cache holds.
     last_offset: Option<u64>,
-    /// Reads the socket's frames, keeping its decompressor across messages and sockets.
-    decoder: FrameDecoder,
 }
 
 /// How a turn of the task's loop ended.
@@ -139,7 +206,7 @@ enum Turn {
 impl Connection {
     pub(crate) fn new(
         url: String,
-        socket: Socket,
+        socket: socket::Connection,
         shared: Arc<Shared>,
         reconnect: Option<Backoff>,
     ) -> Self {
@@ -152,7 +219,6 @@ impl Connection {
             pending: HashMap::new(),
             query_sets: BTreeMap::new(),
             last_offset: None,
-            decoder: FrameDecoder::default(),
         }
     }
 }
@@ -170,7 +236,7 @@ pub(crate) async fn run(
                     Some(command) => connection.command(command).await,
                     None => Turn::Stop,
                 },
-                frame = socket.next() => connection.frame(frame),
+                received = socket.next() => connection.received(received),
             },
             None => connection.reconnect(&mut commands).await,
         };
@@ -187,8 +253,9 @@ pub(crate) async fn run(
                     .set(ConnectionState::Reconnecting);
             }
             Turn::Stop => {
-                if let Some(mut socket) = connection.socket.take() {
-                    socket.close().await;
+                if let Some(socket) = connection.socket.take() {
+                    // A close frame, without waiting for the answer: the task ends now.
+                    socket.split().0.close().await;
                 }
                 break;
             }
@@ -222,6 +289,7 @@ impl Connection {
                 on_applied,
                 on_error,
                 state,
+                resumed,
             } => {
                 let message = ClientMessage::Subscribe {
                     query_set_id,
@@ -230,7 +298,7 @@ impl Connection {
                 };
                 self.query_sets.insert(
                     query_set_id,
-                    QuerySet::new(queries, on_applied, on_error, state),
+                    QuerySet::new(queries, on_applied, on_error, state, resumed),
                 );
                 message
             }
@@ -251,25 +319,21 @@ impl Connection {
         let Some(socket) = self.socket.as_mut() else {
             return Turn::Lost;
         };
-        match socket::send(socket, message).await {
+        match socket.send(message).await {
             Ok(()) => Turn::Continue,
             Err(_) => Turn::Lost,
         }
     }
 
     /// Handles what the socket read.
-    fn frame(&mut self, frame: Option<Incoming>) -> Turn {
-        let Some(frame) = frame else {
-            return Turn::Lost;
-        };
-        match self.decoder.decode(frame) {
-            Ok(Frame::Message(message)) => {
+    fn received(&mut self, received: Result<Received<BinaryServerMessage>, Error>) -> Turn {
+        match received {
+            Ok(Received::Message(message)) => {
                 self.message(message);
                 Turn::Continue
             }
-            Ok(Frame::Control) => Turn::Continue,
-            Ok(Frame::Closed(reason)) => {
-                tracing::info!(%reason, "the server closed the socket");
+            Ok(Received::Closed(closed)) => {
+                tracing::info!(%closed, "the socket closed");
                 Turn::Lost
             }
             Err(error) => {
@@ -353,6 +417,7 @@ impl Connection {
         query_set.applied = true;
         let on_applied = query_set.on_applied.take();
         let state = query_set.state.clone();
+        let resumed_flag = query_set.resumed.clone();
         let mut parts = std::mem::take(&mut query_set.parts);
         parts.push(last);
         self.advance(offset);
@@ -364,6 +429,7 @@ impl Connection {
                 &parts,
                 resumed,
             );
+            resumed_flag.store(resumed, Ordering::Release);
             state.send_replace(SubscriptionState::Applied);
             if let Some(on_applied) = on_applied {
                 on_applied();
@@ -495,10 +561,11 @@ impl Connection {
                     },
                 }
             }
-            match socket::open(&self.url, Some(&token)).await {
-                Ok((socket, session)) => {
+            match socket::Connection::open(&self.url, Some(&token), socket::HANDSHAKE_TIMEOUT).await
+            {
+                Ok(socket) => {
                     tracing::info!("reconnected");
-                    *self.shared.session.lock() = session;
+                    *self.shared.session.lock() = socket.session().clone();
                     self.socket = Some(socket);
                     self.shared.connection.set(ConnectionState::Connected);
                     return self.resubscribe().await;
@@ -520,10 +587,11 @@ impl Connection {
                 on_applied,
                 on_error,
                 state,
+                resumed,
             } => {
                 self.query_sets.insert(
                     query_set_id,
-                    QuerySet::new(queries, on_applied, on_error, state),
+                    QuerySet::new(queries, on_applied, on_error, state, resumed),
                 );
             }
             Command::Unsubscribe { query_set_id } => self.forget_query_set(query_set_id),

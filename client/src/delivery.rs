@@ -9,9 +9,13 @@
 //! callbacks: a callback of one transaction never sees the rows of a later one, and a game
 //! loop reads a cache that changes only while it ticks.
 
-use crate::client::Shared;
-use parking_lot::Mutex;
+use crate::cache::Cache;
+use crate::socket::Session;
+use crate::state::ConnectionStates;
+use crate::table::Listeners;
+use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// Where row callbacks (and everything else a server message does to the cache and the
 /// calls) run; see [`ClientBuilder::callbacks`](crate::ClientBuilder::callbacks).
@@ -25,6 +29,15 @@ pub enum Callbacks {
     /// which applies what arrived since the last tick and runs its callbacks on the caller's
     /// thread. Reducer futures and `applied()` also resolve only then.
     OnFrameTick,
+}
+
+/// What the handle and the connection task share: the state every delivery works on.
+pub(crate) struct Shared {
+    pub(crate) cache: Arc<RwLock<Cache>>,
+    pub(crate) listeners: Arc<Listeners>,
+    pub(crate) session: Mutex<Session>,
+    pub(crate) deliveries: Deliveries,
+    pub(crate) connection: ConnectionStates,
 }
 
 /// What one server message does that the application sees, run once, with the client's

@@ -2,6 +2,7 @@
 //! application can tell "the module said no" from "the server refused the call" from "the
 //! connection went away" without parsing messages.
 
+use crate::transport::OpenError;
 use std::fmt;
 use wasmod_abi::DecodeError;
 use wasmod_protocol::errors::ApiError;
@@ -61,6 +62,13 @@ impl std::error::Error for Error {}
 impl From<DecodeError> for Error {
     fn from(error: DecodeError) -> Self {
         Self::Decode(error)
+    }
+}
+
+impl From<OpenError> for Error {
+    /// A connection that did not open is [`Error::Connect`], saying why.
+    fn from(error: OpenError) -> Self {
+        Self::Connect(error.to_string())
     }
 }
 

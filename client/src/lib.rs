@@ -24,6 +24,11 @@
 //! Messages that come another way than the client's own socket (recorded, relayed) are
 //! applied to a cache of their own by a [`Replay`], as the connection task applies them.
 //!
+//! Below the client is its WebSocket, [`socket`]: a connection that opens the socket, sends
+//! client messages and yields the server's decoded, in either subprotocol. The client's
+//! connection task is built on it, and tools that want the messages rather than a cache (the
+//! `wasmod` command, the load generator) use it directly.
+//!
 //! The same client runs in a browser (built for `wasm32-unknown-unknown`): the transport and
 //! the runtime differ (`platform`), nothing else; [`web`] is its JavaScript API, with rows and
 //! calls in JSON through [`json`].
@@ -40,19 +45,20 @@ mod error;
 pub mod json;
 mod platform;
 mod replay;
-mod socket;
+pub mod socket;
 mod state;
 mod subscription;
 mod table;
+mod transport;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 
-pub use client::{Client, ClientBuilder, ReducerOutcome};
-pub use connection::Backoff;
+pub use client::{Client, ClientBuilder};
+pub use connection::{Backoff, ReducerOutcome, SubscriptionState};
 pub use delivery::Callbacks;
 pub use error::Error;
 pub use replay::Replay;
 pub use state::ConnectionState;
-pub use subscription::{SubscriptionBuilder, SubscriptionHandle, SubscriptionState};
+pub use subscription::{SubscriptionBuilder, SubscriptionHandle};
 pub use table::TableHandle;
 pub use wasmod_protocol::ws::{Compression, RowList, TableRows};

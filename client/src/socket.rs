@@ -1,41 +1,374 @@
-//! Opening the WebSocket and reading its frames as messages.
+//! The client's WebSocket, a layer below [`Client`](crate::Client): a [`Connection`] opens
+//! the socket of a server's `GET /v1/subscribe`, sends client messages and yields the server's
+//! messages decoded, and nothing more (no cache, no calls waiting, no reconnection).
 //!
-//! Kept apart from the connection task so that what can go wrong on the wire (a refused
-//! handshake, a first message that is not `IdentityToken`, a frame that is not a message)
-//! becomes an [`Error`] in one place, and so that the frame decoding can be tested without a
-//! socket.
+//! It is public because it is the tree's one WebSocket client: the [`Client`](crate::Client)'s
+//! connection task is built on it, and so are the `wasmod` command (`subscribe` and `sql`
+//! print the server's JSON messages as it sent them) and the load generator (which reads
+//! every message of thousands of sockets and must not pay for a cache). One handshake, one
+//! set of limits and one reading of frames and of refused upgrades, whoever connects.
 //!
-//! The socket itself is the platform's (`platform/`); a message may be at most
-//! [`MAX_MESSAGE`] bytes, compressed or not. The compression the client chose is a query
-//! parameter of the URL, so a reconnection asks for it again; whatever a frame's compression
-//! byte says, its [`FrameDecoder`] reads it, with state kept from one frame to the next.
+//! - A connection speaks one [`Subprotocol`] of `docs/protocol.md`, its type parameter:
+//!   [`Binary`] (`v1.bin.wasmod`, whose frames may be compressed: a [`Binary`] reader keeps
+//!   its decompressor from one frame to the next) or [`Json`] (`v1.json.wasmod`, whose
+//!   messages come with their text).
+//! - [`Connection::open`] does the handshake and reads the first message, the server's
+//!   `IdentityToken` ([`Session`]), so that a connection starts accepted (its
+//!   `client_connected` ran); what can go wrong before that is an [`OpenError`] that says
+//!   which step failed (a refused upgrade carries the server's status and error).
+//! - [`Connection::next`] is the next server message or the socket's close ([`Received`]);
+//!   pings are answered as frames are read. [`Connection::split`] gives a [`Sender`] and a
+//!   [`Receiver`], for one task to send while another reads.
+//!
+//! The socket itself is the platform's (`platform/`). The compression a client asks for is a
+//! query parameter of the URL, so a reconnection asks for it again.
 
 use crate::error::Error;
-pub(crate) use crate::platform::Socket;
-use crate::platform::{self, Incoming};
+use crate::platform::{self, Incoming, Reader, Writer};
+pub use crate::transport::{Closed, OpenError, Payload};
+use std::fmt;
+use std::marker::PhantomData;
 use std::time::Duration;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::compression::Decompressor;
-use wasmod_protocol::ws::{BinaryClientMessage, BinaryServerMessage, Compression, ServerMessage};
+use wasmod_protocol::ws::{
+    BinaryClientMessage, BinaryServerMessage, Compression, JsonClientMessage, JsonServerMessage,
+    ServerMessage, BIN_PROTOCOL, JSON_PROTOCOL,
+};
 
-/// How long the handshake and the first message may take.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the handshake and the first message may take, unless the caller says otherwise:
+/// the [`Client`](crate::Client)'s bound.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The largest message (and frame) the client reads, compressed or once decompressed: four
-/// times the most a default server queues for one client (`outbound_bytes`, 16 MiB; a
+/// How long [`Connection::close`] waits for the server to answer its close frame.
+const CLOSE_GRACE: Duration = Duration::from_secs(5);
+
+/// The largest binary message (and frame) the client reads, compressed or once decompressed:
+/// four times the most a default server queues for one client (`outbound_bytes`, 16 MiB; a
 /// subscription's rows come in parts of 1 MiB), so that a server configured for larger
 /// commits still fits. A larger one ends the connection.
 pub(crate) const MAX_MESSAGE: usize = 64 << 20;
 
-/// Who the connection runs as: the server's `IdentityToken`.
+/// The largest JSON message (and frame) the client reads: the server bounds the rows it
+/// queues for a client by their binary size, and the same rows in JSON are a few times
+/// larger, so the bound is well above the binary one.
+const MAX_JSON_MESSAGE: usize = 256 << 20;
+
+/// Who a connection runs as: the server's `IdentityToken`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Session {
+pub struct Session {
     /// The connection's identity.
-    pub(crate) identity: Identity,
+    pub identity: Identity,
     /// A token for it, freshly issued: keep it to connect again as the same identity.
-    pub(crate) token: String,
-    /// This connection's id (a new one on each reconnection).
-    pub(crate) connection_id: ConnectionId,
+    pub token: String,
+    /// This connection's id (a new one on each connection).
+    pub connection_id: ConnectionId,
+}
+
+impl Session {
+    /// The session `message` announces, if it is an `IdentityToken`.
+    fn of<Rows, Value>(message: &ServerMessage<Rows, Value>) -> Option<Self> {
+        match message {
+            ServerMessage::IdentityToken {
+                identity,
+                token,
+                connection_id,
+            } => Some(Self {
+                identity: *identity,
+                token: token.clone(),
+                connection_id: *connection_id,
+            }),
+            _ => None,
+        }
+    }
+}
+
+mod sealed {
+    /// Keeps [`Subprotocol`](super::Subprotocol) to the protocol's own two, so that it can
+    /// change with them.
+    pub trait Sealed {}
+}
+
+/// One of the protocol's two subprotocols: its name, its limit, and how its messages become
+/// frames and frames messages. A value of it is a connection's reader state.
+pub trait Subprotocol: sealed::Sealed + Default + Send + 'static {
+    /// Its name, asked for in `Sec-WebSocket-Protocol` (and which the server must agree to).
+    const NAME: &'static str;
+    /// The largest message (and frame) read, compressed or not.
+    const MAX_MESSAGE: usize;
+    /// A client message.
+    type ClientMessage;
+    /// A server message, as a connection yields it.
+    type Message: fmt::Debug;
+
+    /// `message` as the payload of one frame.
+    fn encode(message: &Self::ClientMessage) -> Payload;
+
+    /// The server message in `payload`; an [`Error::Protocol`] for a frame of the other kind
+    /// or bytes that are not a message.
+    fn decode(&mut self, payload: Payload) -> Result<Self::Message, Error>;
+
+    /// The session `message` announces, if it is an `IdentityToken`.
+    fn session(message: &Self::Message) -> Option<Session>;
+}
+
+/// The binary subprotocol, `v1.bin.wasmod`: messages in the value encoding, each frame's
+/// first byte saying how it is compressed (any of the three is read, whatever the URL asked
+/// for). Its reader state is the decompressor, kept from one frame to the next.
+#[derive(Debug)]
+pub struct Binary {
+    decompressor: Decompressor,
+}
+
+impl Default for Binary {
+    /// Refusing messages of more than [`Binary::MAX_MESSAGE`](Subprotocol::MAX_MESSAGE) bytes
+    /// once decompressed.
+    fn default() -> Self {
+        Self {
+            decompressor: Decompressor::new(MAX_MESSAGE as u64),
+        }
+    }
+}
+
+impl sealed::Sealed for Binary {}
+
+impl Subprotocol for Binary {
+    const NAME: &'static str = BIN_PROTOCOL;
+    const MAX_MESSAGE: usize = MAX_MESSAGE;
+    type ClientMessage = BinaryClientMessage;
+    type Message = BinaryServerMessage;
+
+    fn encode(message: &BinaryClientMessage) -> Payload {
+        Payload::Binary(message.to_bytes().into())
+    }
+
+    /// The message's row lists borrow the frame's buffer (or, compressed, the buffer it
+    /// decompressed to): no row is copied.
+    fn decode(&mut self, payload: Payload) -> Result<BinaryServerMessage, Error> {
+        match payload {
+            Payload::Binary(bytes) => Ok(BinaryServerMessage::from_frame(
+                &bytes,
+                &mut self.decompressor,
+            )?),
+            Payload::Text(_) => Err(Error::Protocol(
+                "a text frame on the binary protocol".into(),
+            )),
+        }
+    }
+
+    fn session(message: &BinaryServerMessage) -> Option<Session> {
+        Session::of(message)
+    }
+}
+
+/// The JSON subprotocol, `v1.json.wasmod`: one message per text frame, rows and values in the
+/// JSON mapping. Its messages come with their text ([`JsonMessage`]), for tools that pass
+/// them on as the server wrote them.
+#[derive(Debug, Default)]
+pub struct Json;
+
+/// A message of the JSON subprotocol.
+#[derive(Debug)]
+pub struct JsonMessage {
+    /// The text frame, as the server sent it.
+    pub text: String,
+    /// The frame, parsed.
+    pub message: JsonServerMessage,
+}
+
+impl sealed::Sealed for Json {}
+
+impl Subprotocol for Json {
+    const NAME: &'static str = JSON_PROTOCOL;
+    const MAX_MESSAGE: usize = MAX_JSON_MESSAGE;
+    type ClientMessage = JsonClientMessage;
+    type Message = JsonMessage;
+
+    fn encode(message: &JsonClientMessage) -> Payload {
+        Payload::Text(message.to_json())
+    }
+
+    fn decode(&mut self, payload: Payload) -> Result<JsonMessage, Error> {
+        match payload {
+            Payload::Text(text) => match JsonServerMessage::from_json(&text) {
+                Ok(message) => Ok(JsonMessage { text, message }),
+                Err(error) => Err(Error::Protocol(format!("{error}: {text}"))),
+            },
+            Payload::Binary(_) => Err(Error::Protocol(
+                "a binary frame on the JSON protocol".into(),
+            )),
+        }
+    }
+
+    fn session(message: &JsonMessage) -> Option<Session> {
+        Session::of(&message.message)
+    }
+}
+
+/// What a connection reads next.
+#[derive(Debug)]
+pub enum Received<M> {
+    /// A server message.
+    Message(M),
+    /// The socket is closed; every later read says so again.
+    Closed(Closed),
+}
+
+/// An open connection, past its `IdentityToken`, speaking subprotocol `P`. Dropping it drops
+/// the socket; [`Connection::close`] closes it cleanly.
+pub struct Connection<P: Subprotocol = Binary> {
+    sender: Sender<P>,
+    receiver: Receiver<P>,
+    session: Session,
+}
+
+/// The sending half of a [`Connection`].
+pub struct Sender<P: Subprotocol = Binary> {
+    writer: Writer,
+    protocol: PhantomData<fn(P)>,
+}
+
+/// The reading half of a [`Connection`]: the socket, and `P`'s reader state.
+pub struct Receiver<P: Subprotocol = Binary> {
+    reader: Reader,
+    decoder: P,
+    /// How the socket closed, once it did.
+    closed: Option<Closed>,
+}
+
+impl<P: Subprotocol> fmt::Debug for Connection<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Connection")
+            .field("subprotocol", &P::NAME)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: Subprotocol> fmt::Debug for Sender<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender")
+            .field("subprotocol", &P::NAME)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: Subprotocol> fmt::Debug for Receiver<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("subprotocol", &P::NAME)
+            .field("closed", &self.closed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<P: Subprotocol> Connection<P> {
+    /// Opens the socket at `url` (the server's `ws://host:port/v1/subscribe`, with its
+    /// `compression` parameter if any) as `token`'s identity (a new one without), and reads
+    /// its `IdentityToken`, all within `timeout` (the SDK's is [`HANDSHAKE_TIMEOUT`]).
+    pub async fn open(
+        url: &str,
+        token: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Self, OpenError> {
+        platform::timeout(timeout, Self::open_unbounded(url, token))
+            .await
+            .ok_or(OpenError::TimedOut(timeout))?
+    }
+
+    async fn open_unbounded(url: &str, token: Option<&str>) -> Result<Self, OpenError> {
+        let (writer, reader) = platform::connect(url, token, P::NAME, P::MAX_MESSAGE).await?;
+        let mut receiver = Receiver {
+            reader,
+            decoder: P::default(),
+            closed: None,
+        };
+        let first = match receiver.next().await {
+            Ok(Received::Message(message)) => message,
+            Ok(Received::Closed(closed)) => return Err(OpenError::Closed(closed)),
+            Err(error) => return Err(OpenError::FirstMessage(error.to_string())),
+        };
+        let session = P::session(&first).ok_or_else(|| {
+            OpenError::FirstMessage(format!(
+                "the first message was not IdentityToken: {first:?}"
+            ))
+        })?;
+        Ok(Self {
+            sender: Sender {
+                writer,
+                protocol: PhantomData,
+            },
+            receiver,
+            session,
+        })
+    }
+
+    /// Whom the connection runs as.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Sends `message`; [`Error::Disconnected`] if the socket is gone.
+    pub async fn send(&mut self, message: &P::ClientMessage) -> Result<(), Error> {
+        self.sender.send(message).await
+    }
+
+    /// The next server message, or the socket's close (see [`Receiver::next`]).
+    pub async fn next(&mut self) -> Result<Received<P::Message>, Error> {
+        self.receiver.next().await
+    }
+
+    /// The connection's two halves, for one task to send while another reads; the socket
+    /// stays open until both are dropped.
+    pub fn split(self) -> (Sender<P>, Receiver<P>) {
+        (self.sender, self.receiver)
+    }
+
+    /// Closes the socket with a normal close frame (`1000`) and waits (at most 5 s) for the
+    /// server's answer, so that the server has seen a clean close when it returns (a command
+    /// about to exit wants that); the messages that come meanwhile are dropped. Not to wait,
+    /// [`split`](Self::split) and [`Sender::close`].
+    pub async fn close(mut self) {
+        self.sender.close().await;
+        let answered = async { while let Ok(Received::Message(_)) = self.receiver.next().await {} };
+        if platform::timeout(CLOSE_GRACE, answered).await.is_none() {
+            tracing::warn!("the server did not answer the close frame");
+        }
+    }
+}
+
+impl<P: Subprotocol> Sender<P> {
+    /// Sends `message` in one frame; [`Error::Disconnected`] if the socket is gone.
+    pub async fn send(&mut self, message: &P::ClientMessage) -> Result<(), Error> {
+        self.writer.send(P::encode(message)).await
+    }
+
+    /// Sends a normal close frame (`1000`), without waiting for the server's answer (its
+    /// close frame is read by the [`Receiver`], if it still reads).
+    pub async fn close(&mut self) {
+        self.writer.close().await;
+    }
+}
+
+impl<P: Subprotocol> Receiver<P> {
+    /// The next server message, or the socket's close (and the same close on every later
+    /// read); an error for a frame that is not a message of `P`, after which the connection
+    /// should be dropped. Pings are answered as frames are read. Cancel-safe: a message is
+    /// never lost by dropping the future before it is ready.
+    pub async fn next(&mut self) -> Result<Received<P::Message>, Error> {
+        loop {
+            if let Some(closed) = &self.closed {
+                return Ok(Received::Closed(closed.clone()));
+            }
+            match self.reader.next().await {
+                Incoming::Data(payload) => {
+                    return self.decoder.decode(payload).map(Received::Message);
+                }
+                Incoming::Closed(closed) => self.closed = Some(closed),
+                Incoming::Control => {}
+            }
+        }
+    }
 }
 
 /// The subscribe endpoint under `base`: `http(s)://` becomes `ws(s)://`, `/v1/subscribe` is
@@ -63,99 +396,6 @@ pub(crate) fn subscribe_url(base: &str, compression: Compression) -> Result<Stri
         Compression::None => endpoint,
         compression => format!("{endpoint}?compression={}", compression.name()),
     })
-}
-
-/// Opens the binary protocol's WebSocket at `url` (a [`subscribe_url`]) as `token`'s identity
-/// (a new one without), and reads the connection's `IdentityToken`.
-pub(crate) async fn open(url: &str, token: Option<&str>) -> Result<(Socket, Session), Error> {
-    platform::timeout(HANDSHAKE_TIMEOUT, open_unbounded(url, token))
-        .await
-        .ok_or_else(|| Error::Connect(format!("no answer within {HANDSHAKE_TIMEOUT:?}")))?
-}
-
-async fn open_unbounded(url: &str, token: Option<&str>) -> Result<(Socket, Session), Error> {
-    let mut socket = Socket::connect(url, token).await?;
-    loop {
-        let frame = socket
-            .next()
-            .await
-            .ok_or_else(|| Error::Connect("the socket ended before the first message".into()))?;
-        match FrameDecoder::default().decode(frame) {
-            Ok(Frame::Message(ServerMessage::IdentityToken {
-                identity,
-                token,
-                connection_id,
-            })) => {
-                let session = Session {
-                    identity,
-                    token,
-                    connection_id,
-                };
-                return Ok((socket, session));
-            }
-            Ok(Frame::Message(other)) => {
-                return Err(Error::Connect(format!(
-                    "the first message was not IdentityToken: {other:?}"
-                )))
-            }
-            Ok(Frame::Control) => {}
-            Ok(Frame::Closed(reason)) => {
-                return Err(Error::Connect(format!(
-                    "the server closed the socket: {reason}"
-                )))
-            }
-            Err(error) => return Err(Error::Connect(error.to_string())),
-        }
-    }
-}
-
-/// Sends one client message.
-pub(crate) async fn send(socket: &mut Socket, message: &BinaryClientMessage) -> Result<(), Error> {
-    socket.send(message.to_bytes()).await
-}
-
-/// A frame as the connection sees it.
-#[derive(Debug)]
-pub(crate) enum Frame {
-    /// A server message.
-    Message(BinaryServerMessage),
-    /// A ping or pong (answered by the library) or a raw frame: nothing to do.
-    Control,
-    /// The server closed the socket, for this reason (its code and text).
-    Closed(String),
-}
-
-/// Reads frames as messages, keeping the decompressor's state from one frame to the next.
-#[derive(Debug)]
-pub(crate) struct FrameDecoder {
-    decompressor: Decompressor,
-}
-
-impl Default for FrameDecoder {
-    /// Refusing messages of more than [`MAX_MESSAGE`] bytes once decompressed.
-    fn default() -> Self {
-        Self {
-            decompressor: Decompressor::new(MAX_MESSAGE as u64),
-        }
-    }
-}
-
-impl FrameDecoder {
-    /// What `frame` is; an error for a text frame (the binary protocol has none) or bytes
-    /// that are not a server message.
-    pub(crate) fn decode(&mut self, frame: Incoming) -> Result<Frame, Error> {
-        match frame {
-            Incoming::Binary(bytes) => Ok(Frame::Message(BinaryServerMessage::from_frame(
-                &bytes,
-                &mut self.decompressor,
-            )?)),
-            Incoming::Text => Err(Error::Protocol(
-                "a text frame on the binary protocol".into(),
-            )),
-            Incoming::Closed(reason) => Ok(Frame::Closed(reason)),
-            Incoming::Control => Ok(Frame::Control),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -211,19 +451,19 @@ mod tests {
         }
     }
 
-    fn binary(bytes: Vec<u8>) -> Incoming {
-        Incoming::Binary(bytes.into())
+    fn binary(bytes: Vec<u8>) -> Payload {
+        Payload::Binary(bytes.into())
     }
 
-    fn decode_frame(frame: Incoming) -> Result<Frame, Error> {
-        FrameDecoder::default().decode(frame)
+    fn decode_frame(frame: Payload) -> Result<BinaryServerMessage, Error> {
+        Binary::default().decode(frame)
     }
 
     #[test]
     fn a_whole_message_decodes() {
         let bytes = applied().to_bytes();
         match decode_frame(binary(bytes)) {
-            Ok(Frame::Message(message)) => assert_eq!(message, applied()),
+            Ok(message) => assert_eq!(message, applied()),
             other => panic!("not the message: {other:?}"),
         }
     }
@@ -242,13 +482,13 @@ mod tests {
             deletes: vec![],
             resumed: false,
         };
-        let mut decoder = FrameDecoder::default();
+        let mut decoder = Binary::default();
         for _ in 0..3 {
             for compression in Compression::ALL {
                 let frame = large.to_frame(compression, 0);
                 assert_eq!(frame[0], compression.tag());
                 match decoder.decode(binary(frame)) {
-                    Ok(Frame::Message(message)) => assert_eq!(message, large),
+                    Ok(message) => assert_eq!(message, large),
                     other => panic!("{compression:?}: not the message: {other:?}"),
                 }
             }
@@ -293,9 +533,34 @@ mod tests {
     }
 
     #[test]
+    fn json_messages_keep_their_text_and_other_frames_are_errors() {
+        let text = r#"{"SubscribeApplied":{"query_set_id":3,"offset":9,"tables":[],"deletes":[],"resumed":false}}"#;
+        let decoded = Json
+            .decode(Payload::Text(text.to_owned()))
+            .expect("a message");
+        assert_eq!(decoded.text, text);
+        assert!(matches!(
+            decoded.message,
+            ServerMessage::SubscribeApplied {
+                query_set_id: 3,
+                offset: 9,
+                ..
+            }
+        ));
+        assert!(matches!(
+            Json.decode(Payload::Text("{\"Nothing\":1}".into())),
+            Err(Error::Protocol(why)) if why.contains("Nothing")
+        ));
+        assert!(matches!(
+            Json.decode(Payload::Binary(applied().to_bytes().into())),
+            Err(Error::Protocol(_))
+        ));
+    }
+
+    #[test]
     fn a_text_frame_is_an_error() {
         assert!(matches!(
-            decode_frame(Incoming::Text),
+            decode_frame(Payload::Text(String::new())),
             Err(Error::Protocol(_))
         ));
     }

@@ -5,28 +5,18 @@
 //! so a handle can be awaited from any task and the state survives reconnections (the task
 //! subscribes the query set again; the handle does not change).
 
-use crate::client::{Client, Command};
+use crate::client::Client;
+use crate::connection::{AppliedCallback, Command, ErrorCallback, SubscriptionState};
 use crate::error::Error;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use tokio::sync::watch;
 
-/// Called once, when a query set's rows are first in the cache.
-pub(crate) type AppliedCallback = Box<dyn FnOnce() + Send>;
-
-/// Called when the server refuses a query set, with its message.
-pub(crate) type ErrorCallback = Box<dyn FnOnce(&str) + Send>;
-
-/// Where a query set stands.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SubscriptionState {
-    /// Sent, not answered yet.
-    Pending,
-    /// Its rows are in the cache, and its updates are being applied.
-    Applied,
-    /// The server refused it (the message says why); it holds nothing.
-    Failed(String),
-    /// Unsubscribed, or the client is gone.
-    Ended,
+impl Client {
+    /// Sets up a subscription; see [`SubscriptionBuilder::subscribe`].
+    pub fn subscription(&self) -> SubscriptionBuilder {
+        SubscriptionBuilder::new(self.clone())
+    }
 }
 
 /// Sets a subscription's callbacks, then subscribes: from [`Client::subscription`].
@@ -64,6 +54,7 @@ impl SubscriptionBuilder {
         queries: impl IntoIterator<Item = Q>,
     ) -> SubscriptionHandle {
         let (state, watch) = watch::channel(SubscriptionState::Pending);
+        let resumed = Arc::new(AtomicBool::new(false));
         let queries = queries.into_iter().map(Into::into).collect();
         let query_set_id = self.client.next_query_set_id();
         self.client.command(Command::Subscribe {
@@ -72,11 +63,13 @@ impl SubscriptionBuilder {
             on_applied: self.on_applied,
             on_error: self.on_error,
             state,
+            resumed: resumed.clone(),
         });
         SubscriptionHandle {
             client: self.client,
             query_set_id,
             watch,
+            resumed,
         }
     }
 }
@@ -87,6 +80,8 @@ pub struct SubscriptionHandle {
     /// The query set's id on the connection.
     query_set_id: u32,
     watch: watch::Receiver<SubscriptionState>,
+    /// Whether its rows last came resumed; the connection task sets it.
+    resumed: Arc<AtomicBool>,
 }
 
 impl SubscriptionHandle {
@@ -98,6 +93,16 @@ impl SubscriptionHandle {
     /// Where the query set stands now.
     pub fn state(&self) -> SubscriptionState {
         self.watch.borrow().clone()
+    }
+
+    /// Whether the query set's rows last came resumed: after a reconnection, the server sent
+    /// only what changed since the last offset the client applied (`resumed: true` in the
+    /// protocol's `SubscribeApplied`), rather than every row. False until a reconnection, and
+    /// after one the server could not resume from (its window of recent commits no longer
+    /// held the client's offset, say, or it keeps no commit log). Set when the rows are in
+    /// the cache, before the state says so.
+    pub fn resumed(&self) -> bool {
+        self.resumed.load(Ordering::Acquire)
     }
 
     /// Waits until the query set's rows are in the cache; an error if the server refused it

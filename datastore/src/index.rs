@@ -18,9 +18,9 @@
 //! padding them too keeps their place among the keys.
 
 use crate::key::Key;
+use crate::row::RowId;
 use crate::row::{index_key, index_word};
 use crate::schema::{IndexSchema, TableSchema};
-use crate::table::RowId;
 use std::collections::{btree_map, btree_set, BTreeMap, BTreeSet};
 use std::ops::{Bound, Range};
 use wasmod_abi::Typespace;

@@ -36,8 +36,8 @@ pub mod tx;
 
 pub use database::{
     Commit, CommitFeed, CommitMeta, CommitObserver, CommitReceiver, Committed, Database,
-    EntryPoint, FeedError, ReplaceError, Replaced, ReplicaError, CONNECTION_TABLE, FEED_CAPACITY,
-    SYSTEM_PREFIX,
+    EntryPoint, FeedError, RecentCommits, ReplaceError, Replaced, ReplicaError, CONNECTION_TABLE,
+    FEED_CAPACITY, SYSTEM_PREFIX,
 };
 pub use error::{Error, SchemaError};
 pub use row::Row;

@@ -114,6 +114,13 @@ impl Migration {
         &self.changes
     }
 
+    /// Whether a stored row becomes another row in the newer build (a table gained columns):
+    /// false when every stored row is carried over as the same bytes, so that rows read
+    /// before the migration are still the newer build's rows.
+    pub fn reencodes_rows(&self) -> bool {
+        self.moves.iter().any(|moved| !moved.appended.is_empty())
+    }
+
     /// The newer build's description, which [`carry_over`](Self::carry_over) creates tables
     /// for.
     pub fn target(&self) -> &ModuleDef {

@@ -16,6 +16,10 @@ use wasmod_abi::{AlgebraicType, Decode, DecodeError, Errno, Reader, Typespace, V
 /// A stored row's encoded bytes, shared between the table and whoever scanned it.
 pub type Row = Arc<[u8]>;
 
+/// A row's id in its table: never reused, growing with each insert.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct RowId(pub(crate) u64);
+
 /// How rows are hashed, where rows are hash keys (a table without a unique index finds its rows
 /// by their bytes; a commit matches the rows it deleted with those it inserted).
 ///

@@ -16,8 +16,7 @@
 //! is found with one probe there (and its chunk with one probe while the chunks before it are
 //! full), else by binary search.
 
-use crate::row::Row;
-use crate::table::RowId;
+use crate::row::{Row, RowId};
 
 /// The most slots a chunk holds.
 const CHUNK: usize = 512;

@@ -15,7 +15,7 @@
 
 use crate::error::Error;
 use crate::index::{Index, IndexKey, KeyRange};
-use crate::row::{check_row, describe_key, Row, RowHasher};
+use crate::row::{check_row, describe_key, Row, RowHasher, RowId};
 use crate::rows::Rows;
 use crate::schema::TableSchema;
 use crate::sequence::{write_back, Sequence};
@@ -24,10 +24,6 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 use wasmod_abi::{Errno, Typespace};
-
-/// A row's id in its table: never reused, growing with each insert.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct RowId(pub(crate) u64);
 
 /// The state of one table.
 #[derive(Debug)]

@@ -15,11 +15,11 @@
 //! the [`TxData`] of a commit. Dropping a [`MutTx`] without committing rolls it back.
 
 use crate::error::Error;
-use crate::row::{split_rows, Row, RowHasher};
+use crate::row::{split_rows, Row, RowHasher, RowId};
 use crate::scan::parse_scan;
 use crate::schema::{IndexSchema, Schema, TableSchema};
 use crate::sequence::Sequence;
-use crate::table::{RowId, Table};
+use crate::table::Table;
 use parking_lot::{ArcRwLockReadGuard, ArcRwLockWriteGuard, RawRwLock};
 use std::collections::HashSet;
 use std::ops::Deref;

@@ -1,12 +1,12 @@
 //! Calling a module's entry points: the one orchestration every transport shares.
 //!
-//! A transport (native in-process code, or wasmtime later) only knows how to invoke the
-//! module's exports ([`Transport::call_export`]) and where its [`InstanceEnv`] is
-//! ([`Transport::env`]). Everything else about a call lives here: finding the entry point by
-//! name, refusing what clients may not call, opening the right kind of transaction, passing
-//! the arguments through a byte source and collecting the result or error from a byte sink,
-//! then committing or rolling back according to the export's code, and turning all of it into
-//! an [`Outcome`].
+//! A transport (native code in-process, [`crate::native`], or wasm under wasmtime,
+//! `crate::wasm`) only knows how to invoke the module's exports ([`Transport::call_export`])
+//! and where its [`InstanceEnv`] is ([`Transport::env`]). Everything else about a call lives
+//! here: finding the entry point by name, refusing what clients may not call, opening the
+//! right kind of transaction, passing the arguments through a byte source and collecting the
+//! result or error from a byte sink, then committing or rolling back according to the
+//! export's code, and turning all of it into an [`Outcome`].
 
 use crate::clock::CallTimer;
 use crate::env::{CallKind, CallOrigin, Durable, Entry, InstanceEnv, LogLevel, OpenError, Tx};
@@ -16,11 +16,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmod_abi::encoding::{from_slice, to_vec};
-use wasmod_abi::http::{Request, Response};
+use wasmod_abi::http::{Method, Request, Response};
 use wasmod_abi::route::{Pattern, Routed};
 use wasmod_abi::{
-    description, elements, ConnectionId, DescriptionError, EntryKind, Errno, Identity, Lifecycle,
-    ModuleDef, ScheduleAt, Timestamp,
+    description, ConnectionId, DescriptionError, EntryKind, Errno, Identity, Lifecycle, ModuleDef,
+    ScheduleAt, Timestamp,
 };
 use wasmod_datastore::durability::DurabilityError;
 use wasmod_datastore::ReplicaError;
@@ -399,7 +399,7 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
     let module = description::decode(&bytes).map_err(LoadError::Description)?;
     check_entry_points(&module).map_err(LoadError::EntryPoints)?;
     Schedules::of(&module).map_err(LoadError::EntryPoints)?;
-    elements::check_description(&module).map_err(LoadError::Elements)?;
+    description::check_elements(&module).map_err(LoadError::Elements)?;
     Ok(module)
 }
 
@@ -674,34 +674,40 @@ pub fn call_procedure<T: Transport>(
 }
 
 /// Routes `request` to the HTTP handler for its method and path (`uri`), and calls it like a
-/// procedure. The returned bytes are an encoded [`Response`]; one that does not decode fails
-/// with `BAD_ENCODING`.
+/// procedure ([`call_http_handler`]); refused with `NO_SUCH_ENTRY` if none answers.
 pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome {
+    match transport
+        .env()
+        .entries()
+        .route(request.method, &request.uri)
+    {
+        Routed::Handler(id) => call_http_handler(transport, id, request),
+        Routed::WrongMethod(allowed) => unrouted(request, &allowed),
+        Routed::NotFound => unrouted(request, &[]),
+    }
+}
+
+/// The refusal of `request`, which no handler answers (only handlers of `allowed` do).
+fn unrouted(request: &Request, allowed: &[Method]) -> Outcome {
+    Outcome::refused(
+        Errno::NO_SUCH_ENTRY,
+        wasmod_abi::http::unrouted(request.method, &request.uri, allowed),
+    )
+}
+
+/// Calls HTTP handler `id` with `request`, like a procedure: for a caller that has routed the
+/// request already (the server routes once, to answer `404`/`405` before reading a body). The
+/// returned bytes are an encoded [`Response`]; one that does not decode fails with
+/// `BAD_ENCODING`. An id the module does not have is refused with `NO_SUCH_ENTRY`.
+pub fn call_http_handler<T: Transport>(transport: &mut T, id: u32, request: &Request) -> Outcome {
     let env = transport.env();
-    let id = match env.entries().route(request.method, &request.uri) {
-        Routed::Handler(id) => id,
-        refused => {
-            let takes = match refused {
-                Routed::WrongMethod(allowed) => {
-                    let allowed: Vec<&str> = allowed.iter().map(|method| method.as_str()).collect();
-                    format!(": it takes {}", allowed.join(", "))
-                }
-                _ => String::new(),
-            };
-            return Outcome::refused(
-                Errno::NO_SUCH_ENTRY,
-                format!(
-                    "no http handler answers {} {}{takes}",
-                    request.method.as_str(),
-                    request.uri
-                ),
-            );
-        }
+    let Some(handler) = env.module().http_handlers.get(id as usize) else {
+        return Outcome::refused(
+            Errno::NO_SUCH_ENTRY,
+            format!("the module has no http handler {id}"),
+        );
     };
-    let what = format!(
-        "http handler `{}`",
-        env.module().http_handlers[id as usize].name
-    );
+    let what = format!("http handler `{}`", handler.name);
     let raw = run(
         transport,
         CallKind::Procedure,

@@ -90,6 +90,12 @@ impl<T: Transport> LoadedModule<T> {
         self.write(|transport| call::call_http(transport, request))
     }
 
+    /// Sends `request` to HTTP handler `id`, which the caller found by routing the request
+    /// against this module's description (`ModuleDef::http_routes`).
+    pub fn call_http_handler(&mut self, id: u32, request: &Request) -> Outcome {
+        self.write(|transport| call::call_http_handler(transport, id, request))
+    }
+
     /// Runs the `ClientConnected` lifecycle reducer, if the module has one.
     pub fn client_connected(
         &mut self,

@@ -58,15 +58,15 @@ mod shape;
 pub use body::IndirectKind;
 pub use entry::Evidence;
 pub use error::InspectError;
+pub use module::{Import, SectionSize};
 pub use report::{
-    Arm, Dispatch, EntryPoint, Exclusion, ExportReport, FunctionRef, Import, Report, SectionSize,
-    Shape, Violation,
+    Arm, Dispatch, EntryPoint, Exclusion, ExportReport, FunctionRef, Report, Shape, Violation,
 };
 
 /// The dispatch exports of `docs/abi.md`, in report order: one per kind of entry point
 /// ([`wasmod_abi::EntryKind::export`]).
 pub const DISPATCH_EXPORTS: [&str; wasmod_abi::EntryKind::ALL.len()] =
-    wasmod_abi::names::DISPATCH_EXPORTS;
+    wasmod_abi::kind::DISPATCH_EXPORTS;
 
 /// The export that describes the module. It is not a dispatch path (the host calls it once,
 /// when it loads the module, and the runtime installs its panic hook there, through a `Box<dyn

@@ -8,10 +8,39 @@
 use crate::body::Body;
 use crate::error::InspectError;
 use crate::names::demangle;
-use crate::report::{Import, SectionSize};
+use serde::Serialize;
 use wasmparser::{
     ExternalKind, KnownCustom, Name, Parser, Payload, TypeRef, Validator, WasmFeatures,
 };
+
+/// One section of the binary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SectionSize {
+    /// The section id (0 for custom sections).
+    pub id: u8,
+    /// `type`, `import`, `code`, `data`, ..., or `custom:<name>` for a custom section.
+    pub name: String,
+    /// The size of its contents in bytes (without the id and length that precede them).
+    pub size: usize,
+}
+
+impl SectionSize {
+    /// A section's entry.
+    pub(crate) fn new(id: u8, name: String, size: usize) -> Self {
+        Self { id, name, size }
+    }
+}
+
+/// One import.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Import {
+    /// The module it is imported from.
+    pub module: String,
+    /// Its name there.
+    pub name: String,
+    /// `func`, `table`, `memory`, `global` or `tag`.
+    pub kind: &'static str,
+}
 
 /// A function of the module's index space: imported functions first, then defined ones.
 #[derive(Debug, Default)]

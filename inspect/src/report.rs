@@ -3,7 +3,7 @@
 
 use crate::body::IndirectKind;
 use crate::entry::Evidence;
-use crate::module::Module;
+use crate::module::{Import, Module, SectionSize};
 use serde::Serialize;
 
 /// Everything an inspection found in one module.
@@ -51,35 +51,6 @@ impl Report {
         // Serialising plain data with string keys cannot fail.
         serde_json::to_string_pretty(self).unwrap_or_default()
     }
-}
-
-/// One section of the binary.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SectionSize {
-    /// The section id (0 for custom sections).
-    pub id: u8,
-    /// `type`, `import`, `code`, `data`, ..., or `custom:<name>` for a custom section.
-    pub name: String,
-    /// The size of its contents in bytes (without the id and length that precede them).
-    pub size: usize,
-}
-
-impl SectionSize {
-    /// A section's entry.
-    pub(crate) fn new(id: u8, name: String, size: usize) -> Self {
-        Self { id, name, size }
-    }
-}
-
-/// One import.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Import {
-    /// The module it is imported from.
-    pub module: String,
-    /// Its name there.
-    pub name: String,
-    /// `func`, `table`, `memory`, `global` or `tag`.
-    pub kind: &'static str,
 }
 
 /// A function of the module: its index and its demangled name.

@@ -6,7 +6,7 @@
 //! delivery and its commit-to-receipt latency: the update's `timestamp` (when the
 //! transaction ran, on the same clock) to the moment the client decoded it.
 
-use crate::client::{self, Received};
+use crate::client;
 use crate::latency::Histogram;
 use crate::sample::{self, QUERY_SET};
 use anyhow::{bail, Result};
@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::task::JoinHandle;
 use wasmod_abi::Timestamp;
+use wasmod_client::socket::{Connection, Received};
 use wasmod_protocol::ws::{BinaryServerMessage, ServerMessage};
 
 /// How many clients connect at once.
@@ -82,14 +83,13 @@ impl Tally {
     }
 }
 
-/// Subscribed clients, each reading on its own task; disconnected on drop.
+/// Subscribed clients, each reading on its own task (which holds its socket); disconnected
+/// on drop.
 #[derive(Debug)]
 pub struct Audience {
     /// What they received.
     pub tally: Arc<Tally>,
     readers: Vec<JoinHandle<()>>,
-    // Kept so that the sockets stay open; never written to after subscribing.
-    _senders: Vec<client::Sender>,
 }
 
 impl Audience {
@@ -109,32 +109,26 @@ impl Audience {
             .collect()
             .await;
         let mut readers = Vec::with_capacity(count);
-        let mut senders = Vec::with_capacity(count);
         for joined in joined {
-            let (sender, mut receiver) = joined?;
-            senders.push(sender);
+            let mut connection = joined?;
             let tally = tally.clone();
             readers.push(tokio::spawn(async move {
                 loop {
-                    match receiver.next().await {
-                        Ok(Received::Message(message)) => tally.record(*message),
-                        Ok(Received::Closed { code, reason }) => {
-                            tally.lose(format!("closed by the server: {code} {reason}"));
+                    match connection.next().await {
+                        Ok(Received::Message(message)) => tally.record(message),
+                        Ok(Received::Closed(closed)) => {
+                            tally.lose(closed.to_string());
                             return;
                         }
                         Err(error) => {
-                            tally.lose(format!("{error:#}"));
+                            tally.lose(error.to_string());
                             return;
                         }
                     }
                 }
             }));
         }
-        Ok(Self {
-            tally,
-            readers,
-            _senders: senders,
-        })
+        Ok(Self { tally, readers })
     }
 
     /// How many clients joined.
@@ -152,29 +146,24 @@ impl Drop for Audience {
 }
 
 /// One client: connected and, if asked, subscribed.
-async fn join_one(url: &str, subscribe: Subscribe) -> Result<(client::Sender, client::Receiver)> {
-    let (mut sender, mut receiver, first) = client::connect(url).await?;
-    if !matches!(first, ServerMessage::IdentityToken { .. }) {
-        bail!("the first message was not an IdentityToken: {first:?}");
-    }
+async fn join_one(url: &str, subscribe: Subscribe) -> Result<Connection> {
+    let mut connection = client::connect(url).await?;
     if subscribe == Subscribe::Messages {
-        sender.send(&sample::subscribe_to_table()).await?;
-        let applied = tokio::time::timeout(client::CONNECT_TIMEOUT, receiver.next()).await;
+        connection.send(&sample::subscribe_to_table()).await?;
+        let applied = tokio::time::timeout(client::CONNECT_TIMEOUT, connection.next()).await;
         match applied {
-            Ok(Ok(Received::Message(message))) => match *message {
+            Ok(Ok(Received::Message(message))) => match message {
                 ServerMessage::SubscribeApplied { query_set_id, .. }
                     if query_set_id == QUERY_SET => {}
                 other => bail!("the answer to Subscribe was {other:?}"),
             },
-            Ok(Ok(Received::Closed { code, reason })) => {
-                bail!("closed instead of subscribed: {code} {reason}")
-            }
-            Ok(Err(error)) => return Err(error),
+            Ok(Ok(Received::Closed(closed))) => bail!("closed instead of subscribed: {closed}"),
+            Ok(Err(error)) => return Err(error.into()),
             Err(_) => bail!(
                 "no answer to Subscribe within {:?}",
                 client::CONNECT_TIMEOUT
             ),
         }
     }
-    Ok((sender, receiver))
+    Ok(connection)
 }

@@ -5,7 +5,7 @@
 //! The writer of the delivery measurement is one caller at a steady pace; the pipelined-calls
 //! measurement runs many callers as fast as their answers come back.
 
-use crate::client::{self, Received};
+use crate::client;
 use crate::pace::{Pace, TICK};
 use crate::sample::{message_text, REDUCER};
 use anyhow::{bail, Context, Result};
@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 use wasmod_abi::encoding::to_vec;
+use wasmod_client::socket::{Received, Sender};
 use wasmod_protocol::ws::{ClientMessage, ServerMessage, UpdateStatus};
 use wasmod_protocol::ErrorCode;
 
@@ -72,7 +73,7 @@ impl Answers {
 /// One calling connection.
 #[derive(Debug)]
 pub struct Caller {
-    sender: client::Sender,
+    sender: Sender,
     answers: Arc<Answers>,
     slots: Arc<Semaphore>,
     reading: tokio::task::JoinHandle<Result<()>>,
@@ -82,10 +83,7 @@ pub struct Caller {
 impl Caller {
     /// Connects to `url` (the server's `/v1/subscribe`).
     pub async fn open(url: &str) -> Result<Self> {
-        let (sender, mut receiver, first) = client::connect(url).await?;
-        if !matches!(first, ServerMessage::IdentityToken { .. }) {
-            bail!("the first message was not an IdentityToken: {first:?}");
-        }
+        let (sender, mut receiver) = client::connect(url).await?.split();
         let answers = Arc::new(Answers::default());
         let slots = Arc::new(Semaphore::new(IN_FLIGHT));
         let reading = tokio::spawn({
@@ -94,11 +92,9 @@ impl Caller {
                 loop {
                     let message = match receiver.next().await? {
                         Received::Message(message) => message,
-                        Received::Closed { code, reason } => {
-                            bail!("the server closed the caller's socket: {code} {reason}")
-                        }
+                        Received::Closed(closed) => bail!("the caller's socket: {closed}"),
                     };
-                    let counter = match *message {
+                    let counter = match message {
                         ServerMessage::TransactionUpdate(update) if update.request_id.is_some() => {
                             match update.status {
                                 UpdateStatus::Committed => &answers.committed,

@@ -2,8 +2,10 @@
 //! durability `group`, over 1 and over many connections, each keeping [`IN_FLIGHT`] calls
 //! queued (the server's limit) for a fixed time.
 //!
-//! The server's module queue (`--queue`) is sized for every call in flight, so that `busy`
-//! answers, if any, come from the per-connection limit and are reported as such.
+//! The server's module queue (`--queue`) is sized for every call in flight, and each identity
+//! (one per connection) may have as many calls in progress as a connection
+//! (`--max-calls-per-identity`), so that `busy` answers, if any, come from the per-connection
+//! limit and are reported as such.
 
 use crate::caller::{Caller, Calls, IN_FLIGHT};
 use crate::pace::Pace;
@@ -26,9 +28,16 @@ pub struct Throughput {
 /// nothing committed or a call failed (busy answers are counted, not failures).
 pub async fn measure(paths: &Paths, connections: usize, run: Duration) -> Result<Throughput> {
     let queue = (connections * IN_FLIGHT * 2).to_string();
-    let started = Target::Wasmod
-        .start(paths, &["--durability", "group", "--queue", &queue])
-        .await?;
+    let in_flight = IN_FLIGHT.to_string();
+    let arguments = [
+        "--durability",
+        "group",
+        "--queue",
+        &queue,
+        "--max-calls-per-identity",
+        &in_flight,
+    ];
+    let started = Target::Wasmod.start(paths, &arguments).await?;
     let url = started.url();
     let mut callers = try_join_all((0..connections).map(|_| Caller::open(&url))).await?;
     let start = Instant::now();

@@ -11,7 +11,7 @@
 
 use crate::cached::{self, Applied, Cached};
 use crate::caller::{self, Caller};
-use crate::client::{self, Received};
+use crate::client;
 use crate::process::Memory;
 use crate::sample::{self, TABLE};
 use crate::target::Target;
@@ -19,6 +19,7 @@ use crate::Paths;
 use anyhow::{bail, Result};
 use futures_util::future::try_join_all;
 use std::time::{Duration, Instant};
+use wasmod_client::socket::Received;
 use wasmod_protocol::ws::{RowList, ServerMessage, TableRows};
 
 /// Connections that fill the table.
@@ -104,22 +105,20 @@ pub async fn measure(paths: &Paths, sizes: &[u64], updates: u64) -> Result<Run> 
 /// Subscribes one new client to the whole table: the time to the answer and its rows, or
 /// the server's refusal.
 async fn subscribe(url: &str) -> Result<Result<(Duration, u64), String>> {
-    let (mut sender, mut receiver, _) = client::connect(url).await?;
+    let mut connection = client::connect(url).await?;
     let start = Instant::now();
-    sender.send(&sample::subscribe_to_table()).await?;
+    connection.send(&sample::subscribe_to_table()).await?;
     let deadline = tokio::time::Instant::now() + SUBSCRIBE_TIMEOUT;
     let mut rows = 0;
     loop {
-        let answer = tokio::time::timeout_at(deadline, receiver.next())
+        let answer = tokio::time::timeout_at(deadline, connection.next())
             .await
             .map_err(|_| {
                 anyhow::anyhow!("no answer to Subscribe within {SUBSCRIBE_TIMEOUT:?}")
             })??;
         let message = match answer {
-            Received::Message(message) => *message,
-            Received::Closed { code, reason } => {
-                bail!("closed instead of subscribed: {code} {reason}")
-            }
+            Received::Message(message) => message,
+            Received::Closed(closed) => bail!("closed instead of subscribed: {closed}"),
         };
         let count = |tables: &[TableRows<RowList>]| -> u64 {
             tables.iter().map(|table| table.rows.len() as u64).sum()

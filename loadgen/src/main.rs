@@ -13,6 +13,8 @@
 //! - `initial`: the initial rows of a large subscription, to a bare client and into the SDK
 //!   client's cache, and the updates one SDK client applies per second ([`initial`],
 //!   [`cached`]);
+//! - `crash`: subscribers reconnecting after a SIGKILL of the server, resumed against full
+//!   rows ([`crash`]);
 //! - `replication`: edge nodes (`wasmod edge`, fed by a `redis-server`): the primary's CPU per
 //!   commit with and without subscribers on two edges, and lag and deliveries on the edges
 //!   against one node ([`replication`]);
@@ -28,6 +30,7 @@ mod cached;
 mod caller;
 mod calls;
 mod client;
+mod crash;
 mod delivery;
 mod floor;
 mod idle;
@@ -112,6 +115,15 @@ enum Measurement {
         #[arg(long, value_delimiter = ',')]
         rows: Option<Vec<u64>>,
     },
+    /// Subscribers reconnecting after a SIGKILL: resumed against full rows.
+    Crash {
+        /// Subscribers connected at each kill.
+        #[arg(long)]
+        subscribers: Option<usize>,
+        /// Rows in the subscribed table.
+        #[arg(long)]
+        rows: Option<u64>,
+    },
     /// Edge nodes: the primary's CPU per commit, lag and deliveries (needs `redis-server`).
     Replication {
         /// Subscribed clients, spread over the two edges.
@@ -154,6 +166,8 @@ pub struct Settings {
     pub client_updates: u64,
     /// The edge nodes' run.
     pub replication: replication::Plan,
+    /// The reconnections after a SIGKILL.
+    pub crash: crash::Plan,
 }
 
 impl Settings {
@@ -180,6 +194,10 @@ impl Settings {
                 rate: 10.0,
                 run: Duration::from_secs(10),
             },
+            crash: crash::Plan {
+                subscribers: 1000,
+                rows: 1000,
+            },
         }
     }
 
@@ -205,6 +223,10 @@ impl Settings {
                 clients: 20,
                 rate: 20.0,
                 run: Duration::from_secs(1),
+            },
+            crash: crash::Plan {
+                subscribers: 20,
+                rows: 100,
             },
         }
     }
@@ -267,6 +289,7 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                 report::calls(&paths, &settings).await?;
                 report::idle(&paths, &settings).await?;
                 report::initial(&paths, &settings).await?;
+                report::crash(&paths, &settings).await?;
                 report::replication(&paths, &settings).await
             }
             Measurement::Delivery { clients } => {
@@ -287,6 +310,15 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                     settings.initial_rows = rows;
                 }
                 report::initial(&paths, &settings).await
+            }
+            Measurement::Crash { subscribers, rows } => {
+                if let Some(subscribers) = subscribers {
+                    settings.crash.subscribers = subscribers;
+                }
+                if let Some(rows) = rows {
+                    settings.crash.rows = rows;
+                }
+                report::crash(&paths, &settings).await
             }
             Measurement::Replication { clients } => {
                 if let Some(clients) = clients {

@@ -119,9 +119,14 @@ impl Drop for Served {
     }
 }
 
+/// A cap on connections that no run reaches: the load generator's clients all come from one
+/// address, and the idle measurement holds 10,000 of them.
+pub const UNCAPPED_CONNECTIONS: &str = "1000000";
+
 /// `wasmod serve MODULE` on a free loopback port, with its data in `data` and `extra`
-/// arguments (durability, queue) after. New identities are not rate-limited: every client
-/// of the load generator comes from 127.0.0.1 without a token.
+/// arguments (durability, queue) after. New identities are not rate-limited, and
+/// connections are not capped per address (nor, as far as the open-file limit allows, in
+/// all): every client of the load generator comes from 127.0.0.1 without a token.
 pub async fn wasmod_serve(
     wasmod: &Path,
     module: &Path,
@@ -145,6 +150,10 @@ pub async fn wasmod_serve(
             "0",
             "--anonymous-calls-per-minute",
             "0",
+            "--max-connections",
+            UNCAPPED_CONNECTIONS,
+            "--max-connections-per-address",
+            UNCAPPED_CONNECTIONS,
             "--data",
         ])
         .arg(data)

@@ -126,6 +126,10 @@ pub async fn measure(paths: &Paths, plan: &Plan) -> Result<Outcome> {
     let data = tempfile::tempdir().context("a data directory")?;
     let token = data.path().join("edge-token");
     std::fs::write(&token, "the load generator's edge token").context("the edge token")?;
+    // `wasmod` refuses a token file other users may read.
+    #[cfg(unix)]
+    std::fs::set_permissions(&token, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .context("the edge token's mode")?;
     let token = token.to_string_lossy().into_owned();
     let stream = redis.stream();
     let primary = process::wasmod_serve(
@@ -144,6 +148,11 @@ pub async fn measure(paths: &Paths, plan: &Plan) -> Result<Outcome> {
             .args(["--log", "warn", "edge"])
             .arg(&paths.module)
             .args(["--listen", "127.0.0.1:0", "--identities-per-minute", "0"])
+            .args(["--max-connections", process::UNCAPPED_CONNECTIONS])
+            .args([
+                "--max-connections-per-address",
+                process::UNCAPPED_CONNECTIONS,
+            ])
             .args(["--primary", &http, "--follow", &stream])
             .args(["--edge-token-file", &token])
             .arg("--secret-file")

@@ -4,7 +4,7 @@
 
 use crate::delivery::{self, millis};
 use crate::target::{self, Target};
-use crate::{calls, idle, initial, replication, Paths, Settings};
+use crate::{calls, crash, idle, initial, replication, Paths, Settings};
 use anyhow::{bail, Result};
 use std::time::Duration;
 
@@ -300,6 +300,56 @@ pub async fn initial(paths: &Paths, settings: &Settings) -> Result<()> {
         settings.client_updates,
         median(runs.iter().map(|run| run.applied.client_rate).collect()),
         median(runs.iter().map(|run| run.applied.server_rate).collect()),
+    );
+    println!();
+    Ok(())
+}
+
+/// Subscribers reconnecting after a SIGKILL, resumed against full rows.
+pub async fn crash(paths: &Paths, settings: &Settings) -> Result<()> {
+    let plan = settings.crash;
+    let mut outcomes = Vec::new();
+    for run in 1..=settings.repeat {
+        eprintln!(
+            "crash, run {run}: {} subscribers of {} rows, killed twice",
+            plan.subscribers, plan.rows
+        );
+        outcomes.push(crash::measure(paths, plan).await?);
+    }
+    println!(
+        "## Reconnecting after a SIGKILL ({} subscribers of `{}`, {} rows, binary protocol)",
+        plan.subscribers,
+        crate::sample::TABLE,
+        plan.rows
+    );
+    println!();
+    println!("| reconnection | answers `resumed` | bytes of the answers | per subscriber | first reconnection to last answer | restart (spawn to listening) |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let row = |name: &str, pick: fn(&crash::Outcome) -> crash::Reconnection| {
+        let runs: Vec<crash::Reconnection> = outcomes.iter().map(pick).collect();
+        let bytes = median(runs.iter().map(|run| run.bytes as f64).collect());
+        let seconds = |of: fn(&crash::Reconnection) -> Duration| {
+            median(runs.iter().map(|run| of(run).as_secs_f64()).collect())
+        };
+        let resumed = runs.iter().map(|run| run.resumed).min().unwrap_or_default();
+        println!(
+            "| {name} | {resumed} of {} | {:.1} KiB | {:.0} B | {:.0} ms | {:.0} ms |",
+            plan.subscribers,
+            bytes / 1024.0,
+            bytes / plan.subscribers.max(1) as f64,
+            seconds(|run| run.time) * 1e3,
+            seconds(|run| run.restart) * 1e3,
+        );
+        (bytes, seconds(|run| run.time))
+    };
+    let (resumed_bytes, resumed_time) =
+        row("resumed (`resume_from`: the last offset)", |o| o.resumed);
+    let (full_bytes, full_time) = row("full rows (`resume_from: null`)", |o| o.full);
+    println!();
+    println!(
+        "Resumed against full: {:.4} of the bytes, {:.2} of the time.",
+        resumed_bytes / full_bytes.max(1.0),
+        resumed_time / full_time.max(f64::MIN_POSITIVE)
     );
     println!();
     Ok(())

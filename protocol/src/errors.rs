@@ -44,6 +44,9 @@ pub enum ErrorCode {
     ConnectionRefused,
     /// The credential given is not the operator's, for the admin API (403).
     NotOperator,
+    /// A browser request to the admin API that changes something, authenticated by the
+    /// operator's cookie, came from another site (or would not say where from) (403).
+    CrossSite,
     /// No route of the API matches the path (404).
     NotFound,
     /// The module has no entry point of that kind and name (404).
@@ -90,7 +93,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the table in `docs/http-api.md`.
-    pub const ALL: [ErrorCode; 29] = [
+    pub const ALL: [ErrorCode; 30] = [
         Self::BadJson,
         Self::BadArguments,
         Self::BadRequest,
@@ -102,6 +105,7 @@ impl ErrorCode {
         Self::ScheduledReducer,
         Self::ConnectionRefused,
         Self::NotOperator,
+        Self::CrossSite,
         Self::NotFound,
         Self::NoSuchEntry,
         Self::NoSuchTable,
@@ -136,6 +140,7 @@ impl ErrorCode {
             Self::ScheduledReducer => "scheduled_reducer",
             Self::ConnectionRefused => "connection_refused",
             Self::NotOperator => "not_operator",
+            Self::CrossSite => "cross_site",
             Self::NotFound => "not_found",
             Self::NoSuchEntry => "no_such_entry",
             Self::NoSuchTable => "no_such_table",
@@ -171,7 +176,8 @@ impl ErrorCode {
             | Self::LifecycleReducer
             | Self::ScheduledReducer
             | Self::ConnectionRefused
-            | Self::NotOperator => 403,
+            | Self::NotOperator
+            | Self::CrossSite => 403,
             Self::NotFound | Self::NoSuchEntry | Self::NoSuchTable | Self::NoSuchRoute => 404,
             Self::MethodNotAllowed => 405,
             Self::IncompatibleBuild => 409,

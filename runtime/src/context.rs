@@ -351,7 +351,7 @@ fn run_in_read_tx<T>(body: impl FnOnce(&ReadTxContext) -> T) -> Result<T, TxErro
 fn send_http(request: &crate::http::Request) -> Result<crate::http::Response, HttpError> {
     let source = sys::procedure_http_request(&wasmod_abi::encoding::to_vec(request))
         .map_err(HttpError::Refused)?;
-    let bytes = crate::rt::read_source(source).map_err(HttpError::Refused)?;
+    let bytes = sys::read_source(source).map_err(HttpError::Refused)?;
     wasmod_abi::encoding::from_slice(&bytes).map_err(HttpError::BadResponse)
 }
 

@@ -72,6 +72,7 @@ pub mod db;
 pub mod log;
 #[cfg(target_arch = "wasm32")]
 mod panic;
+mod registered;
 #[doc(hidden)]
 pub mod rt;
 pub mod sys;

@@ -15,7 +15,6 @@ use crate::error::{ApiError, ErrorCode};
 use crate::secret::Secret;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use std::io;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wasmod_abi::Identity;
 
@@ -114,13 +113,6 @@ impl Tokens {
     }
 }
 
-/// A new identity: 32 bytes from the operating system's CSPRNG.
-pub fn new_identity() -> io::Result<Identity> {
-    let mut bytes = [0; 32];
-    getrandom::fill(&mut bytes).map_err(io::Error::other)?;
-    Ok(Identity::from_bytes(bytes))
-}
-
 /// The token of an `Authorization` header value: `Bearer <token>` (the scheme in any case).
 pub fn bearer(header: &[u8]) -> Result<&str, ApiError> {
     let malformed = || {
@@ -214,10 +206,5 @@ mod tests {
         ] {
             assert!(bearer(bad).is_err(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn new_identities_differ() {
-        assert_ne!(new_identity().ok(), new_identity().ok());
     }
 }

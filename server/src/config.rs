@@ -2,6 +2,8 @@
 
 use crate::pages::PageLimits;
 use std::time::Duration;
+use wasmod_node::realtime::{self, SubscriptionLimits};
+use wasmod_node::NodeConfig;
 
 /// How the server protects itself and the module.
 ///
@@ -16,8 +18,8 @@ pub struct ServerConfig {
     /// `payload_too_large`, 413, beyond). Default: 64 MiB.
     pub max_module_bytes: usize,
     /// The most calls one identity (or, for calls without a token, one source address) may
-    /// have queued or running at once, of every kind (`too_many_calls`, 429, beyond).
-    /// Default: 8.
+    /// have queued or running at once, of every kind, over HTTP and every WebSocket together
+    /// (`too_many_calls`, 429, beyond). Default: 16, what one WebSocket may have in flight.
     pub max_calls_per_identity: usize,
     /// The longest a request may take, body read and queueing included (`timeout`, 504,
     /// beyond). A call the module has started still runs to completion under the module's own
@@ -72,16 +74,65 @@ pub struct ServerConfig {
     pub max_table_page_rows: usize,
     /// The most bytes of such a page's rows, in their binary encoding: the page stops before
     /// the row that would take it past this (a first row larger than that on its own is sent
-    /// alone). The JSON, streamed, is larger by a factor the encoding bounds. Default: 1 MiB.
+    /// alone). The JSON, rendered whole before it is sent, is larger by a factor the encoding
+    /// bounds. Default: 1 MiB.
     pub max_table_page_bytes: usize,
     /// The most table reads in progress at once, each from before it waits for the tables
-    /// until its page is sent (`busy`, 503, beyond); as many one-off queries over WebSockets,
+    /// until its page is rendered, not while it is sent (`busy`, 503, beyond); as many one-off queries over WebSockets,
     /// every connection together, are evaluated at once (the others wait). Default: 4.
     pub max_table_reads: usize,
     /// The most bytes of a value a view or procedure returns, in its binary encoding, that an
     /// answer carries (over HTTP or the WebSocket); a larger one is answered
     /// `result_too_large` (500), the call's commits staying. Default: 8 MiB.
     pub max_result_bytes: usize,
+    /// The most queries one WebSocket `Subscribe` may carry, repeats included (repeats are
+    /// then subscribed once); beyond, a `SubscriptionError`. Default: 256.
+    pub max_queries_per_set: usize,
+    /// The most query sets one WebSocket connection may hold at once; beyond, a
+    /// `SubscriptionError` (unsubscribe one first). Default: 1024.
+    pub max_query_sets_per_connection: usize,
+    /// The most distinct queries one identity may be subscribed to at once, all its
+    /// connections together (a query is counted once however many of its sets hold it);
+    /// beyond, a `SubscriptionError`. Default: 4096.
+    pub max_queries_per_identity: usize,
+    /// The most those distinct queries may cost together, in reads a row (one for the row,
+    /// one for each comparison of a query's condition, its tables' visibility filters
+    /// included: `SELECT * FROM t WHERE a = 1 OR a = 2` costs 3): what each row a commit
+    /// changes may cost to check against the identity's queries. Beyond, a
+    /// `SubscriptionError`. Default: 16,384.
+    pub max_query_cost_per_identity: usize,
+    /// The most reads the first evaluation of new subscriptions may make under one read
+    /// transaction of the tables, during which commits wait: a read is a row found (scanned,
+    /// through an index, a join's partner) and each comparison of the query's condition
+    /// checked on it. It bounds how long subscribing holds commits back, whatever clients
+    /// send. Subscriptions beyond it wait for the next transaction; one that reads more on its
+    /// own is refused with a `SubscriptionError`. A WebSocket one-off query may read as many,
+    /// or is refused. Default: 1,000,000 (10 to 50 ms on this project's 2-core reference
+    /// machine: `subscription/tests/selective.rs`, `a_read`).
+    pub max_subscription_reads: usize,
+    /// The most TCP connections open at once, every client together (WebSockets included).
+    /// Beyond it, [`crate::admission::HEALTH_PLACES`] more are taken for `GET /health` alone,
+    /// and the others are closed as soon as they are accepted, after a best-effort `503
+    /// busy`. The server lowers it at start to leave [`crate::admission::RESERVED_FILES`] file
+    /// descriptors of its open-file limit for its own files. Default: 10,000.
+    pub max_connections: usize,
+    /// The most TCP connections open at once from one source address (an IPv6 address counts
+    /// by its /64, which one host usually holds whole); beyond, a new one is closed as soon as
+    /// it is accepted, after a best-effort `429 too_many_calls`. Default: 256.
+    pub max_connections_per_address: usize,
+    /// The most WebSocket connections one identity may have open at once (`GET
+    /// /v1/subscribe`); beyond, the handshake is answered `too_many_calls` (429).
+    /// Default: 64.
+    pub max_websockets_per_identity: usize,
+    /// The longest a client may take to send a request's headers, counted from when the
+    /// server starts waiting for them: from the connection's start, and on a kept-alive
+    /// connection from the end of the previous answer, so that it is also how long an idle
+    /// keep-alive connection stays open. Beyond, the connection is closed. Default: 15 s.
+    pub header_read_timeout: Duration,
+    /// The longest a write to a client may wait for it to read (its receive window full)
+    /// before the connection is closed: a client that stops reading does not hold an answer,
+    /// and what it holds, for ever. WebSockets included. Default: 30 s.
+    pub write_timeout: Duration,
 }
 
 impl ServerConfig {
@@ -93,31 +144,90 @@ impl ServerConfig {
             max_bytes: self.max_table_page_bytes,
         }
     }
+
+    /// The node's share of the configuration: its queue, calls, results and sockets.
+    pub fn node_config(&self) -> NodeConfig {
+        let mut node = NodeConfig::default();
+        node.queue = self.queue;
+        node.max_calls_per_identity = self.max_calls_per_identity;
+        node.max_result_bytes = self.max_result_bytes;
+        node.realtime = realtime::Settings {
+            outbound: realtime::outbox::Bounds {
+                messages: self.outbound_messages,
+                bytes: self.outbound_bytes,
+            },
+            resume: realtime::window::WindowBounds {
+                commits: self.resume_commits,
+                bytes: self.resume_bytes,
+            },
+            ping_interval: self.ping_interval,
+            part_bytes: self.subscription_part_bytes,
+            one_offs: self.max_table_reads,
+            subscriptions: self.subscription_limits(),
+        };
+        node
+    }
+
+    /// The bounds of subscribing over WebSockets.
+    pub fn subscription_limits(&self) -> SubscriptionLimits {
+        SubscriptionLimits {
+            queries_per_set: self.max_queries_per_set,
+            sets_per_connection: self.max_query_sets_per_connection,
+            queries_per_identity: self.max_queries_per_identity,
+            cost_per_identity: self.max_query_cost_per_identity,
+            reads: self.max_subscription_reads,
+        }
+    }
 }
 
 impl Default for ServerConfig {
+    /// The node's settings are the node's defaults ([`NodeConfig::default`]), so that the two
+    /// cannot drift apart; the rest are the transport's own.
     fn default() -> Self {
+        let node = NodeConfig::default();
+        let realtime = node.realtime;
+        let subscriptions = realtime.subscriptions;
         Self {
             max_body_bytes: 1 << 20,
             max_module_bytes: 64 << 20,
-            max_calls_per_identity: 8,
+            max_calls_per_identity: node.max_calls_per_identity,
             request_timeout: Duration::from_secs(30),
-            queue: 256,
+            queue: node.queue,
             token_ttl: Duration::from_secs(30 * 24 * 60 * 60),
             identities_per_minute: 30,
             anonymous_calls_per_minute: 600,
             shutdown_grace: Duration::from_secs(30),
-            outbound_messages: 1024,
-            outbound_bytes: 16 << 20,
-            subscription_part_bytes: 1 << 20,
-            resume_commits: 4096,
-            resume_bytes: 64 << 20,
-            ping_interval: Duration::from_secs(30),
+            outbound_messages: realtime.outbound.messages,
+            outbound_bytes: realtime.outbound.bytes,
+            subscription_part_bytes: realtime.part_bytes,
+            resume_commits: realtime.resume.commits,
+            resume_bytes: realtime.resume.bytes,
+            ping_interval: realtime.ping_interval,
             table_page_rows: 1000,
             max_table_page_rows: 10_000,
             max_table_page_bytes: 1 << 20,
-            max_table_reads: 4,
-            max_result_bytes: 8 << 20,
+            max_table_reads: realtime.one_offs,
+            max_result_bytes: node.max_result_bytes,
+            max_queries_per_set: subscriptions.queries_per_set,
+            max_query_sets_per_connection: subscriptions.sets_per_connection,
+            max_queries_per_identity: subscriptions.queries_per_identity,
+            max_query_cost_per_identity: subscriptions.cost_per_identity,
+            max_subscription_reads: subscriptions.reads,
+            max_connections: 10_000,
+            max_connections_per_address: 256,
+            max_websockets_per_identity: 64,
+            header_read_timeout: Duration::from_secs(15),
+            write_timeout: Duration::from_secs(30),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_configuration_gives_the_node_its_own_defaults() {
+        assert_eq!(ServerConfig::default().node_config(), NodeConfig::default());
     }
 }

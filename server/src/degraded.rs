@@ -1,4 +1,5 @@
 //! A server whose commit log failed is **degraded**: it must not go on as if nothing happened.
+//! The node knows it ([`wasmod_node::health`]); this is how the server shows it over HTTP.
 //!
 //! Once a write or sync of the log fails (a full disk, an I/O error), the database refuses every
 //! later commit before applying it, since nothing more can be made durable in order
@@ -15,14 +16,11 @@
 //! - `/health` answers 503 with `"status": "degraded"` and the reason, so that a load balancer
 //!   or an operator's probe takes the server out and someone restarts it.
 
-use crate::error::{ApiError, ErrorCode};
 use axum::extract::{Request, State};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
-use std::sync::Arc;
-use wasmod_host::datastore::durability::DurabilityError;
-use wasmod_host::datastore::Database;
+use wasmod_node::health::LogHealth;
 
 /// The response header a degraded server adds to every response, with the value
 /// [`DEGRADED_VALUE`].
@@ -30,51 +28,6 @@ pub const DEGRADED_HEADER: &str = "wasmod-degraded";
 
 /// The value of [`DEGRADED_HEADER`]: the reason is in `/health` and in refused calls' errors.
 pub const DEGRADED_VALUE: &str = "commit-log-failed";
-
-/// Whether the database's commit log has failed. Cheap to clone.
-#[derive(Clone, Debug)]
-pub struct LogHealth {
-    database: Arc<Database>,
-}
-
-impl LogHealth {
-    /// The health of `database`'s commit log (never failed for a database without one).
-    pub fn new(database: Arc<Database>) -> Self {
-        Self { database }
-    }
-
-    /// Why the log failed, if it did.
-    pub fn failure(&self) -> Option<String> {
-        self.database.log_failure()
-    }
-
-    /// `Ok` while the log works; the `degraded` error once it failed: for a call that writes,
-    /// before it is queued.
-    pub fn take_writes(&self) -> Result<(), ApiError> {
-        self.failure()
-            .map_or(Ok(()), |reason| Err(degraded(&reason)))
-    }
-}
-
-/// The error of a call whose commits the log could not make durable (`error`, from a
-/// ticket's wait).
-pub fn not_durable(error: &DurabilityError) -> ApiError {
-    match error {
-        DurabilityError::Failed(reason) => degraded(reason),
-        other => degraded(other),
-    }
-}
-
-/// The error of a call that cannot be made durable because the log failed for `reason`.
-pub fn degraded(reason: &dyn std::fmt::Display) -> ApiError {
-    ApiError::new(
-        ErrorCode::Degraded,
-        format!(
-            "the server is degraded: its commit log failed ({reason}); it takes no writes until \
-             it is restarted"
-        ),
-    )
-}
 
 /// Middleware: adds [`DEGRADED_HEADER`] to every response while the log has failed.
 pub(crate) async fn mark(

@@ -1,13 +1,8 @@
-//! What one client may ask of the server at once.
+//! How fast one source address may ask the server for what costs it.
 //!
-//! The module runs one call at a time (see [`crate::worker`]), so one client sending many
-//! calls could fill the queue and starve everyone else. [`CallSlots`] caps the calls each
-//! [`Requester`] has in progress: every call that reaches the module's queue (reducers,
-//! procedures, views, anonymous views, the module's HTTP handlers) takes a [`CallSlot`] before
-//! it is queued, and the slot is freed when the call is done with (answered, or skipped
-//! because its requester left). A call with a token counts against its identity; one without
-//! (an anonymous view, an HTTP handler) against its source address. A call over the cap is
-//! refused at once (`too_many_calls`, 429).
+//! The calls one requester has in progress are the node's to count
+//! ([`wasmod_node::slots`]); what is counted here is per source address, before a request
+//! reaches the node.
 //!
 //! An identity costs nothing to make, so a [`SourceRate`] caps how fast one source address may
 //! be given new ones (`POST /v1/identity`, and `GET /v1/subscribe` without a token): each runs
@@ -15,125 +10,139 @@
 //! Another caps the calls an address makes without a token, which no identity's slots hold
 //! back over time. Past a rate the request is refused at once (`too_many_calls`, 429, with
 //! `Retry-After` saying when the next one is allowed), before any work and before its body is
-//! read.
+//! read. A rate counts an IPv6 address by its /64 prefix ([`source_key`]), since one host
+//! is commonly given a whole /64, and keeps a bounded table ([`Generations`]) whose every
+//! check is O(1).
 //!
 //! The other limits are enforced where they apply: the body size by the router
 //! ([`axum::extract::DefaultBodyLimit`]), the request timeout by a middleware in
 //! `routes`, and the queue bound by the worker's channel.
 
 use crate::error::{ApiError, ErrorCode, HttpError};
-use governor::clock::Clock;
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use governor::clock::{Clock, DefaultClock};
+use governor::nanos::Nanos;
+use governor::state::{InMemoryState, NotKeyed, StateStore};
+use governor::{Quota, RateLimiter};
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::hash::Hash;
+use std::net::{IpAddr, Ipv6Addr};
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError};
-use wasmod_abi::Identity;
 
-/// Who a call's slot is counted against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Requester {
-    /// The identity of the call's token.
-    Identity(Identity),
-    /// The source address of a call without a token; `None` for a router called in-process,
-    /// whose callers share one count.
-    Address(Option<IpAddr>),
-}
-
-impl Requester {
-    /// The identity if there is one, else the source address.
-    pub fn of(identity: Option<Identity>, source: Option<IpAddr>) -> Self {
-        identity.map_or(Self::Address(source), Self::Identity)
-    }
-
-    fn describe(self) -> &'static str {
-        match self {
-            Self::Identity(_) => "this identity",
-            Self::Address(_) => "this address (without a token)",
-        }
-    }
-}
-
-/// Counts the calls each requester has in progress.
-#[derive(Clone, Debug)]
-pub struct CallSlots {
-    max: usize,
-    taken: Arc<Mutex<HashMap<Requester, usize>>>,
-}
-
-/// One call in progress for a requester; dropping it frees the slot.
-#[derive(Debug)]
-pub struct CallSlot {
-    requester: Requester,
-    taken: Arc<Mutex<HashMap<Requester, usize>>>,
-}
-
-impl CallSlots {
-    /// At most `max` calls in progress per requester (at least one).
-    pub fn new(max: usize) -> Self {
-        Self {
-            max: max.max(1),
-            taken: Arc::default(),
-        }
-    }
-
-    /// Takes a slot for `requester`, or refuses with `too_many_calls`.
-    pub fn acquire(&self, requester: Requester) -> Result<CallSlot, ApiError> {
-        let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = taken.entry(requester).or_default();
-        if *count >= self.max {
-            return Err(ApiError::new(
-                ErrorCode::TooManyCalls,
-                format!(
-                    "{} already has {} calls in progress, the most the server allows",
-                    requester.describe(),
-                    self.max
-                ),
-            ));
-        }
-        *count += 1;
-        Ok(CallSlot {
-            requester,
-            taken: self.taken.clone(),
-        })
-    }
-}
-
-impl Drop for CallSlot {
-    fn drop(&mut self) {
-        let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = taken.get_mut(&self.requester) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                taken.remove(&self.requester);
-            }
-        }
-    }
-}
-
-/// How many source addresses a [`SourceRate`] tracks before it forgets those whose
-/// allowance is full again.
+/// How many sources (IPv4 addresses, IPv6 /64 prefixes) a [`SourceRate`] tracks at most.
 const TRACKED_SOURCES: usize = 10_000;
 
-/// A rate per source address, `per_minute` requests a minute (a burst of as many, refilled
-/// evenly), or none.
+/// The key a rate counts `source` under: an IPv4 address (an IPv4-mapped IPv6 address
+/// included) as it is, an IPv6 address by its /64 prefix.
+pub fn source_key(source: IpAddr) -> IpAddr {
+    match source.to_canonical() {
+        IpAddr::V6(address) => {
+            let prefix = address.to_bits() & !u128::from(u64::MAX);
+            IpAddr::V6(Ipv6Addr::from_bits(prefix))
+        }
+        v4 => v4,
+    }
+}
+
+/// A rate limiter's table of states, bounded: two generations of at most half of
+/// `capacity` keys each. A key is looked up in the current one, then in the previous one
+/// (and moved to the current); when the current one is full it becomes the previous one and
+/// the previous one is dropped. Every check is O(1) (amortised: a drop of half the table every
+/// half a table of new keys), and a key is forgotten only once as many other keys as half the
+/// table have come since it was last seen: it then starts again with a full allowance, as
+/// every new source does.
+/// Cheap to clone: the clones share the table.
+#[derive(Debug)]
+pub struct Generations<K> {
+    half: usize,
+    tables: Arc<Mutex<[HashMap<K, InMemoryState>; 2]>>,
+}
+
+impl<K> Clone for Generations<K> {
+    fn clone(&self) -> Self {
+        Self {
+            half: self.half,
+            tables: self.tables.clone(),
+        }
+    }
+}
+
+impl<K> Generations<K> {
+    /// A table of at most `capacity` keys (at least 2).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            half: (capacity / 2).max(1),
+            tables: Arc::new(Mutex::new([HashMap::new(), HashMap::new()])),
+        }
+    }
+
+    /// How many keys are tracked now.
+    pub fn len(&self) -> usize {
+        let tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
+        tables[0].len() + tables[1].len()
+    }
+
+    /// Whether no key is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<K: Hash + Eq + Clone> StateStore for Generations<K> {
+    type Key = K;
+
+    fn measure_and_replace<T, F, E>(&self, key: &K, f: F) -> Result<T, E>
+    where
+        F: Fn(Option<Nanos>) -> Result<(T, Nanos), E>,
+    {
+        let mut tables = self.tables.lock().unwrap_or_else(PoisonError::into_inner);
+        let [current, previous] = &mut *tables;
+        if let Some(state) = current.get(key) {
+            return state.measure_and_replace(&NotKeyed::NonKey, f);
+        }
+        let state = previous.remove(key).unwrap_or_default();
+        if current.len() >= self.half {
+            *previous = std::mem::take(current);
+        }
+        current
+            .entry(key.clone())
+            .or_insert(state)
+            .measure_and_replace(&NotKeyed::NonKey, f)
+    }
+}
+
+/// A rate per source (IPv4 address, IPv6 /64), `per_minute` requests a minute (a burst of as
+/// many, refilled evenly), or none.
 #[derive(Debug)]
 pub struct SourceRate {
     what: &'static str,
     per_minute: u32,
-    limiter: Option<DefaultKeyedRateLimiter<IpAddr>>,
+    limiter: Option<RateLimiter<IpAddr, Generations<IpAddr>, DefaultClock>>,
+    table: Generations<IpAddr>,
 }
 
 impl SourceRate {
-    /// At most `per_minute` of `what` a minute from each address; `0` is no limit.
+    /// At most `per_minute` of `what` a minute from each source; `0` is no limit.
     pub fn new(what: &'static str, per_minute: u32) -> Self {
-        let limiter =
-            NonZeroU32::new(per_minute).map(|rate| RateLimiter::keyed(Quota::per_minute(rate)));
+        let table = Generations::new(TRACKED_SOURCES);
+        let limiter = NonZeroU32::new(per_minute).map(|rate| {
+            RateLimiter::new(
+                Quota::per_minute(rate),
+                table.clone(),
+                DefaultClock::default(),
+            )
+        });
         Self {
             what,
             per_minute,
             limiter,
+            table,
         }
+    }
+
+    /// How many sources the rate tracks now (at most 10,000).
+    pub fn tracked(&self) -> usize {
+        self.table.len()
     }
 
     /// Counts one request from `source`, or refuses it with `too_many_calls` and the time
@@ -143,16 +152,13 @@ impl SourceRate {
         let (Some(limiter), Some(source)) = (&self.limiter, source) else {
             return Ok(());
         };
-        if limiter.len() >= TRACKED_SOURCES {
-            limiter.retain_recent();
-            limiter.shrink_to_fit();
-        }
-        limiter.check_key(&source).map_err(|not_until| {
+        limiter.check_key(&source_key(source)).map_err(|not_until| {
             let wait = not_until.wait_time_from(limiter.clock().now());
             let error = ApiError::new(
                 ErrorCode::TooManyCalls,
                 format!(
-                    "too many {} from this address: at most {} a minute; try again in {} s",
+                    "too many {} from this address (an IPv6 address counts by its /64): at most \
+                     {} a minute; try again in {} s",
                     self.what,
                     self.per_minute,
                     wait.as_secs().max(1)
@@ -199,28 +205,46 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_capped_per_requester_and_freed_on_drop() {
-        let slots = CallSlots::new(2);
-        let alice = Requester::Identity(Identity::from_bytes([1; 32]));
-        let bob = Requester::Identity(Identity::from_bytes([2; 32]));
-        let first = slots.acquire(alice).expect("a slot");
-        let _second = slots.acquire(alice).expect("a slot");
-        let refused = slots.acquire(alice).expect_err("over the cap");
-        assert_eq!(refused.code, ErrorCode::TooManyCalls);
-        let _bob = slots.acquire(bob).expect("others are not affected");
-        drop(first);
-        let _third = slots.acquire(alice).expect("a slot was freed");
-
-        let address = Requester::of(None, Some("10.0.0.1".parse().unwrap()));
-        let _one = slots.acquire(address).expect("a slot");
-        let _two = slots.acquire(address).expect("a slot");
-        let refused = slots.acquire(address).expect_err("over the cap");
-        assert!(
-            refused.message.contains("this address"),
-            "{}",
-            refused.message
+    fn an_ipv6_source_counts_by_its_64_prefix() {
+        let rate = SourceRate::new("new identities", 2);
+        let ip = |text: &str| Some(text.parse::<IpAddr>().unwrap());
+        rate.check(ip("2001:db8:1:2::1")).expect("within the burst");
+        rate.check(ip("2001:db8:1:2:ffff:ffff:ffff:ffff"))
+            .expect("the same /64: the burst's second");
+        rate.check(ip("2001:db8:1:2:abcd::9"))
+            .expect_err("the same /64, past its burst");
+        rate.check(ip("2001:db8:1:3::1"))
+            .expect("another /64 is another source");
+        rate.check(ip("192.0.2.7")).expect("an IPv4 address");
+        rate.check(ip("::ffff:192.0.2.7"))
+            .expect("the same address, IPv4-mapped: the burst's second");
+        rate.check(ip("192.0.2.7")).expect_err("past its burst");
+        assert_eq!(
+            source_key("2001:db8:1:2:3:4:5:6".parse().unwrap()),
+            "2001:db8:1:2::".parse::<IpAddr>().unwrap()
         );
-        let other = Requester::of(None, Some("10.0.0.2".parse().unwrap()));
-        let _other = slots.acquire(other).expect("another address");
+    }
+
+    #[test]
+    fn the_table_of_sources_is_bounded_and_keeps_the_recent_ones() {
+        let rate = SourceRate::new("new identities", 1);
+        let source = |n: u32| Some(IpAddr::from(n.to_be_bytes()));
+        // A source that has spent its allowance, then many others, each once.
+        rate.check(source(0)).expect("its first");
+        let others = 3 * TRACKED_SOURCES as u32;
+        for n in 1..=others {
+            rate.check(source(n)).expect("a new source's first");
+            assert!(
+                rate.tracked() <= TRACKED_SOURCES,
+                "{} tracked",
+                rate.tracked()
+            );
+            if n < TRACKED_SOURCES as u32 / 4 {
+                // Seen recently, it is still held to its spent allowance.
+                assert!(rate.check(source(0)).is_err());
+            }
+        }
+        // The most recent ones are still tracked.
+        assert!(rate.check(source(others)).is_err());
     }
 }

@@ -13,6 +13,8 @@
 //! the length of what was sent tells how much of it was right.
 
 use crate::error::{ApiError, ErrorCode};
+use axum::http::header::{AUTHORIZATION, COOKIE as COOKIE_HEADER, HOST, ORIGIN, SET_COOKIE};
+use axum::http::{HeaderMap, HeaderValue, Method};
 use sha2::{Digest, Sha256};
 use std::fmt;
 
@@ -105,26 +107,160 @@ impl fmt::Debug for OperatorToken {
     }
 }
 
-/// The credential of a request: the bearer token of its `Authorization` header, else the
-/// value of its operator cookie.
-pub fn credential(headers: &axum::http::HeaderMap) -> Option<&[u8]> {
-    use axum::http::header::{AUTHORIZATION, COOKIE as COOKIE_HEADER};
-    if let Some(header) = headers.get(AUTHORIZATION) {
-        let bytes = header.as_bytes();
-        return Some(bytes.strip_prefix(b"Bearer ").unwrap_or(bytes));
+/// How a request presented the operator's token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Credential<'a> {
+    /// `Authorization: Bearer <token>`: sent on purpose, by a program or a page's script.
+    Bearer(&'a [u8]),
+    /// The cookie [`COOKIE`]: sent by the browser by itself, whoever made the request.
+    Cookie(&'a [u8]),
+}
+
+impl<'a> Credential<'a> {
+    /// The token presented.
+    pub fn token(self) -> &'a [u8] {
+        match self {
+            Self::Bearer(token) | Self::Cookie(token) => token,
+        }
     }
-    headers
+}
+
+/// The credential of a request: the bearer token of its `Authorization` header, else the
+/// value of its operator cookie. An `Authorization` header of another scheme is
+/// `invalid_token`, not a credential.
+pub fn credential(headers: &HeaderMap) -> Result<Option<Credential<'_>>, ApiError> {
+    if let Some(header) = headers.get(AUTHORIZATION) {
+        let token = crate::auth::bearer(header.as_bytes())?;
+        return Ok(Some(Credential::Bearer(token.as_bytes())));
+    }
+    Ok(headers
         .get_all(COOKIE_HEADER)
         .iter()
         .flat_map(|header| header.as_bytes().split(|&b| b == b';'))
+        .find_map(operator_cookie)
+        .map(Credential::Cookie))
+}
+
+/// The value of one `name=value` pair of a `Cookie` header if it is the operator's cookie.
+fn operator_cookie(pair: &[u8]) -> Option<&[u8]> {
+    pair.trim_ascii()
+        .strip_prefix(COOKIE.as_bytes())?
+        .strip_prefix(b"=")
+}
+
+/// The paths the cookie is sent to: the console's page and the admin API, nothing else of
+/// the origin (not the module's handlers, not `--web` files).
+pub const COOKIE_PATHS: [&str; 2] = ["/admin", "/v1/admin"];
+
+/// The `Set-Cookie` headers that give a browser the cookie for `token` (`Some`) or make it
+/// forget it (`None`): one per path of [`COOKIE_PATHS`]. `secure` adds `Secure`, for a
+/// request that came over TLS ([`over_tls`]).
+pub fn set_cookie(token: Option<&OperatorToken>, secure: bool) -> HeaderMap {
+    let (value, lifetime) = match token {
+        Some(token) => (token.reveal(), ""),
+        None => ("", "; Max-Age=0"),
+    };
+    let secure = if secure { "; Secure" } else { "" };
+    COOKIE_PATHS
+        .iter()
+        .filter_map(|path| {
+            let cookie = format!(
+                "{COOKIE}={value}; Path={path}; HttpOnly; SameSite=Strict{secure}{lifetime}"
+            );
+            // The token's characters are checked to fit a header ([`OperatorToken::new`]).
+            Some((SET_COOKIE, HeaderValue::from_str(&cookie).ok()?))
+        })
+        .collect()
+}
+
+/// Whether the request came over TLS: the server serves plain HTTP, so only a TLS proxy in
+/// front says so, with `X-Forwarded-Proto: https`. The header is trusted for the cookie's
+/// `Secure` attribute only, which it can make stricter and never looser.
+pub fn over_tls(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(',').next())
+        .is_some_and(|scheme| scheme.trim().eq_ignore_ascii_case("https"))
+}
+
+/// Where a browser request came from, by its `Sec-Fetch-Site` and `Origin` headers.
+///
+/// `Sec-Fetch-Site` is set by the browser and no page can set it, so when it is sent it
+/// decides alone (a proxy in front that rewrites `Host` does not change it). Without it (an
+/// older browser), `Origin` must name the host the request was sent to (`Host`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Site {
+    /// From a page of this server: `Sec-Fetch-Site: same-origin`, or without it an `Origin`
+    /// naming the `Host`.
+    Own,
+    /// From anywhere else (another site, a sibling subdomain, a typed address or a
+    /// bookmark), by either header.
+    Foreign,
+    /// Neither header: an old browser, or not a browser.
+    Unknown,
+}
+
+impl Site {
+    /// Where the request of `headers` came from.
+    pub fn of(headers: &HeaderMap) -> Self {
+        let own = |yes: bool| if yes { Self::Own } else { Self::Foreign };
+        if let Some(site) = headers.get("sec-fetch-site") {
+            return own(site.as_bytes().eq_ignore_ascii_case(b"same-origin"));
+        }
+        let Some(origin) = headers.get(ORIGIN).map(HeaderValue::as_bytes) else {
+            return Self::Unknown;
+        };
+        let host = headers.get(HOST).map(HeaderValue::as_bytes);
+        let authority = origin
+            .strip_prefix(b"https://")
+            .or_else(|| origin.strip_prefix(b"http://"));
+        own(authority
+            .zip(host)
+            .is_some_and(|(authority, host)| authority.eq_ignore_ascii_case(host)))
+    }
+}
+
+/// Whether a request of `method` with `credential` may go on, by where it came from: one
+/// authenticated by the cookie alone that changes something (any method but `GET` and
+/// `HEAD`) must come from the server's own pages ([`Site::Own`]); a request that sends
+/// neither `Origin` nor `Sec-Fetch-Site` is refused too, since every current browser sends
+/// `Origin` on such a request. `Authorization` is never sent by a browser on its
+/// own, so a bearer token goes on from anywhere.
+pub fn check_site(
+    method: &Method,
+    credential: Option<Credential<'_>>,
+    headers: &HeaderMap,
+) -> Result<(), ApiError> {
+    let by_cookie = matches!(credential, Some(Credential::Cookie(_)));
+    if !by_cookie || method == Method::GET || method == Method::HEAD {
+        return Ok(());
+    }
+    match Site::of(headers) {
+        Site::Own => Ok(()),
+        Site::Foreign | Site::Unknown => Err(ApiError::new(
+            ErrorCode::CrossSite,
+            "a request that changes something, authenticated by the operator's cookie, must \
+             come from this server's own pages (by its `Origin` or `Sec-Fetch-Site`): send \
+             `Authorization: Bearer <operator token>` instead",
+        )),
+    }
+}
+
+/// The value of a `Cookie` header without the operator's cookie, `None` if nothing is left.
+/// The module's HTTP handlers get this instead of the request's.
+pub fn without_operator_cookie(header: &[u8]) -> Option<Vec<u8>> {
+    let kept: Vec<&[u8]> = header
+        .split(|&b| b == b';')
         .map(<[u8]>::trim_ascii)
-        .find_map(|pair| pair.strip_prefix(COOKIE.as_bytes())?.strip_prefix(b"="))
+        .filter(|pair| !pair.is_empty() && operator_cookie(pair).is_none())
+        .collect();
+    (!kept.is_empty()).then(|| kept.join(&b"; "[..]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::{HeaderMap, HeaderValue};
 
     #[test]
     fn only_the_token_matches() {
@@ -164,13 +300,120 @@ mod tests {
     #[test]
     fn the_credential_is_the_bearer_token_or_the_cookie() {
         let mut headers = HeaderMap::new();
-        assert_eq!(credential(&headers), None);
+        assert_eq!(credential(&headers), Ok(None));
         headers.insert(
             "cookie",
             HeaderValue::from_static("theme=dark; wasmod_operator=abc; x=y"),
         );
-        assert_eq!(credential(&headers), Some(&b"abc"[..]));
+        assert_eq!(credential(&headers), Ok(Some(Credential::Cookie(b"abc"))));
         headers.insert("authorization", HeaderValue::from_static("Bearer def"));
-        assert_eq!(credential(&headers), Some(&b"def"[..]));
+        assert_eq!(credential(&headers), Ok(Some(Credential::Bearer(b"def"))));
+    }
+
+    #[test]
+    fn an_authorization_without_the_bearer_scheme_is_refused() {
+        for value in ["def", "Basic def", "Bearer", "Token def"] {
+            let mut headers = HeaderMap::new();
+            headers.insert("authorization", HeaderValue::from_str(value).unwrap());
+            headers.insert("cookie", HeaderValue::from_static("wasmod_operator=def"));
+            assert_eq!(
+                credential(&headers).map_err(|error| error.code),
+                Err(ErrorCode::InvalidToken),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_cookie_is_http_only_strict_and_for_the_consoles_paths() {
+        let token = OperatorToken::new("correct-horse-battery").unwrap();
+        let given = set_cookie(Some(&token), false);
+        let given: Vec<&HeaderValue> = given.get_all("set-cookie").iter().collect();
+        assert_eq!(
+            given,
+            [
+                "wasmod_operator=correct-horse-battery; Path=/admin; HttpOnly; SameSite=Strict",
+                "wasmod_operator=correct-horse-battery; Path=/v1/admin; HttpOnly; SameSite=Strict",
+            ]
+        );
+        let forgotten = set_cookie(None, true);
+        assert_eq!(
+            forgotten["set-cookie"],
+            "wasmod_operator=; Path=/admin; HttpOnly; SameSite=Strict; Secure; Max-Age=0"
+        );
+        let mut headers = HeaderMap::new();
+        assert!(!over_tls(&headers));
+        headers.insert("x-forwarded-proto", HeaderValue::from_static("HTTPS, http"));
+        assert!(over_tls(&headers));
+    }
+
+    fn browser(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert("host", HeaderValue::from_static("127.0.0.1:3000"));
+        headers.insert("cookie", HeaderValue::from_static("wasmod_operator=abc"));
+        for (name, value) in pairs {
+            headers.insert(*name, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    #[test]
+    fn cookie_requests_that_change_something_must_come_from_the_servers_own_pages() {
+        let own = [
+            browser(&[("origin", "http://127.0.0.1:3000")]),
+            browser(&[("sec-fetch-site", "same-origin")]),
+            // Behind a proxy that rewrites `Host`, the browser's own word decides.
+            browser(&[
+                ("origin", "https://console.example"),
+                ("sec-fetch-site", "same-origin"),
+            ]),
+        ];
+        let foreign = [
+            browser(&[("origin", "http://evil.example")]),
+            browser(&[("origin", "http://127.0.0.1:3001")]),
+            browser(&[("origin", "null")]),
+            browser(&[("sec-fetch-site", "cross-site")]),
+            browser(&[("sec-fetch-site", "same-site")]),
+            browser(&[("sec-fetch-site", "none")]),
+            browser(&[
+                ("origin", "http://127.0.0.1:3000"),
+                ("sec-fetch-site", "cross-site"),
+            ]),
+        ];
+        let site = |headers: &HeaderMap| {
+            let credential = credential(headers).unwrap();
+            check_site(&Method::POST, credential, headers).map_err(|error| error.code)
+        };
+        for headers in &own {
+            assert_eq!(Site::of(headers), Site::Own, "{headers:?}");
+            assert_eq!(site(headers), Ok(()), "{headers:?}");
+        }
+        for headers in &foreign {
+            assert_eq!(Site::of(headers), Site::Foreign, "{headers:?}");
+            assert_eq!(site(headers), Err(ErrorCode::CrossSite), "{headers:?}");
+        }
+        let silent = browser(&[]);
+        assert_eq!(Site::of(&silent), Site::Unknown);
+        assert_eq!(site(&silent), Err(ErrorCode::CrossSite));
+        // Reads are not refused, nor requests with the header a browser never adds by itself.
+        let credential = credential(&foreign[0]).unwrap();
+        assert_eq!(check_site(&Method::GET, credential, &foreign[0]), Ok(()));
+        let mut bearer = foreign[0].clone();
+        bearer.insert("authorization", HeaderValue::from_static("Bearer abc"));
+        let credential = super::credential(&bearer).unwrap();
+        assert_eq!(check_site(&Method::POST, credential, &bearer), Ok(()));
+    }
+
+    #[test]
+    fn the_module_never_sees_the_operator_cookie() {
+        assert_eq!(
+            without_operator_cookie(b"theme=dark; wasmod_operator=abc;x=y"),
+            Some(b"theme=dark; x=y".to_vec())
+        );
+        assert_eq!(without_operator_cookie(b"wasmod_operator=abc"), None);
+        assert_eq!(
+            without_operator_cookie(b"wasmod_operator_not=1"),
+            Some(b"wasmod_operator_not=1".to_vec())
+        );
     }
 }

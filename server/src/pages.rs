@@ -12,27 +12,31 @@
 //!   cap counts what the page holds in memory (the rows), and is known before any JSON is
 //!   written, so the cursor can lead the answer; the JSON is larger by a factor bounded by
 //!   the encoding (about 1 for text, up to 6 for control characters and 4 for byte arrays),
-//!   and is streamed, never held whole.
+//!   and is bounded by it.
 //! - **Position**: rows come oldest first, by position ([`Tables::rows_from`]), and the page
 //!   hands back an opaque `next_cursor` that resumes right after its last row. Positions are
 //!   never reused, so paging through a table sees every row that was there all along exactly
 //!   once, whatever is inserted or deleted meanwhile; a row inserted (or updated) meanwhile
 //!   comes at the end.
 //! - **Visibility**: a client's page holds only the rows its table's visibility filter lets it
-//!   see ([`TableRows`]); rows it may not see are skipped, not counted, so a page of a
+//!   see (`TableRows`); rows it may not see are skipped, not counted, so a page of a
 //!   filtered table may scan past many rows to fill itself (at most the table, as a
 //!   subscription's initial rows do).
 //! - **At once**: each read holds a permit of [`TableReads`] from before it waits for the
-//!   tables until its body is sent or dropped; past the bound a read is refused at once
-//!   (`busy`, 503) rather than queued on the blocking pool that durability waits share.
+//!   tables until its page is rendered; past the bound a read is refused at once (`busy`,
+//!   503) rather than queued on the blocking pool that durability waits share.
 //!
 //! The rows of a page are taken under the read lock as pointers to the stored rows (no copy),
-//! and the lock is released before any JSON is written. The body is then written from the
-//! encoded rows as a stream of chunks of about [`CHUNK_BYTES`] ([`PageBody`]), so a page
-//! never exists whole as text in memory, and never as a tree of values. A chunk is written
-//! when the connection asks for the next one, on the runtime thread that polls the body: a
-//! bounded piece of work (one chunk, which ends after the row that fills it), and none at all
-//! for a client that stops reading.
+//! and the lock is released before any JSON is written. The JSON is then rendered from the
+//! encoded rows, on the blocking pool, into chunks of about `CHUNK_BYTES` (`PageBody`),
+//! never as a tree of values; the permit is released, and the chunks are sent. The permit is
+//! not held while the page is sent: a client that never reads its answer would otherwise
+//! hold a permit for as long as its connection lasts, and as many such clients as there are
+//! permits made every other table read answer `busy` (issue 27, item 6: four of them did, for
+//! over a minute). What such a client holds instead is its page's memory, which the page's
+//! bounds bound, for as long as its connection lasts: until the write timeout
+//! ([`crate::ServerConfig::write_timeout`]) closes it. A row that does not match its type is
+//! found while rendering, so its read is answered `internal` (500) rather than cut short.
 //!
 //! [`Tables::rows_from`]: wasmod_host::datastore::Tables::rows_from
 
@@ -183,27 +187,31 @@ pub(crate) async fn read_page(
     let start = query.start(limits)?;
     let permit = reads.acquire()?;
     let table = source.table;
-    let page = tokio::task::spawn_blocking(move || {
-        let read = datastore.begin_read();
-        let rows = read.rows_from(table, start.position).map_err(|error| {
-            ApiError::new(ErrorCode::Internal, format!("reading the table: {error:?}"))
-        })?;
-        let visible =
-            rows.filter(|(_, row)| source.rows.as_ref().is_none_or(|rows| rows.admits(row)));
-        Ok::<_, ApiError>(Page::take(visible, start.rows, limits.max_bytes))
+    let chunks = tokio::task::spawn_blocking(move || {
+        let page = {
+            let read = datastore.begin_read();
+            let rows = read.rows_from(table, start.position).map_err(|error| {
+                ApiError::new(ErrorCode::Internal, format!("reading the table: {error:?}"))
+            })?;
+            let visible =
+                rows.filter(|(_, row)| source.rows.as_ref().is_none_or(|rows| rows.admits(row)));
+            Page::take(visible, start.rows, limits.max_bytes)
+        };
+        let body = PageBody {
+            module,
+            table: table as usize,
+            next: page.next,
+            rows: page.rows.into_iter(),
+            written: 0,
+            stage: Stage::Opening,
+        };
+        body.collect::<Result<Vec<Bytes>, String>>()
+            .map_err(|message| ApiError::new(ErrorCode::Internal, message))
     })
     .await
     .map_err(|error| ApiError::new(ErrorCode::Internal, format!("the read failed: {error}")))??;
-    let body = PageBody {
-        module,
-        table: table as usize,
-        next: page.next,
-        rows: page.rows.into_iter(),
-        written: 0,
-        stage: Stage::Opening,
-        _permit: permit,
-    };
-    let stream = futures_util::stream::iter(body);
+    drop(permit);
+    let stream = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, io::Error>));
     Ok((
         [(CONTENT_TYPE, "application/json")],
         Body::from_stream(stream),
@@ -257,9 +265,7 @@ enum Stage {
     Done,
 }
 
-/// A page's JSON, written from its encoded rows chunk by chunk as the connection takes it.
-///
-/// Holds the read's permit until it is written out or dropped.
+/// A page's JSON, rendered from its encoded rows chunk by chunk.
 pub(crate) struct PageBody {
     module: Arc<ModuleDef>,
     table: usize,
@@ -268,7 +274,6 @@ pub(crate) struct PageBody {
     /// Rows written so far.
     written: usize,
     stage: Stage,
-    _permit: OwnedSemaphorePermit,
 }
 
 impl PageBody {
@@ -311,9 +316,9 @@ impl PageBody {
 }
 
 impl Iterator for PageBody {
-    type Item = io::Result<Bytes>;
+    type Item = Result<Bytes, String>;
 
-    fn next(&mut self) -> Option<io::Result<Bytes>> {
+    fn next(&mut self) -> Option<Result<Bytes, String>> {
         let mut out = Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
         match self.stage {
             Stage::Done => return None,
@@ -324,10 +329,9 @@ impl Iterator for PageBody {
             Stage::Rows => {}
         }
         if let Err(message) = self.write_rows(&mut out) {
-            // The status is sent: all that is left is to cut the body short.
-            tracing::error!("a table read ended early: {message}");
+            tracing::error!("a table read failed: {message}");
             self.stage = Stage::Done;
-            return Some(Err(io::Error::other(message)));
+            return Some(Err(message));
         }
         Some(Ok(Bytes::from(out)))
     }

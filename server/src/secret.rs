@@ -7,8 +7,10 @@
 //! is created with mode `0700` and the file with `0600` (on Unix), atomically with the file's
 //! creation, so it is never readable by others even for a moment. A secret file that other
 //! users can read or write is refused, with how to fix it: another local user who planted (or
-//! read) it could forge a token for any identity. The directory also gets a `.gitignore` of
-//! `*`, so a data directory next to a module's sources is never committed by mistake.
+//! read) it could forge a token for any identity. A data directory that exists already and
+//! that other users may enter or list is made private (`0700`) at start, with a warning; if it
+//! cannot be (it is another user's), the start fails. The directory also gets a `.gitignore`
+//! of `*`, so a data directory next to a module's sources is never committed by mistake.
 
 use std::fmt;
 use std::fs::{self, OpenOptions};
@@ -132,10 +134,11 @@ impl std::error::Error for SecretError {
     }
 }
 
-/// Creates the data directory (mode `0700`) with its `.gitignore`, if it does not exist.
+/// Creates the data directory (mode `0700`) with its `.gitignore`, if it does not exist, or
+/// makes the existing one private.
 fn create_dir(dir: &Path) -> io::Result<()> {
     if dir.is_dir() {
-        return Ok(());
+        return make_private(dir);
     }
     wasmod_host::datastore::durability::create_private_dir(dir)?;
     fs::write(
@@ -144,14 +147,26 @@ fn create_dir(dir: &Path) -> io::Result<()> {
     )
 }
 
+/// The permission bits of the file or directory at `path` (links followed) if users other
+/// than its owner have any access to it (`mode & 0o077`), `None` if it is private. Always
+/// `None` where there are no Unix permissions.
+pub fn loose_mode(path: &Path) -> io::Result<Option<u32>> {
+    let metadata = fs::metadata(path)?;
+    #[cfg(unix)]
+    let mode = std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o777;
+    #[cfg(not(unix))]
+    let mode = {
+        let _ = metadata;
+        0
+    };
+    Ok((mode & 0o077 != 0).then_some(mode))
+}
+
 /// Fails if users other than the owner may read or write the file at `path`.
-#[cfg(unix)]
 fn refuse_if_shared(path: &Path) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = fs::metadata(path)?.permissions().mode() & 0o777;
-    if mode & 0o077 == 0 {
+    let Some(mode) = loose_mode(path)? else {
         return Ok(());
-    }
+    };
     Err(io::Error::new(
         io::ErrorKind::PermissionDenied,
         format!(
@@ -164,8 +179,33 @@ fn refuse_if_shared(path: &Path) -> io::Result<()> {
     ))
 }
 
+/// Makes the existing data directory `dir` private (`0700`) if other users may enter or list
+/// it, with a warning; fails if it cannot (it is not the server's user's).
+#[cfg(unix)]
+fn make_private(dir: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(mode) = loose_mode(dir)? else {
+        return Ok(());
+    };
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(|error| {
+        io::Error::new(
+            error.kind(),
+            format!(
+                "other users may enter the data directory (mode {mode:o}), and it could not be \
+                 made private ({error}): `chmod 700 {}` as its owner",
+                dir.display()
+            ),
+        )
+    })?;
+    tracing::warn!(
+        path = %dir.display(),
+        "other users could enter the data directory (mode {mode:o}): made it private (0700)"
+    );
+    Ok(())
+}
+
 #[cfg(not(unix))]
-fn refuse_if_shared(_: &Path) -> io::Result<()> {
+fn make_private(_: &Path) -> io::Result<()> {
     Ok(())
 }
 
@@ -223,6 +263,21 @@ mod tests {
         }
         fs::set_permissions(&path, fs::Permissions::from_mode(0o400)).expect("chmod");
         assert_eq!(Secret::load_or_create(dir.path()).expect("private"), secret);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_existing_data_directory_open_to_others_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let data = dir.path().join("data");
+        fs::create_dir(&data).expect("mkdir");
+        fs::set_permissions(&data, fs::Permissions::from_mode(0o755)).expect("chmod");
+        assert_eq!(loose_mode(&data).expect("exists"), Some(0o755));
+        Secret::load_or_create(&data).expect("created");
+        assert_eq!(loose_mode(&data).expect("exists"), None);
+        let mode = fs::metadata(&data).expect("exists").permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
     }
 
     #[test]

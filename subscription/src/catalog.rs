@@ -8,7 +8,6 @@
 
 use crate::column::{RowLayout, Scalar};
 use crate::plan::{Filter, Operand};
-use crate::visibility::{self, VisibilityError};
 use std::sync::Arc;
 use wasmod_abi::{AlgebraicType, ModuleDef, Typespace};
 
@@ -42,14 +41,11 @@ pub(crate) struct ColumnInfo {
 }
 
 impl Catalog {
-    /// The tables of the module `def`, with their visibility filters checked.
-    ///
-    /// Errors: the first table whose visibility filter cannot be applied (it does not parse,
-    /// names a column the table does not have, compares `:sender` with a column that is not an
-    /// `Identity`, or is declared on a private table).
-    pub fn new(def: &ModuleDef) -> Result<Self, VisibilityError> {
+    /// The tables of the module `def`, without their visibility filters: [`Catalog::new`]
+    /// (in `visibility.rs`) checks them and adds them.
+    pub(crate) fn unfiltered(def: &ModuleDef) -> Self {
         let typespace = Arc::new(def.typespace.clone());
-        let mut tables: Vec<TableInfo> = def
+        let tables: Vec<TableInfo> = def
             .tables
             .iter()
             .map(|table| {
@@ -85,12 +81,12 @@ impl Catalog {
                 }
             })
             .collect();
-        for ((id, info), table) in (0u32..).zip(&mut tables).zip(&def.tables) {
-            if let Some(text) = &table.visibility {
-                info.visibility = Some(visibility::checked(id, info, text)?);
-            }
-        }
-        Ok(Self { tables })
+        Self { tables }
+    }
+
+    /// The tables, by id, for [`Catalog::new`] to set their visibility filters.
+    pub(crate) fn tables_mut(&mut self) -> &mut [TableInfo] {
+        &mut self.tables
     }
 
     /// The table with id `id`.

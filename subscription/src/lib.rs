@@ -17,7 +17,8 @@
 //!    equal.
 //! 3. **Evaluate from scratch** ([`BoundQuery::evaluate`]): the initial rows of a
 //!    subscription, or the answer to a one-off query, read through indexes where the filter
-//!    allows.
+//!    allows; [`BoundQuery::evaluate_within`] does it within a [`Budget`] of reads and
+//!    rows returned, checked as it goes.
 //! 4. **Evaluate a commit** ([`Subscriptions::evaluate`]): from the commit's
 //!    [`TxData`](wasmod_datastore::TxData) and the tables right after it, each affected
 //!    query's [`Delta`] (rows inserted into and deleted from its result), evaluating only the
@@ -31,6 +32,7 @@
 //! read the columns they need in place (no row is decoded into values), and encoding deltas
 //! for the wire is the caller's job, once per query.
 
+mod budget;
 mod catalog;
 mod column;
 mod error;
@@ -45,11 +47,13 @@ mod sql;
 mod validate;
 mod visibility;
 
+pub use budget::{Budget, BudgetError};
 pub use catalog::Catalog;
 pub use error::QueryError;
 pub use eval::Delta;
 pub use query::{BoundQuery, Query};
-pub use registry::{Deltas, QueryId, Subscriptions};
+pub use registry::{Deltas, Subscriptions};
 pub use resume::changes_since;
-pub use sql::MAX_QUERY_LEN;
+pub use routes::QueryId;
+pub use sql::{MAX_QUERY_LEN, MAX_QUERY_TOKENS};
 pub use visibility::{RowFilter, VisibilityError};

@@ -157,6 +157,14 @@ impl<V: Ord> Filter<V> {
         }
     }
 
+    /// How many comparisons the filter has: what checking it on one row may cost.
+    pub(crate) fn comparisons(&self) -> usize {
+        match self {
+            Self::And(parts) | Self::Or(parts) => parts.iter().map(Self::comparisons).sum(),
+            Self::Compare(_) => 1,
+        }
+    }
+
     /// Whether any value satisfies `test`.
     pub(crate) fn any_value(&self, test: &impl Fn(&V) -> bool) -> bool {
         match self {
@@ -174,6 +182,13 @@ impl Filter<Operand> {
 }
 
 impl<V: Ord> Plan<V> {
+    /// What checking one row against the plan costs, in reads: one for the row, and one for
+    /// each comparison of its filter (its tables' visibility filters included). A commit's
+    /// evaluation and a first evaluation both pay it per row they check.
+    pub(crate) fn cost(&self) -> usize {
+        1 + self.filter.as_ref().map_or(0, Filter::comparisons)
+    }
+
     /// The same plan with each value replaced by `bind(value)`, normalized again (binding can
     /// make two parts equal).
     pub(crate) fn map<W: Ord>(&self, bind: &impl Fn(&V) -> W) -> Plan<W> {

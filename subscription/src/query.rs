@@ -1,6 +1,7 @@
 //! The public face of one query: parsed and checked ([`Query`]), then bound to a subscriber
 //! ([`BoundQuery`]), which is what is evaluated and deduplicated.
 
+use crate::budget::{Budget, BudgetError};
 use crate::catalog::Catalog;
 use crate::error::QueryError;
 use crate::eval;
@@ -91,12 +92,39 @@ impl BoundQuery {
     /// Every row the query returns from `tables` (a module's committed tables), each once, in
     /// no particular order: a subscription's initial rows, or a one-off query's answer.
     pub fn evaluate(&self, tables: &Tables) -> Result<Vec<Row>, QueryError> {
-        eval::evaluate(&self.catalog, &self.plan, tables)
+        self.evaluate_within(tables, &mut Budget::unlimited())
+            .map_err(|error| match error {
+                BudgetError::Query(error) => error,
+                // An unlimited budget runs out only past `usize::MAX` rows.
+                BudgetError::Reads | BudgetError::Rows => {
+                    QueryError::Datastore("more rows than memory holds".to_owned())
+                }
+            })
+    }
+
+    /// [`BoundQuery::evaluate`], drawing on `budget` for every row it reads and returns: it
+    /// stops at the first row beyond the budget ([`BudgetError::Reads`],
+    /// [`BudgetError::Rows`]), so that a query refused for its cost has cost at most the
+    /// budget. What it drew stays drawn, for the next query on the same budget.
+    pub fn evaluate_within(
+        &self,
+        tables: &Tables,
+        budget: &mut Budget,
+    ) -> Result<Vec<Row>, BudgetError> {
+        eval::evaluate(&self.catalog, &self.plan, tables, budget)
     }
 
     /// The id of the table whose rows the query returns.
     pub fn table(&self) -> u32 {
         self.plan.target
+    }
+
+    /// What checking one row against the query costs: one, and one for each comparison of its
+    /// condition, its tables' visibility filters included (`a = 1 OR a = 2` costs 3). It is the
+    /// measure of what a subscriber may make each commit cost (a read of a
+    /// [`Budget`](crate::Budget) is the same unit).
+    pub fn cost(&self) -> usize {
+        self.plan.cost()
     }
 
     /// A hash of the normalized query that is the same in every process and on every run of

@@ -20,7 +20,7 @@ use crate::error::QueryError;
 use crate::eval::{affected_values, filter_changes, join_delta, Delta, Later, Layouts, State};
 use crate::plan::{Bytes, Plan};
 use crate::query::BoundQuery;
-use crate::routes::{forget, list, unlist, ByValue, Family, Hasher, TableRoutes};
+use crate::routes::{forget, list, unlist, ByValue, Family, Hasher, QueryId, TableRoutes};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use wasmod_datastore::{Row, Tables, TxData};
@@ -29,18 +29,6 @@ use wasmod_datastore::{Row, Tables, TxData};
 /// delta, or the error its evaluation met (a query checked against another module's tables
 /// than the ones it is evaluated on).
 pub type Deltas = Vec<(QueryId, Result<Delta, QueryError>)>;
-
-/// Identifies one distinct query of a [`Subscriptions`], for as long as it has subscribers
-/// (then the id may be given to another query).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct QueryId(u32);
-
-impl QueryId {
-    /// The id as a number, for maps and logs.
-    pub fn get(self) -> u32 {
-        self.0
-    }
-}
 
 /// The live queries of one module, each with its count of subscribers.
 ///
@@ -123,6 +111,11 @@ impl Subscriptions {
         Some(left)
     }
 
+    /// The id of `query`, if it has subscribers.
+    pub fn id(&self, query: &BoundQuery) -> Option<QueryId> {
+        self.ids.get(query).copied()
+    }
+
     /// The query `id`.
     pub fn query(&self, id: QueryId) -> Option<&BoundQuery> {
         self.entry(id).map(|entry| &entry.query)
@@ -175,6 +168,10 @@ impl Subscriptions {
     /// up in the tables as they were right after each commit (the later commits' changes
     /// undone on the fly); queries of one table do not read the tables at all.
     pub fn evaluate_batch(&mut self, commits: &[&TxData], tables: &Tables) -> Vec<Deltas> {
+        // The later commits' changes are kept only for the tables a join reads: a resume over
+        // thousands of commits to other tables (after a crash, one per connection left open)
+        // then costs their routing alone.
+        let joined = self.joined_tables();
         let mut later = Later::default();
         let mut deltas = Vec::with_capacity(commits.len());
         for changes in commits.iter().rev() {
@@ -183,10 +180,23 @@ impl Subscriptions {
                 later: &later,
             };
             deltas.push(self.evaluate_in(changes, state));
-            later.prepend(changes);
+            later.prepend(changes, |table| joined.contains(&table));
         }
         deltas.reverse();
         deltas
+    }
+
+    /// The tables the joins among the queries read: each one's own and its partner's.
+    fn joined_tables(&self) -> HashSet<u32, Hasher> {
+        self.queries
+            .iter()
+            .flatten()
+            .filter_map(|entry| {
+                let join = entry.query.plan().join.as_ref()?;
+                Some([entry.query.table(), join.other])
+            })
+            .flatten()
+            .collect()
     }
 
     /// [`Subscriptions::evaluate`] in the tables `state`.

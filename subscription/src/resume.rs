@@ -12,8 +12,9 @@
 use crate::error::QueryError;
 use crate::eval::Delta;
 use crate::query::BoundQuery;
-use crate::registry::{QueryId, Subscriptions};
-use std::collections::{BTreeMap, HashMap};
+use crate::registry::Subscriptions;
+use crate::routes::QueryId;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use wasmod_datastore::{Row, Tables, TxData};
 
 /// The net change of each of `queries` over `commits` (in commit order), when `tables` are
@@ -36,8 +37,32 @@ pub fn changes_since(
         .iter()
         .map(|query| registry.add(query.clone()))
         .collect::<Result<Vec<_>, _>>()?;
+    // Only the commits to a table some query reads can change a result, and leaving out the
+    // others changes no lookup a join makes in the tables as of a commit. After a crash a
+    // client resumes over one commit per connection the crash left open, mostly to tables
+    // its queries do not read.
+    let read: HashSet<u32> = queries
+        .iter()
+        .flat_map(|query| {
+            [
+                Some(query.table()),
+                query.plan().join.as_ref().map(|join| join.other),
+            ]
+        })
+        .flatten()
+        .collect();
+    let commits: Vec<&TxData> = commits
+        .iter()
+        .copied()
+        .filter(|commit| {
+            commit
+                .tables
+                .iter()
+                .any(|table| read.contains(&table.table))
+        })
+        .collect();
     let mut counts: HashMap<QueryId, BTreeMap<Row, i64>> = HashMap::new();
-    for deltas in registry.evaluate_batch(commits, tables) {
+    for deltas in registry.evaluate_batch(&commits, tables) {
         for (id, delta) in deltas {
             let delta = delta?;
             let rows = counts.entry(id).or_default();

@@ -11,9 +11,21 @@
 
 use crate::column::RowLayout;
 use crate::plan::{Bytes, JoinPlan, Pin, Side};
-use crate::registry::QueryId;
 use std::collections::HashMap;
 use wasmod_datastore::{Row, TableChanges};
+
+/// Identifies one distinct query of a [`Subscriptions`](crate::Subscriptions), for as long as
+/// it has subscribers (then the registry may give the id to another query): what the routes
+/// list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct QueryId(pub(crate) u32);
+
+impl QueryId {
+    /// The id as a number, for maps and logs.
+    pub fn get(self) -> u32 {
+        self.0
+    }
+}
 
 pub(crate) type Hasher = foldhash::fast::RandomState;
 

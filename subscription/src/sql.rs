@@ -16,11 +16,27 @@ use sqlparser::ast::{
     WildcardAdditionalOptions,
 };
 use sqlparser::dialect::GenericDialect;
+use sqlparser::keywords::Keyword;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::Token;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 /// The longest query text accepted, in bytes.
 pub const MAX_QUERY_LEN: usize = 64 * 1024;
+
+/// The most tokens (words, names, literals, operators and punctuation; not whitespace or
+/// comments) a query may hold.
+///
+/// The bound is what keeps a query's syntax tree small enough to walk. `sqlparser` reads a
+/// chain of one operator (`1 + 1 + … + 1`, `a OR b OR …`, `x IS NULL IS NULL …`, `v::int::int`)
+/// in a loop but nests the tree it builds as deeply as the chain is long, and whatever walks
+/// that tree afterwards (dropping it, cloning it, printing it) recurses once per level: a 64
+/// KiB chain is 32,000 levels, which overflows a 2 MiB thread stack and aborts the process.
+/// Every level of a tree takes at least one token, so counting tokens before parsing bounds
+/// the depth and the size of every tree this module is given. This module itself never clones
+/// or prints an expression it has not checked to be a single name or literal, so the only
+/// walk over a whole tree is its drop, which stays below a tenth of a 2 MiB stack at this
+/// depth even in a debug build (`subscription/tests/fuzz.rs` checks it on such a thread).
+pub const MAX_QUERY_TOKENS: usize = 4096;
 
 /// How deeply the parser may recurse (each level of parentheses takes one or more) before it
 /// refuses the query. `sqlparser`'s frames are large in debug builds (a 2 MiB thread stack
@@ -138,58 +154,89 @@ pub(crate) enum Literal {
 
 /// Parses `text` as one query of the subset.
 pub(crate) fn parse(text: &str) -> Result<SelectSyntax, QueryError> {
-    if text.len() > MAX_QUERY_LEN {
-        return Err(QueryError::Unsupported(format!(
-            "a query longer than {MAX_QUERY_LEN} bytes"
-        )));
+    let tokens = tokens(text, "query")?;
+    match leading_words(&tokens) {
+        Some(words) if words.first().is_some_and(|word| word != "SELECT") => {
+            return Err(QueryError::Unsupported(words.join(" ")));
+        }
+        _ => {}
     }
-    let statements = Parser::new(&GenericDialect {})
-        .with_recursion_limit(MAX_NESTING)
-        .try_with_sql(text)
-        .and_then(|mut parser| parser.parse_statements())
+    let statements = parser(tokens)
+        .parse_statements()
         .map_err(|error| QueryError::Syntax(error.to_string()))?;
     let [statement] = <[Statement; 1]>::try_from(statements).map_err(|statements| {
         QueryError::Unsupported(format!("{} statements in one query", statements.len()))
     })?;
     match statement {
         Statement::Query(query) => query_syntax(*query),
-        other => Err(unsupported(&statement_kind(&other))),
+        _ => Err(unsupported("a statement other than SELECT")),
     }
 }
 
 /// Parses `text` as a condition of the subset on its own, as a `WHERE` holds it: a table's
 /// visibility filter (`owner = :sender`), which is written without a query around it.
 pub(crate) fn parse_condition(text: &str) -> Result<Condition, QueryError> {
-    if text.len() > MAX_QUERY_LEN {
-        return Err(QueryError::Unsupported(format!(
-            "a condition longer than {MAX_QUERY_LEN} bytes"
-        )));
-    }
     let syntax = |error: sqlparser::parser::ParserError| QueryError::Syntax(error.to_string());
-    let mut parser = Parser::new(&GenericDialect {})
-        .with_recursion_limit(MAX_NESTING)
-        .try_with_sql(text)
-        .map_err(syntax)?;
+    let mut parser = parser(tokens(text, "condition")?);
     let expr = parser.parse_expr().map_err(syntax)?;
     parser.expect_token(&Token::EOF).map_err(syntax)?;
-    condition(expr)
+    condition(&expr)
+}
+
+/// The tokens of `text` (a `what`: a query or a condition), once its length and its number of
+/// tokens are known to be within [`MAX_QUERY_LEN`] and [`MAX_QUERY_TOKENS`]. Tokenizing is a
+/// loop over the text: nothing here recurses, whatever the text.
+fn tokens(text: &str, what: &str) -> Result<Vec<TokenWithSpan>, QueryError> {
+    if text.len() > MAX_QUERY_LEN {
+        return Err(QueryError::Unsupported(format!(
+            "a {what} longer than {MAX_QUERY_LEN} bytes"
+        )));
+    }
+    let tokens = Tokenizer::new(&GenericDialect {}, text)
+        .tokenize_with_location()
+        .map_err(|error| QueryError::Syntax(error.to_string()))?;
+    let counted = tokens
+        .iter()
+        .filter(|token| !matches!(token.token, Token::Whitespace(_)))
+        .count();
+    if counted > MAX_QUERY_TOKENS {
+        return Err(QueryError::Unsupported(format!(
+            "a {what} of more than {MAX_QUERY_TOKENS} tokens ({counted}: words, names, \
+             literals and operators)"
+        )));
+    }
+    Ok(tokens)
+}
+
+/// A parser over `tokens`, with the subset's bound on nesting.
+fn parser(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
+    Parser::new(&GenericDialect {})
+        .with_recursion_limit(MAX_NESTING)
+        .with_tokens_with_locations(tokens)
+}
+
+/// The keyword that opens a statement, and the one after it if it is a keyword too, in capitals
+/// (`INSERT INTO`, `DELETE FROM`, `UPDATE`), as a statement's kind is named: `None` when the text
+/// does not open with a keyword (a parenthesis, say), which the parser then judges.
+fn leading_words(tokens: &[TokenWithSpan]) -> Option<Vec<String>> {
+    let mut keywords = tokens
+        .iter()
+        .filter(|token| !matches!(token.token, Token::Whitespace(_)))
+        .map_while(|token| match &token.token {
+            Token::Word(word)
+                if word.keyword != Keyword::NoKeyword && word.quote_style.is_none() =>
+            {
+                Some(word.value.to_ascii_uppercase())
+            }
+            _ => None,
+        });
+    let first = keywords.next()?;
+    let second = keywords.next();
+    Some(std::iter::once(first).chain(second).collect())
 }
 
 fn unsupported(what: &str) -> QueryError {
     QueryError::Unsupported(what.to_owned())
-}
-
-/// The first words of a statement, which name its kind (`INSERT`, `CREATE TABLE`).
-fn statement_kind(statement: &Statement) -> String {
-    let text = statement.to_string();
-    let words: Vec<&str> = text.split_whitespace().take(2).collect();
-    match words.as_slice() {
-        [first, second] if second.chars().all(|c| c.is_ascii_uppercase()) => {
-            format!("{first} {second}")
-        }
-        [first, ..] => (*first).to_owned(),
-        [] => "an empty statement".to_owned(),
-    }
 }
 
 fn query_syntax(query: Query) -> Result<SelectSyntax, QueryError> {
@@ -223,10 +270,10 @@ fn query_syntax(query: Query) -> Result<SelectSyntax, QueryError> {
         SetExpr::Query(_) => Err(unsupported("a parenthesized query")),
         SetExpr::Values(_) => Err(unsupported("VALUES")),
         SetExpr::Table(_) => Err(unsupported("TABLE")),
-        SetExpr::Insert(statement)
-        | SetExpr::Update(statement)
-        | SetExpr::Delete(statement)
-        | SetExpr::Merge(statement) => Err(unsupported(&statement_kind(&statement))),
+        SetExpr::Insert(_) => Err(unsupported("INSERT")),
+        SetExpr::Update(_) => Err(unsupported("UPDATE")),
+        SetExpr::Delete(_) => Err(unsupported("DELETE")),
+        SetExpr::Merge(_) => Err(unsupported("MERGE")),
     }
 }
 
@@ -305,7 +352,7 @@ fn select_syntax(select: Select) -> Result<SelectSyntax, QueryError> {
     if joins.next().is_some() {
         return Err(unsupported("a join of more than two tables"));
     }
-    let filter = selection.map(condition).transpose()?;
+    let filter = selection.as_ref().map(condition).transpose()?;
     Ok(SelectSyntax {
         projection,
         from,
@@ -429,12 +476,12 @@ fn join_syntax(join: Join) -> Result<JoinSyntax, QueryError> {
     let JoinConstraint::On(on) = constraint else {
         return Err(unsupported("a join without ON (USING, NATURAL)"));
     };
-    let (left, right) = match unparenthesized(on) {
+    let (left, right) = match unparenthesized(&on) {
         Expr::BinaryOp {
             left,
             op: BinaryOperator::Eq,
             right,
-        } => (column_name(*left), column_name(*right)),
+        } => (column_name(left), column_name(right)),
         _ => (None, None),
     };
     match (left, right) {
@@ -445,26 +492,26 @@ fn join_syntax(join: Join) -> Result<JoinSyntax, QueryError> {
     }
 }
 
-fn unparenthesized(mut expr: Expr) -> Expr {
+fn unparenthesized(mut expr: &Expr) -> &Expr {
     while let Expr::Nested(inner) = expr {
-        expr = *inner;
+        expr = inner;
     }
     expr
 }
 
 /// The column `expr` names, if it is one.
-fn column_name(expr: Expr) -> Option<ColumnName> {
+fn column_name(expr: &Expr) -> Option<ColumnName> {
     match unparenthesized(expr) {
         Expr::Identifier(ident) => Some(ColumnName {
             qualifier: None,
-            name: ident.value,
+            name: ident.value.clone(),
         }),
-        Expr::CompoundIdentifier(idents) => match <[_; 2]>::try_from(idents) {
-            Ok([qualifier, name]) => Some(ColumnName {
-                qualifier: Some(qualifier.value),
-                name: name.value,
+        Expr::CompoundIdentifier(idents) => match idents.as_slice() {
+            [qualifier, name] => Some(ColumnName {
+                qualifier: Some(qualifier.value.clone()),
+                name: name.value.clone(),
             }),
-            Err(_) => None,
+            _ => None,
         },
         _ => None,
     }
@@ -473,13 +520,17 @@ fn column_name(expr: Expr) -> Option<ColumnName> {
 /// The condition `expr` is. A chain of one operator (`a OR b OR c …`, which the parser nests
 /// as deeply as it is long) is read in a loop into one list, so that a long chain costs no
 /// stack; nesting that remains (alternating operators, parentheses) is bounded by the parser.
-fn condition(expr: Expr) -> Result<Condition, QueryError> {
+///
+/// The tree is read by reference and never cloned or printed whole: what is taken from it
+/// (names, literals, operators) is copied out, and what is outside the subset is named by
+/// its kind, whatever it holds.
+fn condition(expr: &Expr) -> Result<Condition, QueryError> {
     match unparenthesized(expr) {
         Expr::BinaryOp { left, op, right }
             if matches!(op, BinaryOperator::And | BinaryOperator::Or) =>
         {
-            let mut parts = vec![*right];
-            let mut rest = *left;
+            let mut parts = vec![right.as_ref()];
+            let mut rest = left.as_ref();
             loop {
                 match unparenthesized(rest) {
                     Expr::BinaryOp {
@@ -487,8 +538,8 @@ fn condition(expr: Expr) -> Result<Condition, QueryError> {
                         op: inner,
                         right,
                     } if inner == op => {
-                        parts.push(*right);
-                        rest = *left;
+                        parts.push(right);
+                        rest = left;
                     }
                     first => {
                         parts.push(first);
@@ -496,9 +547,9 @@ fn condition(expr: Expr) -> Result<Condition, QueryError> {
                     }
                 }
             }
-            parts.reverse();
             let parts = parts
                 .into_iter()
+                .rev()
                 .map(condition)
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(match op {
@@ -506,8 +557,8 @@ fn condition(expr: Expr) -> Result<Condition, QueryError> {
                 _ => Condition::Or(parts),
             })
         }
-        Expr::BinaryOp { left, op, right } => comparison(*left, compare_op(&op)?, *right),
-        other => Err(QueryError::Unsupported(describe(&other))),
+        Expr::BinaryOp { left, op, right } => comparison(left, compare_op(op)?, right),
+        other => Err(QueryError::Unsupported(describe(other))),
     }
 }
 
@@ -529,17 +580,22 @@ enum Operand {
     Literal(Literal),
 }
 
-fn operand(expr: Expr) -> Result<Operand, QueryError> {
-    match column_name(expr.clone()) {
-        Some(column) => Ok(Operand::Column(column)),
-        None => literal(expr).map(Operand::Literal),
-    }
+/// The operand `expr` is, and its text as written (for messages).
+fn operand(expr: &Expr) -> Result<(Operand, String), QueryError> {
+    let operand = match column_name(expr) {
+        Some(column) => Operand::Column(column),
+        None => Operand::Literal(literal(expr)?),
+    };
+    // A name or a literal (anything else was refused above, unprinted): a few levels at most,
+    // so printing it is shallow.
+    Ok((operand, expr.to_string()))
 }
 
 /// `column op literal`, or `literal op column` turned around.
-fn comparison(left: Expr, op: CompareOp, right: Expr) -> Result<Condition, QueryError> {
-    let texts = format!("(`{left}`, `{right}`)");
-    match (operand(left)?, operand(right)?) {
+fn comparison(left: &Expr, op: CompareOp, right: &Expr) -> Result<Condition, QueryError> {
+    let ((left, left_text), (right, right_text)) = (operand(left)?, operand(right)?);
+    let texts = format!("(`{left_text}`, `{right_text}`)");
+    match (left, right) {
         (Operand::Column(column), Operand::Literal(literal)) => Ok(Condition::Compare {
             column,
             op,
@@ -559,35 +615,35 @@ fn comparison(left: Expr, op: CompareOp, right: Expr) -> Result<Condition, Query
     }
 }
 
-fn literal(expr: Expr) -> Result<Literal, QueryError> {
+fn literal(expr: &Expr) -> Result<Literal, QueryError> {
     match unparenthesized(expr) {
-        Expr::Value(value) => value_literal(value.value),
+        Expr::Value(value) => value_literal(&value.value),
         Expr::UnaryOp {
             op: UnaryOperator::Minus,
             expr,
-        } => match unparenthesized(*expr) {
-            Expr::Value(value) => match value.value {
+        } => match unparenthesized(expr) {
+            Expr::Value(value) => match &value.value {
                 Value::Number(digits, _) if !digits.starts_with('-') => {
                     Ok(Literal::Number(format!("-{digits}")))
                 }
                 other => Err(QueryError::Unsupported(format!("the literal `-{other}`"))),
             },
-            other => Err(QueryError::Unsupported(describe(&other))),
+            other => Err(QueryError::Unsupported(describe(other))),
         },
         Expr::UnaryOp {
             op: UnaryOperator::Plus,
             expr,
-        } => literal(*expr),
-        other => Err(QueryError::Unsupported(describe(&other))),
+        } => literal(expr),
+        other => Err(QueryError::Unsupported(describe(other))),
     }
 }
 
-fn value_literal(value: Value) -> Result<Literal, QueryError> {
+fn value_literal(value: &Value) -> Result<Literal, QueryError> {
     match value {
-        Value::Number(digits, _) => Ok(Literal::Number(digits)),
-        Value::SingleQuotedString(text) => Ok(Literal::String(text)),
-        Value::Boolean(value) => Ok(Literal::Bool(value)),
-        Value::HexStringLiteral(digits) => Ok(Literal::Hex(digits)),
+        Value::Number(digits, _) => Ok(Literal::Number(digits.clone())),
+        Value::SingleQuotedString(text) => Ok(Literal::String(text.clone())),
+        Value::Boolean(value) => Ok(Literal::Bool(*value)),
+        Value::HexStringLiteral(digits) => Ok(Literal::Hex(digits.clone())),
         Value::Placeholder(name) if name == ":sender" => Ok(Literal::Sender),
         Value::Placeholder(name) => Err(QueryError::Unsupported(format!(
             "the parameter `{name}` (the only one is `:sender`)"
@@ -600,28 +656,39 @@ fn value_literal(value: Value) -> Result<Literal, QueryError> {
     }
 }
 
-/// What a person would call an expression outside the subset.
+/// What a person would call an expression outside the subset: its kind, never its text (an
+/// expression may be a tree thousands of levels deep, which printing would walk).
 fn describe(expr: &Expr) -> String {
     let named = match expr {
         Expr::UnaryOp {
             op: UnaryOperator::Not,
             ..
         } => "NOT",
+        Expr::UnaryOp { op, .. } => return format!("the operator `{op}`"),
+        Expr::BinaryOp { op, .. } => return format!("the operator `{op}`"),
         Expr::IsNull(_) | Expr::IsNotNull(_) => "IS NULL",
         Expr::IsTrue(_) | Expr::IsNotTrue(_) | Expr::IsFalse(_) | Expr::IsNotFalse(_) => {
             "IS TRUE / IS FALSE"
         }
+        Expr::IsDistinctFrom(..) | Expr::IsNotDistinctFrom(..) => "IS DISTINCT FROM",
         Expr::In { .. } => "IN",
         Expr::Subquery(_) | Expr::Exists { .. } => "a subquery",
         Expr::Between { .. } => "BETWEEN",
-        Expr::Like { .. } | Expr::ILike { .. } => "LIKE",
+        Expr::Like { .. } | Expr::ILike { .. } | Expr::SimilarTo { .. } | Expr::RLike { .. } => {
+            "LIKE"
+        }
+        Expr::AnyOp { .. } | Expr::AllOp { .. } => "ANY / ALL",
         Expr::Function(_) => "a function call",
         Expr::Cast { .. } => "CAST",
         Expr::Case { .. } => "CASE",
+        Expr::Collate { .. } => "COLLATE",
+        Expr::AtTimeZone { .. } => "AT TIME ZONE",
+        Expr::Interval(_) => "INTERVAL",
+        Expr::Tuple(_) => "a tuple",
+        Expr::Array(_) => "an array",
         Expr::Identifier(_) | Expr::CompoundIdentifier(_) => "a column alone as a condition",
         Expr::Value(_) => "a literal alone as a condition",
-        Expr::BinaryOp { op, .. } => return format!("the operator `{op}`"),
-        _ => return format!("the expression `{expr}`"),
+        _ => "an expression other than a column compared with a literal",
     };
     named.to_owned()
 }

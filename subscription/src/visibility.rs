@@ -21,7 +21,7 @@ use crate::plan::{Bytes, Filter, Operand};
 use crate::{sql, validate};
 use std::fmt;
 use std::sync::Arc;
-use wasmod_abi::Identity;
+use wasmod_abi::{Identity, ModuleDef};
 
 /// A module's visibility filter that cannot be applied: the module is refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +45,23 @@ impl fmt::Display for VisibilityError {
 }
 
 impl std::error::Error for VisibilityError {}
+
+impl Catalog {
+    /// The tables of the module `def`, with their visibility filters checked.
+    ///
+    /// Errors: the first table whose visibility filter cannot be applied (it does not parse,
+    /// names a column the table does not have, compares `:sender` with a column that is not an
+    /// `Identity`, or is declared on a private table).
+    pub fn new(def: &ModuleDef) -> Result<Self, VisibilityError> {
+        let mut catalog = Catalog::unfiltered(def);
+        for ((id, info), table) in (0u32..).zip(catalog.tables_mut()).zip(&def.tables) {
+            if let Some(text) = &table.visibility {
+                info.visibility = Some(checked(id, info, text)?);
+            }
+        }
+        Ok(catalog)
+    }
+}
 
 /// The filter `text` of table `table` (whose id is `id`), checked against its columns.
 pub(crate) fn checked(

@@ -130,3 +130,95 @@ fn joins_that_differ_by_an_equality_are_evaluated_for_the_values_a_commit_touche
     let touched: Vec<_> = deltas.iter().map(|(id, _)| *id).collect();
     assert_eq!(touched, [ids[43], ids[44]]);
 }
+
+/// An evaluation within a budget stops at the first row beyond it, whichever bound it is, so
+/// that refusing a query costs at most the budget; within it, it returns what `evaluate` does
+/// and draws what it read.
+#[test]
+fn an_evaluation_within_a_budget_stops_at_its_first_row_beyond() {
+    use wasmod_subscription::{Budget, BudgetError};
+    let (datastore, catalog, _, _) = subscribed(0);
+    for id in 0..1_000 {
+        insert_one(&datastore, id, owner((id % 10) as u32));
+    }
+    let tables = datastore.begin_read();
+    let every = Query::parse(&catalog, "SELECT * FROM item")
+        .expect("a query of the subset")
+        .bind(owner(0));
+    let mut budget = Budget::new(100, usize::MAX);
+    assert_eq!(
+        every.evaluate_within(&tables, &mut budget),
+        Err(BudgetError::Reads)
+    );
+    assert_eq!(budget.reads(), 0, "it read its 100 rows, and no more");
+    let mut budget = Budget::new(usize::MAX, 10);
+    assert_eq!(
+        every.evaluate_within(&tables, &mut budget),
+        Err(BudgetError::Rows)
+    );
+    assert_eq!(
+        usize::MAX - budget.reads(),
+        11,
+        "it stopped at the 11th row"
+    );
+    // Through the owner's index, a query of one owner reads only that owner's 100 rows: two
+    // reads each, the row and its one comparison.
+    let one = Query::parse(&catalog, "SELECT * FROM item WHERE owner = :sender")
+        .expect("a query of the subset")
+        .bind(owner(3));
+    let mut budget = Budget::new(250, 100);
+    let rows = one.evaluate_within(&tables, &mut budget).expect("within");
+    assert_eq!(rows.len(), 100);
+    assert_eq!((budget.reads(), budget.rows()), (50, 0));
+    let mut all = one.evaluate(&tables).expect("evaluates");
+    let mut rows = rows;
+    all.sort();
+    rows.sort();
+    assert_eq!(rows, all);
+}
+
+/// What a read of the default `--max-subscription-reads` (1,000,000 reads) costs: the time
+/// of a read (a row, or a comparison checked on it) over 100,000 rows, keeping none of them
+/// (filters no row passes: one comparison, then 64 `OR`ed) and every one. A measurement, run by
+/// hand in release:
+/// `cargo test --release -p wasmod-subscription --test selective -- --ignored --nocapture a_read`.
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn a_read() {
+    use std::time::Instant;
+    use wasmod_subscription::Budget;
+    const ROWS: u64 = 100_000;
+    let (datastore, catalog, _, _) = subscribed(0);
+    let mut tx = datastore.begin_mut();
+    for id in 0..ROWS {
+        let mut row = item(id, owner((id % 1000) as u32), "a sword of the reproduction");
+        tx.insert(ITEM, &mut row).expect("a new item");
+    }
+    tx.commit();
+    let tables = datastore.begin_read();
+    let many: Vec<String> = (0..64).map(|n| format!("label = 'nothing {n}'")).collect();
+    let many = format!("SELECT * FROM item WHERE {}", many.join(" OR "));
+    for text in [
+        "SELECT * FROM item",
+        "SELECT * FROM item WHERE label = 'nothing'",
+        many.as_str(),
+    ] {
+        let query = Query::parse(&catalog, text)
+            .expect("a query")
+            .bind(owner(0));
+        let (mut best, mut reads) = (std::time::Duration::MAX, 0);
+        for _ in 0..5 {
+            let started = Instant::now();
+            let mut budget = Budget::unlimited();
+            let rows = query.evaluate_within(&tables, &mut budget).expect("within");
+            best = best.min(started.elapsed());
+            reads = usize::MAX - budget.reads();
+            std::hint::black_box(rows);
+        }
+        let per_read = best.as_nanos() as f64 / reads as f64;
+        println!(
+            "{text:.60}: {reads} reads in {best:?}, {per_read:.1} ns a read \
+             (1,000,000 reads in {per_read:.1} ms)"
+        );
+    }
+}

@@ -35,10 +35,9 @@ use wasmod_abi::http::Method;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_host::datastore::durability;
 use wasmod_host::{InstanceEnv, Persistence, WasmConfig, WasmModule};
+use wasmod_node::entry;
 use wasmod_protocol::http::CallResponse;
 use wasmod_protocol::{ApiError, ErrorBody};
-use wasmod_server::connections;
-use wasmod_server::entry;
 
 /// `wasmod call`'s arguments.
 #[derive(clap::Args)]
@@ -101,7 +100,7 @@ pub fn run(args: Args) -> Result {
         }
         let caller = match args.identity {
             Some(identity) => identity,
-            None => wasmod_server::auth::new_identity()
+            None => wasmod_node::connections::new_identity()
                 .map_err(|error| Failure::usage(format!("no randomness: {error}")))?,
         };
         let mut loaded = load(Path::new(&args.target), args.data.as_deref())?;
@@ -153,7 +152,7 @@ fn in_process(loaded: &mut WasmModule, function: &str, args: &Value, caller: Ide
     let entry = entry::find(&description, function, &entry::CALLED_BY_NAME)?;
     let encoded = entry.encode_args(args)?;
     if entry.point.kind.takes_caller() {
-        connections::accepted(loaded.client_connected(caller, ConnectionId::ZERO))?;
+        entry::accepted(loaded.client_connected(caller, ConnectionId::ZERO))?;
     }
     let outcome = entry
         .invocation()

@@ -24,10 +24,11 @@ use crate::units;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use wasmod_node::replication::primary::Snapshot;
+use wasmod_node::replication::{EdgeSettings, Primary, StreamAddress};
+use wasmod_node::EdgeOptions;
 use wasmod_server::logfeed::LogFeed;
-use wasmod_server::replication::primary::Snapshot;
-use wasmod_server::replication::{EdgeSettings, Primary, StreamAddress};
-use wasmod_server::{EdgeOptions, Secret, Server, Sides};
+use wasmod_server::{Secret, Server, Sides};
 
 /// How long one exchange with the primary may take.
 const PRIMARY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -43,7 +44,8 @@ pub struct Args {
     /// The primary's stream (`redis://HOST:PORT/<stream>`, as `wasmod serve --publish`).
     #[arg(long, value_name = "redis://HOST:PORT/STREAM")]
     follow: StreamAddress,
-    /// A file holding the primary's edge token (`wasmod serve --edge-token-file`).
+    /// A file holding the primary's edge token (`wasmod serve --edge-token-file`), readable
+    /// by its owner only (`chmod 600`).
     #[arg(long, value_name = "FILE")]
     edge_token_file: PathBuf,
     /// The primary's identity-signing secret (the `identity-secret` file of its data
@@ -60,10 +62,11 @@ pub struct Args {
 /// Runs `wasmod edge`.
 pub fn run(args: Args) -> Result {
     let server_config = args.serving.config()?;
+    let operator_token = args.serving.operator_token()?;
+    let edge_token = serving::token_file(&args.edge_token_file, "--edge-token-file")?;
     let module = Module::open(&args.module)?;
     let secret = Secret::load(&args.secret_file)
         .map_err(|error| Failure::usage(format!("--secret-file: {error}")))?;
-    let edge_token = serving::token_file(&args.edge_token_file, "--edge-token-file")?;
     let primary = Primary::new(&args.primary, &edge_token, PRIMARY_TIMEOUT)
         .map_err(|error| Failure::usage(format!("--primary: {error}")))?;
     let compiled = check::compile(&module.wasm)?;
@@ -80,7 +83,7 @@ pub fn run(args: Args) -> Result {
         offset,
         "loaded the module over the primary's snapshot"
     );
-    let (admin, announcement) = args.serving.operator(&module.wasm, logs)?;
+    let (admin, announcement) = args.serving.operator(operator_token, &module.wasm, logs)?;
     let sides = Sides {
         admin: Some(admin),
         publish: None,
@@ -98,7 +101,7 @@ pub fn run(args: Args) -> Result {
 /// The primary's snapshot, retried every half second for up to `patience` while the primary
 /// cannot be reached; a refusal (a wrong edge token, a primary without edges) fails at once.
 async fn bootstrap(primary: &Primary, patience: Duration) -> Result<Snapshot> {
-    use wasmod_server::replication::primary::PrimaryError;
+    use wasmod_node::replication::primary::PrimaryError;
     let started = Instant::now();
     loop {
         match primary.snapshot().await {

@@ -1,9 +1,9 @@
-//! `wasmod logs <url> [--level info] [--operator-token T]`: streams a served module's logs.
+//! `wasmod logs <url> [--level info] [--operator-token-file F]`: streams a served module's logs.
 //!
 //! The records come from the server's live log feed (`GET /v1/admin/logs/feed`, the one the
 //! admin console shows), which first sends the recent records the server keeps, then each new
 //! one as the module logs it. The feed is the operator's: it takes the operator token that
-//! `wasmod serve` printed at start (`--operator-token`, or `WASMOD_OPERATOR_TOKEN`).
+//! `wasmod serve` printed at start (`--operator-token-file`, `WASMOD_OPERATOR_TOKEN` or `--operator-token`).
 //!
 //! **Output**: one line per record on stdout,
 //! `2026-12-01T17:40:02.125Z  INFO chat (src/lib.rs:65): chat initialised`, its message's
@@ -14,6 +14,7 @@
 //! **Stopping**: Ctrl-C (SIGINT) or SIGTERM ends it with status 0; a server that ends the feed
 //! is status 1; a refused token or a URL that is not a server's, status 2.
 
+use super::credential::OperatorCredential;
 use crate::failure::{Context, Failure, Result};
 use crate::websocket;
 use serde::Deserialize;
@@ -28,9 +29,9 @@ pub struct Args {
     /// The least severe level shown: error, warn, info, debug, trace.
     #[arg(long, default_value = "info")]
     level: String,
-    /// The operator token (`wasmod serve` prints it at start).
-    #[arg(long, env = "WASMOD_OPERATOR_TOKEN", hide_env_values = true)]
-    operator_token: String,
+    /// The operator token.
+    #[command(flatten)]
+    operator: OperatorCredential,
     /// Print each record as the server's JSON rather than as text.
     #[arg(long)]
     json: bool,
@@ -58,6 +59,7 @@ enum Said {
 
 /// Runs `wasmod logs`.
 pub fn run(args: Args) -> Result {
+    let authorization = args.operator.authorization()?;
     let base = websocket::http_base(&args.url)?;
     let url = format!("{base}/v1/admin/logs/feed?level={}", args.level);
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -66,7 +68,7 @@ pub fn run(args: Args) -> Result {
         .into();
     let mut response = agent
         .get(&url)
-        .header("authorization", format!("Bearer {}", args.operator_token))
+        .header("authorization", authorization)
         .call()
         .context(format!("GET {url}"))?;
     let status = response.status().as_u16();

@@ -2,6 +2,7 @@
 
 pub mod build;
 pub mod call;
+pub mod credential;
 pub mod describe;
 pub mod edge;
 pub mod generate;

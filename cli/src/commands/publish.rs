@@ -1,11 +1,11 @@
-//! `wasmod publish <url> <module> [--operator-token T] [--json]`: makes a new build of a module
+//! `wasmod publish <url> <module> [--operator-token-file F] [--json]`: makes a new build of a module
 //! serve on a running server, between two calls, without dropping its connections.
 //!
 //! The module (a crate directory is built first, or a `.wasm` file) is described and checked
 //! here first, as `wasmod build` checks it (it loads; no indirect call on its dispatch paths),
 //! so that such a build is refused before it is sent; then it goes to
 //! `POST /v1/admin/module` with the operator token that `wasmod serve` printed at start
-//! (`--operator-token`, or `WASMOD_OPERATOR_TOKEN`). The server checks the new build's tables
+//! (`--operator-token-file`, `WASMOD_OPERATOR_TOKEN` or `--operator-token`). The server checks the new build's tables
 //! against its data by the rules of an upgrade on start (`docs/upgrading.md`): a build that
 //! cannot take the data is refused, naming every table and column at fault, and the old build
 //! goes on serving, unchanged.
@@ -17,6 +17,7 @@
 //! Exit status: `1` for a build the server (or the check here) refused; `2` for a command that
 //! could not run (a bad URL, a refused token, a server without an admin side).
 
+use super::credential::OperatorCredential;
 use crate::check;
 use crate::failure::{Context, Failure, Result};
 use crate::source::Module;
@@ -31,15 +32,15 @@ pub struct Args {
     url: String,
     /// The new build: a module crate's directory (built first) or a compiled module (`.wasm`).
     module: PathBuf,
-    /// The operator token (`wasmod serve` prints it at start).
-    #[arg(long, env = "WASMOD_OPERATOR_TOKEN", hide_env_values = true)]
-    operator_token: String,
+    /// The operator token.
+    #[command(flatten)]
+    operator: OperatorCredential,
     /// Print the server's answer as JSON rather than as text.
     #[arg(long)]
     json: bool,
 }
 
-/// The server's answer (`wasmod_server::swap::Published`).
+/// The server's answer (`wasmod_node::swap::Published`).
 #[derive(Debug, Deserialize)]
 struct Published {
     build: u64,
@@ -49,6 +50,7 @@ struct Published {
 
 /// Runs `wasmod publish`.
 pub fn run(args: Args) -> Result {
+    let authorization = args.operator.authorization()?;
     let base = websocket::http_base(&args.url)?;
     let module = Module::open(&args.module)?;
     let report = check::inspect(&module.wasm)?;
@@ -69,7 +71,7 @@ pub fn run(args: Args) -> Result {
     let mut response = crate::api::agent()
         .post(&url)
         .content_type("application/wasm")
-        .header("authorization", format!("Bearer {}", args.operator_token))
+        .header("authorization", authorization)
         .send(&module.wasm[..])
         .context(format!("POST {url}"))?;
     let status = response.status().as_u16();

@@ -15,8 +15,8 @@
 //!
 //! Once the socket is bound, one line goes to stdout: `listening on http://<address>` (with the
 //! actual port when `--listen` asks for port 0), for people and for scripts; then a line with
-//! the admin console's address (`/admin`) and, unless `--operator-token` (or
-//! `WASMOD_OPERATOR_TOKEN`) gave one, the operator token made up for this run: it opens the
+//! the admin console's address (`/admin`) and, unless `--operator-token-file` (or
+//! `--operator-token`, or `WASMOD_OPERATOR_TOKEN`) gave one, the operator token made up for this run: it opens the
 //! console, the admin API and `wasmod logs`. The console's link carries it in the fragment
 //! (`/admin#token=…`), which the browser keeps to itself: the page signs in with it. SIGINT or SIGTERM
 //! stops the server gracefully: no new connections, the requests in progress finish, then the
@@ -29,9 +29,9 @@ use crate::source::Module;
 use std::path::PathBuf;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::Persistence;
+use wasmod_node::replication::{publisher, PublishSettings, StreamAddress};
+use wasmod_node::swap::PUBLISHED_FILE;
 use wasmod_server::logfeed::LogFeed;
-use wasmod_server::replication::{publisher, PublishSettings, StreamAddress};
-use wasmod_server::swap::PUBLISHED_FILE;
 use wasmod_server::{Secret, Server, Sides};
 
 /// `wasmod serve`'s arguments.
@@ -65,7 +65,7 @@ pub struct Args {
     publish_backlog: usize,
     /// A file holding the token edge nodes present to bootstrap from this server and to
     /// forward their clients' calls to it (`/v1/replication/*`); with `--publish` only.
-    /// Without it, no edge can follow this server.
+    /// Without it, no edge can follow this server. Readable by its owner only (`chmod 600`).
     #[arg(long, value_name = "FILE", requires = "publish")]
     edge_token_file: Option<PathBuf>,
     #[command(flatten)]
@@ -75,6 +75,12 @@ pub struct Args {
 /// Runs `wasmod serve`.
 pub fn run(args: Args) -> Result {
     let server_config = args.serving.config()?;
+    let operator_token = args.serving.operator_token()?;
+    let edge_token = args
+        .edge_token_file
+        .as_deref()
+        .map(|path| serving::token_file(path, "--edge-token-file"))
+        .transpose()?;
     let module = Module::open(&args.module)?;
     let data = args
         .data
@@ -88,7 +94,7 @@ pub fn run(args: Args) -> Result {
     options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
     let persistence = Persistence::new(data.join("db"), options);
     let logs = LogFeed::with_defaults();
-    // The server waits for durability off the module's thread (see `wasmod_server::worker`).
+    // The server waits for durability off the module's thread (see `wasmod_node::worker`).
     let env = args
         .serving
         .env(logs.clone())?
@@ -114,18 +120,14 @@ pub fn run(args: Args) -> Result {
         durability = %args.durability,
         "loaded the module"
     );
-    let (mut admin, announcement) = args.serving.operator(&module.wasm, logs)?;
+    let (mut admin, announcement) = args.serving.operator(operator_token, &module.wasm, logs)?;
     admin.keep_published = Some(published);
     let publish = match args.publish {
         Some(address) => {
             let mut publish = PublishSettings::new(address);
             publish.max_len = args.publish_max_len;
             publish.backlog = args.publish_backlog;
-            publish.edge_token = args
-                .edge_token_file
-                .as_deref()
-                .map(|path| serving::token_file(path, "--edge-token-file"))
-                .transpose()?;
+            publish.edge_token = edge_token;
             Some(publish)
         }
         None => None,

@@ -17,7 +17,8 @@ use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Server, ServerC
 #[derive(clap::Args)]
 pub struct Serving {
     /// A directory of static files (a web page for the module) served at `/`, beside the
-    /// API, whose routes keep priority.
+    /// API, whose routes keep priority. Dotfiles (but `.well-known`) and symbolic links that
+    /// lead out of the directory are not served.
     #[arg(long, value_name = "DIR")]
     web: Option<PathBuf>,
     /// The address to listen on; port 0 picks a free port (the line printed says which).
@@ -56,9 +57,35 @@ pub struct Serving {
     /// answer carries; a larger one is answered `result_too_large` (the call's commits stay).
     #[arg(long, default_value = "8MiB", value_parser = units::size)]
     max_result_bytes: usize,
+    /// The most queries one WebSocket `Subscribe` may carry, repeats included (a repeated
+    /// query is subscribed once); beyond, the query set is refused.
+    #[arg(long, default_value_t = ServerConfig::default().max_queries_per_set, value_name = "N")]
+    max_queries_per_set: usize,
+    /// The most query sets one WebSocket connection may hold at once; beyond, a new one is
+    /// refused.
+    #[arg(long, default_value_t = ServerConfig::default().max_query_sets_per_connection, value_name = "N")]
+    max_query_sets_per_connection: usize,
+    /// The most distinct queries one identity may be subscribed to at once, all its
+    /// connections together; beyond, a new query set is refused.
+    #[arg(long, default_value_t = ServerConfig::default().max_queries_per_identity, value_name = "N")]
+    max_queries_per_identity: usize,
+    /// The most those distinct queries may cost together, in reads a row: one for the row and
+    /// one for each comparison of a query's condition (`WHERE a = 1 OR a = 2` costs 3). It
+    /// bounds what each row a commit changes costs to check against one identity's queries;
+    /// beyond, a new query set is refused.
+    #[arg(long, default_value_t = ServerConfig::default().max_query_cost_per_identity, value_name = "READS")]
+    max_query_cost_per_identity: usize,
+    /// The most reads (rows found, and each comparison checked on them) new subscriptions may
+    /// make to find their first rows under one read of the tables, while commits wait: it
+    /// bounds how long subscribing holds commits back. A subscription (or a one-off query)
+    /// that reads more on its own is refused.
+    #[arg(long, default_value_t = ServerConfig::default().max_subscription_reads, value_name = "ROWS")]
+    max_subscription_reads: usize,
     /// The recent commits kept (in memory, and read back from the log at start) so that
     /// reconnecting WebSocket clients are sent only what changed since their last offset;
-    /// 0 for none.
+    /// 0 for none. A start after a crash adds one commit per connection the crash left open:
+    /// keep this above the connections expected, or the clients connected at a crash cannot
+    /// resume.
     #[arg(long, default_value_t = ServerConfig::default().resume_commits, value_name = "N")]
     resume_commits: usize,
     /// The most new identities one source address is given a minute (`POST /v1/identity`,
@@ -74,6 +101,27 @@ pub struct Serving {
     /// it is closed (`4003`).
     #[arg(long, default_value = "30s", value_parser = units::duration)]
     ping_interval: Duration,
+    /// The most TCP connections open at once, WebSockets included; beyond, a new one is closed
+    /// as soon as it is accepted (after a `503 busy`). Lowered at start to fit the open-file
+    /// limit, which is raised to its hard limit.
+    #[arg(long, default_value_t = ServerConfig::default().max_connections, value_name = "N")]
+    max_connections: usize,
+    /// The most TCP connections open at once from one source address (IPv6: one /64);
+    /// beyond, a new one is closed as soon as it is accepted (after a `429 too_many_calls`).
+    #[arg(long, default_value_t = ServerConfig::default().max_connections_per_address, value_name = "N")]
+    max_connections_per_address: usize,
+    /// The most WebSocket connections one identity may have open at once; beyond, the
+    /// handshake is answered 429.
+    #[arg(long, default_value_t = ServerConfig::default().max_websockets_per_identity, value_name = "N")]
+    max_websockets_per_identity: usize,
+    /// The longest a client may take to send a request's headers, from the connection's start
+    /// or the end of the previous answer: also how long an idle keep-alive connection stays
+    /// open.
+    #[arg(long, default_value = "15s", value_parser = units::duration)]
+    header_read_timeout: Duration,
+    /// The longest a write may wait for the client to read before its connection is closed.
+    #[arg(long, default_value = "30s", value_parser = units::duration)]
+    write_timeout: Duration,
     /// A host procedures may send HTTP requests to (`api.example.com`, `*.example.com`,
     /// `127.0.0.1:8080`); repeat for several. None by default.
     #[arg(long = "allow-http", value_name = "HOST")]
@@ -84,7 +132,8 @@ pub struct Serving {
     #[arg(long)]
     allow_private_addresses: bool,
     /// The operator token, for the admin console (`/admin`), the admin API and `wasmod logs`
-    /// (at least 16 characters) [default: a new random one, printed at start].
+    /// (at least 16 characters) [default: a new random one, printed at start]. Other users
+    /// of the machine can read a command line: prefer `--operator-token-file`.
     #[arg(
         long,
         env = "WASMOD_OPERATOR_TOKEN",
@@ -92,6 +141,10 @@ pub struct Serving {
         value_name = "TOKEN"
     )]
     operator_token: Option<String>,
+    /// A file holding the operator token (as `--operator-token`), readable by its owner only
+    /// (`chmod 600`): a file other users may read or write is refused.
+    #[arg(long, value_name = "FILE", conflicts_with = "operator_token")]
+    operator_token_file: Option<PathBuf>,
 }
 
 /// What the operator is told at start: the console's address, and the operator token if it
@@ -108,6 +161,16 @@ impl Serving {
                 "--ping-interval: must be more than zero (every socket would be closed at once)",
             ));
         }
+        for (flag, timeout) in [
+            ("--header-read-timeout", self.header_read_timeout),
+            ("--write-timeout", self.write_timeout),
+        ] {
+            if timeout.is_zero() {
+                return Err(Failure::usage(format!(
+                    "{flag}: must be more than zero (every connection would be closed at once)"
+                )));
+            }
+        }
         let mut config = ServerConfig::default();
         config.max_body_bytes = self.max_body;
         config.max_module_bytes = self.max_module_bytes;
@@ -118,10 +181,20 @@ impl Serving {
         config.outbound_messages = self.outbound_messages;
         config.outbound_bytes = self.outbound_bytes;
         config.max_result_bytes = self.max_result_bytes;
+        config.max_queries_per_set = self.max_queries_per_set;
+        config.max_query_sets_per_connection = self.max_query_sets_per_connection;
+        config.max_queries_per_identity = self.max_queries_per_identity;
+        config.max_query_cost_per_identity = self.max_query_cost_per_identity;
+        config.max_subscription_reads = self.max_subscription_reads;
         config.resume_commits = self.resume_commits;
         config.ping_interval = self.ping_interval;
         config.identities_per_minute = self.identities_per_minute;
         config.anonymous_calls_per_minute = self.anonymous_calls_per_minute;
+        config.max_connections = self.max_connections;
+        config.max_connections_per_address = self.max_connections_per_address;
+        config.max_websockets_per_identity = self.max_websockets_per_identity;
+        config.header_read_timeout = self.header_read_timeout;
+        config.write_timeout = self.write_timeout;
         Ok(config)
     }
 
@@ -145,20 +218,35 @@ impl Serving {
             )))
     }
 
-    /// The operator's side: the token (given, or made up), the dispatch report of the served
-    /// binary `wasm` (a binary that cannot be inspected is still served, without one), and
-    /// the module's logs in `logs`.
+    /// The operator token given (`--operator-token`, `WASMOD_OPERATOR_TOKEN` or
+    /// `--operator-token-file`), if one was; fails on a token too short or not plain, or a
+    /// file that cannot be read or that other users may read. Read before anything else is
+    /// done.
+    pub fn operator_token(&self) -> Result<Option<OperatorToken>> {
+        let (text, flag) = match (&self.operator_token, &self.operator_token_file) {
+            (Some(text), _) => (text.clone(), "--operator-token"),
+            (None, Some(path)) => {
+                let flag = "--operator-token-file";
+                (token_file(path, flag)?, flag)
+            }
+            (None, None) => return Ok(None),
+        };
+        OperatorToken::new(&text)
+            .map(Some)
+            .map_err(|error| Failure::usage(format!("{flag}: {error}")))
+    }
+
+    /// The operator's side: the token given ([`Serving::operator_token`]) or one made up, the
+    /// dispatch report of the served binary `wasm` (a binary that cannot be inspected is
+    /// still served, without one), and the module's logs in `logs`.
     pub fn operator(
         &self,
+        given: Option<OperatorToken>,
         wasm: &[u8],
         logs: Arc<LogFeed>,
     ) -> Result<(AdminOptions, Announcement)> {
-        let (token, chosen) = match &self.operator_token {
-            Some(text) => (
-                OperatorToken::new(text)
-                    .map_err(|error| Failure::usage(format!("--operator-token: {error}")))?,
-                true,
-            ),
+        let (token, chosen) = match given {
+            Some(token) => (token, true),
             None => (
                 OperatorToken::generate().context("making an operator token")?,
                 false,
@@ -196,6 +284,10 @@ impl Serving {
             }
             server = server.with_static_files(web);
         }
+        match wasmod_server::admission::raise_open_files_limit() {
+            Ok(open_files) => tracing::info!(open_files, "the open-file limit"),
+            Err(error) => tracing::warn!("the open-file limit was not raised: {error}"),
+        }
         runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind(self.listen)
                 .await
@@ -210,11 +302,10 @@ impl Serving {
                     token.reveal()
                 ),
             };
+            // Before the address: a signal sent as soon as it is printed stops the server.
+            let stop = wasmod_server::shutdown_signal();
             output::print(format!("listening on http://{address}\n{console}\n"))?;
-            server
-                .serve(listener, wasmod_server::shutdown_signal())
-                .await
-                .context("serving")
+            server.serve(listener, stop).await.context("serving")
         })?;
         tracing::info!("stopped");
         Ok(())
@@ -230,10 +321,18 @@ pub fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// The token in the file at `path` (given with `flag`, for the errors): its contents,
-/// surrounding whitespace trimmed, at least 16 characters.
+/// surrounding whitespace trimmed, at least 16 characters. Like ssh with a private key, a
+/// file that users other than its owner may read or write is refused.
 pub fn token_file(path: &std::path::Path, flag: &str) -> Result<String> {
-    let token = std::fs::read_to_string(path)
-        .context(format!("{flag}: reading the token in {}", path.display()))?;
+    let reading = || format!("{flag}: reading the token in {}", path.display());
+    if let Some(mode) = wasmod_server::secret::loose_mode(path).context(reading())? {
+        return Err(Failure::usage(format!(
+            "{flag}: other users may read or write {0} (mode {mode:o}), and whoever reads the \
+             token holds what it opens: make it private with `chmod 600 {0}`",
+            path.display()
+        )));
+    }
+    let token = std::fs::read_to_string(path).context(reading())?;
     let token = token.trim();
     if token.len() < 16 {
         return Err(Failure::usage(format!(

@@ -295,6 +295,58 @@ async fn the_admin_console_shows_rows_and_a_new_commit_without_a_reload() {
 
     let path = screenshot(&console, "admin").await;
     assert!(std::fs::metadata(&path).expect("saved").len() > 1000);
+
+    // The server set the cookie, HttpOnly: no script sees it; the token left the address.
+    let seen = console
+        .execute("return [document.cookie, location.hash];", vec![])
+        .await
+        .expect("the script runs");
+    assert_eq!(
+        seen,
+        json!(["", ""]),
+        "the page sees the cookie or the token"
+    );
+    // Signing out makes the browser forget it: the API refuses, the sign-in page is back.
+    console
+        .find(Locator::Css("#sign-out"))
+        .await
+        .expect("the sign-out button")
+        .click()
+        .await
+        .expect("clicked");
+    let sign_in_page = "return !!document.getElementById('operator-token')";
+    wait_for(&console, "the sign-in page", sign_in_page, vec![]).await;
+    let refused = "return fetch('/v1/admin/stats').then((r) => r.status).then((s) => s === 401)";
+    wait_for(
+        &console,
+        "the API refusing the signed-out browser",
+        refused,
+        vec![],
+    )
+    .await;
+    // And the form signs in again.
+    console
+        .find(Locator::Css("#operator-token"))
+        .await
+        .expect("the token field")
+        .send_keys(&operator)
+        .await
+        .expect("typed");
+    console
+        .find(Locator::Css("#sign-in"))
+        .await
+        .expect("the sign-in button")
+        .click()
+        .await
+        .expect("clicked");
+    let console_again = "return !!document.getElementById('commits')";
+    wait_for(
+        &console,
+        "the console after signing in",
+        console_again,
+        vec![],
+    )
+    .await;
     console.close().await.expect("closed");
     drop(served);
 }

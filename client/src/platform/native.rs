@@ -1,14 +1,16 @@
 //! The native side: tokio-tungstenite's WebSocket on the tokio runtime the client was
 //! connected on.
 //!
-//! The socket is configured like the server's (`server/src/realtime/limits.rs`): its read
-//! buffer starts at [`READ_BUFFER`] and grows only while a large message is read, and a
-//! message may be at most [`MAX_MESSAGE`] bytes. The token goes in the `Authorization`
-//! header.
+//! The socket is configured like the server's (`node/src/realtime/limits.rs`): its read and
+//! write buffers start at [`BUFFER`] and grow only while a large message goes through, and a
+//! message may be at most the subprotocol's largest. Nagle's algorithm is off, so that a call
+//! written behind another is sent at once rather than when the first is acknowledged. The
+//! token goes in the `Authorization` header.
 
-use super::Incoming;
+use super::{Incoming, NORMAL_CLOSE};
 use crate::error::Error;
-use crate::socket::MAX_MESSAGE;
+use crate::transport::{Closed, OpenError, Payload};
+use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use std::future::Future;
 use std::time::Duration;
@@ -16,79 +18,142 @@ use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::header::{AUTHORIZATION, SEC_WEBSOCKET_PROTOCOL};
 use tokio_tungstenite::tungstenite::http::HeaderValue;
-use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
-use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
-use wasmod_protocol::ws::BIN_PROTOCOL;
+use wasmod_protocol::ErrorBody;
 
-/// The read buffer the socket starts with, as the server's (tungstenite's default is 128
-/// KiB): most messages are a transaction's few rows.
-const READ_BUFFER: usize = 4 * 1024;
+/// The read and write buffers the socket starts with, as the server's (tungstenite's default
+/// is 128 KiB each): most messages are a transaction's few rows, and ten thousand idle
+/// clients (the load generator's) should not cost more memory than the server they talk to.
+const BUFFER: usize = 4 * 1024;
 
-/// The client's WebSocket.
-pub(crate) struct Socket {
-    stream: WebSocketStream<MaybeTlsStream<TcpStream>>,
+/// The socket's stream.
+type Stream = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// The sending half of a socket.
+pub(crate) struct Writer {
+    sink: SplitSink<Stream, Message>,
 }
 
-impl Socket {
-    /// Opens the binary protocol's WebSocket at `url` as `token`'s identity (a new one
-    /// without).
-    pub(crate) async fn connect(url: &str, token: Option<&str>) -> Result<Self, Error> {
-        let connect_error = |error: &dyn std::fmt::Display| Error::Connect(error.to_string());
-        let mut request = url
-            .into_client_request()
-            .map_err(|error| connect_error(&error))?;
-        let headers = request.headers_mut();
-        headers.insert(
-            SEC_WEBSOCKET_PROTOCOL,
-            HeaderValue::from_static(BIN_PROTOCOL),
-        );
-        if let Some(token) = token {
-            let bearer = HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| Error::Connect("the token is not a valid header value".into()))?;
-            headers.insert(AUTHORIZATION, bearer);
-        }
-        let config = WebSocketConfig::default()
-            .read_buffer_size(READ_BUFFER)
-            .max_message_size(Some(MAX_MESSAGE))
-            .max_frame_size(Some(MAX_MESSAGE));
-        let (stream, response) =
-            tokio_tungstenite::connect_async_with_config(request, Some(config), false)
-                .await
-                .map_err(|error| connect_error(&error))?;
-        let protocol = response.headers().get(SEC_WEBSOCKET_PROTOCOL);
-        if protocol.map(HeaderValue::as_bytes) != Some(BIN_PROTOCOL.as_bytes()) {
-            return Err(Error::Connect(format!(
-                "the server did not agree to `{BIN_PROTOCOL}` (it answered {protocol:?})"
-            )));
-        }
-        Ok(Self { stream })
-    }
+/// The reading half of a socket.
+pub(crate) struct Reader {
+    stream: SplitStream<Stream>,
+}
 
-    /// Sends one binary frame.
-    pub(crate) async fn send(&mut self, bytes: Vec<u8>) -> Result<(), Error> {
-        self.stream
-            .send(Message::binary(bytes))
+/// Opens a WebSocket at `url` speaking `subprotocol`, as `token`'s identity (a new one
+/// without), reading messages of at most `max_message` bytes.
+pub(crate) async fn connect(
+    url: &str,
+    token: Option<&str>,
+    subprotocol: &'static str,
+    max_message: usize,
+) -> Result<(Writer, Reader), OpenError> {
+    let mut request = url
+        .into_client_request()
+        .map_err(|error| OpenError::Request(error.to_string()))?;
+    let headers = request.headers_mut();
+    headers.insert(
+        SEC_WEBSOCKET_PROTOCOL,
+        HeaderValue::from_static(subprotocol),
+    );
+    if let Some(token) = token {
+        let bearer =
+            HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| OpenError::Token)?;
+        headers.insert(AUTHORIZATION, bearer);
+    }
+    let config = WebSocketConfig::default()
+        .read_buffer_size(BUFFER)
+        .write_buffer_size(BUFFER)
+        .max_message_size(Some(max_message))
+        .max_frame_size(Some(max_message));
+    let (stream, response) =
+        tokio_tungstenite::connect_async_with_config(request, Some(config), true)
+            .await
+            .map_err(handshake_error)?;
+    let agreed = response.headers().get(SEC_WEBSOCKET_PROTOCOL);
+    if agreed.map(HeaderValue::as_bytes) != Some(subprotocol.as_bytes()) {
+        return Err(OpenError::Failed(format!(
+            "the server did not agree to `{subprotocol}` (it answered {agreed:?})"
+        )));
+    }
+    let (sink, stream) = stream.split();
+    Ok((Writer { sink }, Reader { stream }))
+}
+
+/// Why the handshake failed: a refused upgrade with the server's own error (its JSON error
+/// body's code and message, else the body's text), a URL tungstenite cannot open, or how
+/// the connection failed.
+fn handshake_error(error: tungstenite::Error) -> OpenError {
+    match error {
+        tungstenite::Error::Http(response) => {
+            let body = response.body().as_deref().unwrap_or_default();
+            let reason = match serde_json::from_slice::<ErrorBody>(body) {
+                Ok(body) => format!("{}: {}", body.error.code, body.error.message),
+                Err(_) => String::from_utf8_lossy(body).into_owned(),
+            };
+            OpenError::Refused {
+                status: response.status().as_u16(),
+                reason,
+            }
+        }
+        tungstenite::Error::Url(error) => OpenError::Request(error.to_string()),
+        other => OpenError::Failed(other.to_string()),
+    }
+}
+
+impl Writer {
+    /// Sends one frame.
+    pub(crate) async fn send(&mut self, payload: Payload) -> Result<(), Error> {
+        let message = match payload {
+            Payload::Binary(bytes) => Message::Binary(bytes),
+            Payload::Text(text) => Message::text(text),
+        };
+        self.sink
+            .send(message)
             .await
             .map_err(|_| Error::Disconnected)
     }
 
-    /// The next frame; `None` once the socket failed or ended.
-    pub(crate) async fn next(&mut self) -> Option<Incoming> {
-        Some(match self.stream.next().await?.ok()? {
-            Message::Binary(bytes) => Incoming::Binary(bytes),
-            Message::Text(_) => Incoming::Text,
-            Message::Close(close) => Incoming::Closed(close.map_or_else(
-                || "no reason".to_owned(),
-                |close| format!("{} {}", u16::from(close.code), close.reason),
-            )),
-            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Incoming::Control,
-        })
-    }
-
-    /// Closes the socket with a normal close frame.
+    /// Sends a normal close frame (`1000`); the server's answer is read as frames are.
     pub(crate) async fn close(&mut self) {
-        let _ = self.stream.close(None).await;
+        let frame = CloseFrame {
+            code: NORMAL_CLOSE.into(),
+            reason: "".into(),
+        };
+        let _ = self.sink.send(Message::Close(Some(frame))).await;
+    }
+}
+
+impl Reader {
+    /// The next frame; [`Incoming::Closed`] once the socket is closed, failed or ended.
+    pub(crate) async fn next(&mut self) -> Incoming {
+        let message = match self.stream.next().await {
+            Some(Ok(message)) => message,
+            Some(Err(error)) => {
+                return Incoming::Closed(Closed::Ended(format!("reading failed: {error}")))
+            }
+            None => {
+                return Incoming::Closed(Closed::Ended(
+                    "the connection ended without a close frame".into(),
+                ))
+            }
+        };
+        match message {
+            Message::Binary(bytes) => Incoming::Data(Payload::Binary(bytes)),
+            Message::Text(text) => Incoming::Data(Payload::Text(text.as_str().to_owned())),
+            Message::Close(frame) => Incoming::Closed(match frame {
+                Some(frame) => Closed::ByServer {
+                    code: Some(frame.code.into()),
+                    reason: frame.reason.as_str().to_owned(),
+                },
+                None => Closed::ByServer {
+                    code: None,
+                    reason: String::new(),
+                },
+            }),
+            Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Incoming::Control,
+        }
     }
 }
 

@@ -1,12 +1,17 @@
 //! Calls: pipelined, answered in order, typed results and typed errors.
 
-use crate::support::{memory_server, Live, Message};
+use crate::support::{memory_server, memory_server_with, Live, Message};
 use wasmod_client::Error;
 use wasmod_protocol::errors::ErrorCode;
+use wasmod_server::ServerConfig;
 
 #[tokio::test]
 async fn pipelined_calls_are_answered_in_the_order_sent() {
-    let live = Live::serve(memory_server()).await;
+    // Twelve in progress at once, all of one identity: more than the default per-identity
+    // bound (8), which answers the rest `too_many_calls`.
+    let mut config = ServerConfig::default();
+    config.max_calls_per_identity = 12;
+    let live = Live::serve(memory_server_with(config)).await;
     let client = live.client().await;
     let calls: Vec<_> = (0..12)
         .map(|index| client.call_reducer("send", &(format!("message {index}"),)))

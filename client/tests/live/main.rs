@@ -1,6 +1,6 @@
 //! The client against a real quickstart served on a loopback port: calls, subscriptions and
-//! the cache's callbacks, two clients, a server restarted under a client, and a server that
-//! sends what is not a message.
+//! the cache's callbacks, two clients, a server restarted under a client, a server that
+//! sends what is not a message, and the socket layer below the client.
 
 mod bindings;
 mod calls;
@@ -9,5 +9,6 @@ mod frame_tick;
 mod lookups;
 mod malformed;
 mod reconnect;
+mod socket;
 mod subscriptions;
 mod support;

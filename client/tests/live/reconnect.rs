@@ -2,7 +2,9 @@
 //! subscribed client, which comes back as the same identity, resumes, and ends up with the
 //! cache a fresh client gets, having seen callbacks only for what changed.
 
-use crate::support::{durable_server, eventually, log, memory_server, texts, Live, Message, User};
+use crate::support::{
+    crash_image, durable_server, eventually, log, memory_server, texts, Live, Message, User,
+};
 use std::time::Duration;
 use wasmod_client::{Backoff, Client, ConnectionState, Error};
 
@@ -19,6 +21,16 @@ fn snapshot(client: &Client) -> (Vec<String>, Vec<(String, bool)>) {
         .collect();
     users.sort();
     (texts(client), users)
+}
+
+/// A fresh client of `live`, subscribed to the same queries, once `client`'s cache holds what
+/// the fresh one's does (`what` says when that is expected).
+async fn like_a_fresh_client(live: &Live, client: &Client, what: &str) -> Client {
+    let fresh = live.client().await;
+    let fresh_subscription = fresh.subscription().subscribe(QUERIES);
+    fresh_subscription.applied().await.expect("applied");
+    eventually(what, || snapshot(client) == snapshot(&fresh)).await;
+    fresh
 }
 
 /// The client waits three seconds before reconnecting, so that the restarted server's commits
@@ -108,19 +120,14 @@ async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
     })
     .await;
     assert_eq!(client.identity(), identity, "the same identity");
+    assert!(subscription.resumed(), "only the changes came");
     assert_eq!(
         *states.lock(),
         [ConnectionState::Reconnecting, ConnectionState::Connected],
         "the loss and the return, each once"
     );
     assert_ne!(client.connection_id(), first_connection, "a new connection");
-    let fresh = live.client().await;
-    let fresh_subscription = fresh.subscription().subscribe(QUERIES);
-    fresh_subscription.applied().await.expect("applied");
-    eventually("the client's cache is a fresh client's", || {
-        snapshot(&client) == snapshot(&fresh)
-    })
-    .await;
+    let fresh = like_a_fresh_client(&live, &client, "the client's cache is a fresh client's").await;
 
     assert_eq!(
         *message_inserts.lock(),
@@ -153,6 +160,70 @@ async fn a_restarted_server_is_resumed_and_the_cache_matches_a_fresh_clients() {
         .await
         .expect("calls work again");
     eventually("the fresh client sees it", || texts(&fresh).len() == 3).await;
+    live.stop().await;
+}
+
+/// Issue 33: the server crashes with the client and another user connected, and comes back
+/// on the data the crash left; its start disconnects both connections (a commit each) before
+/// it serves anyone. The client reconnects and resumes past those commits: only the changes
+/// come, and its cache is a fresh client's.
+#[tokio::test]
+async fn a_client_connected_at_a_crash_resumes_past_the_starts_disconnections() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let live = Live::serve(durable_server(dir.path())).await;
+    let addr = live.addr;
+    let client = live.client().await;
+    let users = client.table::<User>("user");
+    let user_inserts = log();
+    let seen = user_inserts.clone();
+    users.on_insert(move |user: &User| seen.lock().push(user.identity));
+    let subscription = client.subscription().subscribe(QUERIES);
+    subscription.applied().await.expect("applied");
+    client
+        .call_reducer("send", &("before the crash".to_owned(),))
+        .await
+        .expect("sent");
+    let other = live
+        .builder()
+        .await
+        .reconnect(None)
+        .connect()
+        .await
+        .expect("connected");
+    let other_identity = other.identity();
+    eventually("the other user is cached", || users.count() == 2).await;
+    assert!(
+        !subscription.resumed(),
+        "its rows came whole the first time"
+    );
+    let first_connection = client.connection_id();
+
+    let image = crash_image(dir.path());
+    // What the stop does (disconnecting both) goes to `dir`, not to the crash's image.
+    live.stop().await;
+    let live = Live::serve_at(durable_server(image.path()), addr).await;
+    eventually("the client reconnects and its query set is back", || {
+        client.connection_id() != first_connection
+            && client.connection_state() == ConnectionState::Connected
+            && users
+                .rows()
+                .expect("rows")
+                .iter()
+                .any(|user| user.identity == other_identity && !user.online)
+    })
+    .await;
+    assert!(
+        subscription.resumed(),
+        "resumed past the start's disconnections, not sent every row"
+    );
+    assert_eq!(texts(&client), ["before the crash"]);
+    let fresh = like_a_fresh_client(&live, &client, "the client's cache is a fresh client's").await;
+    assert_eq!(
+        *user_inserts.lock(),
+        [client.identity(), other_identity, fresh.identity()],
+        "no row inserted again"
+    );
+    drop(other);
     live.stop().await;
 }
 
@@ -217,14 +288,9 @@ async fn a_server_that_cannot_resume_sends_all_rows_and_only_the_difference_call
         client.connection_id() != first_connection && texts(&client).is_empty()
     })
     .await;
-    let fresh = live.client().await;
-    let fresh_subscription = fresh.subscription().subscribe(QUERIES);
-    fresh_subscription.applied().await.expect("applied");
-    eventually("both clients hold the same rows", || {
-        snapshot(&client) == snapshot(&fresh)
-    })
-    .await;
+    let fresh = like_a_fresh_client(&live, &client, "both clients hold the same rows").await;
     assert_eq!(*message_deletes.lock(), ["lost"]);
+    assert!(!subscription.resumed(), "every row came");
     assert_eq!(
         *user_events.lock(),
         [("insert", client.identity()), ("insert", fresh.identity())],

@@ -50,6 +50,28 @@ pub fn durable_server(dir: &Path) -> Server {
     server_in(env, config)
 }
 
+/// The data directory `dir` of a running server as a crash (SIGKILL, power loss) would
+/// leave it: a copy of its files now, while the server runs and its clients are connected, so
+/// nothing the server does on stopping (a `client_disconnected` for each connection open)
+/// reaches it. Take it when no commit is being made: what the server acknowledged is durable.
+pub fn crash_image(dir: &Path) -> tempfile::TempDir {
+    fn copy(from: &Path, to: &Path) {
+        for entry in std::fs::read_dir(from).expect("the directory reads") {
+            let entry = entry.expect("an entry");
+            let target = to.join(entry.file_name());
+            if entry.file_type().expect("a file type").is_dir() {
+                std::fs::create_dir(&target).expect("a directory");
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).expect("a copy");
+            }
+        }
+    }
+    let image = tempfile::tempdir().expect("a directory");
+    copy(dir, image.path());
+    image
+}
+
 fn server_in(env: InstanceEnv, config: ServerConfig) -> Server {
     let module =
         WasmModule::load(quickstart(), WasmConfig::default(), env).expect("the quickstart loads");

@@ -1,5 +1,6 @@
 //! What the commit pipeline publishes: one [`Commit`] per transaction that changed something.
 
+use crate::durability::recent::Changes;
 use crate::tx::TxData;
 use std::sync::Arc;
 use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
@@ -78,4 +79,10 @@ pub struct Commit {
     /// What it changed, net, by table; the host's own tables included (see
     /// [`Database::is_system_table`](crate::Database::is_system_table)).
     pub changes: TxData,
+}
+
+impl Changes for Arc<Commit> {
+    fn changes(&self) -> &TxData {
+        &self.changes
+    }
 }

@@ -14,7 +14,9 @@
 //! Observers run under the writer's lock and must be quick (queue the commit, count it);
 //! subscribers of the feed do their work on their own threads, in commit order. Nothing
 //! accumulates when nobody listens: with no subscriber a commit is dropped as soon as the
-//! caller lets go of it.
+//! caller lets go of it. The one exception is bounded: with a commit log, the last few commits
+//! are kept from opening until the server takes them ([`Database::take_recent`]), so that the
+//! clients connected when the last run crashed can resume past what the start itself commits.
 //!
 //! A replica ([`Database::replica`], in `replica`) takes another database's commits instead, in
 //! their order and with their offsets, through the same publication.
@@ -35,6 +37,7 @@ pub use feed::{CommitFeed, CommitReceiver, FeedError, FEED_CAPACITY};
 pub use replace::{ReplaceError, Replaced};
 pub use replica::ReplicaError;
 
+use crate::durability::recent::Recent;
 use crate::durability::{self, Durability, DurabilityError, RecoveryReport, Ticket};
 use crate::tx::{MutTx, ReadTx};
 use crate::{Datastore, Error, SchemaError};
@@ -65,10 +68,24 @@ pub struct Database {
     /// How many of the stored tables are the module's; the system tables follow (the
     /// connections table first).
     module_tables: AtomicU32,
-    /// The last commits recovery replayed, until someone takes them.
-    recovered: Mutex<Vec<Arc<Commit>>>,
+    /// The last commits, those recovery replayed and those made since opening, until
+    /// [`Database::take_recent`]; `None` after, and for a database that keeps none.
+    recent: Mutex<Option<Recent<Arc<Commit>>>>,
     /// Whether the commits are another database's ([`Database::replica`]).
     replica: bool,
+}
+
+/// The last commits and the feed of the later ones, as [`Database::take_recent`] hands them
+/// over.
+#[derive(Debug)]
+pub struct RecentCommits {
+    /// The commits kept, oldest first: an unbroken run of offsets that ends just before
+    /// `next`, possibly empty.
+    pub commits: Vec<Arc<Commit>>,
+    /// The offset of the next commit: the first that `feed` delivers.
+    pub next: u64,
+    /// A subscription to the feed, made with no commit in between.
+    pub feed: CommitReceiver,
 }
 
 /// A transaction's commit, as [`Database::commit`] returns it.
@@ -101,23 +118,21 @@ impl Database {
     ) -> Result<Self, DurabilityError> {
         let stored = stored_tables(module).map_err(DurabilityError::Schema)?;
         let recovered = durability::open(dir, &stored, options)?;
+        let mut recent = Recent::new(&options);
+        for (offset, changes) in recovered.recent {
+            recent.keep(Arc::new(Commit {
+                offset,
+                meta: CommitMeta::recovered(),
+                changes,
+            }));
+        }
         let database = Self::new(
             module,
             recovered.datastore,
             Some(recovered.durability),
             Some(recovered.report),
         );
-        *database.recovered.lock() = recovered
-            .recent
-            .into_iter()
-            .map(|(offset, changes)| {
-                Arc::new(Commit {
-                    offset,
-                    meta: CommitMeta::recovered(),
-                    changes,
-                })
-            })
-            .collect();
+        *database.recent.lock() = Some(recent);
         Ok(database)
     }
 
@@ -148,7 +163,7 @@ impl Database {
             feed: CommitFeed::new(FEED_CAPACITY),
             next_offset: AtomicU64::new(next_offset),
             module_tables,
-            recovered: Mutex::new(Vec::new()),
+            recent: Mutex::new(None),
             replica: false,
         }
     }
@@ -202,13 +217,33 @@ impl Database {
             .map_or_else(Ticket::ready, |log| log.ticket(offset))
     }
 
-    /// The last commits that recovery replayed, oldest first (as many as
-    /// [`durability::Options::recent_commits`] asked for), for whoever takes them first: the
-    /// commits just before [`Database::next_offset`] at opening, with metadata
-    /// [`CommitMeta::recovered`] (the log keeps only the changes). Empty the second time, and
-    /// for a database in memory.
-    pub fn take_recovered(&self) -> Vec<Arc<Commit>> {
-        std::mem::take(&mut *self.recovered.lock())
+    /// The last commits, for whoever takes them first (the server's window of commits that
+    /// clients resume from), with a subscription to the feed that delivers every later one:
+    /// nothing missed between the two, nothing twice.
+    ///
+    /// With a commit log, the database keeps the last commits recovery replayed (with metadata
+    /// [`CommitMeta::recovered`]: the log keeps only the changes) and then those it commits
+    /// itself until this is called, as many as [`durability::Options::recent_commits`] and
+    /// [`durability::Options::recent_bytes`] allow. A start after a crash commits before
+    /// anyone serves (it disconnects the connections the crash left open); the clients
+    /// that were connected need those commits to resume. None the second time, and none for a
+    /// database in memory or a replica.
+    pub fn take_recent(&self) -> RecentCommits {
+        // The writer's place: no commit is being published meanwhile.
+        let writer = self.begin_mut();
+        let commits = self
+            .recent
+            .lock()
+            .take()
+            .map(|recent| recent.into_kept().into())
+            .unwrap_or_default();
+        let recent = RecentCommits {
+            commits,
+            next: self.next_offset(),
+            feed: self.feed.subscribe(),
+        };
+        writer.rollback();
+        recent
     }
 
     /// Whether offsets name the same commits across restarts of this process: with a commit
@@ -287,6 +322,9 @@ impl Database {
     /// Hands `commit` to the observers, in the order they were added, then to the feed. Call it
     /// under the writer's lock, in offset order.
     fn publish(&self, commit: &Arc<Commit>) {
+        if let Some(recent) = self.recent.lock().as_mut() {
+            recent.keep(commit.clone());
+        }
         for observer in self.observers.read().iter() {
             observer.observe(commit);
         }

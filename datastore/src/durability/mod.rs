@@ -23,13 +23,15 @@
 //! Files, one job each: `frame` (length and checksum around each record), `record`
 //! (a transaction as bytes), `segment` (the files, their header and names), `writer`
 //! (appending, group commit, the flusher), `reader` (transactions read back by offset while the
-//! log is written), `recovery` (replay, torn tails), `snapshot`
+//! log is written), `recovery` (replay, torn tails), `recent` (the last commits kept for
+//! clients that resume), `snapshot`
 //! (taking and loading snapshots), `upgrade` (a new module build over older data).
 
 mod faults;
 mod frame;
 mod private;
 mod reader;
+pub(crate) mod recent;
 mod record;
 mod recovery;
 mod segment;
@@ -132,7 +134,10 @@ pub struct Options {
     pub snapshot_every: Option<u64>,
     /// How many of the last transactions recovery keeps (their changes, in
     /// [`Recovered::recent`]), for a server whose clients resume from an offset they saw
-    /// before a restart; at most [`Options::recent_bytes`] of rows. Default: 0.
+    /// before a restart; at most [`Options::recent_bytes`] of rows. A
+    /// [`Database`](crate::Database) keeps as many of the last ones, those it commits after
+    /// opening included, until [`Database::take_recent`](crate::Database::take_recent).
+    /// Default: 0.
     pub recent_commits: usize,
     /// The most bytes of rows those transactions may hold. Default: 64 MiB.
     pub recent_bytes: usize,
@@ -332,9 +337,14 @@ pub struct RecoveryReport {
     /// How long recovery took.
     pub duration: Duration,
     /// Whether the stored rows were an older build's, carried over into this build's tables at
-    /// this start (`upgrade`): the rows a client holds from before are in the older build's
-    /// row types.
+    /// this start (`upgrade`). The upgrade replaces the log with a snapshot, so no transaction
+    /// from before it is kept in [`Recovered::recent`].
     pub upgraded: bool,
+    /// Whether that upgrade changed how the stored rows are encoded (a column added at the
+    /// end): the rows a client holds from before are then in the older build's row types, and
+    /// it cannot resume from an offset before this start. False when the rows encode as they
+    /// did (only tables or indexes added or removed, say), and when nothing was upgraded.
+    pub rows_reencoded: bool,
 }
 
 /// Records a crash left unfinished at the end of the log, removed on recovery.
@@ -590,10 +600,11 @@ pub fn open(dir: &Path, def: &ModuleDef, options: Options) -> Result<Recovered, 
     }
     let datastore = Datastore::new(def).map_err(DurabilityError::Schema)?;
     let schema = segment::schema_hash(def);
-    let upgraded = upgrade::prepare(dir, def, schema, &options)?;
+    let upgrade = upgrade::prepare(dir, def, schema, &options)?;
     let mut replayed =
         recovery::replay(dir, schema, &datastore, &options, recovery::Tail::Truncate)?;
-    replayed.report.upgraded = upgraded;
+    replayed.report.upgraded = upgrade != upgrade::Prepared::Unchanged;
+    replayed.report.rows_reencoded = upgrade == upgrade::Prepared::Reencoded;
     let file = match replayed.tail {
         Some((path, len)) => {
             let file = OpenOptions::new()

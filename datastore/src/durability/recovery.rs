@@ -20,6 +20,7 @@
 //!   start fails with the file and the offset, for an operator to look at.
 
 use super::frame::{self, Frame};
+use super::recent::Recent;
 use super::segment::{self, Header, HEADER_LEN};
 use super::{DurabilityError, Options, RecoveryReport, TornTail};
 use crate::tx::TxData;
@@ -50,41 +51,6 @@ pub(crate) struct Replayed {
     pub(crate) snapshot: u64,
     /// The last transactions replayed (see [`Recovered::recent`](super::Recovered::recent)).
     pub(crate) recent: VecDeque<(u64, TxData)>,
-}
-
-/// The last transactions replayed, within [`Options::recent_commits`] and
-/// [`Options::recent_bytes`].
-struct Recent {
-    commits: VecDeque<(u64, TxData)>,
-    bytes: usize,
-    max_commits: usize,
-    max_bytes: usize,
-}
-
-impl Recent {
-    fn new(options: &Options) -> Self {
-        Self {
-            commits: VecDeque::new(),
-            bytes: 0,
-            max_commits: options.recent_commits,
-            max_bytes: options.recent_bytes,
-        }
-    }
-
-    /// Keeps transaction `offset`'s `changes`, the oldest kept forgotten past the bounds.
-    fn keep(&mut self, offset: u64, changes: TxData) {
-        if self.max_commits == 0 {
-            return;
-        }
-        self.bytes += changes.row_bytes();
-        self.commits.push_back((offset, changes));
-        while self.commits.len() > self.max_commits || self.bytes > self.max_bytes {
-            match self.commits.pop_front() {
-                Some((_, oldest)) => self.bytes -= oldest.row_bytes(),
-                None => break,
-            }
-        }
-    }
 }
 
 /// Replays the segments of `dir`, written for tables hashing to `schema`, into `datastore`.
@@ -180,7 +146,7 @@ pub(crate) fn replay(
                             format!("transaction {offset} does not apply: {}", error.message()),
                         )
                     })?;
-                    recent.keep(offset, changes);
+                    recent.keep((offset, changes));
                     next += 1;
                     at = end;
                 }
@@ -213,11 +179,12 @@ pub(crate) fn replay(
             torn_tail,
             duration: started.elapsed(),
             upgraded: false,
+            rows_reencoded: false,
         },
         tail,
         next,
         snapshot: base,
-        recent: recent.commits,
+        recent: recent.into_kept(),
     })
 }
 

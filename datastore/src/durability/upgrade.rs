@@ -97,25 +97,38 @@ pub fn check(dir: &Path, def: &ModuleDef) -> Result<UpgradeCheck, DurabilityErro
     })
 }
 
+/// What [`prepare`] did to the stored data.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Prepared {
+    /// Nothing: the directory was new, or written for the same tables.
+    Unchanged,
+    /// Carried it over into the new tables, each stored row encoded as it was.
+    Alike,
+    /// Carried it over, the rows of some table with new columns.
+    Reencoded,
+}
+
 /// Makes the log in `dir` one for `def` (whose tables hash to `schema`): records the
 /// description on first use, and carries the data over from an older compatible one. Returns
-/// whether it did (the stored rows were another build's).
+/// whether it did, and whether the rows changed encoding doing so.
 pub(crate) fn prepare(
     dir: &Path,
     def: &ModuleDef,
     schema: [u8; 32],
     options: &Options,
-) -> Result<bool, DurabilityError> {
+) -> Result<Prepared, DurabilityError> {
     let Some(stored) = stored(dir)? else {
-        return record(dir, def).map(|()| false);
+        return record(dir, def).map(|()| Prepared::Unchanged);
     };
     // Only what the stored data depends on is hashed: a build that changes no table's
     // columns or indexes (only, say, a visibility filter) serves the data as it is.
     if segment::schema_hash(&stored) == schema {
-        return Ok(false);
+        return Ok(Prepared::Unchanged);
     }
+    // Planned again after a crash that left the carry-over done but the description not yet
+    // recorded: the answer is the same, and says how the rows were carried.
+    let migration = plan(&stored, def)?;
     if snapshot::latest_schema(dir)? != Some(schema) {
-        let migration = plan(&stored, def)?;
         carry_over(dir, &stored, &migration, schema, options)?;
     }
     // The upgrade's snapshot is in place: the old log is covered by it.
@@ -124,7 +137,12 @@ pub(crate) fn prepare(
             .map_err(|error| DurabilityError::io(&path, "removing the old log", error))?;
     }
     tracing::info!(target: "wasmod::durability", "the tables were upgraded to the new description");
-    record(dir, def).map(|()| true)
+    record(dir, def)?;
+    Ok(if migration.reencodes_rows() {
+        Prepared::Reencoded
+    } else {
+        Prepared::Alike
+    })
 }
 
 /// The description stored in `dir`, if the directory has one.

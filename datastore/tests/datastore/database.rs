@@ -112,6 +112,51 @@ fn offsets_go_on_from_the_log_after_a_restart() {
     assert_eq!(insert_player(&database, 4, "p4").unwrap().offset, 3);
 }
 
+/// The offsets of `commits`.
+fn offsets(commits: &[Arc<Commit>]) -> Vec<u64> {
+    commits.iter().map(|commit| commit.offset).collect()
+}
+
+#[test]
+fn the_recent_commits_are_the_recovered_ones_then_those_made_before_the_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = Options::default()
+        .with_mode(Mode::Fsync)
+        .with_recent(4, 1 << 20);
+    let database = Database::open(dir.path(), &module(), options).unwrap();
+    for id in 1..=5 {
+        insert_player(&database, id, &format!("p{id}"));
+    }
+    drop(database);
+    // As after a crash: the start commits (say, disconnecting what the crash left open)
+    // before the server takes the commits for its window.
+    let database = Database::open(dir.path(), &module(), options).unwrap();
+    for id in 6..=7 {
+        insert_player(&database, id, &format!("p{id}"));
+    }
+    let mut recent = database.take_recent();
+    assert_eq!(
+        offsets(&recent.commits),
+        vec![3, 4, 5, 6],
+        "the last four: two read back from the log, then the start's own two"
+    );
+    assert_eq!(recent.commits[1].meta, CommitMeta::recovered());
+    assert_eq!(recent.commits[2].meta, meta("p6"), "as it was made");
+    assert_eq!(recent.next, 7);
+    assert!(recent.feed.try_recv().is_err(), "nothing delivered twice");
+    insert_player(&database, 8, "p8");
+    assert_eq!(recent.feed.try_recv().unwrap().offset, 7, "nothing missed");
+    let again = database.take_recent();
+    assert!(again.commits.is_empty(), "taken once");
+    assert_eq!(again.next, 8);
+
+    let memory = Database::in_memory(&module()).unwrap();
+    insert_player(&memory, 1, "p1");
+    let recent = memory.take_recent();
+    assert!(recent.commits.is_empty(), "in memory, offsets start again");
+    assert_eq!(recent.next, 1);
+}
+
 #[test]
 fn a_feed_subscriber_waits_for_a_commit_to_be_durable() {
     let dir = tempfile::tempdir().unwrap();

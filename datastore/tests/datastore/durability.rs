@@ -300,6 +300,11 @@ fn a_compatible_upgrade_keeps_the_data() {
         let recovered =
             durability::open(dir.path(), &upgraded, options(Mode::Fsync)).expect("the upgrade");
         assert_eq!(recovered.report.transactions, 3);
+        assert!(recovered.report.upgraded);
+        assert!(
+            !recovered.report.rows_reencoded,
+            "a table was added: every stored row is as it was"
+        );
         let read = recovered.datastore.begin_read();
         assert_eq!(all(&read, player_now), expected(1..=3));
         drop(read);

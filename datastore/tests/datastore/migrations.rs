@@ -143,6 +143,10 @@ fn a_column_added_at_the_end_gives_the_stored_rows_its_default() {
     {
         let recovered = durability::open(dir.path(), &upgraded, options()).expect("the upgrade");
         assert!(recovered.report.upgraded, "the start says it upgraded");
+        assert!(
+            recovered.report.rows_reencoded,
+            "the stored rows gained a column"
+        );
         let read = recovered.datastore.begin_read();
         assert_eq!(
             all(&read, PLAYER),

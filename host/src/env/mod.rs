@@ -4,10 +4,11 @@
 //! [`Database`], the transaction of the call in progress, and the handle tables of row
 //! iterators, byte sources and byte sinks. It keeps per-call state only: the tables, their
 //! commit log and the stream of commits belong to the database, which outlives instances (a
-//! trapped instance is replaced; its database is not). Its methods are the imports themselves, with slices in place of
-//! `(pointer, length)` pairs and `Result`s in place of error codes, so that every transport
-//! (the native one in [`crate::native`] now, wasmtime later) only has to move bytes between the
-//! module's memory and these methods. The semantics live here, once.
+//! trapped instance is replaced; its database is not). Its methods are the imports themselves,
+//! with slices in place of `(pointer, length)` pairs and `Result`s in place of error codes, so
+//! that both transports (native code in-process, [`crate::native`], and wasm under wasmtime,
+//! `crate::wasm`) only have to move bytes between the module's memory and these methods. The
+//! semantics live here, once.
 //!
 //! The methods are spread over small files by subject: byte sources and sinks; tables, scans
 //! and row iterators; logging; and what only procedures may do (explicit transactions and
@@ -215,6 +216,9 @@ pub struct InstanceEnv {
     clock: CallClock,
     /// When the call in progress must end, if its transport has a deadline.
     deadline: Option<Instant>,
+    /// Whether an import stopped at the deadline, for the transport to end the call
+    /// ([`InstanceEnv::take_interrupt`]).
+    interrupted: bool,
     tx: Tx,
     iters: Handles<RowIter>,
     /// What the open handles of every kind hold ([`Limits::max_held_bytes`]).
@@ -251,6 +255,7 @@ impl InstanceEnv {
             origin: CallOrigin::HOST,
             clock: CallClock::new(),
             deadline: None,
+            interrupted: false,
             tx: Tx::None,
             iters: Handles::default(),
             held_bytes: 0,
@@ -430,11 +435,20 @@ impl InstanceEnv {
     }
 
     /// Sets when the call in progress must end (`None`: never), for the imports that wait on
-    /// the outside world: outbound HTTP. Reset when the call ends. Only the wasm transport
+    /// the outside world (outbound HTTP) and for scans, which stop at it. Reset when the call
+    /// ends. Only the wasm transport
     /// has deadlines.
     #[cfg(any(feature = "wasmtime", test))]
     pub(crate) fn set_deadline(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
+    }
+
+    /// Whether the import just run stopped because the call's deadline passed (a long scan,
+    /// [`rows`]); cleared by asking. The transport then ends the call as it ends wasm code
+    /// past its deadline, so the module never goes on with the import's error code.
+    #[cfg(any(feature = "wasmtime", test))]
+    pub(crate) fn take_interrupt(&mut self) -> bool {
+        std::mem::take(&mut self.interrupted)
     }
 
     /// The module's description.
@@ -496,6 +510,7 @@ impl InstanceEnv {
     pub(crate) fn end_call(&mut self) -> Tx {
         self.call = None;
         self.deadline = None;
+        self.interrupted = false;
         self.log_budget_spent();
         for iter in self.iters.drain() {
             rows::keep(&mut self.spare_iters, iter);

@@ -9,12 +9,41 @@
 //!
 //! Since a scan copies, open iterators count against the call's budget of host memory (see
 //! `budget`): past it, a scan fails with `TOO_LARGE`, and a module that opens scans in a loop
-//! without reading them cannot make the host hold more than that.
+//! without reading them cannot make the host hold more than that. The budget is checked as the
+//! rows are copied, so a scan of a table larger than it stops there rather than copy the whole
+//! table first.
+//!
+//! A scan runs inside one host call, where the deadline's epoch interruption (which stops wasm
+//! code) cannot reach it: a scan of a large table could run on well past the call's deadline.
+//! So a scan looks at the deadline every [`DEADLINE_CHECK_ROWS`] rows, and stops once it has
+//! passed: the import then traps as wasm code past its deadline does, and the call ends
+//! `deadline exceeded` ([`InstanceEnv::take_interrupt`]).
 
 use super::{report, InstanceEnv};
+use std::time::Instant;
 pub use wasmod_abi::imports::Advance;
 use wasmod_abi::Errno;
 use wasmod_datastore::Row;
+
+/// How many rows a scan copies between two looks at the call's deadline: a look costs a clock
+/// read, and this many rows take well under a millisecond to copy.
+pub(crate) const DEADLINE_CHECK_ROWS: usize = 4096;
+
+/// Why a scan stopped before its last row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stopped {
+    /// Its rows would hold more than the call's budget has room for.
+    TooLarge,
+    /// The call's deadline passed.
+    Deadline,
+}
+
+/// What a scan may take: the bytes left in the call's budget, and the call's deadline.
+#[derive(Clone, Copy, Debug)]
+struct ScanBounds {
+    room: usize,
+    deadline: Option<Instant>,
+}
 
 /// How many finished iterators' buffers an instance keeps.
 const SPARE_ITERS: usize = 8;
@@ -35,12 +64,30 @@ pub(crate) struct RowIter {
 }
 
 impl RowIter {
-    /// Copies `rows` into this (empty) iterator.
-    fn fill<'a>(&mut self, rows: impl Iterator<Item = &'a Row>) {
-        for row in rows {
+    /// Copies `rows` into this (empty) iterator, stopping once they take more than
+    /// `bounds.room` bytes, or, looking every [`DEADLINE_CHECK_ROWS`] rows, once
+    /// `bounds.deadline` has passed.
+    fn fill<'a>(
+        &mut self,
+        rows: impl Iterator<Item = &'a Row>,
+        bounds: ScanBounds,
+    ) -> Result<(), Stopped> {
+        for (count, row) in rows.enumerate() {
             self.bytes.extend_from_slice(row);
             self.ends.push(self.bytes.len());
+            if self.bytes.len() + self.ends.len() * size_of::<usize>() > bounds.room {
+                return Err(Stopped::TooLarge);
+            }
+            let look = count % DEADLINE_CHECK_ROWS == DEADLINE_CHECK_ROWS - 1;
+            if look
+                && bounds
+                    .deadline
+                    .is_some_and(|deadline| Instant::now() >= deadline)
+            {
+                return Err(Stopped::Deadline);
+            }
         }
+        Ok(())
     }
 
     /// The bytes the iterator holds: its rows and their ends.
@@ -85,17 +132,27 @@ impl InstanceEnv {
     /// `TOO_LARGE` (see the module docs).
     pub fn table_scan(&mut self, table: u32) -> Result<u32, Errno> {
         let mut iter = self.new_iter()?;
-        iter.fill(self.reading(table)?.rows(table).map_err(report)?);
-        self.open_iter(iter)
+        let bounds = self.scan_bounds();
+        let filled = iter.fill(self.reading(table)?.rows(table).map_err(report)?, bounds);
+        self.open_iter(iter, filled)
     }
 
     /// `index_scan`: an iterator over the rows the encoded scan selects, in index order.
     /// Errors: `NO_TX`, `NO_SUCH_TABLE`, `NO_SUCH_INDEX`, `BAD_ENCODING`, `TOO_LARGE`.
     pub fn index_scan(&mut self, table: u32, index: u32, scan: &[u8]) -> Result<u32, Errno> {
         let mut iter = self.new_iter()?;
+        let bounds = self.scan_bounds();
         let rows = self.reading(table)?.index_rows(table, index, scan);
-        iter.fill(rows.map_err(report)?);
-        self.open_iter(iter)
+        let filled = iter.fill(rows.map_err(report)?, bounds);
+        self.open_iter(iter, filled)
+    }
+
+    /// What a scan may take now.
+    fn scan_bounds(&self) -> ScanBounds {
+        ScanBounds {
+            room: self.limits.max_held_bytes.saturating_sub(self.held_bytes),
+            deadline: self.deadline,
+        }
     }
 
     /// An empty iterator for a scan, if the call may open one more.
@@ -104,9 +161,19 @@ impl InstanceEnv {
         Ok(self.spare_iters.pop().unwrap_or_default())
     }
 
-    /// Opens the filled iterator `iter`, if the call's iterators may hold it too.
-    fn open_iter(&mut self, iter: RowIter) -> Result<u32, Errno> {
-        if let Err(errno) = self.hold(iter.held()) {
+    /// Opens the iterator `iter` if its scan ended (`filled`) and the call's iterators may
+    /// hold it too. A scan stopped at the deadline marks the call interrupted (its error code
+    /// is never seen: the import traps).
+    fn open_iter(&mut self, iter: RowIter, filled: Result<(), Stopped>) -> Result<u32, Errno> {
+        let held = match filled {
+            Ok(()) => self.hold(iter.held()),
+            Err(Stopped::TooLarge) => Err(Errno::TOO_LARGE),
+            Err(Stopped::Deadline) => {
+                self.interrupted = true;
+                Err(Errno::TOO_LARGE)
+            }
+        };
+        if let Err(errno) = held {
             keep(&mut self.spare_iters, iter);
             return Err(errno);
         }

@@ -783,3 +783,41 @@ fn a_procedures_commit_after_the_log_failed_is_refused_unapplied_and_its_answer_
     assert!(env.database().log_failure().is_some());
     env.end_call();
 }
+
+/// A scan of more rows than are copied between two looks at the deadline stops once the
+/// call's deadline has passed and marks the call interrupted (the import then traps); without
+/// a deadline, or before it, the same scans run to their end.
+#[test]
+fn a_long_scan_stops_at_the_calls_deadline() {
+    use super::rows::DEADLINE_CHECK_ROWS;
+    let mut env = env();
+    let rows = u32::try_from(2 * DEADLINE_CHECK_ROWS).unwrap();
+    let items: Vec<(u32, &str)> = (0..rows).map(|id| (id, "x")).collect();
+    seed(&mut env, &items);
+    // No column fixed, both bounds open: every row, in index order.
+    let mut every_id = 0u32.to_le_bytes().to_vec();
+    every_id.extend([0, 0]);
+    type Scan = fn(&mut InstanceEnv, &[u8]) -> Result<u32, Errno>;
+    let scans: [Scan; 2] = [
+        |env, _| env.table_scan(0),
+        |env, range| env.index_scan(0, 0, range),
+    ];
+    for scan in scans {
+        reducer(&mut env);
+        env.set_deadline(Some(Instant::now()));
+        assert_eq!(scan(&mut env, &every_id), Err(Errno::TOO_LARGE));
+        assert!(env.take_interrupt(), "the call is interrupted");
+        assert!(!env.take_interrupt(), "asking clears it");
+        env.abandon_call();
+
+        reducer(&mut env);
+        env.set_deadline(Some(Instant::now() + std::time::Duration::from_secs(60)));
+        let iter = scan(&mut env, &every_id).expect("the scan ends before the deadline");
+        assert!(!env.take_interrupt());
+        let mut buf = vec![0u8; 1 << 20];
+        let Ok(Advance::Exhausted { .. }) = env.row_iter_advance(iter, &mut buf) else {
+            panic!("every row in one buffer");
+        };
+        env.abandon_call();
+    }
+}

@@ -5,7 +5,9 @@
 //! the import acts), calls the [`InstanceEnv`] method of the same name, and writes the results
 //! back. The semantics are the environment's; this file only moves bytes. An import never
 //! fails the call: a bad pointer is the error code `OUT_OF_BOUNDS`, and `console_log` drops a
-//! line it cannot read.
+//! line it cannot read. The one exception is the deadline: a scan that stopped because the
+//! call's deadline passed traps as wasm code past its deadline does ([`interrupted`]), so
+//! that the call ends `deadline exceeded` however long its scans are.
 //!
 //! The linker is the one list of the host's imports: loading a module checks the module's
 //! imports against it (see [`super::validate`]).
@@ -79,11 +81,12 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
         m,
         "table_scan",
         |mut caller: Caller<'_>, table: u32, out_iter: u32| {
-            with_memory(&mut caller, |memory, env| {
+            let code = with_memory(&mut caller, |memory, env| {
                 let out = memory.out::<4>(out_iter)?;
                 memory.write(out, env.table_scan(table)?.to_le_bytes());
                 Ok(0)
-            })
+            });
+            interrupted(&mut caller).map(|()| code)
         },
     )?;
     linker.func_wrap(
@@ -95,12 +98,13 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
          scan: u32,
          scan_len: u32,
          out_iter: u32| {
-            with_memory(&mut caller, |memory, env| {
+            let code = with_memory(&mut caller, |memory, env| {
                 let out = memory.out::<4>(out_iter)?;
                 let iter = env.index_scan(table, index, memory.slice(scan, scan_len)?)?;
                 memory.write(out, iter.to_le_bytes());
                 Ok(0)
-            })
+            });
+            interrupted(&mut caller).map(|()| code)
         },
     )?;
     linker.func_wrap(
@@ -275,6 +279,16 @@ fn with_memory(
     };
     let (bytes, data) = memory.data_and_store_mut(caller);
     code(f(&mut GuestMemory::new(bytes), &mut data.env))
+}
+
+/// Traps with the deadline's own trap if the import just run stopped because the call's
+/// deadline passed ([`InstanceEnv::take_interrupt`]): the call then ends as wasm code past
+/// its deadline ends, `deadline exceeded`.
+fn interrupted(caller: &mut Caller<'_>) -> wasmtime::Result<()> {
+    if caller.data_mut().env.take_interrupt() {
+        return Err(wasmtime::Trap::Interrupt.into());
+    }
+    Ok(())
 }
 
 /// The code an import returns for `result`: the value, or the error's code.

@@ -21,12 +21,13 @@ mod error;
 mod returns;
 mod thunks;
 
+pub use crate::registered::Registered;
 pub use args::Args;
 pub use checks::{
     assert_kind_table, assert_lifecycles_unique, assert_names_unique, assert_registered,
     assert_table_names_unique, KindRow,
 };
-pub use entry::{HttpHandler, Procedure, Reducer, Registered, View};
+pub use entry::{HttpHandler, Procedure, Reducer, View};
 pub use error::CallError;
 pub use returns::{HttpReturn, IntoErrorMessage, ReducerReturn, ViewReturn};
 pub use thunks::{
@@ -47,44 +48,10 @@ pub use wasmod_abi::{
     ParamDef, ScheduleDef, SchemaType, TableDef, Typespace,
 };
 
-use crate::{sys, Errno};
 use wasmod_abi::Encode;
 
 /// Encodes a value: what generated code uses for results.
 #[inline]
 pub fn encode<T: Encode + ?Sized>(value: &T) -> Vec<u8> {
     wasmod_abi::encoding::to_vec(value)
-}
-
-/// Reads a whole byte source; the empty source without asking the host. The bytes are read
-/// straight into the vector's spare capacity: nothing is zeroed first.
-pub fn read_source(source: u32) -> Result<Vec<u8>, Errno> {
-    if source == wasmod_abi::names::EMPTY_SOURCE {
-        return Ok(Vec::new());
-    }
-    let remaining = sys::bytes_source_remaining(source)? as usize;
-    let mut bytes = Vec::with_capacity(remaining);
-    loop {
-        let spare = bytes.spare_capacity_mut();
-        let room = spare.len();
-        let (read, exhausted) = sys::bytes_source_read(source, spare)?;
-        // SAFETY: the host initialised the first `read` bytes of the spare capacity (never
-        // more than it was given).
-        unsafe { bytes.set_len(bytes.len() + read.min(room)) };
-        if exhausted || bytes.len() == remaining {
-            return Ok(bytes);
-        }
-    }
-}
-
-/// Decodes a row the host wrote back.
-pub fn decode_row<T: Decode>(table: &'static str, bytes: &[u8]) -> T {
-    wasmod_abi::encoding::from_slice(bytes).unwrap_or_else(|error| bad_row(table, error))
-}
-
-/// A row from the host did not decode: the host and the module disagree on the table's type.
-#[cold]
-#[inline(never)]
-pub fn bad_row(table: &str, error: wasmod_abi::DecodeError) -> ! {
-    panic!("table `{table}`: a row from the host did not decode: {error}")
 }

@@ -117,7 +117,7 @@ fn with_input<T>(
     input: u32,
     invoke: impl FnOnce(&[u8]) -> Result<T, CallError>,
 ) -> Result<T, CallError> {
-    super::read_source(input)
+    sys::read_source(input)
         .map_err(CallError::host)
         .and_then(|bytes| invoke(&bytes))
 }

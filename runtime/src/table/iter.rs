@@ -107,7 +107,7 @@ impl<T: TableRow> Iterator for RowIter<T> {
         }
         let mut reader = Reader::new(&self.buffer[self.start..self.end]);
         let row =
-            T::decode(&mut reader).unwrap_or_else(|error| crate::rt::bad_row(T::TABLE_NAME, error));
+            T::decode(&mut reader).unwrap_or_else(|error| super::bad_row(T::TABLE_NAME, error));
         self.start = self.end - reader.remaining();
         Some(row)
     }

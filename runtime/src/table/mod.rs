@@ -14,8 +14,8 @@ pub use iter::RowIter;
 pub use scan::{ColumnScan, IndexKey, IndexScan, KeyArg};
 
 use crate::db::{Access, ReadWrite};
-use crate::rt::Registered;
-use crate::{sys, Errno, SchemaType};
+use crate::registered::Registered;
+use crate::{sys, Decode, Errno, SchemaType};
 use core::marker::PhantomData;
 use scratch::with_scratch;
 use wasmod_abi::{TableDef, Typespace};
@@ -239,7 +239,7 @@ impl<T: TableRow> Table<T, ReadWrite> {
             row.encode(bytes);
             match sys::insert(T::table_id(), bytes) {
                 Ok(()) if !T::HAS_AUTO_INC => Ok(row),
-                Ok(()) => Ok(crate::rt::decode_row(T::TABLE_NAME, bytes)),
+                Ok(()) => Ok(decode_row(T::TABLE_NAME, bytes)),
                 Err(errno) => Err(InsertError::new(T::TABLE_NAME, errno)),
             }
         })
@@ -388,4 +388,16 @@ impl std::error::Error for InsertError {}
 #[inline(never)]
 pub(crate) fn host_failed(table: &str, errno: Errno) -> ! {
     panic!("table `{table}`: the host refused an operation: {errno}")
+}
+
+/// Decodes a row the host wrote back.
+pub(crate) fn decode_row<T: Decode>(table: &'static str, bytes: &[u8]) -> T {
+    wasmod_abi::encoding::from_slice(bytes).unwrap_or_else(|error| bad_row(table, error))
+}
+
+/// A row from the host did not decode: the host and the module disagree on the table's type.
+#[cold]
+#[inline(never)]
+pub(crate) fn bad_row(table: &str, error: wasmod_abi::DecodeError) -> ! {
+    panic!("table `{table}`: a row from the host did not decode: {error}")
 }

@@ -5,7 +5,7 @@
 //!
 //! - `GET /v1/admin/module`: the description with private tables (entry points with their
 //!   parameters and ids); `POST /v1/admin/module`: a new build (`wasmod publish`,
-//!   [`crate::swap`]);
+//!   [`wasmod_node::swap`]);
 //! - `GET /v1/admin/tables`: every table with its row count; `GET /v1/admin/tables/{name}`:
 //!   a page of its rows, private tables included, with the bounds of `GET /v1/tables`;
 //! - `GET /v1/admin/stats`: the commit rate, the open sockets and their queue depths, clients
@@ -17,8 +17,9 @@
 //!   fell behind and lost some).
 //!
 //! The console is one HTML page with its script ([`CONSOLE`]), served to a request with the
-//! token; without one, `/admin` answers a sign-in page ([`SIGN_IN`]) that sets the token's
-//! cookie and reloads.
+//! token; without one, `/admin` answers a sign-in page ([`SIGN_IN`]) that sends the token to
+//! `POST /v1/admin/session`, which answers the cookie ([`crate::operator::set_cookie`]), and
+//! reloads; `DELETE /v1/admin/session` (the console's sign-out) makes the browser forget it.
 
 use super::extract::Body;
 use super::tables::{page, Visibility};
@@ -26,10 +27,8 @@ use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::logfeed::{FeedRecord, LevelFilter, LogFeed, Received};
-use crate::operator::{credential, OperatorToken};
+use crate::operator::{self, check_site, credential, OperatorToken, Site};
 use crate::pages::PageQuery;
-use crate::realtime::stats::Dropped;
-use crate::swap::Published;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
@@ -42,6 +41,8 @@ use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
+use wasmod_node::realtime::stats::Dropped;
+use wasmod_node::swap::Published;
 use wasmod_protocol::description::{describe, Tables};
 
 /// The console: plain HTML and script, no framework.
@@ -66,6 +67,28 @@ pub(crate) struct Admin {
     pub commit_rate: CommitRate,
 }
 
+impl Admin {
+    /// The operator's side of `options`, over `module` (given the log tap of `options`).
+    pub(crate) fn new(
+        module: &mut wasmod_host::WasmModule,
+        options: crate::AdminOptions,
+    ) -> std::io::Result<Self> {
+        module.env_mut().set_log_tap(options.logs.clone());
+        let dispatch = options
+            .dispatch_report
+            .as_ref()
+            .map(crate::DispatchReport::answer)
+            .transpose()?;
+        Ok(Self {
+            token: options.token,
+            dispatch: parking_lot::RwLock::new(dispatch),
+            inspect: options.inspect,
+            logs: options.logs,
+            commit_rate: CommitRate::new(module.database().next_offset()),
+        })
+    }
+}
+
 /// A request that carries the operator token.
 pub(crate) struct Operator;
 
@@ -77,7 +100,11 @@ impl FromRequestParts<Arc<AppState>> for Operator {
         state: &Arc<AppState>,
     ) -> Result<Self, HttpError> {
         let admin = admin(state)?;
-        admin.token.check(credential(&parts.headers))?;
+        let presented = credential(&parts.headers)?;
+        admin
+            .token
+            .check(presented.map(operator::Credential::token))?;
+        check_site(&parts.method, presented, &parts.headers)?;
         Ok(Self)
     }
 }
@@ -99,7 +126,12 @@ pub(crate) async fn console(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let admin = admin(&state)?;
-    let page = match admin.token.check(credential(&headers)) {
+    let checked = credential(&headers).and_then(|presented| {
+        admin
+            .token
+            .check(presented.map(operator::Credential::token))
+    });
+    let page = match checked {
         Ok(()) => return Ok(Html(CONSOLE).into_response()),
         Err(refused) => refused,
     };
@@ -107,13 +139,72 @@ pub(crate) async fn console(
     Ok((status, Html(SIGN_IN)).into_response())
 }
 
+/// The body of `POST /v1/admin/session`.
+#[derive(Debug, serde::Deserialize)]
+pub(crate) struct SignIn {
+    token: String,
+}
+
+/// Refuses a sign-in or sign-out sent by another site's page (the sign-in would sign the
+/// browser in as whoever's token that page holds).
+fn from_own_site(headers: &HeaderMap) -> Result<(), ApiError> {
+    match Site::of(headers) {
+        Site::Foreign => Err(ApiError::new(
+            ErrorCode::CrossSite,
+            "the console signs in and out from this server's own pages only",
+        )),
+        Site::Own | Site::Unknown => Ok(()),
+    }
+}
+
+/// `POST /v1/admin/session` with `{"token": "<operator token>"}`: the console's sign-in.
+/// Answers `204` with the operator's cookie (`HttpOnly`, `SameSite=Strict`, for the console's
+/// paths; `Secure` behind a TLS proxy), or the token's refusal without it.
+pub(crate) async fn sign_in(
+    State(state): Shared,
+    headers: HeaderMap,
+    body: Result<Json<SignIn>, axum::extract::rejection::JsonRejection>,
+) -> Result<Response, HttpError> {
+    let admin = admin(&state)?;
+    from_own_site(&headers)?;
+    let Ok(Json(SignIn { token })) = body else {
+        return Err(ApiError::new(
+            ErrorCode::BadJson,
+            "send `{\"token\": \"<operator token>\"}` as JSON",
+        )
+        .into());
+    };
+    admin.token.check(Some(token.trim().as_bytes()))?;
+    Ok(with_cookie(Some(&admin.token), &headers))
+}
+
+/// `DELETE /v1/admin/session`: the console's sign-out. Answers `204` with the cookie expired,
+/// whatever the request carried.
+pub(crate) async fn sign_out(
+    State(state): Shared,
+    headers: HeaderMap,
+) -> Result<Response, HttpError> {
+    admin(&state)?;
+    from_own_site(&headers)?;
+    Ok(with_cookie(None, &headers))
+}
+
+/// `204` that sets the operator's cookie to `token`, or expires it.
+fn with_cookie(token: Option<&OperatorToken>, headers: &HeaderMap) -> Response {
+    let cookies = operator::set_cookie(token, operator::over_tls(headers));
+    (StatusCode::NO_CONTENT, cookies).into_response()
+}
+
 /// `GET /v1/admin/module`: the description, private tables included.
 pub(crate) async fn module(State(state): Shared, _: Operator) -> Json<Value> {
-    Json(json!(describe(&state.build.get().module, Tables::All)))
+    Json(json!(describe(
+        &state.node.build().get().module,
+        Tables::All
+    )))
 }
 
 /// `POST /v1/admin/module`: makes the body, a compiled module, the build that serves from the
-/// next call on ([`crate::swap`]); answers what changed.
+/// next call on ([`wasmod_node::swap`]); answers what changed.
 pub(crate) async fn publish(
     State(state): Shared,
     _: Operator,
@@ -134,7 +225,7 @@ pub(crate) async fn publish(
         }
         None => None,
     };
-    let published = state.swap.publish(wasm.to_vec()).await?;
+    let published = state.node.swap().publish(wasm.to_vec()).await?;
     // The report of the build serving now, or none.
     *admin.dispatch.write() = report.and_then(|report| report.answer().ok());
     Ok(Json(published))
@@ -142,7 +233,7 @@ pub(crate) async fn publish(
 
 /// `GET /v1/admin/tables`: every table, with its row count.
 pub(crate) async fn tables(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
-    let build = state.build.get();
+    let build = state.node.build().get();
     let reader = build.clone();
     let counts = tokio::task::spawn_blocking(move || {
         let read = reader.datastore.begin_read();
@@ -178,18 +269,18 @@ pub(crate) async fn table(
 /// `GET /v1/admin/stats`: how the server is doing now.
 pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
     let admin = admin(&state)?;
-    let commits = state.realtime.database.next_offset();
-    let stats = &state.realtime.stats;
+    let commits = state.node.realtime().database.next_offset();
+    let stats = &state.node.realtime().stats;
     Ok(Json(json!({
         "commits": commits,
         "commits_per_second": admin.commit_rate.observe(commits),
-        "connections": state.realtime.open.list(),
+        "connections": state.node.realtime().open.list(),
         "clients_dropped": {
             "slow": stats.dropped_so_far(Dropped::Slow),
             "idle": stats.dropped_so_far(Dropped::Idle),
             "lagged": stats.dropped_so_far(Dropped::Lagged),
         },
-        "queue_free": state.worker.capacity(),
+        "queue_free": state.node.worker().capacity(),
         "logs": {
             "kept": admin.logs.capacity(),
             "readers": admin.logs.readers(),

@@ -18,13 +18,13 @@
 
 use super::extract::{name, Caller, JsonBody, Source};
 use super::Shared;
-use crate::entry;
 use crate::error::HttpError;
-use crate::limits::Requester;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::Json;
 use wasmod_abi::{ConnectionId, EntryKind, Identity};
+use wasmod_node::entry;
+use wasmod_node::slots::Requester;
 use wasmod_protocol::http::CallResponse;
 
 /// The entry points one route calls.
@@ -74,7 +74,7 @@ pub(crate) async fn call<F: Family>(
     let work = async {
         let name = name(path)?;
         let caller = caller?;
-        let build = state.build.get();
+        let build = state.node.build().get();
         let entry = entry::find(&build.module, &name, F::KINDS)?;
         let identity = if entry.point.kind.takes_caller() {
             Some(caller.required(&format!("{} `{name}`", entry.point.kind.as_str()))?)
@@ -83,15 +83,22 @@ pub(crate) async fn call<F: Family>(
         };
         let JsonBody(args) = JsonBody::from_request(body, &()).await?;
         let args = entry.encode_args(&args)?;
-        let slot = state.slots.acquire(Requester::of(identity, source))?;
+        let slot = state
+            .node
+            .slots()
+            .acquire(Requester::of(identity, source))?;
         let invocation = entry.invocation();
         let sender = identity.unwrap_or(Identity::ZERO);
         let outcome = state
-            .runner
+            .node
+            .runner()
             .run(invocation.clone(), sender, ConnectionId::ZERO, args, slot)
             .await?;
-        let answer = state.results.answer(&build.module, &invocation, outcome);
+        let answer = state
+            .node
+            .results()
+            .answer(&build.module, &invocation, outcome);
         answer.await.map(Json)
     };
-    Ok(state.metrics.measure(F::METRIC, work).await?)
+    Ok(state.node.metrics().measure(F::METRIC, work).await?)
 }

@@ -6,11 +6,10 @@
 //! there). If the module refuses the connection (its reducer returns an error), no token is
 //! issued (`connection_refused`). Issuing an identity opens no connection (it runs with
 //! [`ConnectionId::ZERO`]), so no `client_disconnected` follows it; clients that stay
-//! connected hold a [`Connection`](crate::connections::Connection).
+//! connected hold a [`Connection`](wasmod_node::connections::Connection).
 
 use super::extract::Source;
 use super::{AppState, Shared};
-use crate::auth;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::State;
 use axum::Json;
@@ -27,7 +26,8 @@ pub(crate) async fn issue(
     let identity = fresh(&state, source)?;
     let work = async {
         state
-            .runner
+            .node
+            .runner()
             .connect(identity, ConnectionId::ZERO, || {})
             .await?;
         let issued = state.tokens.issue(identity);
@@ -38,14 +38,14 @@ pub(crate) async fn issue(
             token: issued.token,
         }))
     };
-    Ok(state.metrics.measure("identity", work).await?)
+    Ok(state.node.metrics().measure("identity", work).await?)
 }
 
 /// A new identity for a client at `source`, within the rate of new identities per address:
 /// what `POST /v1/identity` and a WebSocket connection without a token both give.
 pub(crate) fn fresh(state: &AppState, source: Option<IpAddr>) -> Result<Identity, HttpError> {
     state.identities.check(source)?;
-    auth::new_identity().map_err(|error| {
+    wasmod_node::connections::new_identity().map_err(|error| {
         HttpError::from(ApiError::new(
             ErrorCode::Internal,
             format!("no randomness for a new identity: {error}"),

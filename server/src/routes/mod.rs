@@ -7,8 +7,9 @@
 //! into typed inputs with the API's errors; [`unread`] drops the small bodies of requests
 //! answered without them.
 //!
-//! Around every route, outermost first: a `tracing` span per request (method, path; module
-//! logs of the request's call are emitted inside it), the request timeout (`timeout`, 504),
+//! Around every route, outermost first: a `tracing` span per request (method, URI with the
+//! value of a `token` query parameter redacted, [`RequestSpan`]; module logs of the request's
+//! call are emitted inside it), the request timeout (`timeout`, 504),
 //! the body limit (`payload_too_large`, 413), and the draining of a small body the route did
 //! not read ([`unread`]). Unknown paths and methods answer the API's
 //! JSON errors (`not_found`, `method_not_allowed`) like everything else.
@@ -28,64 +29,42 @@ mod unread;
 pub(crate) use static_files::with_static_files;
 
 use crate::auth::Tokens;
-use crate::build::CurrentBuild;
 use crate::config::ServerConfig;
 use crate::error::{ApiError, ErrorCode, HttpError};
-use crate::limits::{CallSlots, SourceRate};
-use crate::metrics::Metrics;
+use crate::limits::SourceRate;
 use crate::pages::TableReads;
-use crate::realtime::Realtime;
-use crate::replication::PublishStats;
-use crate::results::Results;
-use crate::runner::Runner;
-use crate::worker::Worker;
 use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::Uri;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post};
 use axum::Router;
+use std::borrow::Cow;
 use std::sync::Arc;
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, MakeSpan, TraceLayer};
 use tracing::Level;
+use wasmod_node::slots::Counts;
+use wasmod_node::NodeHandle;
 
-/// What every handler shares.
+/// What every handler shares: the node, and what the HTTP API keeps of its own.
 #[derive(Debug)]
 pub(crate) struct AppState {
-    /// The build serving now: description, catalog, HTTP routes, tables (read directly, off
-    /// the module's thread, for `GET /v1/tables`). Taken once per request.
-    pub build: CurrentBuild,
-    /// The module's thread.
-    pub worker: Worker,
-    /// Whether the commit log has failed (the server is degraded).
-    pub log_health: crate::degraded::LogHealth,
-    /// Where calls run: the module's thread, or for an edge's writes, the primary.
-    pub runner: Runner,
-    /// The edge's counters, if the server is an edge node.
-    pub edge: Option<crate::EdgeState>,
+    /// The node served: its build, its module's thread, its calls, its sockets.
+    pub node: NodeHandle,
     /// Issues and checks tokens.
     pub tokens: Tokens,
-    /// Calls in progress per identity.
-    pub slots: CallSlots,
+    /// WebSocket connections open per identity.
+    pub websockets: Counts<wasmod_abi::Identity>,
     /// New identities per source address.
     pub identities: SourceRate,
     /// Calls without a token per source address.
     pub anonymous_calls: SourceRate,
-    /// The counters of `/metrics`.
-    pub metrics: Arc<Metrics>,
     /// Table reads in progress.
     pub table_reads: TableReads,
-    /// The bound on returned values and the turns of their conversions.
-    pub results: Results,
     /// The limits.
     pub config: ServerConfig,
-    /// Publishes new builds of the module (`POST /v1/admin/module`).
-    pub swap: crate::swap::Swap,
-    /// The WebSocket side: live queries and their evaluation.
-    pub realtime: Arc<Realtime>,
     /// The operator's side, if the server was given an operator token.
     pub admin: Option<admin::Admin>,
-    /// The replication publisher's counters, if the server publishes its commits.
-    pub publish: Option<Arc<PublishStats>>,
     /// The token edges present for the snapshot, if the server serves edges.
     pub edge_token: Option<String>,
 }
@@ -96,18 +75,18 @@ pub(crate) type Shared = State<Arc<AppState>>;
 /// The API's router over `state`.
 pub(crate) fn router(state: Arc<AppState>) -> Router {
     let trace = TraceLayer::new_for_http()
-        .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+        .make_span_with(RequestSpan)
         .on_response(DefaultOnResponse::new().level(Level::INFO));
     Router::new()
         .route("/health", get(ops::health))
         .route("/metrics", get(ops::metrics))
         .route("/v1/module", get(ops::describe))
         .route(
-            crate::replication::SNAPSHOT_PATH,
+            wasmod_node::replication::SNAPSHOT_PATH,
             get(replication::snapshot),
         )
         .route(
-            crate::replication::forward::CALLS_PATH,
+            wasmod_node::replication::forward::CALLS_PATH,
             post(replication::calls),
         )
         .route("/v1/identity", post(identity::issue))
@@ -123,6 +102,10 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/http/", any(module_http::forward))
         .route("/v1/http/{*path}", any(module_http::forward))
         .route("/admin", get(admin::console))
+        .route(
+            "/v1/admin/session",
+            post(admin::sign_in).delete(admin::sign_out),
+        )
         .route(
             "/v1/admin/module",
             get(admin::module)
@@ -141,11 +124,53 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn(unread::drain_unread))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
         .layer(middleware::from_fn_with_state(
-            state.log_health.clone(),
+            state.node.log_health().clone(),
             crate::degraded::mark,
         ))
         .layer(trace)
         .with_state(state)
+}
+
+/// The `info` span of a request: its method, its URI without secrets ([`redacted`]) and its
+/// HTTP version.
+#[derive(Clone, Copy, Debug)]
+struct RequestSpan;
+
+impl<B> MakeSpan<B> for RequestSpan {
+    fn make_span(&mut self, request: &axum::http::Request<B>) -> tracing::Span {
+        tracing::info_span!(
+            "request",
+            method = %request.method(),
+            uri = %redacted(request.uri()),
+            version = ?request.version(),
+        )
+    }
+}
+
+/// What replaces a secret in a logged URI.
+const REDACTED: &str = "REDACTED";
+
+/// `uri` as logged: the value of every `token` query parameter (a client's token, which
+/// browsers' WebSockets send as `/v1/subscribe?token=…`) replaced by [`REDACTED`].
+fn redacted(uri: &Uri) -> Cow<'_, str> {
+    let Some(query) = uri.query() else {
+        return Cow::Borrowed(uri.path());
+    };
+    let secret = |pair: &str| {
+        let name = pair.split_once('=').map_or(pair, |(name, _)| name);
+        wasmod_abi::route::percent_decode(name).is_some_and(|name| name == "token")
+    };
+    if !query.split('&').any(secret) {
+        return Cow::Borrowed(uri.path_and_query().map_or("", |whole| whole.as_str()));
+    }
+    let query: Vec<Cow<'_, str>> = query
+        .split('&')
+        .map(|pair| match secret(pair) {
+            true => Cow::Owned(format!("token={REDACTED}")),
+            false => Cow::Borrowed(pair),
+        })
+        .collect();
+    Cow::Owned(format!("{}?{}", uri.path(), query.join("&")))
 }
 
 /// Answers `timeout` (504) for a request that takes longer than the configured limit.
@@ -177,4 +202,26 @@ async fn method_not_allowed(request: Request) -> HttpError {
             request.method()
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logged_uris_carry_no_token() {
+        let logged = |uri: &'static str| redacted(&Uri::from_static(uri)).into_owned();
+        assert_eq!(
+            logged("/v1/subscribe?token=abc.def&resume=3"),
+            "/v1/subscribe?token=REDACTED&resume=3"
+        );
+        assert_eq!(
+            logged("/v1/subscribe?%74oken=abc"),
+            "/v1/subscribe?token=REDACTED"
+        );
+        assert_eq!(logged("/x?a=1&token&b=2"), "/x?a=1&token=REDACTED&b=2");
+        assert_eq!(logged("/v1/tables/t?limit=5"), "/v1/tables/t?limit=5");
+        assert_eq!(logged("/v1/tables/t?tokens=5"), "/v1/tables/t?tokens=5");
+        assert_eq!(logged("/health"), "/health");
+    }
 }

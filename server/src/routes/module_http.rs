@@ -13,23 +13,27 @@
 //!
 //! Handlers do not run as an identity (the ABI gives them none), so no token is needed; one
 //! that is sent must still be valid, and the `Authorization` header reaches the module like
-//! any other. A request without a token counts against its source address's rate of
+//! any other. The operator's credentials never do: the operator's cookie is taken out of the
+//! `Cookie` header, and an `Authorization` that carries the operator token is dropped
+//! ([`crate::operator`]). A request without a token counts against its source address's rate of
 //! anonymous calls; every request takes a call slot (its token's identity's, or its
 //! address's). The body is read last, once the token and the route are known to be good.
 
 use super::extract::{Body, Caller, Source};
 use super::Shared;
-use crate::entry::failure;
 use crate::error::{ApiError, ErrorCode, HttpError};
-use crate::limits::Requester;
+use crate::operator::{without_operator_cookie, OperatorToken};
 use axum::extract::{FromRequest, Request as HttpRequest, State};
-use axum::http::header::ALLOW;
+use axum::http::header::{ALLOW, AUTHORIZATION, COOKIE};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use wasmod_abi::encoding::from_slice;
-use wasmod_abi::http::{Method, Request, Response as ModuleResponse};
+use wasmod_abi::http::{unrouted, Method, Request, Response as ModuleResponse};
 use wasmod_abi::route::Routed;
 use wasmod_host::Outcome;
+use wasmod_node::entry::failure;
+use wasmod_node::runner::RoutedRequest;
+use wasmod_node::slots::Requester;
 
 /// The prefix of the module's routes.
 const PREFIX: &str = "/v1/http";
@@ -62,38 +66,37 @@ pub(crate) async fn forward(
     let mut allow = None;
     let work = async {
         let Caller(identity) = caller?;
-        let mut request = request(&method, &uri, &headers)?;
-        let refused = |code, takes: &str| {
-            let (method, path) = (request.method.as_str(), &request.uri);
-            let message = format!("no http handler of the module answers {method} {path}{takes}");
-            Err(ApiError::new(code, message))
-        };
-        match state
-            .build
-            .get()
-            .http_routes
-            .route(request.method, &request.uri)
-        {
-            Routed::Handler(_) => {}
+        let operator = state.admin.as_ref().map(|admin| &admin.token);
+        let mut request = request(&method, &uri, &headers, operator)?;
+        let build = state.node.build().get();
+        let handler = match build.http_routes.route(request.method, &request.uri) {
+            Routed::Handler(handler) => handler,
             Routed::WrongMethod(methods) => {
-                let methods: Vec<&str> = methods.iter().map(|method| method.as_str()).collect();
-                let methods = methods.join(", ");
-                let refusal = refused(
-                    ErrorCode::MethodNotAllowed,
-                    &format!(": it takes {methods}"),
-                );
-                allow = Some(methods);
-                return refusal;
+                let message = unrouted(request.method, &request.uri, &methods);
+                allow = Some(Method::list(&methods));
+                return Err(ApiError::new(ErrorCode::MethodNotAllowed, message));
             }
-            Routed::NotFound => return refused(ErrorCode::NoSuchRoute, ""),
-        }
+            Routed::NotFound => {
+                let message = unrouted(request.method, &request.uri, &[]);
+                return Err(ApiError::new(ErrorCode::NoSuchRoute, message));
+            }
+        };
         let Body(body) = Body::from_request(body, &()).await?;
         request.body = body.to_vec();
-        let slot = state.slots.acquire(Requester::of(identity, source))?;
-        let outcome = state.runner.http(request, slot).await?;
+        let slot = state
+            .node
+            .slots()
+            .acquire(Requester::of(identity, source))?;
+        let routed = RoutedRequest {
+            build: build.number,
+            handler,
+            request,
+        };
+        drop(build);
+        let outcome = state.node.runner().http(routed, slot).await?;
         response(outcome)
     };
-    let answer = state.metrics.measure("http", work).await;
+    let answer = state.node.metrics().measure("http", work).await;
     answer.or_else(|error| {
         let mut refusal = HttpError::from(error).into_response();
         if let Some(value) = allow.and_then(|methods| HeaderValue::from_str(&methods).ok()) {
@@ -103,8 +106,14 @@ pub(crate) async fn forward(
     })
 }
 
-/// The request as the module receives it, without its body (read once the route is found).
-fn request(method: &HttpMethod, uri: &Uri, headers: &HeaderMap) -> Result<Request, ApiError> {
+/// The request as the module receives it, without its body (read once the route is found)
+/// and without the credentials of `operator`.
+fn request(
+    method: &HttpMethod,
+    uri: &Uri,
+    headers: &HeaderMap,
+    operator: Option<&OperatorToken>,
+) -> Result<Request, ApiError> {
     let method = Method::parse(method.as_str()).ok_or_else(|| {
         ApiError::new(
             ErrorCode::MethodNotAllowed,
@@ -115,9 +124,9 @@ fn request(method: &HttpMethod, uri: &Uri, headers: &HeaderMap) -> Result<Reques
     let path = if path.is_empty() { "/" } else { path };
     let headers = headers
         .iter()
-        .map(|(name, value)| {
-            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-            (name.as_str().to_owned(), value)
+        .filter_map(|(name, value)| {
+            let value = module_header(name, value.as_bytes(), operator)?;
+            Some((name.as_str().to_owned(), value))
         })
         .collect();
     Ok(Request {
@@ -127,6 +136,26 @@ fn request(method: &HttpMethod, uri: &Uri, headers: &HeaderMap) -> Result<Reques
         headers,
         body: Vec::new(),
     })
+}
+
+/// The value of the request header `name` as the module receives it (lossily UTF-8), or
+/// `None` to drop it: a `Cookie` header loses the operator's cookie, and is dropped if that
+/// was all; an `Authorization` with the operator's token is dropped.
+fn module_header(
+    name: &HeaderName,
+    value: &[u8],
+    operator: Option<&OperatorToken>,
+) -> Option<String> {
+    if *name == COOKIE {
+        let kept = without_operator_cookie(value)?;
+        return Some(String::from_utf8_lossy(&kept).into_owned());
+    }
+    let operators =
+        |token: &str| operator.is_some_and(|operator| operator.matches(token.as_bytes()));
+    if *name == AUTHORIZATION && crate::auth::bearer(value).is_ok_and(operators) {
+        return None;
+    }
+    Some(String::from_utf8_lossy(value).into_owned())
 }
 
 /// The module's answer as an HTTP response.
@@ -175,7 +204,7 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("x-thing", HeaderValue::from_static("1"));
         let uri: Uri = "/v1/http/a%20b/c?x=1&y".parse().expect("a uri");
-        let request = request(&HttpMethod::PUT, &uri, &headers).expect("ok");
+        let request = request(&HttpMethod::PUT, &uri, &headers, None).expect("ok");
         assert_eq!(request.method, Method::Put);
         assert_eq!(request.uri, "/a%20b/c");
         assert_eq!(request.query, "x=1&y");
@@ -185,12 +214,50 @@ mod tests {
             "the body is read after the route is found"
         );
         let root: Uri = "/v1/http".parse().expect("a uri");
-        let at_root = super::request(&HttpMethod::GET, &root, &HeaderMap::new());
+        let at_root = super::request(&HttpMethod::GET, &root, &HeaderMap::new(), None);
         assert_eq!(at_root.expect("ok").uri, "/");
-        let refused = super::request(&HttpMethod::TRACE, &root, &HeaderMap::new());
+        let refused = super::request(&HttpMethod::TRACE, &root, &HeaderMap::new(), None);
         assert_eq!(
             refused.map_err(|e| e.code).err(),
             Some(ErrorCode::MethodNotAllowed)
+        );
+    }
+
+    #[test]
+    fn the_operators_credentials_never_reach_the_module() {
+        let operator = OperatorToken::new("operator-token-0123456789").expect("a token");
+        let uri: Uri = "/v1/http/page".parse().expect("a uri");
+        let headers_of = |pairs: &[(&'static str, &'static str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.append(*name, HeaderValue::from_static(value));
+            }
+            let request = request(&HttpMethod::GET, &uri, &headers, Some(&operator));
+            request.expect("ok").headers
+        };
+        let pair = |name: &str, value: &str| (name.to_owned(), value.to_owned());
+        assert_eq!(
+            headers_of(&[
+                (
+                    "cookie",
+                    "theme=dark; wasmod_operator=operator-token-0123456789"
+                ),
+                ("cookie", "wasmod_operator=operator-token-0123456789"),
+                ("authorization", "Bearer operator-token-0123456789"),
+                ("x-thing", "1"),
+            ]),
+            [pair("cookie", "theme=dark"), pair("x-thing", "1")]
+        );
+        // A client's own credentials pass.
+        assert_eq!(
+            headers_of(&[
+                ("authorization", "Bearer a-client-token"),
+                ("cookie", "session=7")
+            ]),
+            [
+                pair("authorization", "Bearer a-client-token"),
+                pair("cookie", "session=7")
+            ]
         );
     }
 

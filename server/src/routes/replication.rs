@@ -3,7 +3,7 @@
 //! - `GET /v1/replication/snapshot`: every table's rows at one offset, for an edge node that
 //!   bootstraps its copy before tailing the replication stream from that offset;
 //! - `POST /v1/replication/calls`: a call an edge forwards for one of its clients
-//!   ([`forward`](crate::replication::forward)), run on the module's thread like the server's
+//!   ([`forward`](wasmod_node::replication::forward)), run on the module's thread like the server's
 //!   own clients' calls, and answered with its outcome once its commit is durable.
 //!
 //! Only servers that publish their commits serve them, and only to edges: the request carries
@@ -20,8 +20,6 @@
 
 use super::{AppState, Shared};
 use crate::error::{ApiError, ErrorCode, HttpError};
-use crate::replication::forward::{Forwarded, ForwardedCall, ForwardedOutcome};
-use crate::replication::{OFFSET_HEADER, SNAPSHOT_TYPE};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::header::{AUTHORIZATION, CONTENT_TYPE};
@@ -30,6 +28,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sha2::{Digest, Sha256};
 use wasmod_host::datastore::{durability, Database, TableChanges, TxData};
+use wasmod_node::replication::forward::{Forwarded, ForwardedCall, ForwardedOutcome};
+use wasmod_node::replication::{OFFSET_HEADER, SNAPSHOT_TYPE};
 
 /// `GET /v1/replication/snapshot`.
 pub(crate) async fn snapshot(
@@ -37,7 +37,7 @@ pub(crate) async fn snapshot(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     edge_only(&state, &headers)?;
-    let database = state.realtime.database.clone();
+    let database = state.node.realtime().database.clone();
     let (offset, body) = tokio::task::spawn_blocking(move || take(&database))
         .await
         .map_err(|error| {
@@ -79,9 +79,13 @@ pub(crate) async fn calls(
     // A disconnection waits for room, as the server's own clients' do: nobody would retry it.
     let outcome = if call.call == Forwarded::Disconnect {
         let run = move |module: &mut _| call.run(module);
-        state.worker.run_when_room(run).await?
+        state.node.worker().run_when_room(run).await?
     } else {
-        state.worker.run(move |module| call.run(module)).await?
+        state
+            .node
+            .worker()
+            .run(move |module| call.run(module))
+            .await?
     };
     Ok(Json(outcome.as_ref().map(ForwardedOutcome::from)))
 }
@@ -130,7 +134,7 @@ fn take(database: &Database) -> Result<(u64, Vec<u8>), ApiError> {
         database
             .durable(last)
             .wait()
-            .map_err(|error| crate::degraded::not_durable(&error))?;
+            .map_err(|error| wasmod_node::health::not_durable(&error))?;
     }
     Ok((offset, durability::encode_changes(offset, &rows)))
 }

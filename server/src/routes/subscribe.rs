@@ -7,21 +7,22 @@
 //! neither, a new identity is issued and its token sent in the first message. The
 //! `compression` query parameter (`none`, the default, `brotli` or `gzip`) chooses how large
 //! binary frames are compressed; an unknown value, or a compression asked of the JSON
-//! protocol (whose text frames cannot carry the compression byte), is refused. The module's
-//! `client_connected` runs once the socket is open ([`crate::realtime::socket`]).
+//! protocol (whose text frames cannot carry the compression byte), is refused. So is an
+//! identity that holds [`crate::ServerConfig::max_websockets_per_identity`] sockets already
+//! (`too_many_calls`): one token must not hold the server's connections. The module's
+//! `client_connected` runs once the socket is open ([`wasmod_node::realtime::socket`]).
 
 use super::extract::{Caller, Source};
 use super::Shared;
 use crate::error::{ApiError, ErrorCode, HttpError};
-use crate::realtime::limits::{MAX_INBOUND_MESSAGE, READ_BUFFER, WRITE_BUFFER};
-use crate::realtime::socket;
-use crate::realtime::wire::{Binary, Json, Wire};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
+use wasmod_node::realtime::limits::{MAX_INBOUND_MESSAGE, READ_BUFFER, WRITE_BUFFER};
+use wasmod_node::realtime::wire::{Binary, Json, Wire};
 use wasmod_protocol::ws::Compression;
 
 /// The handshake's query parameters.
@@ -100,20 +101,33 @@ pub(crate) async fn subscribe(
         (None, Some(token)) => state.tokens.verify(&token)?,
         (None, None) => super::identity::fresh(&state, source)?,
     };
+    let open = state.websockets.take(identity).ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::TooManyCalls,
+            format!(
+                "this identity has {} WebSocket connections open, the most the server allows",
+                state.websockets.max()
+            ),
+        )
+    })?;
     let token = state.tokens.issue(identity).token;
-    let realtime = state.realtime.clone();
+    let realtime = state.node.realtime().clone();
     let upgrade = upgrade
         .read_buffer_size(READ_BUFFER)
         .write_buffer_size(WRITE_BUFFER)
         .max_write_buffer_size(WRITE_BUFFER + state.config.outbound_bytes)
         .max_message_size(MAX_INBOUND_MESSAGE)
         .max_frame_size(MAX_INBOUND_MESSAGE);
+    // The identity's place is held by the socket's task, until it ends.
     Ok(if binary {
-        upgrade.on_upgrade(move |ws| {
-            socket::serve::<Binary>(ws, realtime, identity, token, compression)
+        upgrade.on_upgrade(move |ws| async move {
+            crate::frames::serve::<Binary>(ws, realtime, identity, token, compression).await;
+            drop(open);
         })
     } else {
-        upgrade
-            .on_upgrade(move |ws| socket::serve::<Json>(ws, realtime, identity, token, compression))
+        upgrade.on_upgrade(move |ws| async move {
+            crate::frames::serve::<Json>(ws, realtime, identity, token, compression).await;
+            drop(open);
+        })
     })
 }

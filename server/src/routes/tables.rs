@@ -46,7 +46,7 @@ pub(crate) async fn read(
         let Caller(reader) = caller?;
         page(&state, path, query, Visibility::Client(reader)).await
     };
-    Ok(state.metrics.measure("table", work).await?)
+    Ok(state.node.metrics().measure("table", work).await?)
 }
 
 /// A page of the table named in `path`, if `visibility` lets the reader see it.
@@ -63,7 +63,7 @@ pub(crate) async fn page(
             format!("the query is not valid: {rejection}"),
         )
     })?;
-    let build = state.build.get();
+    let build = state.node.build().get();
     let (id, table) = build
         .module
         .tables

@@ -20,26 +20,8 @@ const PATIENCE: Duration = Duration::from_secs(10);
 
 /// `GET path` with `credential` as the given header (`authorization` or `cookie`).
 async fn get_with(router: &Router, path: &str, credential: Option<(&str, String)>) -> Answer {
-    let mut request = Request::get(path);
-    if let Some((name, value)) = credential {
-        request = request.header(name, value);
-    }
-    let response = router
-        .clone()
-        .oneshot(request.body(Body::empty()).expect("a request"))
-        .await
-        .expect("infallible");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .expect("a body")
-        .to_vec();
-    Answer {
-        status,
-        headers,
-        body,
-    }
+    let headers: Vec<(&str, String)> = credential.into_iter().collect();
+    request_with(router, "GET", path, &headers, Body::empty()).await
 }
 
 fn bearer() -> Option<(&'static str, String)> {
@@ -411,4 +393,169 @@ async fn a_reader_that_does_not_read_never_holds_the_module_up() {
     assert_eq!(stats["logs"]["dropped_for_slow_readers"], 800 - 8);
     // The reader goes on with the newest records.
     read_feed_until(&mut stalled, |text| text.contains("line 199 of 200")).await;
+}
+
+/// `method path` with `headers` and `body`.
+async fn request_with(
+    router: &Router,
+    method: &str,
+    path: &str,
+    headers: &[(&str, String)],
+    body: impl Into<Body>,
+) -> Answer {
+    let mut request = Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        request = request.header(*name, value);
+    }
+    let response = router
+        .clone()
+        .oneshot(request.body(body.into()).expect("a request"))
+        .await
+        .expect("infallible");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("a body")
+        .to_vec();
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// The headers of a browser at `origin` sending the operator's cookie to 127.0.0.1:3000.
+fn browser_with_cookie(origin: Option<&str>) -> Vec<(&'static str, String)> {
+    let mut headers = vec![
+        ("host", "127.0.0.1:3000".to_owned()),
+        ("cookie", format!("wasmod_operator={OPERATOR}")),
+        ("content-type", "text/plain".to_owned()),
+    ];
+    if let Some(origin) = origin {
+        headers.push(("origin", origin.to_owned()));
+    }
+    headers
+}
+
+#[tokio::test]
+async fn another_sites_page_cannot_publish_with_the_operators_cookie() {
+    let server = admin_server(
+        quickstart(),
+        ServerConfig::default(),
+        None,
+        LogFeed::with_defaults(),
+    );
+    let router = server.router();
+    // The reproduction of issue 27: a cross-origin `text/plain` form POST carrying the cookie.
+    // A wasm body is not needed to tell: a refusal is `cross_site`, a pass is the publish's
+    // own `invalid_module` for these bytes.
+    let not_wasm = "not a module";
+    for origin in [Some("http://evil.example"), Some("null"), None] {
+        let refused = request_with(
+            &router,
+            "POST",
+            "/v1/admin/module",
+            &browser_with_cookie(origin),
+            not_wasm,
+        )
+        .await;
+        assert_eq!(
+            (refused.status, refused.code().as_str()),
+            (StatusCode::FORBIDDEN, "cross_site"),
+            "from {origin:?}"
+        );
+    }
+    let mut cross_site = browser_with_cookie(None);
+    cross_site.push(("sec-fetch-site", "cross-site".to_owned()));
+    let refused = request_with(&router, "POST", "/v1/admin/module", &cross_site, not_wasm).await;
+    assert_eq!(refused.code(), "cross_site");
+    // The server's own page passes, and so does the bearer token from anywhere.
+    let own = browser_with_cookie(Some("http://127.0.0.1:3000"));
+    let passed = request_with(&router, "POST", "/v1/admin/module", &own, not_wasm).await;
+    assert_eq!(passed.code(), "invalid_module");
+    let mut bearer = browser_with_cookie(Some("http://evil.example"));
+    bearer.push(("authorization", format!("Bearer {OPERATOR}")));
+    let passed = request_with(&router, "POST", "/v1/admin/module", &bearer, not_wasm).await;
+    assert_eq!(passed.code(), "invalid_module");
+    // Reads by cookie still work from a navigation, which sends no `Origin`.
+    let read = request_with(
+        &router,
+        "GET",
+        "/v1/admin/stats",
+        &browser_with_cookie(None),
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(read.status, StatusCode::OK);
+    // An operator `Authorization` must be `Bearer <token>`.
+    for value in [OPERATOR.to_owned(), format!("Token {OPERATOR}")] {
+        let refused = get_with(&router, "/v1/admin/stats", Some(("authorization", value))).await;
+        assert_eq!(refused.code(), "invalid_token");
+    }
+}
+
+#[tokio::test]
+async fn the_server_sets_the_cookie_http_only_and_strict_and_forgets_it() {
+    let server = admin_server(
+        quickstart(),
+        ServerConfig::default(),
+        None,
+        LogFeed::with_defaults(),
+    );
+    let router = server.router();
+    let page = [
+        ("host", "127.0.0.1:3000".to_owned()),
+        ("origin", "http://127.0.0.1:3000".to_owned()),
+        ("content-type", "application/json".to_owned()),
+    ];
+    let cookies = |answer: &Answer| -> Vec<String> {
+        answer
+            .headers
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .map(|value| value.to_str().expect("text").to_owned())
+            .collect()
+    };
+    let body = json!({ "token": OPERATOR }).to_string();
+    let signed_in = request_with(&router, "POST", "/v1/admin/session", &page, body.clone()).await;
+    assert_eq!(signed_in.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        cookies(&signed_in),
+        [
+            format!("wasmod_operator={OPERATOR}; Path=/admin; HttpOnly; SameSite=Strict"),
+            format!("wasmod_operator={OPERATOR}; Path=/v1/admin; HttpOnly; SameSite=Strict"),
+        ]
+    );
+    // Behind a TLS proxy, `Secure` too.
+    let mut proxied = page.to_vec();
+    proxied.push(("x-forwarded-proto", "https".to_owned()));
+    let secure = request_with(&router, "POST", "/v1/admin/session", &proxied, body.clone()).await;
+    assert!(cookies(&secure)
+        .iter()
+        .all(|cookie| cookie.ends_with("; Secure")));
+    // A wrong token gets no cookie; another site's page cannot sign the browser in.
+    let wrong = json!({ "token": "not-the-operator-token" }).to_string();
+    let refused = request_with(&router, "POST", "/v1/admin/session", &page, wrong).await;
+    assert_eq!(refused.code(), "not_operator");
+    assert!(cookies(&refused).is_empty());
+    let mut elsewhere = page.to_vec();
+    elsewhere[1].1 = "http://evil.example".to_owned();
+    let refused = request_with(&router, "POST", "/v1/admin/session", &elsewhere, body).await;
+    assert_eq!(refused.code(), "cross_site");
+    assert!(cookies(&refused).is_empty());
+    let garbled = request_with(&router, "POST", "/v1/admin/session", &page, "{").await;
+    assert_eq!(garbled.code(), "bad_json");
+    // Sign-out: both cookies expire.
+    let signed_out =
+        request_with(&router, "DELETE", "/v1/admin/session", &page, Body::empty()).await;
+    assert_eq!(signed_out.status, StatusCode::NO_CONTENT);
+    let forgotten = cookies(&signed_out);
+    assert_eq!(forgotten.len(), 2);
+    assert!(forgotten
+        .iter()
+        .all(|cookie| cookie.starts_with("wasmod_operator=;") && cookie.ends_with("Max-Age=0")));
+    // The sign-in page sends the token to the server and sets no cookie itself.
+    let sign_in = String::from_utf8(get_with(&router, "/admin", None).await.body).unwrap();
+    assert!(sign_in.contains("/v1/admin/session") && !sign_in.contains("document.cookie"));
 }

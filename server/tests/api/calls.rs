@@ -278,6 +278,13 @@ async fn the_modules_http_handlers_answer_under_v1_http() {
         (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed")
     );
     assert_eq!(wrong_method.headers["allow"], "GET");
+    // Routed once, here: the refusal is the host's own wording, from the one place that
+    // words it.
+    assert_eq!(
+        wrong_method.message(),
+        "no http handler answers DELETE /stats: it takes GET"
+    );
+    assert_eq!(no_route.message(), "no http handler answers GET /nope");
 
     // A route with a parameter: the captured value reaches the handler.
     let message = get(&router, "/v1/http/messages/1").await;
@@ -467,7 +474,7 @@ async fn answers_are_written_byte_for_byte_as_before() {
 /// 503 while `/health` said ok).
 #[tokio::test]
 async fn a_panic_in_the_host_fails_its_call_and_the_module_thread_goes_on() {
-    use wasmod_server::worker::Worker;
+    use wasmod_node::worker::Worker;
     let (worker, thread) = Worker::start(crate::support::quickstart_module(), 4).expect("started");
     let panicked: Result<(), _> = worker.run(|_| panic!("a host bug")).await;
     let error = panicked.expect_err("the call failed");

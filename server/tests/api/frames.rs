@@ -6,8 +6,8 @@
 
 use crate::live::{call_reducer, subscribe, Client, Connect, Encoding, Live};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use wasmod_node::realtime::limits::COMPRESSION_THRESHOLD;
 use wasmod_protocol::ws::{BinaryServerMessage, Compression, ServerMessage};
-use wasmod_server::realtime::limits::COMPRESSION_THRESHOLD;
 use wasmod_server::ServerConfig;
 
 /// A binary client of `live` that chose `compression`, subscribed to `queries` as query set

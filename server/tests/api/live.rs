@@ -75,6 +75,32 @@ impl Live {
         }
     }
 
+    /// Waits until the server answers over its socket (`GET /health`, whatever the status):
+    /// by then `serve` has started the node (its scheduler has read the schedule tables).
+    pub async fn answering(&self) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let addr = self.addr;
+        let answered = async move {
+            loop {
+                if let Ok(mut stream) = TcpStream::connect(addr).await {
+                    let request =
+                        b"GET /health HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n";
+                    let mut head = [0; 8];
+                    if stream.write_all(request).await.is_ok()
+                        && stream.read_exact(&mut head).await.is_ok()
+                        && &head == b"HTTP/1.1"
+                    {
+                        return;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, answered)
+            .await
+            .expect("the server answers");
+    }
+
     /// The text of `GET /metrics`.
     pub async fn metrics(&self) -> String {
         let url = format!("http://{}/metrics", self.addr);

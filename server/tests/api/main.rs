@@ -2,12 +2,15 @@
 //! so the module is built and compiled once).
 
 mod admin;
+mod amplification;
 mod calls;
+mod connection_caps;
 mod connections;
 mod degraded;
 mod durable_calls;
 mod follow;
 mod frames;
+mod identity_calls;
 mod limits;
 mod live;
 mod parts;
@@ -20,6 +23,7 @@ mod scheduled;
 mod snapshot;
 mod static_files;
 mod subscribe;
+mod subscribing;
 mod support;
 mod swap;
 mod tables;

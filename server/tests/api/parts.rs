@@ -210,7 +210,7 @@ async fn a_subscription_with_more_rows_than_the_queue_holds_is_refused() {
     assert_eq!(refused["query_set_id"], 2);
     let message = refused["message"].as_str().expect("a message");
     assert!(
-        message.contains("7 rows") && message.contains("112 bytes"),
+        message.contains("more than 6") && message.contains("100 bytes"),
         "{message}"
     );
     client

@@ -13,7 +13,7 @@ use serde_json::json;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmod_server::replication::{Entry, PublishReading, PublishSettings, PublishStats};
+use wasmod_node::replication::{Entry, PublishReading, PublishSettings, PublishStats};
 use wasmod_server::ServerConfig;
 
 pub const STREAM: &str = "quickstart";

@@ -7,7 +7,7 @@ use redis::streams::StreamRangeReply;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use wasmod_server::replication::{Entry, StreamAddress};
+use wasmod_node::replication::{Entry, StreamAddress};
 
 /// How long a test waits for Redis to start, or for a condition on the stream.
 pub const PATIENCE: Duration = Duration::from_secs(20);

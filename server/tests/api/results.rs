@@ -8,7 +8,7 @@ use crate::support::{identity, post, server};
 use axum::http::StatusCode;
 use serde_json::json;
 use wasmod_host::AllowList;
-use wasmod_server::results::INLINE_BYTES;
+use wasmod_node::results::INLINE_BYTES;
 use wasmod_server::ServerConfig;
 
 /// A bound that three of the quickstart's longest messages go past.

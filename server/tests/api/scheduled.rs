@@ -21,7 +21,7 @@ use wasmod_abi::encoding::from_slice;
 use wasmod_abi::{Identity, ScheduleAt, Timestamp};
 use wasmod_host::datastore::{durability, Database};
 use wasmod_host::{CompiledModule, InstanceEnv, Persistence, WasmConfig, WasmEngine, WasmModule};
-use wasmod_server::schedule::ManualClock;
+use wasmod_node::schedule::ManualClock;
 use wasmod_server::{Secret, Server, ServerConfig, Sides};
 use wasmod_wasm_tests::{built, Profile};
 
@@ -74,7 +74,11 @@ async fn serve(clock: &Arc<ManualClock>, dir: Option<&Path>) -> (Router, Live) {
     )
     .expect("the server starts");
     let router = server.router();
-    (router, Live::serve(server).await)
+    let live = Live::serve(server).await;
+    // The scheduler reads its tables as the node starts: wait for it, so that the clock is
+    // not moved before (a repeating row read later would be due a period after the reading).
+    live.answering().await;
+    (router, live)
 }
 
 /// A manual clock at the real time now, the module compiled first (which takes long enough
@@ -86,7 +90,7 @@ fn clock() -> Arc<ManualClock> {
 
 /// The clock's time now plus `by`, in microseconds since the Unix epoch.
 fn after(clock: &ManualClock, by: Duration) -> i64 {
-    use wasmod_server::schedule::clock::ScheduleClock;
+    use wasmod_node::schedule::clock::ScheduleClock;
     (clock.now() + by.into()).to_micros_since_unix_epoch()
 }
 

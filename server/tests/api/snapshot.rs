@@ -10,7 +10,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::json;
 use std::collections::BTreeSet;
 use wasmod_host::datastore::durability;
-use wasmod_server::replication::{PublishSettings, OFFSET_HEADER, SNAPSHOT_PATH, SNAPSHOT_TYPE};
+use wasmod_node::replication::{PublishSettings, OFFSET_HEADER, SNAPSHOT_PATH, SNAPSHOT_TYPE};
 use wasmod_server::ServerConfig;
 
 const EDGE_TOKEN: &str = "a secret of the edges";

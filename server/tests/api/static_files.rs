@@ -56,3 +56,55 @@ async fn without_static_files_the_root_is_not_found() {
     assert_eq!(root.status, StatusCode::NOT_FOUND);
     assert_eq!(root.code(), "not_found");
 }
+
+#[tokio::test]
+async fn dotfiles_and_links_out_of_the_directory_are_not_served() {
+    let dir = tempfile::tempdir().expect("a directory");
+    let elsewhere = tempfile::tempdir().expect("a directory");
+    let root = dir.path();
+    let secret = elsewhere.path().join("secret.txt");
+    std::fs::write(&secret, "outside").expect("write");
+    std::fs::write(root.join("index.html"), "<h1>chat</h1>").expect("write");
+    std::fs::write(root.join(".env"), "SECRET=1").expect("write");
+    std::fs::create_dir(root.join(".git")).expect("mkdir");
+    std::fs::write(root.join(".git/config"), "[core]").expect("write");
+    std::fs::create_dir(root.join(".well-known")).expect("mkdir");
+    std::fs::write(root.join(".well-known/security.txt"), "Contact: x").expect("write");
+    let link = |target: &std::path::Path, name: &str| {
+        std::os::unix::fs::symlink(target, root.join(name)).expect("a link")
+    };
+    link(std::path::Path::new("/etc/passwd"), "passwd");
+    link(elsewhere.path(), "outside");
+    link(&root.join("index.html"), "alias.html");
+    std::fs::create_dir(root.join("leaky")).expect("mkdir");
+    link(&secret, "leaky/index.html");
+    let router = server(ServerConfig::default(), AllowList::new())
+        .with_static_files(root)
+        .router();
+
+    for path in [
+        "/.env",
+        "/%2eenv",
+        "/.git/config",
+        "/passwd",
+        "/outside/secret.txt",
+        "/leaky/",
+        "/leaky/index.html",
+    ] {
+        let refused = get(&router, path).await;
+        assert_eq!(
+            (refused.status, refused.code().as_str()),
+            (StatusCode::NOT_FOUND, "not_found"),
+            "{path}: {}",
+            String::from_utf8_lossy(&refused.body)
+        );
+    }
+    // A link that stays inside, and the well-known locations, are served.
+    let alias = get(&router, "/alias.html").await;
+    assert_eq!(
+        (alias.status, &alias.body[..]),
+        (StatusCode::OK, &b"<h1>chat</h1>"[..])
+    );
+    let known = get(&router, "/.well-known/security.txt").await;
+    assert_eq!(known.status, StatusCode::OK);
+}

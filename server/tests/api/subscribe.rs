@@ -1,7 +1,9 @@
 //! `GET /v1/subscribe` over real loopback sockets: the handshake, subscriptions and their
 //! updates in both encodings, calls, bad input, slow clients, disconnects and shutdown.
 
-use crate::live::{call, call_reducer, has_text, subscribe, Client, Connect, Encoding, Live};
+use crate::live::{
+    call, call_reducer, has_text, one_off, subscribe, Client, Connect, Encoding, Live,
+};
 use serde_json::{json, Value};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
@@ -187,6 +189,42 @@ async fn bad_queries_and_private_tables_are_subscription_errors() {
     live.stop().await;
 }
 
+/// One query text with a chain of 3,000 `+` (about 6 KB) aborted the whole server with a stack
+/// overflow, sent as a subscription, a one-off query or a `DELETE`, by a client without a
+/// token; so did a 64 KiB one in any position. Each is now that client's error, and the server
+/// goes on serving it and the others.
+#[tokio::test]
+async fn deep_expressions_are_the_clients_error_and_the_server_keeps_serving() {
+    let live = live().await;
+    let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+    client.hello().await;
+    let chain = |terms: usize| format!("1{}", "+1".repeat(terms));
+    let texts = [
+        format!("SELECT * FROM message WHERE id = {}", chain(3_000)),
+        format!("SELECT * FROM message WHERE {} = id", chain(3_000)),
+        format!("DELETE FROM message WHERE id = {}", chain(3_000)),
+        format!("SELECT * FROM message WHERE id = {}", chain(30_000)),
+        format!(
+            "SELECT * FROM message WHERE sender IS NULL{}",
+            " IS NULL".repeat(6_000)
+        ),
+    ];
+    for (n, text) in texts.iter().enumerate() {
+        client.send(subscribe(7, &[text])).await;
+        let error = client.recv_kind("SubscriptionError").await;
+        let message = error["message"].as_str().expect("a message");
+        assert!(message.contains("not supported"), "{message}");
+        client.send(one_off(n as u32, text)).await;
+        let answer = client.recv_kind("OneOffQueryResult").await;
+        assert!(answer["result"]["err"].is_string(), "{answer}");
+    }
+    client.send(subscribe(7, &["SELECT * FROM message"])).await;
+    client.recv_kind("SubscribeApplied").await;
+    let mut other = Client::connect(&live, Encoding::Binary, Connect::default()).await;
+    other.hello().await;
+    live.stop().await;
+}
+
 #[tokio::test]
 async fn unsubscribing_stops_the_updates() {
     let live = live().await;
@@ -280,7 +318,10 @@ async fn a_message_over_the_size_limit_closes_the_socket() {
 
 #[tokio::test]
 async fn pipelined_calls_are_answered_in_order() {
-    let live = live().await;
+    // Twelve in progress at once, all of one identity (the default bound is 8).
+    let mut config = ServerConfig::default();
+    config.max_calls_per_identity = 12;
+    let live = Live::start(config).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;
     let calls = 12;
@@ -506,7 +547,11 @@ async fn procedures_and_views_are_answered_in_binary() {
 
 #[tokio::test]
 async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
-    let live = live().await;
+    // The identity may have as many calls in progress as one connection: the connection's
+    // bound is the one under test (the identity's is `identity_calls`').
+    let mut config = ServerConfig::default();
+    config.max_calls_per_identity = 16;
+    let live = Live::start(config).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;
     // Holding the writer's lock stops the module's thread at its first call's transaction.
@@ -604,4 +649,44 @@ async fn the_real_time_side_is_counted_in_the_metrics() {
         "{text}"
     );
     live.stop().await;
+}
+
+/// A writer into a shared buffer, to read what was logged.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .expect("not poisoned")
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_clients_token_in_the_uri_is_not_logged() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let router = crate::support::router();
+    let (_, token) = crate::support::identity(&router).await;
+    // Not an upgrade, so refused; its request span is logged all the same.
+    crate::support::get(&router, &format!("/v1/subscribe?token={token}&x=1")).await;
+    let logged = String::from_utf8(captured.0.lock().expect("not poisoned").clone()).unwrap();
+    assert!(
+        logged.contains("uri=/v1/subscribe?token=REDACTED&x=1"),
+        "{logged}"
+    );
+    assert!(!logged.contains(&token), "the token was logged: {logged}");
 }

@@ -13,8 +13,8 @@ use wasmod_host::{
     AllowList, CompiledModule, InstanceEnv, OutboundHttp, Persistence, WasmConfig, WasmEngine,
     WasmModule,
 };
+use wasmod_node::replication::PublishSettings;
 use wasmod_server::logfeed::LogFeed;
-use wasmod_server::replication::PublishSettings;
 use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
 

@@ -235,7 +235,7 @@ fn calls_found_in_the_old_build_run_on_the_new_one_only_if_it_has_them_alike() {
     use wasmod_abi::encoding::to_vec;
     use wasmod_abi::{ConnectionId, Errno, Identity};
     use wasmod_host::{InstanceEnv, Outcome, WasmConfig, WasmEngine, WasmModule};
-    use wasmod_server::entry::{self, CALLED_BY_NAME};
+    use wasmod_node::entry::{self, CALLED_BY_NAME};
 
     let mut module = WasmModule::load(notes(), WasmConfig::default(), InstanceEnv::unloaded())
         .expect("build 1 loads");

@@ -33,30 +33,31 @@ struct Net {
 }
 
 impl Later {
-    /// Makes the run start one commit earlier, with `changes`.
+    /// Makes the run start one commit earlier, with `changes` to the tables `kept` says (the
+    /// others are never looked up).
     ///
     /// With `c` the commit and `L` the run after it: a row is inserted by both if `L`
     /// inserted it and `c` did not delete it, or `c` inserted it and `L` did not delete it; it
     /// is deleted by both if `c` deleted it and `L` did not insert it back, or `L` deleted it
     /// and `c` had not inserted it.
-    pub(crate) fn prepend(&mut self, changes: &TxData) {
-        for table in &changes.tables {
+    pub(crate) fn prepend(&mut self, changes: &TxData, kept: impl Fn(u32) -> bool) {
+        // In place, in the commit's size: a resume folds every commit since the client's
+        // offset (after a crash, one per connection left open), so rebuilding the run's net
+        // changes at each commit would cost the square of the commits. A commit's net changes
+        // never insert and delete the same row, so its deletes are taken first, against the
+        // run's inserts, and its inserts then against the run's deletes.
+        for table in changes.tables.iter().filter(|table| kept(table.table)) {
             let net = self.tables.entry(table.table).or_default();
-            let first = |rows: &[Row]| -> HashSet<Row, Hasher> { rows.iter().cloned().collect() };
-            let (inserted_first, deleted_first) = (first(&table.inserted), first(&table.deleted));
-            let Net { inserted, deleted } = std::mem::take(net);
-            net.inserted = inserted
-                .iter()
-                .filter(|row| !deleted_first.contains(*row))
-                .chain(inserted_first.iter().filter(|row| !deleted.contains(*row)))
-                .cloned()
-                .collect();
-            net.deleted = deleted_first
-                .iter()
-                .filter(|row| !inserted.contains(*row))
-                .chain(deleted.iter().filter(|row| !inserted_first.contains(*row)))
-                .cloned()
-                .collect();
+            for row in &table.deleted {
+                if !net.inserted.remove(row) {
+                    net.deleted.insert(row.clone());
+                }
+            }
+            for row in &table.inserted {
+                if !net.deleted.remove(row) {
+                    net.inserted.insert(row.clone());
+                }
+            }
         }
     }
 }

@@ -17,8 +17,8 @@ use std::path::Path;
 use wasmod_abi::encoding::from_slice;
 use wasmod_abi::http::{Method, Request, Response};
 use wasmod_host::Outcome;
+use wasmod_node::entry;
 use wasmod_protocol::{ApiError, ErrorCode};
-use wasmod_server::entry;
 
 /// A handler's response, as printed.
 #[derive(Debug, PartialEq, Eq, Serialize)]

@@ -1,0 +1,80 @@
+//! One served wasmod module, and everything that runs beside it.
+//!
+//! A **node** owns one module: the thread it runs on and the queue of its calls, the answers
+//! that wait for durability, where a call runs (here, or on an edge's primary), the builds
+//! that `wasmod publish` swaps in, the scheduler of its schedule tables, its connections and
+//! their lifecycle reducers, its live queries (evaluation, groups, outgoing queues, snapshots,
+//! the resume window) and its replication (publishing commits to edges, or following a
+//! primary as an edge). It serves no HTTP: the transports (`wasmod-server`, and `wasmod call`
+//! in-process) sit on top and hand it calls, sockets' frames and builds. Splitting the two
+//! keeps what a module *does* apart from how clients *reach* it: the node is testable without
+//! a socket, and the transport holds no state of the module's.
+//!
+//! # Shape
+//!
+//! ```text
+//!  transport (HTTP routes, WebSocket frames)
+//!     │ calls ─────────▶ runner ──▶ worker (the module's thread) ──▶ durable (answers)
+//!     │                    └─────▶ an edge's primary (forwarded writes)
+//!     │ sockets ───────▶ realtime (reader · evaluation task · writer), over frames
+//!     │ builds ────────▶ swap (between two calls)
+//!     ▼
+//!  Node ── scheduler ── replication (publisher to a stream, or an edge's follower)
+//! ```
+//!
+//! # Modules, one job each
+//!
+//! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
+//!   commits are durable; [`health`]: whether the commit log still works;
+//! - [`runner`]: where a call runs (the module's thread, or an edge's primary); [`entry`]:
+//!   entry points found by name and run with JSON arguments; [`results`]: the bound on what
+//!   calls return; [`slots`]: calls in progress per requester;
+//! - [`build`]: the build serving now; [`swap`]: a new build taking over between two calls;
+//! - [`schedule`]: the scheduler of schedule tables, on a clock tests can move;
+//! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
+//! - [`realtime`]: sockets' calls and live queries, over [`realtime::frame::Frame`]s;
+//! - [`replication`]: commits published to a Redis stream, and an edge's side;
+//! - [`metrics`]: counters of calls, rendered for `/metrics`.
+//!
+//! # Use
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use wasmod_node::{Node, NodeConfig};
+//! let module = wasmod_host::WasmModule::new(&std::fs::read("chat.wasm")?)?;
+//! let node = Node::builder(module, NodeConfig::default()).build()?;
+//! let handle = node.handle().clone();
+//! let running = node.start().await;
+//! // ... hand `handle` to a transport, serve, then at shutdown:
+//! drop(handle);
+//! running.stopper().stop().await;
+//! running.finish(std::time::Duration::from_secs(30)).await;
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod build;
+pub mod connections;
+pub mod durable;
+pub mod entry;
+pub mod health;
+pub mod metrics;
+mod node;
+pub mod realtime;
+pub mod replication;
+pub mod results;
+pub mod runner;
+pub mod schedule;
+pub mod slots;
+pub mod swap;
+pub mod worker;
+
+pub use node::{
+    EdgeOptions, EdgeState, Node, NodeBuilder, NodeConfig, NodeHandle, NodeStopper, Role, Running,
+};
+
+/// Completes once `shutdown` is `true` (or its sender has gone): how the node's tasks (the
+/// evaluation task, the sockets' writers, the publisher) learn that the node stops.
+pub(crate) async fn stopped(shutdown: &mut tokio::sync::watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|&stop| stop).await;
+}

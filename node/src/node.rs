@@ -1,0 +1,552 @@
+//! The node: its parts wired together ([`NodeBuilder`]), the handle transports share
+//! ([`NodeHandle`]), and its life (started, stopped, finished: [`Running`]).
+//!
+//! The wiring is here and nowhere else, and so is the policy of the sides a node may have
+//! ([`Role`]): what an edge refuses, and why.
+
+use crate::build::{Build, CurrentBuild};
+use crate::connections::Connections;
+use crate::health::LogHealth;
+use crate::metrics::Metrics;
+use crate::realtime::{self, Realtime, RealtimeControl, SubscriptionLimits};
+use crate::replication::{
+    EdgeSettings, EdgeStats, Follow, Primary, PublishSettings, PublishStats, Publisher,
+};
+use crate::results::Results;
+use crate::runner::{Forwarding, Runner};
+use crate::schedule::{self, Scheduling};
+use crate::slots::CallSlots;
+use crate::swap::{Swap, SwapParts};
+use crate::worker::{Worker, WorkerThread};
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use wasmod_abi::ModuleDef;
+use wasmod_host::datastore::Database;
+use wasmod_host::WasmModule;
+use wasmod_subscription::Catalog;
+
+/// The node's limits and settings: what its module's queue, calls and sockets may hold.
+///
+/// Start from [`NodeConfig::default`] and set the fields that differ (`wasmod serve` makes
+/// it from its `ServerConfig`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NodeConfig {
+    /// The most calls waiting for the module (`busy` beyond). Default: 256.
+    pub queue: usize,
+    /// The most calls one requester may have queued or running at once, of every kind and
+    /// over every transport together (`too_many_calls` beyond). Default: 16.
+    pub max_calls_per_identity: usize,
+    /// The most bytes of a value a view or procedure returns, in its binary encoding, that an
+    /// answer carries (`result_too_large` beyond). Default: 8 MiB.
+    pub max_result_bytes: usize,
+    /// What every socket follows: its outbound queue, the resume window, pings, the parts of
+    /// a subscription's rows, one-off queries and the bounds of subscribing.
+    pub realtime: realtime::Settings,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            queue: 256,
+            max_calls_per_identity: 16,
+            max_result_bytes: 8 << 20,
+            realtime: realtime::Settings {
+                outbound: realtime::outbox::Bounds {
+                    messages: 1024,
+                    bytes: 16 << 20,
+                },
+                resume: realtime::window::WindowBounds {
+                    commits: 4096,
+                    bytes: 64 << 20,
+                },
+                ping_interval: Duration::from_secs(30),
+                part_bytes: 1 << 20,
+                one_offs: 4,
+                subscriptions: SubscriptionLimits {
+                    queries_per_set: 256,
+                    sets_per_connection: 1024,
+                    queries_per_identity: 4096,
+                    cost_per_identity: 16_384,
+                    reads: 1_000_000,
+                },
+            },
+        }
+    }
+}
+
+/// What makes a node an edge of a primary ([`NodeBuilder::edge`], `docs/edges.md`).
+#[derive(Debug)]
+pub struct EdgeOptions {
+    /// The primary, for snapshots and forwarded calls.
+    pub primary: Arc<Primary>,
+    /// How the edge follows the primary's stream.
+    pub settings: EdgeSettings,
+}
+
+/// An edge's counters and how recent a read must be to count as caught up, for `/health`
+/// and `/metrics`.
+#[derive(Debug)]
+pub struct EdgeState {
+    /// The edge's counters.
+    pub stats: Arc<EdgeStats>,
+    /// How recent the edge's last read of the stream must be for it to be caught up.
+    pub fresh: Duration,
+}
+
+/// The side a node plays, and what each side refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The node holds the module's data and takes its writes, alone.
+    Primary,
+    /// A primary that also publishes every durable commit to a Redis stream for edges.
+    Publisher,
+    /// An edge: its module holds a replica kept from a primary's stream, and its calls that
+    /// may write go to the primary.
+    Edge,
+}
+
+impl Role {
+    /// Why a node of this role takes no new build (`wasmod publish`), if it does not: an edge
+    /// takes its builds from its primary, and a publisher's edges would need the new build
+    /// too, which is not supported yet.
+    pub fn refuses_builds(self) -> Option<&'static str> {
+        match self {
+            Self::Primary => None,
+            Self::Edge => Some("this server is an edge node: publish the new build to its primary"),
+            Self::Publisher => Some(
+                "this server publishes its commits to edge nodes, which would need the new build \
+                 too: taking a new build while serving edges is not supported yet; restart the \
+                 server with the new build instead",
+            ),
+        }
+    }
+}
+
+/// Builds a [`Node`]: a primary by default, with the sides its steps add.
+#[must_use]
+pub struct NodeBuilder {
+    module: WasmModule,
+    config: NodeConfig,
+    publish: Option<PublishSettings>,
+    edge: Option<EdgeOptions>,
+    clock: Option<Arc<dyn schedule::clock::ScheduleClock>>,
+    keep_published: Option<PathBuf>,
+}
+
+/// What every transport of a node shares: cheap to clone.
+#[derive(Clone, Debug)]
+pub struct NodeHandle {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    role: Role,
+    build: CurrentBuild,
+    database: Arc<Database>,
+    worker: Worker,
+    log_health: LogHealth,
+    runner: Runner,
+    connections: Connections,
+    slots: CallSlots,
+    results: Results,
+    metrics: Arc<Metrics>,
+    swap: Swap,
+    realtime: Arc<Realtime>,
+    edge: Option<EdgeState>,
+    publish: Option<Arc<PublishStats>>,
+    config: NodeConfig,
+}
+
+/// One served module and what runs beside it, built and not started yet.
+#[derive(Debug)]
+pub struct Node {
+    handle: NodeHandle,
+    background: Background,
+}
+
+/// What runs in the background once a node starts, and what shutting it down ends.
+#[derive(Debug)]
+struct Background {
+    realtime: RealtimeControl,
+    thread: WorkerThread,
+    connections: Connections,
+    publisher: Option<Publisher>,
+    follow: Option<Follow>,
+    scheduling: Arc<Scheduling>,
+    /// The description of the build the node starts with, for its scheduler.
+    module: Arc<ModuleDef>,
+}
+
+impl NodeBuilder {
+    /// Publishes every durable commit to the Redis stream that `settings` names
+    /// ([`crate::replication::publisher`]): the node becomes a [`Role::Publisher`].
+    pub fn publish(mut self, settings: PublishSettings) -> Self {
+        self.publish = Some(settings);
+        self
+    }
+
+    /// Makes the node an edge of `edge`'s primary ([`Role::Edge`]): its module must hold a
+    /// replica ([`wasmod_host::InstanceEnv::with_replica`]), kept from the primary's stream,
+    /// and its calls that may write go to the primary.
+    pub fn edge(mut self, edge: EdgeOptions) -> Self {
+        self.edge = Some(edge);
+        self
+    }
+
+    /// The clock the scheduler of schedule tables goes by (the system's by default). Tests
+    /// give a [`schedule::ManualClock`] and move it.
+    pub fn clock(mut self, clock: Arc<dyn schedule::clock::ScheduleClock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Where the last build published with `wasmod publish` is kept (written whole, then
+    /// renamed into place), so that it can be served again after a restart; none by default.
+    pub fn keep_published(mut self, path: PathBuf) -> Self {
+        self.keep_published = Some(path);
+        self
+    }
+
+    /// The role the sides asked for make: an edge, a publisher, or a primary alone. An edge
+    /// that would also publish, or whose module holds no replica, is refused.
+    fn role(&self) -> io::Result<Role> {
+        match (&self.edge, &self.publish) {
+            (None, None) => Ok(Role::Primary),
+            (None, Some(_)) => Ok(Role::Publisher),
+            (Some(_), None) if self.module.database().is_replica() => Ok(Role::Edge),
+            (Some(_), _) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "an edge serves a replica of its primary (InstanceEnv::with_replica) and does \
+                 not publish",
+            )),
+        }
+    }
+
+    /// Moves the module onto its own thread and wires the node's parts around it. Fails if
+    /// the sides do not go together, if the module's visibility filters do not compile, if
+    /// the thread cannot start, or if the stream's address is not one the Redis client
+    /// accepts.
+    pub fn build(self) -> io::Result<Node> {
+        let role = self.role()?;
+        let Self {
+            module,
+            config,
+            publish,
+            edge,
+            clock,
+            keep_published,
+        } = self;
+        let description = module.description().clone();
+        let catalog = Catalog::new(&description)
+            .map(Arc::new)
+            .map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))?;
+        let build = CurrentBuild::new(Build::new(
+            0,
+            description.clone(),
+            catalog,
+            module.datastore(),
+        ));
+        let database = module.database().clone();
+        let (engine, wasm_config) = (module.engine().clone(), module.wasm_config());
+        let (worker, thread) = Worker::start(module, config.queue)?;
+        let log_health = LogHealth::new(database.clone());
+        let metrics = Arc::new(Metrics::default());
+        let scheduling = Arc::new(Scheduling::new(schedule::Parts {
+            database: database.clone(),
+            worker: worker.clone(),
+            clock: clock.unwrap_or_else(|| Arc::new(schedule::SystemClock)),
+            metrics: metrics.clone(),
+        }));
+        let (runner, follow, edge) = match edge {
+            None => (
+                Runner::local(worker.clone(), build.clone(), log_health.clone()),
+                None,
+                None,
+            ),
+            Some(EdgeOptions { primary, settings }) => {
+                let stats = Arc::new(EdgeStats::default());
+                let (follow, applied) =
+                    Follow::new(database.clone(), primary.clone(), &settings, stats.clone())?;
+                let forwarding =
+                    Forwarding::new(primary, applied, settings.apply_wait, config.queue);
+                let state = EdgeState {
+                    stats,
+                    fresh: settings.fresh(),
+                };
+                let runner = Runner::forwarding(
+                    worker.clone(),
+                    build.clone(),
+                    log_health.clone(),
+                    forwarding,
+                );
+                (runner, Some(follow), Some(state))
+            }
+        };
+        let connections = Connections::new(runner.clone());
+        let results = Results::new(config.max_result_bytes);
+        let slots = CallSlots::new(config.max_calls_per_identity);
+        let (realtime, control) = Realtime::new(
+            build.clone(),
+            database.clone(),
+            runner.clone(),
+            connections.clone(),
+            config.realtime,
+            results.clone(),
+            slots.clone(),
+        );
+        let publisher = publish
+            .map(|settings| Publisher::new(database.clone(), settings))
+            .transpose()?;
+        let swap = Swap::new(SwapParts {
+            engine,
+            config: wasm_config,
+            worker: worker.clone(),
+            build: build.clone(),
+            realtime: realtime.clone(),
+            scheduling: scheduling.clone(),
+            log_health: log_health.clone(),
+            keep: keep_published,
+            refusal: role.refuses_builds(),
+        });
+        let inner = Inner {
+            role,
+            build,
+            database,
+            worker,
+            log_health,
+            runner,
+            connections: connections.clone(),
+            slots,
+            results,
+            metrics,
+            swap,
+            realtime,
+            edge,
+            publish: publisher.as_ref().map(Publisher::stats),
+            config,
+        };
+        Ok(Node {
+            handle: NodeHandle {
+                inner: Arc::new(inner),
+            },
+            background: Background {
+                realtime: control,
+                thread,
+                connections,
+                publisher,
+                follow,
+                scheduling,
+                module: description,
+            },
+        })
+    }
+}
+
+impl Node {
+    /// A node of `module` with `config`: a primary, unless the builder's steps say otherwise.
+    pub fn builder(module: WasmModule, config: NodeConfig) -> NodeBuilder {
+        NodeBuilder {
+            module,
+            config,
+            publish: None,
+            edge: None,
+            clock: None,
+            keep_published: None,
+        }
+    }
+
+    /// The handle transports share.
+    pub fn handle(&self) -> &NodeHandle {
+        &self.handle
+    }
+
+    /// Starts what runs in the background, on the current runtime: the evaluation of live
+    /// queries, the scheduler (its due timers fired), and the publisher or the edge's
+    /// follower. The node's own handle is dropped: once every transport has dropped its
+    /// clones, [`Running::finish`] can end the module's thread.
+    pub async fn start(self) -> Running {
+        let Self {
+            handle,
+            background:
+                Background {
+                    mut realtime,
+                    thread,
+                    connections,
+                    publisher,
+                    follow,
+                    scheduling,
+                    module,
+                },
+        } = self;
+        drop(handle);
+        realtime.start();
+        scheduling.start(module).await;
+        let (stop_replication, replicating) = watch::channel(false);
+        if let Some(publisher) = publisher {
+            tokio::spawn(publisher.run(replicating.clone()));
+        }
+        if let Some(follow) = follow {
+            tokio::spawn(follow.run(replicating));
+        }
+        Running {
+            stopper: NodeStopper {
+                sockets: realtime.stopper(),
+                replication: Arc::new(stop_replication),
+                scheduling: scheduling.clone(),
+            },
+            realtime,
+            thread,
+            connections,
+            scheduling,
+        }
+    }
+}
+
+/// A started node: what its shutdown stops and waits for.
+#[derive(Debug)]
+pub struct Running {
+    stopper: NodeStopper,
+    realtime: RealtimeControl,
+    thread: WorkerThread,
+    connections: Connections,
+    scheduling: Arc<Scheduling>,
+}
+
+/// Starts a node's shutdown: cheap to clone, for the transport's shutdown signal.
+#[derive(Clone, Debug)]
+pub struct NodeStopper {
+    sockets: realtime::Stopper,
+    replication: Arc<watch::Sender<bool>>,
+    scheduling: Arc<Scheduling>,
+}
+
+impl NodeStopper {
+    /// Tells every socket to close and replication to stop, and stops the scheduler (which
+    /// holds a handle on the module's thread, so it ends first).
+    pub async fn stop(&self) {
+        self.sockets.stop();
+        self.replication.send_replace(true);
+        self.scheduling.shut_down().await;
+    }
+}
+
+impl Running {
+    /// What starts the shutdown.
+    pub fn stopper(&self) -> NodeStopper {
+        self.stopper.clone()
+    }
+
+    /// Ends the node, once the transports have stopped and dropped their handles: closes the
+    /// sockets (each closes its connection), then whatever connection is left (each with its
+    /// `client_disconnected`), then lets the module's thread finish the calls already queued,
+    /// waiting at most `grace` for all of it.
+    pub async fn finish(self, grace: Duration) {
+        let Self {
+            stopper,
+            mut realtime,
+            thread,
+            connections,
+            scheduling,
+        } = self;
+        drop(stopper);
+        let finish = async move {
+            scheduling.shut_down().await;
+            let open = realtime.close_all(grace).await;
+            if open > 0 {
+                tracing::warn!(open, "sockets still open after the shutdown grace");
+            }
+            let closed = connections.close_all().await;
+            if closed > 0 {
+                tracing::info!(closed, "closed the connections still open");
+            }
+            drop(connections);
+            drop(scheduling);
+            tokio::task::spawn_blocking(move || thread.join()).await
+        };
+        if tokio::time::timeout(grace, finish).await.is_err() {
+            tracing::warn!("the module's thread did not finish within {grace:?}; exiting anyway");
+        }
+    }
+}
+
+impl NodeHandle {
+    /// The side the node plays.
+    pub fn role(&self) -> Role {
+        self.inner.role
+    }
+
+    /// The build serving now.
+    pub fn build(&self) -> &CurrentBuild {
+        &self.inner.build
+    }
+
+    /// The module's database: its tables and the feed of its commits.
+    pub fn database(&self) -> &Arc<Database> {
+        &self.inner.database
+    }
+
+    /// The module's thread.
+    pub fn worker(&self) -> &Worker {
+        &self.inner.worker
+    }
+
+    /// Whether the commit log still works.
+    pub fn log_health(&self) -> &LogHealth {
+        &self.inner.log_health
+    }
+
+    /// Where calls run: the module's thread, or for an edge's writes, the primary.
+    pub fn runner(&self) -> &Runner {
+        &self.inner.runner
+    }
+
+    /// The live connections.
+    pub fn connections(&self) -> &Connections {
+        &self.inner.connections
+    }
+
+    /// Calls in progress per requester, every transport together.
+    pub fn slots(&self) -> &CallSlots {
+        &self.inner.slots
+    }
+
+    /// The bound on returned values and the turns of their conversions.
+    pub fn results(&self) -> &Results {
+        &self.inner.results
+    }
+
+    /// The counters of calls.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.inner.metrics
+    }
+
+    /// Publishes new builds of the module.
+    pub fn swap(&self) -> &Swap {
+        &self.inner.swap
+    }
+
+    /// The real-time side: sockets, live queries and their evaluation.
+    pub fn realtime(&self) -> &Arc<Realtime> {
+        &self.inner.realtime
+    }
+
+    /// The edge's counters, if the node is an edge.
+    pub fn edge(&self) -> Option<&EdgeState> {
+        self.inner.edge.as_ref()
+    }
+
+    /// The publisher's counters, if the node publishes its commits.
+    pub fn publish_stats(&self) -> Option<&Arc<PublishStats>> {
+        self.inner.publish.as_ref()
+    }
+
+    /// The node's settings.
+    pub fn config(&self) -> &NodeConfig {
+        &self.inner.config
+    }
+}

@@ -1,0 +1,102 @@
+//! A connection's query sets, as the evaluation task keeps them.
+//!
+//! A query set is what one `Subscribe` asked for: its queries, each a [`QueryId`] of the
+//! shared registry (equal queries of different clients are one id). The evaluation task
+//! groups connections by their query sets ([`super::groups`]) and maps each id back to the
+//! groups that hold it, so that a query's delta reaches exactly its subscribers.
+//!
+//! A set also keeps the SQL texts it was subscribed with, and the session the identity of its
+//! connection: when a new build of the module is published, the task binds every set again
+//! against the new build's tables from them ([`super::fanout`]).
+
+use super::outbox::Outbox;
+use std::collections::BTreeMap;
+use wasmod_abi::Identity;
+use wasmod_subscription::QueryId;
+
+/// One connection, for the evaluation task.
+#[derive(Debug)]
+pub struct Session {
+    /// Who the connection is: what `:sender` stands for in its queries.
+    pub identity: Identity,
+    /// Where its messages go.
+    pub outbox: Outbox,
+    /// Its query sets by id.
+    sets: BTreeMap<u32, QuerySet>,
+    /// How many queries its sets hold together, kept as they change so that the counters
+    /// cost nothing per set.
+    queries: usize,
+}
+
+/// One query set of a connection.
+#[derive(Debug)]
+pub struct QuerySet {
+    /// The queries as the client wrote them, without repeats (one text per distinct query),
+    /// in the order it sent them.
+    pub texts: Vec<String>,
+    /// The queries in the registry, one per text.
+    pub queries: Vec<QueryId>,
+}
+
+impl Session {
+    /// A connection of `identity` without query sets, whose messages go to `outbox`.
+    pub fn new(identity: Identity, outbox: Outbox) -> Self {
+        Self {
+            identity,
+            outbox,
+            sets: BTreeMap::new(),
+            queries: 0,
+        }
+    }
+
+    /// Its query sets, by id.
+    pub fn sets(&self) -> &BTreeMap<u32, QuerySet> {
+        &self.sets
+    }
+
+    /// How many queries its query sets hold, together.
+    pub fn queries(&self) -> usize {
+        self.queries
+    }
+
+    /// Adds query set `id` (replacing one of that id).
+    pub fn insert(&mut self, id: u32, set: QuerySet) {
+        self.queries += set.queries.len();
+        if let Some(old) = self.sets.insert(id, set) {
+            self.queries -= old.queries.len();
+        }
+    }
+
+    /// Ends query set `id`, and returns it.
+    pub fn remove(&mut self, id: u32) -> Option<QuerySet> {
+        let set = self.sets.remove(&id)?;
+        self.queries -= set.queries.len();
+        Some(set)
+    }
+
+    /// Binds every query set again with `bind`, which gives a set's new queries from it, or
+    /// why it cannot carry on: those end. Returns the ids of the sets that ended, with why.
+    pub fn rebind(
+        &mut self,
+        mut bind: impl FnMut(&QuerySet) -> Result<Vec<QueryId>, String>,
+    ) -> Vec<(u32, String)> {
+        let mut ended = Vec::new();
+        self.sets.retain(|&id, set| match bind(set) {
+            Ok(queries) => {
+                set.queries = queries;
+                true
+            }
+            Err(reason) => {
+                ended.push((id, reason));
+                false
+            }
+        });
+        self.queries = self.sets.values().map(|set| set.queries.len()).sum();
+        ended
+    }
+
+    /// Its query sets, by id, as the connection ends.
+    pub fn into_sets(self) -> BTreeMap<u32, QuerySet> {
+        self.sets
+    }
+}

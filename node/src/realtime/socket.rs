@@ -1,0 +1,405 @@
+//! One socket's life: the connection opened (the module's `client_connected`), its identity
+//! sent, its frames read until it ends, and the connection closed (the module's
+//! `client_disconnected`, once).
+//!
+//! The task that runs [`serve`] is the socket's reader. It spawns the writer
+//! ([`super::writer`]) and the task that answers calls in order ([`super::calls`]), decodes
+//! each frame and hands it on: calls to the module's thread, subscriptions to the evaluation
+//! task. It never writes a frame itself: a frame that is not a message asks the writer to
+//! close the socket with a close code that says why ([`super::close`]).
+//!
+//! Everything that answers from the module's description takes the build serving it when the
+//! message is read ([`crate::build::CurrentBuild::get`]): a call finds its entry point there, a
+//! subscription's queries are bound against its tables (and refused by the evaluation task if
+//! a newer build took over before it got there), a one-off query reads its tables.
+//!
+//! Pings are answered by the WebSocket library as it reads, before any queue. A client that
+//! sends nothing for a ping interval is pinged (by the writer); one that then stays silent for
+//! another interval, not even answering, is closed with [`close::IDLE`]: a peer that vanished
+//! without closing (a laptop closed, a network gone) does not hold its connection forever.
+
+use super::calls::{self, CallKind, Calls, CallsSetup};
+use super::close::{self, Close};
+use super::fanout::{Request, Subscribing};
+use super::frame::Frame;
+use super::limits::CLOSE_TIMEOUT;
+use super::outbox::{self, Introduction, OneOffRows, Outbound, Outbox};
+use super::rows::QueryRows;
+use super::stats::Dropped;
+use super::wire::Wire;
+use super::writer::{self, Renderer};
+use super::Realtime;
+use futures_util::{Sink, SinkExt, Stream, StreamExt};
+use std::collections::HashSet;
+use std::fmt::Display;
+use std::sync::Arc;
+use wasmod_abi::{ConnectionId, Identity};
+use wasmod_protocol::ws::{ClientMessage, Compression};
+use wasmod_subscription::{BoundQuery, Budget, BudgetError, Catalog, Query};
+
+/// Serves the socket of `identity` (whose token is `token`) in the encoding `W`, compressing
+/// its binary frames with `compression`: reads the frames of `stream`, writes frames into
+/// `sink` (the transport's two halves of the socket, [`super::frame`]).
+pub async fn serve<W, S, R, E>(
+    mut sink: S,
+    mut stream: R,
+    realtime: Arc<Realtime>,
+    identity: Identity,
+    token: String,
+    compression: Compression,
+) where
+    W: Wire,
+    S: Sink<Frame> + Unpin + Send + 'static,
+    S::Error: Send,
+    R: Stream<Item = Result<Frame, E>> + Unpin,
+    E: Display,
+{
+    let _counted = realtime.socket_guard();
+    let connection = match realtime.connections.connect(identity).await {
+        Ok(connection) => connection,
+        Err(error) => {
+            tracing::info!(identity = %identity, "a WebSocket connection was refused: {}", error.message);
+            let refused = Close::new(close::REFUSED, error.message);
+            let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.send(Frame::closing(&refused))).await;
+            return;
+        }
+    };
+    let connection_id = connection.id();
+    let (outbox, outbound) = outbox::channel(realtime.settings.outbound, realtime.stats.clone());
+    let _listed = realtime
+        .open
+        .register(connection_id, identity, outbox.clone());
+    let _ = outbox.push(Outbound::Identity(Box::new(Introduction {
+        identity,
+        token,
+        connection_id,
+    })));
+    let opened = Request::Open {
+        connection: connection_id,
+        identity,
+        outbox: outbox.clone(),
+    };
+    if realtime.fanout.send(opened).await.is_err() {
+        outbox.close(Close::new(
+            close::INTERNAL,
+            "the server's evaluation task has stopped",
+        ));
+    }
+    let (answers, answered) = calls::answers();
+    let setup = CallsSetup {
+        build: realtime.build.clone(),
+        database: realtime.database.clone(),
+        runner: realtime.runner.clone(),
+        identity,
+        connection: connection_id,
+        results: realtime.results.clone(),
+        slots: realtime.slots.clone(),
+    };
+    let (calls, answering) = Calls::<W>::new(setup, answers);
+    let answering = tokio::spawn(answering);
+    let renderer = Renderer::<W>::new(
+        identity,
+        connection_id,
+        compression,
+        realtime.settings.part_bytes,
+    );
+    let mut writer = tokio::spawn(writer::run(
+        sink,
+        outbound,
+        answered,
+        renderer,
+        realtime.shutdown(),
+    ));
+    let reader = Reader {
+        realtime: &realtime,
+        calls: &calls,
+        outbox: &outbox,
+        identity,
+        connection: connection_id,
+    };
+    tokio::select! {
+        () = reader.read(&mut stream) => {
+            if tokio::time::timeout(2 * CLOSE_TIMEOUT, &mut writer).await.is_err() {
+                writer.abort();
+            }
+        }
+        _ = &mut writer => {}
+    }
+    let _ = realtime
+        .fanout
+        .send(Request::Close {
+            connection: connection_id,
+        })
+        .await;
+    answering.abort();
+    connection.close().await;
+}
+
+/// The reading side of one socket.
+struct Reader<'a, W: Wire> {
+    realtime: &'a Realtime,
+    calls: &'a Calls<W>,
+    outbox: &'a Outbox,
+    identity: Identity,
+    connection: ConnectionId,
+}
+
+impl<W: Wire> Reader<'_, W> {
+    /// Reads frames until the socket ends or one of them is not a message; in both cases the
+    /// writer has been asked to close the socket when this returns.
+    async fn read<E: Display>(&self, stream: &mut (impl Stream<Item = Result<Frame, E>> + Unpin)) {
+        let interval = self.realtime.settings.ping_interval;
+        let mut pinged = false;
+        loop {
+            let frame = match tokio::time::timeout(interval, stream.next()).await {
+                Err(_silent) if !pinged => {
+                    self.outbox.ping();
+                    pinged = true;
+                    continue;
+                }
+                Err(_silent) => {
+                    let reason = format!(
+                        "the client sent nothing, not even a pong, for {:?}",
+                        2 * interval
+                    );
+                    tracing::info!(connection = %self.connection.to_hex(), "{reason}: closing it");
+                    self.realtime.stats.dropped(Dropped::Idle, 1);
+                    return self.outbox.close(Close::new(close::IDLE, reason));
+                }
+                Ok(frame) => {
+                    pinged = false;
+                    frame
+                }
+            };
+            let frame = match frame {
+                None => return self.outbox.close(Close::new(close::NORMAL, "")),
+                Some(Err(error)) => return self.outbox.close(read_error(&error)),
+                Some(Ok(frame)) => frame,
+            };
+            let message = match frame {
+                Frame::Ping(_) | Frame::Pong(_) => continue,
+                Frame::Close(_) => return self.outbox.close(Close::new(close::NORMAL, "")),
+                data => W::decode(data),
+            };
+            match message {
+                Ok(message) => self.handle(message).await,
+                Err(close) => {
+                    tracing::info!(
+                        code = close.code,
+                        "a client sent a frame that is not a message: {}",
+                        close.reason
+                    );
+                    return self.outbox.close(close);
+                }
+            }
+        }
+    }
+
+    /// Hands one message on.
+    async fn handle(&self, message: ClientMessage<W::Args>) {
+        match message {
+            ClientMessage::CallReducer {
+                request_id,
+                name,
+                args,
+            } => {
+                self.calls
+                    .call(CallKind::Reducer, request_id, name, args)
+                    .await
+            }
+            ClientMessage::CallProcedure {
+                request_id,
+                name,
+                args,
+            } => {
+                self.calls
+                    .call(CallKind::Procedure, request_id, name, args)
+                    .await
+            }
+            ClientMessage::CallView {
+                request_id,
+                name,
+                args,
+            } => {
+                self.calls
+                    .call(CallKind::View, request_id, name, args)
+                    .await
+            }
+            ClientMessage::Subscribe {
+                query_set_id,
+                queries,
+                resume_from,
+            } => self.subscribe(query_set_id, queries, resume_from).await,
+            ClientMessage::Unsubscribe { query_set_id } => {
+                self.request(Request::Unsubscribe {
+                    connection: self.connection,
+                    query_set_id,
+                })
+                .await
+            }
+            ClientMessage::OneOffQuery { request_id, query } => {
+                let result = self.one_off(&query).await;
+                let _ = self.outbox.push(Outbound::OneOff { request_id, result });
+            }
+            _ => self.outbox.close(Close::new(
+                close::UNSUPPORTED_DATA,
+                "a message this server does not serve",
+            )),
+        }
+    }
+
+    /// Parses and binds `queries` (all or nothing, each distinct query once: [`distinct`])
+    /// against the tables of the build serving the module, and asks the evaluation task to
+    /// subscribe them as query set `query_set_id`, resuming from offset `resume_from` if it
+    /// can. More queries than a set may hold are refused before any is parsed.
+    async fn subscribe(&self, query_set_id: u32, queries: Vec<String>, resume_from: Option<u64>) {
+        let most = self.realtime.settings.subscriptions.queries_per_set;
+        let distinct = if queries.len() > most {
+            Err(format!(
+                "the query set has {} queries, more than the {most} one Subscribe may carry \
+                 (--max-queries-per-set)",
+                queries.len()
+            ))
+        } else {
+            let build = self.realtime.build.get();
+            distinct(&build.catalog, self.identity, queries).map(|queries| (build, queries))
+        };
+        match distinct {
+            Ok((build, (texts, queries))) => {
+                self.request(Request::Subscribe(Subscribing {
+                    connection: self.connection,
+                    query_set_id,
+                    texts,
+                    queries,
+                    build: build.number,
+                    resume_from,
+                }))
+                .await
+            }
+            Err(message) => {
+                let _ = self.outbox.push(Outbound::SubscriptionError {
+                    query_set_id,
+                    message,
+                });
+            }
+        }
+    }
+
+    /// The rows of `query` in the committed tables of the build serving the module, read on a
+    /// blocking thread, a few queries of all connections at a time ([`Realtime::one_offs`]),
+    /// reading at most as many rows as subscriptions may under one read transaction
+    /// ([`super::SubscriptionLimits::reads`]), since commits wait while it reads.
+    /// Rows that are more than the connection may queue are refused before they are copied;
+    /// those that are not are rendered for `W` on that thread too, not on the writer's task.
+    async fn one_off(&self, query: &str) -> Result<Box<OneOffRows>, String> {
+        let build = self.realtime.build.get();
+        let bound = Query::parse(&build.catalog, query)
+            .map_err(|error| error.to_string())?
+            .bind(self.identity);
+        let _turn = self
+            .realtime
+            .one_offs
+            .acquire()
+            .await
+            .map_err(|_| "the server is shutting down".to_owned())?;
+        let most = self.outbox.bounds().bytes;
+        let reads = self.realtime.settings.subscriptions.reads;
+        let rows = tokio::task::spawn_blocking(move || {
+            let mut budget = Budget::new(reads, usize::MAX);
+            let rows = bound
+                .evaluate_within(&build.datastore.begin_read(), &mut budget)
+                .map_err(|error| match error {
+                    BudgetError::Reads => format!(
+                        "the query takes more than {reads} reads (a read is a row, or a \
+                         comparison checked on a row), more than a query may while commits wait \
+                         (--max-subscription-reads): narrow it with WHERE on an indexed column"
+                    ),
+                    error => error.to_string(),
+                })?;
+            let bytes = rows.iter().map(|row| row.len()).sum::<usize>();
+            if bytes > most {
+                return Err(too_many_rows(bytes));
+            }
+            let table = build
+                .module
+                .tables
+                .get(bound.table() as usize)
+                .map_or("", |table| &table.name);
+            let rows = QueryRows::new(table, &rows, &[])
+                .ok_or_else(|| "the rows are more than one message can carry".to_owned())?;
+            W::prepare(&build.module, &rows)?;
+            Ok(OneOffRows {
+                module: build.module.clone(),
+                rows,
+            })
+        })
+        .await
+        .map_err(|error| format!("the query failed: {error}"))??;
+        if !self.outbox.fits(rows.rows.bytes()) {
+            return Err(too_many_rows(rows.rows.bytes()));
+        }
+        Ok(Box::new(rows))
+    }
+
+    /// Sends `request` to the evaluation task, waiting for room.
+    async fn request(&self, request: Request) {
+        if self.realtime.fanout.send(request).await.is_err() {
+            self.outbox.close(Close::new(
+                close::INTERNAL,
+                "the server's evaluation task has stopped",
+            ));
+        }
+    }
+}
+
+/// The distinct queries of `texts`, parsed, checked against `catalog` and bound for
+/// `identity`, each with its text: a query repeated (in the same words, or in others that
+/// mean the same query) is kept once, at its first place, so that a query set's rows are
+/// evaluated, held and sent once per query whatever the client repeats. An error names the
+/// first text refused.
+fn distinct(
+    catalog: &Arc<Catalog>,
+    identity: Identity,
+    mut texts: Vec<String>,
+) -> Result<(Vec<String>, Vec<BoundQuery>), String> {
+    let mut seen_texts = HashSet::new();
+    let mut seen = HashSet::new();
+    let mut kept = Vec::new();
+    for (place, text) in texts.iter().enumerate() {
+        if !seen_texts.insert(text.as_str()) {
+            continue;
+        }
+        let query = Query::parse(catalog, text)
+            .map(|query| query.bind(identity))
+            .map_err(|error| format!("{text}: {error}"))?;
+        if seen.insert(query.clone()) {
+            kept.push((place, query));
+        }
+    }
+    Ok(kept
+        .into_iter()
+        .map(|(place, query)| (std::mem::take(&mut texts[place]), query))
+        .unzip())
+}
+
+/// The refusal of a one-off query whose rows are `bytes` bytes, more than its connection may
+/// have queued.
+fn too_many_rows(bytes: usize) -> String {
+    format!(
+        "the rows are {bytes} bytes, more than this connection may have queued: narrow the \
+         query with WHERE, or read the table in pages with GET /v1/tables/{{name}}"
+    )
+}
+
+/// The close for a socket whose read failed: `1009` for a message over the size limit, `1000`
+/// otherwise (the socket is gone). The transport's error type is its own (axum hides
+/// tungstenite's), so the size error is told by its text (`Message too long: …`, pinned by the
+/// server's size-limit test).
+fn read_error(error: &impl Display) -> Close {
+    let text = error.to_string();
+    if text.contains("too long") {
+        Close::new(close::TOO_BIG, text)
+    } else {
+        Close::new(close::NORMAL, text)
+    }
+}

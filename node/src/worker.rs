@@ -1,0 +1,266 @@
+//! The thread that owns the module: every call into it runs there, one at a time.
+//!
+//! A [`WasmModule`] is `&mut` per call and runs each call to completion on the calling thread
+//! (wasm code, host imports, outbound HTTP of procedures included). Running it inside an async
+//! handler would block a runtime thread for the whole call, so the module lives on one
+//! dedicated thread fed by a **bounded** channel of jobs. A handler sends a job carrying a
+//! oneshot sender for the answer and awaits the receiver; the runtime threads never block.
+//!
+//! - A full queue is refused at once (`busy`, 503), rather than queued without bound.
+//! - A job whose requester has gone (the request timed out, or the client disconnected) before
+//!   the job started is skipped: nobody is waiting for its answer. A job that has started runs
+//!   to completion, under the module's own deadline.
+//! - When every [`Worker`] handle is dropped, the thread finishes the jobs already queued and
+//!   ends; [`WorkerThread::join`] waits for it. This is how shutdown finishes in-flight calls.
+//! - A panic in the host during a call (a bug: the host's code must not panic) fails that
+//!   call (`internal`), rolls its transaction back, and replaces the module's instance, as a
+//!   trap does; the thread goes on serving the next calls instead of ending for good. Should
+//!   the thread end anyway (the recovery itself panicked), the error is logged, every call is
+//!   refused (`shutting_down`) and `/health` answers `503` ([`Worker::stopped`]).
+//! - A call runs inside the `tracing` span of the request that queued it, so the module's log
+//!   lines (target `wasmod::module`) show which request they belong to.
+//! - With a commit log and deferred durability (as `wasmod serve` sets up), a call's commits
+//!   are synced after the thread has moved on: its answer goes to the durability thread
+//!   ([`crate::durable`]), which sends it once the log has the commits. The module's thread
+//!   does not wait for a disk, and the commits of calls that overlap share one sync.
+
+use crate::durable::Acknowledger;
+use std::io;
+use std::panic::AssertUnwindSafe;
+use std::thread::JoinHandle;
+use tokio::sync::{mpsc, oneshot};
+use wasmod_host::WasmModule;
+use wasmod_protocol::errors::{ApiError, ErrorCode};
+
+/// A unit of work for the module's thread, which hands answers that wait for the commit log
+/// to the acknowledger.
+type Job = Box<dyn FnOnce(&mut WasmModule, &Acknowledger) + Send>;
+
+/// What a call does when the queue is full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Queueing {
+    /// Fails at once with `busy`.
+    RefuseWhenFull,
+    /// Waits for room.
+    WaitForRoom,
+}
+
+/// Sends calls to the module's thread. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Worker {
+    jobs: mpsc::Sender<Job>,
+}
+
+/// The module's thread and the durability thread, to wait for at shutdown.
+#[derive(Debug)]
+pub struct WorkerThread {
+    thread: JoinHandle<()>,
+    durable: JoinHandle<()>,
+}
+
+impl Worker {
+    /// Starts the thread that owns `module`, with room for `queue` waiting calls (at least
+    /// one).
+    pub fn start(mut module: WasmModule, queue: usize) -> io::Result<(Worker, WorkerThread)> {
+        let (jobs, mut queued) = mpsc::channel::<Job>(queue.max(1));
+        let (acknowledger, durable) = Acknowledger::start(queue)?;
+        let thread = std::thread::Builder::new()
+            .name("wasmod-module".into())
+            .spawn(move || {
+                let _watch = StopWatch;
+                while let Some(job) = queued.blocking_recv() {
+                    let run = AssertUnwindSafe(|| job(&mut module, &acknowledger));
+                    if std::panic::catch_unwind(run).is_err() {
+                        tracing::error!(
+                            "a call panicked in the host: it failed, its transaction was \
+                             rolled back, and the module's thread goes on"
+                        );
+                        module.recover_from_panic();
+                    }
+                }
+                tracing::debug!("the module's thread has finished its queue");
+            })?;
+        Ok((Worker { jobs }, WorkerThread { thread, durable }))
+    }
+
+    /// Runs `call` on the module's thread and returns what it returned.
+    ///
+    /// Fails with `busy` if the queue is full, `shutting_down` if the thread has stopped, and
+    /// `internal` if the call did not answer (it panicked).
+    pub async fn run<R, F>(&self, call: F) -> Result<R, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+    {
+        self.submit(call, Queueing::RefuseWhenFull).await
+    }
+
+    /// Runs `call` like [`Worker::run`], but waits for room in the queue instead of refusing
+    /// it: for work that must not be lost, such as closing a connection.
+    pub async fn run_when_room<R, F>(&self, call: F) -> Result<R, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+    {
+        self.submit(call, Queueing::WaitForRoom).await
+    }
+
+    /// Queues `call` now, refusing it like [`Worker::run`] when the queue is full, and returns
+    /// the wait for its answer. Calls queued one after the other run in that order, so a
+    /// connection that queues several before awaiting any keeps them in order.
+    pub fn queue<R, F>(&self, call: F) -> Result<Pending<R>, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+    {
+        let (job, answered) = job(call);
+        self.jobs.try_send(job).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => ApiError::new(
+                ErrorCode::Busy,
+                "too many calls are waiting for the module: retry later",
+            ),
+            mpsc::error::TrySendError::Closed(_) => shutting_down(),
+        })?;
+        Ok(Pending { answered })
+    }
+
+    async fn submit<R, F>(&self, call: F, queueing: Queueing) -> Result<R, ApiError>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+    {
+        let pending = match queueing {
+            Queueing::RefuseWhenFull => self.queue(call)?,
+            Queueing::WaitForRoom => {
+                let (job, answered) = job(call);
+                self.jobs.send(job).await.map_err(|_| shutting_down())?;
+                Pending { answered }
+            }
+        };
+        let finished = pending.finish().await?;
+        finished.durable?;
+        Ok(finished.value)
+    }
+
+    /// How many more calls the queue has room for now.
+    pub fn capacity(&self) -> usize {
+        self.jobs.capacity()
+    }
+
+    /// Whether the module's thread has ended while this handle can still send to it: it died
+    /// (a panic it could not recover from), and no call can run until the server restarts.
+    pub fn stopped(&self) -> bool {
+        self.jobs.is_closed()
+    }
+}
+
+/// Logs the end of the module's thread by a panic, which [`Worker::stopped`] then reports.
+struct StopWatch;
+
+impl Drop for StopWatch {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            tracing::error!(
+                "the module's thread stopped on a panic it could not recover from: every call \
+                 is refused and /health answers 503; restart the server"
+            );
+        }
+    }
+}
+
+impl WorkerThread {
+    /// Waits for the thread to finish the queued calls and end, and for their answers to be
+    /// sent once durable. It ends once every [`Worker`] handle has been dropped.
+    pub fn join(self) {
+        if self.thread.join().is_err() {
+            tracing::error!("the module's thread panicked");
+        }
+        if self.durable.join().is_err() {
+            tracing::error!("the durability thread panicked");
+        }
+    }
+}
+
+/// A queued call's answer, to wait for ([`Worker::queue`]).
+#[derive(Debug)]
+pub struct Pending<R> {
+    answered: oneshot::Receiver<Result<Finished<R>, ApiError>>,
+}
+
+/// A finished call: what it returned, and whether its commits (if any) are durable.
+#[derive(Debug)]
+pub struct Finished<R> {
+    /// What the call returned.
+    pub value: R,
+    /// `Ok` once the commit log has the call's commits (at once without a log); `degraded`
+    /// if they could not be made durable, although they are visible in memory.
+    pub durable: Result<(), ApiError>,
+}
+
+impl<R> Pending<R> {
+    /// Waits for the call to finish and for its commits to be durable.
+    ///
+    /// Fails with `internal` if the call did not answer (it panicked).
+    pub async fn finish(self) -> Result<Finished<R>, ApiError> {
+        self.answered.await.map_err(|_| {
+            ApiError::new(
+                ErrorCode::Internal,
+                "the module's thread dropped the call without answering",
+            )
+        })?
+    }
+}
+
+impl<R: Send + 'static> Pending<R> {
+    /// The answer of `call` run on a task of its own instead of the module's thread (a call
+    /// an edge forwards to its primary, [`crate::runner`]), or the error it failed with.
+    pub(crate) fn spawn(
+        call: impl std::future::Future<Output = Result<Finished<R>, ApiError>> + Send + 'static,
+    ) -> Self {
+        let (answer, answered) = oneshot::channel();
+        tokio::spawn(async move {
+            let _ = answer.send(call.await);
+        });
+        Self { answered }
+    }
+}
+
+/// The job that runs `call` on the module's thread, and the receiver of its answer.
+fn job<R, F>(call: F) -> (Job, oneshot::Receiver<Result<Finished<R>, ApiError>>)
+where
+    R: Send + 'static,
+    F: FnOnce(&mut WasmModule) -> R + Send + 'static,
+{
+    let (answer, answered) = oneshot::channel();
+    // The module's logs during the call belong to the request's span.
+    let span = tracing::Span::current();
+    let job: Job = Box::new(move |module, acknowledger| {
+        let _entered = span.enter();
+        if answer.is_closed() {
+            tracing::debug!("skipped a call whose requester has gone");
+            return;
+        }
+        // The requester may go while the call runs; the call's effects stand regardless.
+        let value = call(module);
+        // Nobody hears of a commit before the log has it.
+        match module.env_mut().take_durability() {
+            None => {
+                let _ = answer.send(Ok(Finished {
+                    value,
+                    durable: Ok(()),
+                }));
+            }
+            Some(ticket) => acknowledger.after(
+                ticket,
+                Box::new(move |durable| {
+                    let _ = answer.send(Ok(Finished { value, durable }));
+                }),
+            ),
+        }
+    });
+    (job, answered)
+}
+
+fn shutting_down() -> ApiError {
+    ApiError::new(ErrorCode::ShuttingDown, "the server is shutting down")
+}
