@@ -5,9 +5,9 @@
 //! them: [`cargo`] (building a crate for wasm32), [`source`] (a module given as a `.wasm` file
 //! or a crate directory), [`check`] (the checks every built module goes through), [`render`]
 //! (descriptions as text), [`generate`] (client bindings from a description), [`units`]
-//! (durations, sizes and identities on the command line),
-//! [`api`] (a server's HTTP API) and [`websocket`] (its WebSocket), [`output`] (JSON lines and
-//! text on stdout), and [`failure`] (errors and exit codes).
+//! (durations, sizes and identities on the command line), [`api`] (a server's HTTP API) and
+//! [`websocket`] (its WebSocket), [`signal`] (when to stop), [`output`] (JSON lines and text on
+//! stdout), and [`failure`] (errors and exit codes).
 //!
 //! Exit status: `0` success; `1` the module or the call failed (an inspection violation, a
 //! call that ended in an error); `2` the command could not run (bad arguments, a build that
@@ -21,6 +21,7 @@ mod failure;
 mod generate;
 mod output;
 mod render;
+mod signal;
 mod source;
 mod units;
 mod websocket;

@@ -30,8 +30,8 @@
 //! `wasmod` command, the load generator) use it directly.
 //!
 //! The same client runs in a browser (built for `wasm32-unknown-unknown`): the transport and
-//! the runtime differ (`platform`), nothing else; [`web`] is its JavaScript API, with rows and
-//! calls in JSON through [`json`].
+//! the runtime differ (`platform`), nothing else; `web` (compiled for wasm32 only) is its
+//! JavaScript API, with rows and calls in JSON through [`json`].
 //!
 //! The crate depends on the protocol and the value encoding only, not on the host or the
 //! server. See `docs/client.md` for an example.

@@ -95,7 +95,7 @@ pub fn run(args: Args) -> Result {
         };
         tokio::select! {
             printed = print => printed,
-            () = wasmod_server::shutdown_signal() => Ok(()),
+            () = crate::signal::shutdown_signal() => Ok(()),
         }
     })
 }

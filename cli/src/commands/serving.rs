@@ -303,7 +303,7 @@ impl Serving {
                 ),
             };
             // Before the address: a signal sent as soon as it is printed stops the server.
-            let stop = wasmod_server::shutdown_signal();
+            let stop = crate::signal::shutdown_signal();
             output::print(format!("listening on http://{address}\n{console}\n"))?;
             server.serve(listener, stop).await.context("serving")
         })?;

@@ -111,7 +111,7 @@ async fn subscribe(args: Args) -> Result {
     };
     let outcome = tokio::select! {
         followed = follow(&mut connection, args.updates, &mut progress) => followed,
-        () = wasmod_server::shutdown_signal() => Ok(()),
+        () = crate::signal::shutdown_signal() => Ok(()),
         () = timeout => timed_out(&args, &progress),
     };
     connection.close().await;
