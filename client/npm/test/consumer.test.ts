@@ -5,7 +5,8 @@
  * (examples/quickstart/web/module_bindings.ts, as `wasmod generate --lang typescript` wrote
  * them), with a misspelt table that must be a type error, then `tsc` compiles it and Node runs
  * it against a served quickstart: it connects, subscribes, sends a message through the
- * bindings and prints what its cache holds.
+ * bindings and prints what its cache holds; once over `ws` (Node 20 has no global WebSocket),
+ * once over Node's own (`--experimental-websocket`).
  */
 
 import { execFileSync } from "node:child_process";
@@ -100,6 +101,13 @@ describe("the packed package in a clean consumer project", () => {
     expect(result.texts).toContain("hello from a consumer");
     expect(result.online).toBe(true);
     expect(result.states).toEqual(["disconnected"]);
+
+    // Node's own WebSocket (20 has it behind a flag, 22 without): the client uses the global
+    // one where there is one, whose events are not `ws`'s.
+    const flagged = run(process.execPath, ["--experimental-websocket", join(dir, "out", "main.js"), server.url], dir);
+    const second = JSON.parse(flagged.trim().split("\n").at(-1)!);
+    expect(second.identity).not.toBe(result.identity);
+    expect(second.texts.filter((text: string) => text === "hello from a consumer")).toHaveLength(2);
   });
 
   it("installed only what a user gets: the entry points, their types and the wasm", () => {

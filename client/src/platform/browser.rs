@@ -97,7 +97,7 @@ const NO_STATUS: u16 = 1005;
 /// unset when both are dropped).
 struct Shared {
     socket: WebSocket,
-    _handlers: [Closure<dyn FnMut(SocketEvent)>; 3],
+    _handlers: [Closure<dyn FnMut(SocketEvent)>; 4],
 }
 
 impl Drop for Shared {
@@ -106,6 +106,7 @@ impl Drop for Shared {
         self.socket.set_onopen(None);
         self.socket.set_onmessage(None);
         self.socket.set_onclose(None);
+        self.socket.set_onerror(None);
         let _ = self.socket.close();
     }
 }
@@ -174,12 +175,17 @@ pub(crate) async fn connect(
         };
         let _ = sender.send(Incoming::Closed(closed));
     });
+    // `error` is always followed by `close`, which says what happened; but the socket must
+    // listen to it: `ws` in Node throws an `error` event nobody listens to (as an uncaught
+    // exception, for a refused reconnection).
+    let on_error = Closure::<dyn FnMut(SocketEvent)>::new(|_: SocketEvent| {});
     socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    socket.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
     let shared = Rc::new(Shared {
         socket,
-        _handlers: [on_open, on_message, on_close],
+        _handlers: [on_open, on_message, on_close, on_error],
     });
     let closed = {
         let open = pin!(open);
