@@ -118,6 +118,18 @@ export async function setWebSocket(WebSocket: WebSocketConstructor | null): Prom
   setWasmWebSocket((WebSocket ?? undefined) as Function | undefined);
 }
 
+/**
+ * Calls `callback(...args)`, logging what it throws: one app callback's exception must not
+ * keep the others from being called, nor reach the connection.
+ */
+function guarded(callback: Function, args: unknown[]): void {
+  try {
+    callback(...args);
+  } catch (error) {
+    console.error("a wasmod callback threw", error);
+  }
+}
+
 /** One kind of row callback of one table, as the wasm calls it. */
 type Kind = "insert" | "delete" | "update";
 
@@ -147,7 +159,7 @@ class Listeners {
       const callbacks = new Set<Function>();
       const call = (...rows: unknown[]) => {
         for (const callback of [...callbacks]) {
-          callback(...rows);
+          guarded(callback, rows);
         }
       };
       // Throws (and registers nothing) for a table the module does not have.
@@ -268,7 +280,7 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
       this.watchingConnection = true;
       this.wasm.onConnectionState((state: string) => {
         for (const listener of [...this.connectionListeners]) {
-          listener(state as ConnectionState);
+          guarded(listener, [state]);
         }
       });
     }

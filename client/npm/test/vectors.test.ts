@@ -104,6 +104,28 @@ describe("a Replay's API", () => {
     expect(removed).toEqual([]);
   });
 
+  it("calls the other callbacks when one throws", async () => {
+    await init();
+    const replay = new Replay(module());
+    const seen: unknown[] = [];
+    const logged: unknown[] = [];
+    const error = console.error;
+    console.error = (...args: unknown[]) => logged.push(args);
+    try {
+      replay.onInsert("message", () => {
+        throw new Error("a broken callback");
+      });
+      replay.onInsert("message", (row) => seen.push(row));
+      for (const step of firstRows) {
+        replay.apply(frame(step.frame));
+      }
+    } finally {
+      console.error = error;
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    expect(logged.length).toBe(seen.length);
+  });
+
   it("calls the same function registered twice twice, and removes one registration at a time", async () => {
     await init();
     const replay = new Replay(module());
