@@ -58,14 +58,16 @@ export class Server {
 
   /**
    * Serves the quickstart on `port` (a free one by default) with its data in the directory
-   * `data` (see {@link tempDir}), and waits until it listens.
+   * `data` (see {@link tempDir}), and the static files of the directory `web` at `/` if given,
+   * and waits until it listens.
    */
-  static async start(options: { data: string; port?: number }): Promise<Server> {
+  static async start(options: { data: string; port?: number; web?: string }): Promise<Server> {
     const port = options.port ?? (await freePort());
     const data = options.data;
+    const web = options.web === undefined ? [] : ["--web", options.web];
     const child = spawn(
       wasmodBinary(),
-      ["serve", join(ROOT, "examples", "quickstart"), "--listen", `127.0.0.1:${port}`, "--data", data],
+      ["serve", join(ROOT, "examples", "quickstart"), "--listen", `127.0.0.1:${port}`, "--data", data, ...web],
       {
         stdio: ["ignore", "pipe", "pipe"],
         env: { ...process.env, CARGO_TARGET_DIR: join(ROOT, "target", "wasm-tests") },
