@@ -3,7 +3,8 @@
  * repository installs it (with `ws`, its optional peer, for Node 20), `tsc --noEmit --strict`
  * type-checks a TypeScript program over the package and the quickstart's generated bindings
  * (examples/quickstart/web/module_bindings.ts, as `wasmod generate --lang typescript` wrote
- * them), with a misspelt table that must be a type error, then `tsc` compiles it and Node runs
+ * them), with a misspelt table, column, field and argument that must each be a type error
+ * (`@ts-expect-error` fails the check where there is none), then `tsc` compiles it and Node runs
  * it against a served quickstart: it connects, subscribes, sends a message through the
  * bindings and prints what its cache holds; once over `ws` (Node 20 has no global WebSocket),
  * once over Node's own (`--experimental-websocket`).
@@ -36,12 +37,34 @@ export function misspelt(client: Client<{ message: Message; user: User }>): unkn
   return client.rows("mesage");
 }
 
+/** The generated bindings are typed: a misspelt column, field or argument is a type error. */
+export function misspeltColumn(connection: DbConnection): unknown {
+  // @ts-expect-error: users have no column \`nmae\` to find by.
+  return connection.db.user.findByNmae("alice");
+}
+export function misspeltField(message: Message): unknown {
+  // @ts-expect-error: a message has no field \`txt\`.
+  return message.txt;
+}
+export function wrongArgument(connection: DbConnection): unknown {
+  // @ts-expect-error: \`send\`'s \`text\` is a string.
+  return connection.reducers.send({ text: 42 });
+}
+export function misspeltArgument(connection: DbConnection): unknown {
+  // @ts-expect-error: \`send\` has no argument \`txt\` (and misses \`text\`).
+  return connection.reducers.send({ txt: "hello" });
+}
+export function wrongCallback(connection: DbConnection): void {
+  // @ts-expect-error: an insert callback gets a Message, which has no \`name\`.
+  connection.db.message.onInsert((message) => message.name);
+}
+
 const client = await Client.connect<{ message: Message; user: User }>(process.argv[2]!);
 const states: ConnectionState[] = [];
 client.onConnectionState((state) => states.push(state));
 const connection = new DbConnection(client);
 await client.subscribed(["SELECT * FROM message", "SELECT * FROM user"]);
-await connection.reducers.send("hello from a consumer");
+await connection.reducers.send({ text: "hello from a consumer" });
 const texts: string[] = connection.db.message.rows().map((message: Message) => message.text);
 const me: User | undefined = connection.db.user.findByIdentity(client.identity);
 await client.disconnect();
