@@ -4,10 +4,10 @@
  *
  * The wasm is fetched and compiled on the first `connect`/`init`, from the URL wasm-bindgen's
  * glue writes as `new URL("wasmod_client_web_bg.wasm", import.meta.url)`: browsers resolve it
- * next to the module, and webpack 5, Rspack and `vite build` recognise the pattern, emit the
- * file as an asset and rewrite the URL. Where a bundler cannot follow it (Vite's dev server
- * pre-bundles dependencies away from their files unless the package is in
- * `optimizeDeps.exclude`), pass the URL yourself: `await init(wasmFrom(url))` with the URL of
+ * next to the module, and webpack 5, Rspack, `vite build` and Vite 8's dev server recognise
+ * the pattern, serve or emit the file and rewrite the URL (test/bundlers.test.ts). Where a
+ * bundler cannot follow it (older Vite dev servers pre-bundled dependencies away from their
+ * files), pass the URL yourself: `await init(wasmFrom(url))` with the URL of
  * `@wasmod/client/wasm` (`import url from "@wasmod/client/wasm?url"` in Vite).
  */
 

@@ -2,7 +2,7 @@
  * The package through bundlers, unchanged: a page importing `@wasmod/client` (installed from
  * the packed tarball into a new project) is built by `vite build`, webpack 5 and Rspack, each with
  * no configuration about the wasm, then served by `wasmod serve --web` beside the quickstart
- * and run in headless Chromium: it connects, subscribes and sends a message, and shows what
+ * (or served by Vite's dev server, its API proxied to the module) and run in headless Chromium: it connects, subscribes and sends a message, and shows what
  * its cache holds. This checks what docs/client-web.md claims: that the bundlers find the
  * package's browser entry (not the Node one), emit its `.wasm` and rewrite the URL the
  * wasm-bindgen glue loads it from. (The first run of this test found the package's
@@ -10,10 +10,10 @@
  */
 
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build as viteBuild } from "vite";
+import { build as viteBuild, createServer as viteServer } from "vite";
 import webpack from "webpack";
 import { rspack } from "@rspack/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -169,4 +169,48 @@ describe("the package through bundlers, in Chromium", () => {
     expect(outcome.ok).toBe(true);
     expect(outcome.texts).toContain("hello from rspack");
   });
+
+  // Vite 8's dev server pre-bundles the package into node_modules/.vite/deps and still finds
+  // its .wasm; older ones did not (docs/client-web.md), where leaving it out is the way.
+  for (const [how, exclude] of [
+    ["pre-bundled (unchanged)", []],
+    ["left out of pre-bundling", ["@wasmod/client"]],
+  ] as const) {
+    it(`works from Vite's dev server, the package ${how}`, async () => {
+      const dir = project.path;
+      writeFileSync(join(dir, "index.html"), page("vite dev", `<script type="module" src="./app.js"></script>`));
+      rmSync(join(dir, "node_modules", ".vite"), { recursive: true, force: true });
+      const server = await Server.start({ data: data.path });
+      const dev = await viteServer({
+        root: dir,
+        configFile: false,
+        logLevel: "warn",
+        optimizeDeps: { exclude: [...exclude] },
+        // The page's origin is Vite's: the API and the socket go through to the served module.
+        server: {
+          host: "127.0.0.1",
+          port: 0,
+          proxy: { "/v1": { target: server.url, ws: true } },
+        },
+      });
+      try {
+        await dev.listen();
+        const address = dev.httpServer!.address() as { port: number };
+        await browser.goto(`http://127.0.0.1:${address.port}/index.html`);
+        const text = await browser.waitFor(
+          "the page's outcome",
+          "return document.body.dataset.done === 'true' ? document.getElementById('out').textContent : null",
+        );
+        const outcome = JSON.parse(text as string);
+        expect(outcome.error).toBeUndefined();
+        expect(outcome.ok).toBe(true);
+        expect(outcome.texts).toContain("hello from vite dev");
+        const bundled = files(join(dir, "node_modules", ".vite")).some((file) => file.includes("wasmod_client"));
+        expect(bundled, "pre-bundled").toBe(exclude.length === 0);
+      } finally {
+        await dev.close();
+        await server.stop();
+      }
+    });
+  }
 });
