@@ -15,8 +15,11 @@ import { setLoader } from "./client.js";
 
 export * from "./client.js";
 
-/** A loader of the wasm in these bytes (or this compiled module), for `init`. */
-export function wasmFrom(source: BufferSource | WebAssembly.Module): () => Promise<void> {
+/**
+ * A loader of the wasm in these bytes, for `init`. (Typed with ECMAScript's types only, so that
+ * a Node project needs no DOM library to type-check against the package.)
+ */
+export function wasmFrom(source: ArrayBuffer | ArrayBufferView): () => Promise<void> {
   return async () => {
     await loadWasm({ module_or_path: source });
     await useWsWithoutGlobal();
