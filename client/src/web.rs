@@ -61,6 +61,17 @@ pub struct Subscription {
 
 #[wasm_bindgen]
 impl Subscription {
+    /// Whether the query set's rows last came resumed after a reconnection: the server sent
+    /// only what changed since the last commit the cache applied, rather than every row.
+    /// False before any reconnection, after one the server could not resume from, and once
+    /// unsubscribed.
+    #[wasm_bindgen(getter)]
+    pub fn resumed(&self) -> bool {
+        self.handle
+            .as_ref()
+            .is_some_and(SubscriptionHandle::resumed)
+    }
+
     /// Ends the query set: its rows leave the cache (with their delete callbacks).
     pub fn unsubscribe(&mut self) {
         if let Some(handle) = self.handle.take() {

@@ -216,6 +216,15 @@ export class Subscription {
   /** @internal */
   constructor(private wasm: WasmSubscription | undefined) {}
 
+  /**
+   * Whether the query set's rows last came resumed after a reconnection: the server sent only
+   * what changed since the last commit the cache applied, rather than every row. False before
+   * any reconnection, after one the server could not resume from, and once unsubscribed.
+   */
+  get resumed(): boolean {
+    return this.wasm?.resumed ?? false;
+  }
+
   /** Ends the query set: its rows leave the cache (with their delete callbacks). Idempotent. */
   unsubscribe(): void {
     const wasm = this.wasm;
