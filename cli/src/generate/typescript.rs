@@ -80,7 +80,7 @@ pub fn generate(bindings: &Bindings, module: &str) -> Result<String, String> {
          by\n * `wasmod generate --lang typescript <module> --out <dir>`: run it again when the \
          module\n * changes. Values are as the JSON mapping writes them (docs/json.md): 64-bit \
          integers and\n * timestamps are numbers up to 2^53 - 1 and decimal strings beyond, \
-         identities hex strings.\n * Start with `new DbConnection(await Client.connect(url))` (`@wasmod/client`).\n */\n\n"
+         identities hex strings.\n * Start with `new DbConnection(await Client.connect<Tables>(url))` (`@wasmod/client`).\n */\n\n"
     ));
     out.push_str(CLIENT);
     if bindings
@@ -95,6 +95,8 @@ pub fn generate(bindings: &Bindings, module: &str) -> Result<String, String> {
         out.push('\n');
         out.push_str(&writer.named_type(named)?);
     }
+    out.push('\n');
+    out.push_str(&writer.table_rows()?);
     for table in &bindings.tables {
         out.push('\n');
         out.push_str(&writer.table(table)?);
@@ -160,6 +162,29 @@ impl Writer<'_> {
             }
         };
         Ok(doc + &body)
+    }
+
+    /// `Tables`: each public table's name and row type, the map `@wasmod/client`'s `Client`
+    /// takes to type its tables (`Client.connect<Tables>(url)`: `rows("message")` is then a
+    /// `Message[]`, and `rows("mesage")` a type error). A type alias, not an interface: an
+    /// interface would not meet the client's index signature.
+    fn table_rows(&self) -> Result<String, String> {
+        let rows = self
+            .bindings
+            .tables
+            .iter()
+            .map(|table| {
+                Ok(format!(
+                    "  {}: {};\n",
+                    property(&table.name),
+                    self.ts_type(&table.row_type)?
+                ))
+            })
+            .collect::<Result<String, String>>()?;
+        Ok(format!(
+            "/** The public tables' rows, by table name: `Client.connect<Tables>(url)`. */\n\
+             export type Tables = {{\n{rows}}};\n"
+        ))
     }
 
     /// A public table's handle over the client's cache.

@@ -29,10 +29,10 @@ function locked(dependency: string): string {
 /** The consumer's program: it must type-check under --strict and run. */
 const MAIN = `
 import { Client, type ConnectionState } from "@wasmod/client";
-import { DbConnection, type Message, type User } from "./module_bindings.js";
+import { DbConnection, type Message, type Tables, type User } from "./module_bindings.js";
 
 /** A misspelt table is a type error (tsc fails if this line is not one). */
-export function misspelt(client: Client<{ message: Message; user: User }>): unknown[] {
+export function misspelt(client: Client<Tables>): unknown[] {
   // @ts-expect-error: the module has no table \`mesage\`.
   return client.rows("mesage");
 }
@@ -59,7 +59,7 @@ export function wrongCallback(connection: DbConnection): void {
   connection.db.message.onInsert((message) => message.name);
 }
 
-const client = await Client.connect<{ message: Message; user: User }>(process.argv[2]!);
+const client = await Client.connect<Tables>(process.argv[2]!);
 const states: ConnectionState[] = [];
 client.onConnectionState((state) => states.push(state));
 const connection = new DbConnection(client);
@@ -67,8 +67,9 @@ await client.subscribed(["SELECT * FROM message", "SELECT * FROM user"]);
 await connection.reducers.send({ text: "hello from a consumer" });
 const texts: string[] = connection.db.message.rows().map((message: Message) => message.text);
 const me: User | undefined = connection.db.user.findByIdentity(client.identity);
+const drafts: Tables["draft"][] = client.rows("draft");
 await client.disconnect();
-console.log(JSON.stringify({ identity: client.identity, texts, online: me?.online, states }));
+console.log(JSON.stringify({ identity: client.identity, texts, online: me?.online, states, drafts }));
 `;
 
 describe("the packed package in a clean consumer project", () => {
@@ -125,6 +126,7 @@ describe("the packed package in a clean consumer project", () => {
     expect(result.texts).toContain("hello from a consumer");
     expect(result.online).toBe(true);
     expect(result.states).toEqual(["disconnected"]);
+    expect(result.drafts).toEqual([]);
 
     // Node's own WebSocket (20 has it behind a flag, 22 without): the client uses the global
     // one where there is one, whose events are not `ws`'s.

@@ -4,7 +4,7 @@
  * `wasmod generate --lang typescript <module> --out <dir>`: run it again when the module
  * changes. Values are as the JSON mapping writes them (docs/json.md): 64-bit integers and
  * timestamps are numbers up to 2^53 - 1 and decimal strings beyond, identities hex strings.
- * Start with `new DbConnection(await Client.connect(url))` (`@wasmod/client`).
+ * Start with `new DbConnection(await Client.connect<Tables>(url))` (`@wasmod/client`).
  */
 
 /** What the bindings use of a client: `@wasmod/client`'s `Client` (or the raw `WasmodClient`) has all of it. */
@@ -47,6 +47,13 @@ export interface Draft {
   owner: string;
   text: string;
 }
+
+/** The public tables' rows, by table name: `Client.connect<Tables>(url)`. */
+export type Tables = {
+  message: Message;
+  user: User;
+  draft: Draft;
+};
 
 /** Table `message` in the client's cache. */
 export class MessageTable {
