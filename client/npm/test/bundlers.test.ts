@@ -22,6 +22,9 @@ import { Server, tempDir } from "./support/server.js";
 
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
+/** How long one bundler's build and page may take on a loaded machine. */
+const BUNDLE_WITHIN = 150_000;
+
 /** The page's script: what an app does first, its outcome written into the page. */
 const APP = `
 import { Client } from "@wasmod/client";
@@ -118,7 +121,7 @@ describe("the package through bundlers, in Chromium", () => {
     expect(outcome.error).toBeUndefined();
     expect(outcome.ok).toBe(true);
     expect(outcome.texts).toContain("hello from vite");
-  });
+  }, BUNDLE_WITHIN);
 
   it("works when built by webpack 5", async () => {
     const dir = project.path;
@@ -142,7 +145,7 @@ describe("the package through bundlers, in Chromium", () => {
     expect(outcome.error).toBeUndefined();
     expect(outcome.ok).toBe(true);
     expect(outcome.texts).toContain("hello from webpack");
-  });
+  }, BUNDLE_WITHIN);
 
   it("works when built by Rspack", async () => {
     const dir = project.path;
@@ -168,7 +171,7 @@ describe("the package through bundlers, in Chromium", () => {
     expect(outcome.error).toBeUndefined();
     expect(outcome.ok).toBe(true);
     expect(outcome.texts).toContain("hello from rspack");
-  });
+  }, BUNDLE_WITHIN);
 
   // Vite 8's dev server pre-bundles the package into node_modules/.vite/deps and still finds
   // its .wasm; older ones did not (docs/client-web.md), where leaving it out is the way.
@@ -211,6 +214,6 @@ describe("the package through bundlers, in Chromium", () => {
         await dev.close();
         await server.stop();
       }
-    });
+    }, BUNDLE_WITHIN);
   }
 });

@@ -134,7 +134,7 @@ describe("the packed package in a clean consumer project", () => {
     const second = JSON.parse(flagged.trim().split("\n").at(-1)!);
     expect(second.identity).not.toBe(result.identity);
     expect(second.texts.filter((text: string) => text === "hello from a consumer")).toHaveLength(2);
-  });
+  }, 300_000); // An install from the registry, two compilations and two runs, on a loaded machine.
 
   it("installed only what a user gets: the entry points, their types and the wasm", () => {
     const installed = join(consumer.path, "node_modules", "@wasmod", "client");

@@ -137,7 +137,7 @@ describe("a client in Node against wasmod serve", () => {
       seen.some((row) => row.text === "after the restart"),
     );
     expect(states).toEqual(["reconnecting", "connected"]);
-  });
+  }, 200_000); // A server stopped and started again, and two clients back, on a loaded machine.
 
   it("rejects a connection to a server that is not there, saying where", async () => {
     const nowhere = `http://127.0.0.1:${await freePort()}`;

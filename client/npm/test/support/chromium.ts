@@ -86,7 +86,7 @@ export class Browser {
   }
 
   /** Polls `script` until it returns something other than `null`; that value. */
-  async waitFor(what: string, script: string, withinMs = 30_000): Promise<unknown> {
+  async waitFor(what: string, script: string, withinMs = 60_000): Promise<unknown> {
     const start = Date.now();
     for (;;) {
       const value = await this.execute(script);
