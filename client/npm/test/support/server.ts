@@ -73,6 +73,10 @@ export class Server {
         env: { ...process.env, CARGO_TARGET_DIR: join(ROOT, "target", "wasm-tests") },
       },
     );
+    // Should the test process end without stopping it (a crash, a time-out), it goes too.
+    const orphaned = () => child.kill("SIGKILL");
+    process.once("exit", orphaned);
+    child.once("exit", () => process.removeListener("exit", orphaned));
     const logs: string[] = [];
     createInterface({ input: child.stderr! }).on("line", (line) => {
       logs.push(line);
