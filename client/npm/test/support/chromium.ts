@@ -31,6 +31,10 @@ export class Browser {
     }
     const port = await freePort();
     const driver = spawn(CHROMEDRIVER, [`--port=${port}`], { stdio: "ignore" });
+    // Should the test process end without stopping it, chromedriver (and its Chromium) go too.
+    const orphaned = () => driver.kill("SIGKILL");
+    process.once("exit", orphaned);
+    driver.once("exit", () => process.removeListener("exit", orphaned));
     const browser = new Browser(driver, `http://127.0.0.1:${port}`);
     try {
       const start = Date.now();
