@@ -8,6 +8,10 @@
 //! `POST /v1/reducers` takes. Calls return Promises; errors reject them with an `Error`.
 //! [`WasmodReplay`] is the same cache and callbacks fed frames by the page itself (`Replay`).
 //!
+//! It runs wherever JavaScript has `fetch` and a WebSocket class: in pages and workers, and in
+//! Node (where [`set_web_socket`] gives it a WebSocket class before Node 22 has a global one).
+//! The npm package `@wasmod/client` (`client/npm/`) wraps it in a typed API.
+//!
 //! JavaScript functions are not `Send`, and the client's callbacks must be; the page has one
 //! thread, so they are wrapped in a [`SendWrapper`] (which would panic if they ever moved to
 //! another thread: none exists here).
@@ -26,6 +30,22 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use wasmod_protocol::description::ModuleDescription;
 
+#[wasm_bindgen]
+extern "C" {
+    /// The global `fetch`: a page's or a worker's (not only a window has one), or Node's.
+    #[wasm_bindgen(js_name = fetch)]
+    fn global_fetch(input: &str) -> Promise;
+}
+
+/// Makes clients construct their sockets with `constructor`, a class with the browser
+/// `WebSocket`'s constructor (`new C(url, protocol)`) and members (such as the `ws` package's,
+/// in Node 20, which has no global `WebSocket`), or with the global `WebSocket` again for
+/// `undefined`/`null`. Applies to every socket opened from then on, reconnections included.
+#[wasm_bindgen(js_name = setWebSocket)]
+pub fn set_web_socket(constructor: Option<Function>) {
+    crate::platform::set_web_socket(constructor);
+}
+
 /// A connected client of a wasmod server, for JavaScript.
 #[wasm_bindgen]
 pub struct WasmodClient {
@@ -41,6 +61,17 @@ pub struct Subscription {
 
 #[wasm_bindgen]
 impl Subscription {
+    /// Whether the query set's rows last came resumed after a reconnection: the server sent
+    /// only what changed since the last commit the cache applied, rather than every row.
+    /// False before any reconnection, after one the server could not resume from, and once
+    /// unsubscribed.
+    #[wasm_bindgen(getter)]
+    pub fn resumed(&self) -> bool {
+        self.handle
+            .as_ref()
+            .is_some_and(SubscriptionHandle::resumed)
+    }
+
     /// Ends the query set: its rows leave the cache (with their delete callbacks).
     pub fn unsubscribe(&mut self) {
         if let Some(handle) = self.handle.take() {
@@ -406,12 +437,11 @@ impl JsTables {
 
 /// Reads the module's description from the server at `url`.
 async fn fetch_description(url: &str) -> Result<ModuleDescription, JsError> {
-    let window = web_sys::window().ok_or_else(|| JsError::new("no window to fetch from"))?;
     let address = format!("{}/v1/module", http_base(url));
     let failed = |what: &str, error: JsValue| {
         JsError::new(&format!("{what} {address}: {}", describe(&error)))
     };
-    let response: web_sys::Response = JsFuture::from(window.fetch_with_str(&address))
+    let response: web_sys::Response = JsFuture::from(global_fetch(&address))
         .await
         .map_err(|error| failed("could not fetch", error))?
         .dyn_into()

@@ -1,6 +1,14 @@
 //! The browser side: the page's own `WebSocket` (through `web-sys`), tasks on the page's
 //! event loop, timers from `gloo-timers`.
 //!
+//! "Browser" means any JavaScript host with an event loop: the same code runs in Node (the npm
+//! package `@wasmod/client`, `client/npm/`). Node 20 has no global `WebSocket`, so the class
+//! the client constructs may be set with [`set_web_socket`] (the package's Node entry passes
+//! the `ws` package's); it is only ever used through the members every WebSocket
+//! implementation shares (`binaryType`, `onopen`, `send`, ...), and its events are read by
+//! name ([`SocketEvent`]), not by class, since `ws`'s events are not instances of the
+//! browser's `MessageEvent` and `CloseEvent`.
+//!
 //! A browser's `WebSocket` cannot send an `Authorization` header, so the token goes in the
 //! `token` query parameter, which the server reads the same way (`docs/protocol.md`). Its
 //! events (`open`, `message`, `close`) are turned into a channel the [`Reader`] reads like the
@@ -18,8 +26,66 @@ use std::rc::Rc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsCast;
-use web_sys::{BinaryType, CloseEvent, Event, MessageEvent, WebSocket};
+use wasm_bindgen::JsValue;
+use web_sys::{BinaryType, WebSocket};
+
+#[wasm_bindgen]
+extern "C" {
+    /// A socket's event as its handlers read it: by its fields' names, whatever its class (a
+    /// browser's `MessageEvent` or `CloseEvent`, or their look-alikes from `ws` in Node).
+    pub(crate) type SocketEvent;
+
+    /// A message event's payload: an `ArrayBuffer` (binary) or a string (text).
+    #[wasm_bindgen(method, getter, structural)]
+    fn data(this: &SocketEvent) -> JsValue;
+
+    /// A close event's code (a number).
+    #[wasm_bindgen(method, getter, structural)]
+    fn code(this: &SocketEvent) -> JsValue;
+
+    /// A close event's reason (a string).
+    #[wasm_bindgen(method, getter, structural)]
+    fn reason(this: &SocketEvent) -> JsValue;
+}
+
+thread_local! {
+    /// The WebSocket class [`connect`] constructs, if not the global `WebSocket`.
+    static WEB_SOCKET: RefCell<Option<js_sys::Function>> = const { RefCell::new(None) };
+}
+
+/// Makes the client construct its sockets with `constructor` (a class with the browser
+/// `WebSocket`'s constructor and members, such as the `ws` package's in Node), or with the
+/// global `WebSocket` again for `None`. It applies to the sockets opened from then on, the
+/// reconnections of clients already connected included.
+pub(crate) fn set_web_socket(constructor: Option<js_sys::Function>) {
+    WEB_SOCKET.with(|slot| *slot.borrow_mut() = constructor);
+}
+
+/// A new socket at `url` asking for `subprotocol`, of the class [`set_web_socket`] set, or
+/// else of the global `WebSocket`: an error saying what to do where there is none.
+fn new_socket(url: &str, subprotocol: &str) -> Result<WebSocket, OpenError> {
+    let refused = |error: JsValue| {
+        OpenError::Request(format!("the WebSocket refused the URL {url}: {error:?}"))
+    };
+    if let Some(constructor) = WEB_SOCKET.with(|slot| slot.borrow().clone()) {
+        let args = js_sys::Array::of2(&JsValue::from_str(url), &JsValue::from_str(subprotocol));
+        let socket = js_sys::Reflect::construct(&constructor, &args).map_err(refused)?;
+        return Ok(socket.unchecked_into());
+    }
+    let global = js_sys::global();
+    let class = js_sys::Reflect::get(&global, &JsValue::from_str("WebSocket")).unwrap_or_default();
+    if class.is_undefined() {
+        return Err(OpenError::Request(
+            "this JavaScript environment has no global WebSocket (Node before 22): install the \
+             `ws` package (@wasmod/client's Node entry uses it) or give a WebSocket class to \
+             setWebSocket"
+                .to_owned(),
+        ));
+    }
+    WebSocket::new_with_str(url, subprotocol).map_err(refused)
+}
 
 /// The close code a browser reports for a socket that ended without a close frame.
 const ABNORMAL_CLOSE: u16 = 1006;
@@ -31,7 +97,7 @@ const NO_STATUS: u16 = 1005;
 /// unset when both are dropped).
 struct Shared {
     socket: WebSocket,
-    _handlers: [Closure<dyn FnMut(Event)>; 3],
+    _handlers: [Closure<dyn FnMut(SocketEvent)>; 4],
 }
 
 impl Drop for Shared {
@@ -40,6 +106,7 @@ impl Drop for Shared {
         self.socket.set_onopen(None);
         self.socket.set_onmessage(None);
         self.socket.set_onclose(None);
+        self.socket.set_onerror(None);
         let _ = self.socket.close();
     }
 }
@@ -71,23 +138,19 @@ pub(crate) async fn connect(
         }
         None => url.to_owned(),
     };
-    let socket = WebSocket::new_with_str(&url, subprotocol)
-        .map_err(|error| OpenError::Request(format!("the browser refused the URL: {error:?}")))?;
+    let socket = new_socket(&url, subprotocol)?;
     socket.set_binary_type(BinaryType::Arraybuffer);
     let (sender, mut incoming) = mpsc::unbounded_channel();
     let (opened, open) = oneshot::channel::<()>();
     let opened = Rc::new(RefCell::new(Some(opened)));
-    let on_open = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
+    let on_open = Closure::<dyn FnMut(SocketEvent)>::new(move |_: SocketEvent| {
         if let Some(opened) = opened.borrow_mut().take() {
             let _ = opened.send(());
         }
     });
     let on_message = {
         let sender = sender.clone();
-        Closure::<dyn FnMut(Event)>::new(move |event: Event| {
-            let Some(event) = event.dyn_ref::<MessageEvent>() else {
-                return;
-            };
+        Closure::<dyn FnMut(SocketEvent)>::new(move |event: SocketEvent| {
             let data = event.data();
             let payload = match data.dyn_ref::<js_sys::ArrayBuffer>() {
                 Some(buffer) => {
@@ -98,25 +161,31 @@ pub(crate) async fn connect(
             let _ = sender.send(Incoming::Data(payload));
         })
     };
-    let on_close = Closure::<dyn FnMut(Event)>::new(move |event: Event| {
-        let closed = match event.dyn_ref::<CloseEvent>() {
-            Some(close) if close.code() == ABNORMAL_CLOSE => {
+    let on_close = Closure::<dyn FnMut(SocketEvent)>::new(move |event: SocketEvent| {
+        let code = event.code().as_f64().map(|code| code as u16);
+        let closed = match code {
+            Some(ABNORMAL_CLOSE) => {
                 Closed::Ended("the connection ended without a close frame".to_owned())
             }
-            Some(close) => Closed::ByServer {
-                code: Some(close.code()).filter(|&code| code != NO_STATUS),
-                reason: close.reason(),
+            Some(code) => Closed::ByServer {
+                code: Some(code).filter(|&code| code != NO_STATUS),
+                reason: event.reason().as_string().unwrap_or_default(),
             },
             None => Closed::Ended("the socket closed, for no reason given".to_owned()),
         };
         let _ = sender.send(Incoming::Closed(closed));
     });
+    // `error` is always followed by `close`, which says what happened; but the socket must
+    // listen to it: `ws` in Node throws an `error` event nobody listens to (as an uncaught
+    // exception, for a refused reconnection).
+    let on_error = Closure::<dyn FnMut(SocketEvent)>::new(|_: SocketEvent| {});
     socket.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+    socket.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     socket.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     socket.set_onclose(Some(on_close.as_ref().unchecked_ref()));
     let shared = Rc::new(Shared {
         socket,
-        _handlers: [on_open, on_message, on_close],
+        _handlers: [on_open, on_message, on_close, on_error],
     });
     let closed = {
         let open = pin!(open);
@@ -149,14 +218,19 @@ pub(crate) async fn connect(
 }
 
 impl Writer {
-    /// Sends one frame (the browser buffers it).
+    /// Sends one frame (the socket buffers it).
     pub(crate) async fn send(&mut self, payload: Payload) -> Result<(), Error> {
         let socket = &self.shared.socket;
         if socket.ready_state() != WebSocket::OPEN {
             return Err(Error::Disconnected);
         }
         match payload {
-            Payload::Binary(bytes) => socket.send_with_u8_array(&bytes),
+            // A copy the socket owns, not a view of the wasm memory: a browser copies what
+            // it sends at once, but `ws` in Node may keep the bytes queued, and the memory
+            // under a view changes (or goes, when it grows) before they leave.
+            Payload::Binary(bytes) => {
+                socket.send_with_array_buffer_view(&js_sys::Uint8Array::from(&bytes[..]))
+            }
             Payload::Text(text) => socket.send_with_str(&text),
         }
         .map_err(|_| Error::Disconnected)

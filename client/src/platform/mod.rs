@@ -23,7 +23,7 @@ pub(crate) use native::{connect, sleep, spawn, timeout, Reader, Writer};
 #[cfg(target_arch = "wasm32")]
 mod browser;
 #[cfg(target_arch = "wasm32")]
-pub(crate) use browser::{connect, sleep, spawn, timeout, Reader, Writer};
+pub(crate) use browser::{connect, set_web_socket, sleep, spawn, timeout, Reader, Writer};
 
 use crate::transport::{Closed, Payload};
 

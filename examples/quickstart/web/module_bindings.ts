@@ -4,10 +4,10 @@
  * `wasmod generate --lang typescript <module> --out <dir>`: run it again when the module
  * changes. Values are as the JSON mapping writes them (docs/json.md): 64-bit integers and
  * timestamps are numbers up to 2^53 - 1 and decimal strings beyond, identities hex strings.
- * Start with `new DbConnection(await WasmodClient.connect(url))`.
+ * Start with `new DbConnection(await Client.connect<Tables>(url))` (`@wasmod/client`).
  */
 
-/** What the bindings use of the browser client: its package's `WasmodClient` has all of it. */
+/** What the bindings use of a client: `@wasmod/client`'s `Client` (or the raw `WasmodClient`) has all of it. */
 export interface Client {
   rows(table: string): unknown[];
   onInsert(table: string, callback: (row: any) => void): void;
@@ -47,6 +47,13 @@ export interface Draft {
   owner: string;
   text: string;
 }
+
+/** The public tables' rows, by table name: `Client.connect<Tables>(url)`. */
+export type Tables = {
+  message: Message;
+  user: User;
+  draft: Draft;
+};
 
 /** Table `message` in the client's cache. */
 export class MessageTable {
@@ -154,20 +161,20 @@ export class DraftTable {
 export class Reducers {
   constructor(private readonly client: Client) {}
   /** Calls `set_name`; resolves with the commit's offset once its changes are in the cache. */
-  setName(name: string): Promise<number> {
-    return this.client.callReducer("set_name", [name]);
+  setName(args: { name: string }): Promise<number> {
+    return this.client.callReducer("set_name", { name: args.name });
   }
   /** Calls `send`; resolves with the commit's offset once its changes are in the cache. */
-  send(text: string): Promise<number> {
-    return this.client.callReducer("send", [text]);
+  send(args: { text: string }): Promise<number> {
+    return this.client.callReducer("send", { text: args.text });
   }
   /** Calls `save_draft`; resolves with the commit's offset once its changes are in the cache. */
-  saveDraft(text: string): Promise<number> {
-    return this.client.callReducer("save_draft", [text]);
+  saveDraft(args: { text: string }): Promise<number> {
+    return this.client.callReducer("save_draft", { text: args.text });
   }
   /** Calls `hand_draft`; resolves with the commit's offset once its changes are in the cache. */
-  handDraft(id: number | string, to: string): Promise<number> {
-    return this.client.callReducer("hand_draft", [id, to]);
+  handDraft(args: { id: number | string; to: string }): Promise<number> {
+    return this.client.callReducer("hand_draft", { id: args.id, to: args.to });
   }
 }
 
@@ -175,8 +182,8 @@ export class Reducers {
 export class Procedures {
   constructor(private readonly client: Client) {}
   /** Calls `fetch_motd`; resolves with what it returns. */
-  fetchMotd(url: string): Promise<{ ok: string } | { err: string }> {
-    return this.client.callProcedure("fetch_motd", [url]);
+  fetchMotd(args: { url: string }): Promise<{ ok: string } | { err: string }> {
+    return this.client.callProcedure("fetch_motd", { url: args.url });
   }
 }
 

@@ -1,0 +1,386 @@
+/**
+ * The typed API of `@wasmod/client`, over the wasm-bindgen bindings of `wasmod-client`
+ * (`client/src/web.rs`): the same Rust client underneath (one connection task, the client
+ * cache, reconnection that resumes), typed for TypeScript and with what a JavaScript app
+ * expects of callbacks (each registration returns the function that removes it).
+ *
+ * This file knows nothing of where it runs: the entry points (`browser.ts`, `node.ts`) tell it
+ * how to load the wasm ({@link setLoader}), and it loads it once, on the first `connect` or
+ * `init`.
+ *
+ * Values are those of the JSON mapping (`docs/json.md`): 64-bit integers and timestamps are
+ * numbers up to 2^53 - 1 and decimal strings beyond, identities and connection ids hex strings.
+ */
+
+import {
+  WasmodClient,
+  WasmodReplay,
+  setWebSocket as setWasmWebSocket,
+  type Subscription as WasmSubscription,
+} from "../wasm/wasmod_client_web.js";
+
+/** A row as the JSON mapping writes it: an object keyed by column name. */
+export type Row = Record<string, unknown>;
+
+/**
+ * The tables a client sees, as a map from table name to its row type: `Client<{ message:
+ * Message }>` types `rows("message")` as `Message[]` and refuses `rows("mesage")`. The
+ * default takes any table name and gives plain {@link Row}s.
+ */
+export type TableRows = { [table: string]: object };
+
+/** The table names of `Tables`. */
+export type TableName<Tables extends TableRows> = keyof Tables & string;
+
+/** Where a connection stands. */
+export type ConnectionState = "connected" | "reconnecting" | "disconnected";
+
+/** How the server may compress the large messages it sends (decoded in wasm). */
+export type Compression = "none" | "gzip" | "brotli";
+
+/** A call's arguments: an array in parameter order, or an object keyed by parameter name. */
+export type Args = readonly unknown[] | { readonly [parameter: string]: unknown };
+
+/** Removes the callback it was returned for; calling it again does nothing. */
+export type Unlisten = () => void;
+
+/** How to connect. */
+export interface ConnectOptions {
+  /**
+   * The token of an identity handed out earlier ({@link Client.token}): connect as it. Without
+   * one, the server makes a new identity.
+   */
+  token?: string | null;
+  /** Ask the server to compress large messages; none by default. */
+  compression?: Compression;
+}
+
+/** What to be told about a subscription. */
+export interface SubscribeHandlers {
+  /** Its rows are in the cache (their insert callbacks have run). */
+  onApplied?: () => void;
+  /** The server refused the queries (a message saying why), or dropped the query set. */
+  onError?: (message: string) => void;
+}
+
+/** A WebSocket class: `new (url, protocol)` with the browser `WebSocket`'s members. */
+export type WebSocketConstructor = new (url: string, protocol?: string | string[]) => unknown;
+
+/** How the wasm is loaded where this runs; set once by the entry point. */
+let loader: (() => Promise<void>) | undefined;
+/** The loading under way or done. */
+let loading: Promise<void> | undefined;
+/** Whether the wasm is loaded (the synchronous constructors need it). */
+let loaded = false;
+
+/** Sets how {@link init} loads the wasm by default (the entry points call it). @internal */
+export function setLoader(load: () => Promise<void>): void {
+  loader = load;
+}
+
+/**
+ * Loads the package's wasm, once; later calls return the same promise. `connect` calls it
+ * itself: call it first only to construct a {@link Replay}, or to load the wasm from somewhere
+ * else than where the entry point looks (`load`, a function doing it, for bundlers that
+ * cannot follow the package's own reference to its `.wasm` file).
+ */
+export function init(load?: () => Promise<void>): Promise<void> {
+  if (loading === undefined) {
+    const chosen = load ?? loader;
+    if (chosen === undefined) {
+      return Promise.reject(new Error("@wasmod/client: no loader (import the package's entry point)"));
+    }
+    loading = chosen().then(() => {
+      loaded = true;
+    });
+    // A failed load may be tried again.
+    loading.catch(() => {
+      loading = undefined;
+    });
+  }
+  return loading;
+}
+
+function requireLoaded(what: string): void {
+  if (!loaded) {
+    throw new Error(`@wasmod/client: ${what} needs the wasm loaded: \`await init()\` first`);
+  }
+}
+
+/**
+ * Makes clients construct their sockets with `WebSocket` (a class with the browser
+ * `WebSocket`'s constructor and members, such as the `ws` package's), or with the global
+ * `WebSocket` again for `null`. The Node entry point does it by itself where Node has no
+ * global `WebSocket`. Applies to every socket opened from then on, reconnections included.
+ */
+export async function setWebSocket(WebSocket: WebSocketConstructor | null): Promise<void> {
+  await init();
+  setWasmWebSocket((WebSocket ?? undefined) as Function | undefined);
+}
+
+/**
+ * Calls `callback(...args)`, logging what it throws: one app callback's exception must not
+ * keep the others from being called, nor reach the connection.
+ */
+function guarded(callback: Function, args: unknown[]): void {
+  try {
+    callback(...args);
+  } catch (error) {
+    console.error("a wasmod callback threw", error);
+  }
+}
+
+/** One kind of row callback of one table, as the wasm calls it. */
+type Kind = "insert" | "delete" | "update";
+
+/** What the wasm client and the replay share: their tables and row callbacks. */
+interface WasmTables {
+  rows(table: string): unknown[];
+  onInsert(table: string, callback: Function): void;
+  onDelete(table: string, callback: Function): void;
+  onUpdate(table: string, callback: Function): void;
+}
+
+/**
+ * The row callbacks of one cache. The wasm cannot remove a callback, so it gets one per table
+ * and kind, the first time one is asked for, that calls the app's current ones: removing one
+ * is removing it from its set. Callbacks added while one runs see the next change, not this
+ * one.
+ */
+class Listeners {
+  private readonly sets = new Map<string, Set<Function>>();
+
+  constructor(private readonly wasm: WasmTables) {}
+
+  add(kind: Kind, table: string, callback: Function): Unlisten {
+    const key = `${kind}\u0000${table}`;
+    let set = this.sets.get(key);
+    if (set === undefined) {
+      const callbacks = new Set<Function>();
+      const call = (...rows: unknown[]) => {
+        for (const callback of [...callbacks]) {
+          guarded(callback, rows);
+        }
+      };
+      // Throws (and registers nothing) for a table the module does not have.
+      if (kind === "insert") this.wasm.onInsert(table, call);
+      else if (kind === "delete") this.wasm.onDelete(table, call);
+      else this.wasm.onUpdate(table, call);
+      set = callbacks;
+      this.sets.set(key, set);
+    }
+    const callbacks = set;
+    // One entry per registration, even of the same function twice.
+    const entry = (...rows: unknown[]) => callback(...rows);
+    callbacks.add(entry);
+    return () => {
+      callbacks.delete(entry);
+    };
+  }
+}
+
+/** The tables of a cache, typed: what {@link Client} and {@link Replay} share. */
+abstract class Tables<T extends TableRows> {
+  private readonly listeners: Listeners;
+
+  protected constructor(private readonly tables: WasmTables) {
+    this.listeners = new Listeners(tables);
+  }
+
+  /** The rows of `table` the cache holds now, in no particular order. */
+  rows<K extends TableName<T>>(table: K): T[K][] {
+    return this.tables.rows(table) as T[K][];
+  }
+
+  /** Calls `callback(row)` with each row of `table` that enters the cache. */
+  onInsert<K extends TableName<T>>(table: K, callback: (row: T[K]) => void): Unlisten {
+    return this.listeners.add("insert", table, callback);
+  }
+
+  /** Calls `callback(row)` with each row of `table` that leaves the cache. */
+  onDelete<K extends TableName<T>>(table: K, callback: (row: T[K]) => void): Unlisten {
+    return this.listeners.add("delete", table, callback);
+  }
+
+  /**
+   * Calls `callback(old, row)` with each row of `table` replaced in one transaction by one with
+   * the same primary key (a table without one sees a delete and an insert instead).
+   */
+  onUpdate<K extends TableName<T>>(table: K, callback: (old: T[K], row: T[K]) => void): Unlisten {
+    return this.listeners.add("update", table, callback);
+  }
+}
+
+/** A subscribed query set. */
+export class Subscription {
+  /** @internal */
+  constructor(private wasm: WasmSubscription | undefined) {}
+
+  /**
+   * Whether the query set's rows last came resumed after a reconnection: the server sent only
+   * what changed since the last commit the cache applied, rather than every row. False before
+   * any reconnection, after one the server could not resume from, and once unsubscribed.
+   */
+  get resumed(): boolean {
+    return this.wasm?.resumed ?? false;
+  }
+
+  /** Ends the query set: its rows leave the cache (with their delete callbacks). Idempotent. */
+  unsubscribe(): void {
+    const wasm = this.wasm;
+    this.wasm = undefined;
+    if (wasm !== undefined) {
+      wasm.unsubscribe();
+      wasm.free();
+    }
+  }
+}
+
+/**
+ * A client of a wasmod server: one connection (reconnecting by itself, resuming its query
+ * sets), a cache of the rows its subscriptions select, and calls. `T` maps table names to row
+ * types (generated bindings supply it).
+ */
+export class Client<T extends TableRows = { [table: string]: Row }> extends Tables<T> {
+  private readonly connectionListeners = new Set<(state: ConnectionState) => void>();
+  private watchingConnection = false;
+
+  private constructor(private readonly wasm: WasmodClient) {
+    super(wasm);
+  }
+
+  /**
+   * Connects to the server at `url` (`http(s)://host:port`, `ws(s)://host:port`, or its
+   * `/v1/subscribe`): reads the module's description, opens the socket and waits for the
+   * server's greeting. Rejects if the first connection fails; later losses reconnect.
+   */
+  static async connect<T extends TableRows = { [table: string]: Row }>(
+    url: string,
+    options: ConnectOptions = {},
+  ): Promise<Client<T>> {
+    await init();
+    const compression = options.compression === "none" ? undefined : options.compression;
+    const wasm = await WasmodClient.connect(url, options.token ?? undefined, compression);
+    return new Client<T>(wasm);
+  }
+
+  /** The token of the client's identity: keep it to connect again as the same identity. */
+  get token(): string {
+    return this.wasm.token;
+  }
+
+  /** The client's identity, as 64 hex digits (as rows write identities). */
+  get identity(): string {
+    return this.wasm.identity;
+  }
+
+  /** Where the connection stands now. */
+  get connectionState(): ConnectionState {
+    return this.wasm.connectionState as ConnectionState;
+  }
+
+  /**
+   * Calls `callback(state)` at each change of {@link connectionState}: the socket lost
+   * (`"reconnecting"`), back (`"connected"`, its query sets resumed), or the client ended
+   * (`"disconnected"`).
+   */
+  onConnectionState(callback: (state: ConnectionState) => void): Unlisten {
+    if (!this.watchingConnection) {
+      this.watchingConnection = true;
+      this.wasm.onConnectionState((state: string) => {
+        for (const listener of [...this.connectionListeners]) {
+          guarded(listener, [state]);
+        }
+      });
+    }
+    const entry = (state: ConnectionState) => callback(state);
+    this.connectionListeners.add(entry);
+    return () => {
+      this.connectionListeners.delete(entry);
+    };
+  }
+
+  /**
+   * Subscribes to the rows `queries` (SQL, `docs/subscriptions.md`) select, as one query set.
+   * Its rows enter the cache with their insert callbacks, then `onApplied` runs.
+   */
+  subscribe(queries: readonly string[], handlers: SubscribeHandlers = {}): Subscription {
+    return new Subscription(this.wasm.subscribe([...queries], handlers.onApplied, handlers.onError));
+  }
+
+  /**
+   * Subscribes like {@link subscribe} and resolves once the rows are in the cache; rejects
+   * with the server's refusal.
+   */
+  subscribed(queries: readonly string[]): Promise<Subscription> {
+    return new Promise((resolve, reject) => {
+      let applied = false;
+      const subscription = this.subscribe(queries, {
+        onApplied: () => {
+          applied = true;
+          resolve(subscription);
+        },
+        onError: (message) => {
+          if (!applied) reject(new Error(message));
+        },
+      });
+    });
+  }
+
+  /**
+   * Calls reducer `name` with `args`; resolves with the commit's offset once its changes are
+   * in the cache, rejects with the reducer's error.
+   */
+  callReducer(name: string, args: Args = []): Promise<number> {
+    return this.wasm.callReducer(name, args) as Promise<number>;
+  }
+
+  /** Calls procedure `name` with `args`; resolves with the value it returns (JSON mapping). */
+  callProcedure<R = unknown>(name: string, args: Args = []): Promise<R> {
+    return this.wasm.callProcedure(name, args) as Promise<R>;
+  }
+
+  /** Calls view `name` with `args`; resolves with the value it returns (JSON mapping). */
+  callView<R = unknown>(name: string, args: Args = []): Promise<R> {
+    return this.wasm.callView(name, args) as Promise<R>;
+  }
+
+  /** Closes the connection for good; calls still waiting reject. */
+  async disconnect(): Promise<void> {
+    await this.wasm.disconnect();
+  }
+}
+
+/** A server message as the JSON protocol writes it (`docs/protocol.md`), e.g. `{ "TransactionUpdate": {..} }`. */
+export type ServerMessage = { [kind: string]: unknown };
+
+/**
+ * A client cache fed frames by the app itself: recorded or relayed binary server messages
+ * (the shared test vectors of `client/vectors/`), with the rows and callbacks of a
+ * {@link Client}'s cache. Nothing is sent. Needs the wasm loaded: `await init()` first.
+ */
+export class Replay<T extends TableRows = { [table: string]: Row }> extends Tables<T> {
+  private readonly wasm: WasmodReplay;
+
+  /** An empty cache of the module `description` describes (the JSON text of `GET /v1/module`). */
+  constructor(description: string) {
+    requireLoaded("a Replay");
+    const wasm = new WasmodReplay(description);
+    super(wasm);
+    this.wasm = wasm;
+  }
+
+  /**
+   * Applies `frame`, one binary server message as the server sends it (compressed or not):
+   * its rows enter and leave the cache, with their callbacks. Returns the message as the
+   * JSON protocol writes it; throws, changing nothing, for bytes that are not a message.
+   */
+  apply(frame: Uint8Array): ServerMessage {
+    return this.wasm.apply(frame) as ServerMessage;
+  }
+
+  /** Frees the cache's memory in the wasm; the replay is unusable after. */
+  free(): void {
+    this.wasm.free();
+  }
+}

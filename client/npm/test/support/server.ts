@@ -1,0 +1,138 @@
+/**
+ * A real `wasmod serve` of the quickstart module for the live tests: the built `wasmod` binary
+ * (WASMOD_BIN, or the workspace's `target/debug/wasmod`, which `cargo test --workspace`
+ * builds) on a loopback port, with a data directory of its own that goes when it stops.
+ *
+ * It serves the quickstart's crate, which `wasmod serve` builds for wasm32 (into
+ * `target/wasm-tests`, where the Rust tests' nested builds go, so CI builds it once). A
+ * missing binary fails the test, saying how to build it: the live tests never skip.
+ */
+
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** The repository's root. */
+export const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+
+/** How long a server may take to start (the first start builds the module). */
+const START_WITHIN_MS = 170_000;
+
+/** A loopback port nothing listens on now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The `wasmod` binary to run. */
+export function wasmodBinary(): string {
+  const binary = process.env.WASMOD_BIN ?? join(ROOT, "target", "debug", "wasmod");
+  if (!existsSync(binary)) {
+    throw new Error(
+      `no wasmod binary at ${binary}: build it (cargo build -p wasmod-cli --bin wasmod) or ` +
+        "set WASMOD_BIN to one",
+    );
+  }
+  return binary;
+}
+
+/** A running `wasmod serve`. */
+export class Server {
+  private constructor(
+    private readonly child: ChildProcess,
+    /** `http://127.0.0.1:PORT`. */
+    readonly url: string,
+    private readonly logs: string[],
+  ) {}
+
+  /**
+   * Serves the quickstart on `port` (a free one by default) with its data in the directory
+   * `data` (see {@link tempDir}), and the static files of the directory `web` at `/` if given,
+   * and waits until it listens.
+   */
+  static async start(options: { data: string; port?: number; web?: string }): Promise<Server> {
+    const port = options.port ?? (await freePort());
+    const data = options.data;
+    const web = options.web === undefined ? [] : ["--web", options.web];
+    const child = spawn(
+      wasmodBinary(),
+      ["serve", join(ROOT, "examples", "quickstart"), "--listen", `127.0.0.1:${port}`, "--data", data, ...web],
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, CARGO_TARGET_DIR: join(ROOT, "target", "wasm-tests") },
+      },
+    );
+    // Should the test process end without stopping it (a crash, a time-out), it goes too.
+    const orphaned = () => child.kill("SIGKILL");
+    process.once("exit", orphaned);
+    child.once("exit", () => process.removeListener("exit", orphaned));
+    const logs: string[] = [];
+    createInterface({ input: child.stderr! }).on("line", (line) => {
+      logs.push(line);
+      if (logs.length > 200) logs.shift();
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        reject(new Error(`wasmod serve did not listen within ${START_WITHIN_MS} ms:\n${logs.join("\n")}`));
+      }, START_WITHIN_MS);
+      createInterface({ input: child.stdout! }).on("line", (line) => {
+        const address = /^listening on (http:\/\/\S+)/.exec(line);
+        if (address) {
+          clearTimeout(timer);
+          resolve(address[1]!);
+        }
+      });
+      child.once("exit", (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`wasmod serve exited (${signal ?? code}) before listening:\n${logs.join("\n")}`));
+      });
+    });
+    return new Server(child, url, logs);
+  }
+
+  /** What the server logged lately, for failure messages. */
+  recentLogs(): string {
+    return this.logs.join("\n");
+  }
+
+  /** Stops the server (SIGTERM, then SIGKILL after 10 s) and waits for its exit. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) {
+      return;
+    }
+    const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+    this.child.kill("SIGTERM");
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** A new temporary directory, and the function that removes it. */
+export function tempDir(): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), "wasmod-npm-"));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Resolves once `check()` holds, polling; rejects with `what` after `withinMs`. */
+export async function until(what: string, check: () => boolean, withinMs = 20_000): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > withinMs) {
+      throw new Error(`${what}: not within ${withinMs} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
