@@ -6,8 +6,10 @@
 // - `@wasmod/client` is a `file:` dependency (a link to client/npm): `dedupe` makes its React
 //   hooks use the app's React, not the one installed for the package's own tests (two Reacts
 //   break hooks).
-// - The generated bindings are the quickstart page's (../web/module_bindings.ts, which CI
-//   checks are not stale): the dev server may read files from the quickstart's directory.
+// - The dev server may read files from the quickstart's directory (the generated bindings are
+//   the quickstart page's, ../web/module_bindings.ts, which CI checks are not stale) and from
+//   the linked package (it serves the package's .wasm from there: refused, the page fails
+//   with "403 Forbidden fetching …wasm", as the browser test found).
 import react from "@vitejs/plugin-react";
 import { defineConfig } from "vite";
 
@@ -15,7 +17,7 @@ export default defineConfig({
   plugins: [react()],
   resolve: { dedupe: ["react", "react-dom"] },
   server: {
-    fs: { allow: [".."] },
+    fs: { allow: ["..", "../../../client/npm"] },
     proxy: { "/v1": { target: process.env.WASMOD_URL ?? "http://127.0.0.1:3000", ws: true } },
   },
   build: { target: "es2022" },

@@ -7,13 +7,16 @@
  * module refuses shows its error, and a reload signs in as the same identity (the token kept
  * in localStorage) with the conversation still there.
  *
+ * Then the same app from Vite's dev server (`npm run dev`), its `/v1` proxied to the module,
+ * as the README says to develop it.
+ *
  * The server and browser helpers are the package's (client/npm/test/support/): Debian's
  * Chromium and chromedriver, no browser download.
  */
 
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "vite";
+import { build, createServer } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Browser } from "../../../../client/npm/test/support/chromium.ts";
 import { Server, tempDir } from "../../../../client/npm/test/support/server.ts";
@@ -138,5 +141,29 @@ describe("the React quickstart chat, in two Chromiums", () => {
     expect(after.messages).toEqual(before.messages);
     // Bob sees alice online again (she went away for the reload).
     await until(bob, "alice online at bob's", (shown) => shown.online.includes("alice"));
+  });
+
+  it("works from Vite's dev server, the API proxied to the module", async () => {
+    // vite.config.ts proxies /v1 to WASMOD_URL.
+    process.env.WASMOD_URL = server.url;
+    const dev = await createServer({ root: APP, logLevel: "warn", server: { host: "127.0.0.1", port: 0 } });
+    try {
+      await dev.listen();
+      const { port } = dev.httpServer!.address() as { port: number };
+      await bob.goto(`http://127.0.0.1:${port}/`);
+      const shown = await until(bob, "bob's page from the dev server", (shown) =>
+        subscribed(shown) && shown.messages.some((m) => m.text === "hello bob"),
+      );
+      // Another origin, another localStorage: a new identity, which can chat too.
+      await bob.type("#text", "from the dev server");
+      await bob.click("#send button");
+      await until(alice, "the dev server's message at alice's", (shown) =>
+        shown.messages.some((m) => m.text === "from the dev server"),
+      );
+      expect(shown.identity).toMatch(/^[0-9a-f]{64}$/);
+    } finally {
+      await dev.close();
+      delete process.env.WASMOD_URL;
+    }
   });
 });
