@@ -173,7 +173,8 @@ export type WasmodProviderProps<T extends TableRows = AnyTables> = {
   | {
       /**
        * A client connected by the app (or a `Replay`): the provider does not disconnect it on
-       * unmount. (`T` is inferred from it, or given: `<WasmodProvider<Tables> client={…}>`.)
+       * unmount. TypeScript cannot infer `T` through the cache's generic methods: give it,
+       * `<WasmodProvider<Tables> client={…}>`.
        */
       client: Cache<T>;
       url?: undefined;
