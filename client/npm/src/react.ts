@@ -213,20 +213,33 @@ export function WasmodProvider<T extends TableRows = AnyTables>(props: WasmodPro
     let live = true;
     let client: Client<T> | undefined;
     setConnected({});
-    Client.connect<T>(url, { token, compression }).then(
-      (made) => {
-        if (!live) {
-          void made.disconnect();
-          return;
-        }
-        client = made;
-        setConnected({ client: made });
-        onConnect.current?.(made);
-      },
-      (error: unknown) => {
+    // Connect from a microtask, not from the effect itself: StrictMode (in development)
+    // mounts, unmounts and mounts again in one go, and a connection without a token begun by
+    // the first mount would have the server hand out an identity nobody keeps (the React
+    // quickstart's browser test saw one per page).
+    const connect = async () => {
+      await Promise.resolve();
+      if (!live) return;
+      let made: Client<T>;
+      try {
+        made = await Client.connect<T>(url, { token, compression });
+      } catch (error) {
         if (live) setConnected({ error: error instanceof Error ? error : new Error(String(error)) });
-      },
-    );
+        return;
+      }
+      if (!live) {
+        void made.disconnect();
+        return;
+      }
+      client = made;
+      setConnected({ client: made });
+      try {
+        onConnect.current?.(made);
+      } catch (error) {
+        console.error("WasmodProvider's onConnect threw", error);
+      }
+    };
+    void connect();
     return () => {
       live = false;
       void client?.disconnect();
