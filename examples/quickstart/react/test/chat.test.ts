@@ -5,7 +5,8 @@
  * (two profiles: two identities) through real key presses and clicks: each names themselves
  * and sees the other online, they chat and see each other's messages arrive, a call the
  * module refuses shows its error, and a reload signs in as the same identity (the token kept
- * in localStorage) with the conversation still there. (That bob sees alice online again after
+ * in localStorage) with the conversation still there; the connection's state shows through a
+ * server restart (useConnection re-rendering), after which they chat on. (That bob sees alice online again after
  * her reload is not asserted: the quickstart module marks a user away when any connection of
  * theirs closes, and the server may see the old page's close after the new page's connect.)
  *
@@ -22,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import { createServer } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Browser } from "../../../../client/npm/test/support/chromium.ts";
-import { Server, tempDir } from "../../../../client/npm/test/support/server.ts";
+import { Server, freePort, tempDir } from "../../../../client/npm/test/support/server.ts";
 
 const APP = fileURLToPath(new URL("..", import.meta.url));
 
@@ -57,6 +58,7 @@ describe("the React quickstart chat, in two Chromiums", () => {
   const data = tempDir();
   const profiles = [tempDir(), tempDir()];
   const dist = join(tempDir().path, "dist");
+  let port: number;
   let server: Server;
   let alice: Browser;
   let bob: Browser;
@@ -72,7 +74,8 @@ describe("the React quickstart chat, in two Chromiums", () => {
       stdio: "pipe",
       timeout: 120_000,
     });
-    server = await Server.start({ data: data.path, web: dist });
+    port = await freePort();
+    server = await Server.start({ port, data: data.path, web: dist });
     [alice, bob] = await Promise.all(profiles.map((profile) => Browser.start(profile.path)));
   });
 
@@ -153,6 +156,19 @@ describe("the React quickstart chat, in two Chromiums", () => {
     expect(after.messages).toEqual(before.messages);
     // Only the two identities: none was made by the reload (nor by the first visits).
     expect(after.online.length + after.away.length).toBe(2);
+  });
+
+  it("shows the connection's state through a server restart, and carries on", async () => {
+    await server.stop();
+    await until(alice, "alice's page reconnecting", (shown) => shown.status === "reconnecting");
+    server = await Server.start({ port, data: data.path, web: dist });
+    await until(alice, "alice's page back", (shown) => shown.status === "connected");
+    await until(bob, "bob's page back", (shown) => shown.status === "connected");
+    await bob.type("#text", "after the restart");
+    await bob.click("#send button");
+    await until(alice, "bob's message after the restart", (shown) =>
+      shown.messages.some((m) => m.sender === "bob" && m.text === "after the restart"),
+    );
   });
 
   it("works from Vite's dev server, the API proxied to the module", async () => {
