@@ -243,10 +243,23 @@ export class Subscription {
  */
 export class Client<T extends TableRows = { [table: string]: Row }> extends Tables<T> {
   private readonly connectionListeners = new Set<(state: ConnectionState) => void>();
-  private watchingConnection = false;
+  /**
+   * The connection's state as the wasm last reported it. The wasm client calls its state
+   * callback with the client's state held (locked), so reading `connectionState` from the
+   * wasm inside a state callback (as React's `useSyncExternalStore` does, synchronously, in
+   * its listener) aborted the wasm ("unreachable"); kept here, it is read without calling in.
+   */
+  private state: ConnectionState;
 
   private constructor(private readonly wasm: WasmodClient) {
     super(wasm);
+    this.state = wasm.connectionState as ConnectionState;
+    wasm.onConnectionState((state: string) => {
+      this.state = state as ConnectionState;
+      for (const listener of [...this.connectionListeners]) {
+        guarded(listener, [state]);
+      }
+    });
   }
 
   /**
@@ -276,7 +289,7 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
 
   /** Where the connection stands now. */
   get connectionState(): ConnectionState {
-    return this.wasm.connectionState as ConnectionState;
+    return this.state;
   }
 
   /**
@@ -285,14 +298,6 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
    * (`"disconnected"`).
    */
   onConnectionState(callback: (state: ConnectionState) => void): Unlisten {
-    if (!this.watchingConnection) {
-      this.watchingConnection = true;
-      this.wasm.onConnectionState((state: string) => {
-        for (const listener of [...this.connectionListeners]) {
-          guarded(listener, [state]);
-        }
-      });
-    }
     const entry = (state: ConnectionState) => callback(state);
     this.connectionListeners.add(entry);
     return () => {

@@ -10,6 +10,7 @@
  */
 
 import { readFile } from "node:fs/promises";
+import { URL } from "node:url";
 import loadWasm, { setWebSocket } from "../wasm/wasmod_client_web.js";
 import { setLoader } from "./client.js";
 
@@ -44,7 +45,12 @@ async function useWsWithoutGlobal(): Promise<void> {
   setWebSocket(ws.WebSocket);
 }
 
+// Not `new URL("…", import.meta.url)` written out: Vite (and Vitest in its jsdom and
+// happy-dom environments, where test/react.test.tsx runs) rewrites that pattern into a URL
+// served over HTTP, which `readFile` cannot read. Node's own `URL`, as those environments
+// replace the global one.
+const here = import.meta.url;
 setLoader(async () => {
-  const bytes = await readFile(new URL("../wasm/wasmod_client_web_bg.wasm", import.meta.url));
+  const bytes = await readFile(new URL("../wasm/wasmod_client_web_bg.wasm", here));
   await wasmFrom(bytes)();
 });

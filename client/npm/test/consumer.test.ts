@@ -139,10 +139,18 @@ describe("the packed package in a clean consumer project", () => {
   it("installed only what a user gets: the entry points, their types and the wasm", () => {
     const installed = join(consumer.path, "node_modules", "@wasmod", "client");
     const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8"));
-    expect(Object.keys(manifest.exports)).toEqual([".", "./wasm", "./package.json"]);
-    for (const file of ["dist/node.js", "dist/node.d.ts", "dist/browser.js", "dist/browser.d.ts", "wasm/wasmod_client_web_bg.wasm"]) {
+    expect(Object.keys(manifest.exports)).toEqual([".", "./react", "./wasm", "./package.json"]);
+    const entries = ["node", "browser", "react-node", "react-browser", "react"].flatMap((name) => [
+      `dist/${name}.js`,
+      `dist/${name}.d.ts`,
+    ]);
+    for (const file of [...entries, "wasm/wasmod_client_web_bg.wasm"]) {
       expect(readFileSync(join(installed, file)).length, file).toBeGreaterThan(0);
     }
+    // React is an optional peer: the consumer (which does not use the hooks) did not get it,
+    // and type-checked and ran without it (above).
+    expect(manifest.peerDependenciesMeta.react.optional).toBe(true);
+    expect(() => readFileSync(join(consumer.path, "node_modules", "react", "package.json"))).toThrow();
     // Nothing of the build or the tests.
     expect(() => readFileSync(join(installed, "src", "client.ts"))).toThrow();
     expect(() => readFileSync(join(installed, "test", "live.test.ts"))).toThrow();

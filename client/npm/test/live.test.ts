@@ -117,6 +117,9 @@ describe("a client in Node against wasmod serve", () => {
     expect(subscription.resumed).toBe(false);
     const states: ConnectionState[] = [];
     watcher.onConnectionState((state) => states.push(state));
+    // Read inside the callback, as React's useSyncExternalStore does: it used to abort the wasm.
+    const read: ConnectionState[] = [];
+    watcher.onConnectionState(() => read.push(watcher.connectionState));
     const seen: Message[] = [];
     watcher.onInsert("message", (row) => seen.push(row));
     const before = watcher.rows("message").length;
@@ -137,6 +140,7 @@ describe("a client in Node against wasmod serve", () => {
       seen.some((row) => row.text === "after the restart"),
     );
     expect(states).toEqual(["reconnecting", "connected"]);
+    expect(read).toEqual(["reconnecting", "connected"]);
   }, 200_000); // A server stopped and started again, and two clients back, on a loaded machine.
 
   it("rejects a connection to a server that is not there, saying where", async () => {

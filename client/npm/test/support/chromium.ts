@@ -1,5 +1,6 @@
 /**
- * Headless Chromium for the bundler tests, driven over WebDriver: Debian's `chromium` and
+ * Headless Chromium for the bundler tests and the React quickstart's
+ * (examples/quickstart/react/test/), driven over WebDriver: Debian's `chromium` and
  * `chromium-driver` (which .ci/run installs, and the Rust browser tests use too), spoken to
  * with `fetch` (the W3C WebDriver protocol is JSON over HTTP, so no client library is needed).
  * Missing, they fail the test, saying what to install.
@@ -49,7 +50,7 @@ export class Browser {
             "goog:chromeOptions": {
               binary: CHROMIUM,
               args: [
-                "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update",
                 "--disable-sync", `--user-data-dir=${profile}`,
               ],
@@ -98,6 +99,36 @@ export class Browser {
       if (Date.now() - start > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
       await sleep(100);
     }
+  }
+
+  /** Reloads the page. */
+  async reload(): Promise<void> {
+    await this.command("POST", `/session/${this.session}/refresh`, {});
+  }
+
+  /** The WebDriver id of the first element `css` selects (an error if none does). */
+  private async element(css: string): Promise<string> {
+    const found = (await this.command("POST", `/session/${this.session}/element`, {
+      using: "css selector",
+      value: css,
+    })) as Record<string, string>;
+    return Object.values(found)[0]!;
+  }
+
+  /**
+   * Types `text` into the field `css` selects, after clearing it: key events as a user's, so
+   * that frameworks listening to input events (React's controlled inputs) see them.
+   */
+  async type(css: string, text: string): Promise<void> {
+    const element = await this.element(css);
+    await this.command("POST", `/session/${this.session}/element/${element}/clear`, {});
+    await this.command("POST", `/session/${this.session}/element/${element}/value`, { text });
+  }
+
+  /** Clicks the element `css` selects. */
+  async click(css: string): Promise<void> {
+    const element = await this.element(css);
+    await this.command("POST", `/session/${this.session}/element/${element}/click`, {});
   }
 
   /** Ends the session and chromedriver. */

@@ -14,10 +14,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { URL as NodeURL, fileURLToPath } from "node:url";
 
-/** The repository's root. */
-export const ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+/** The repository's root. (Node's `URL`: the React tests run in jsdom, which replaces the global one.) */
+export const ROOT = fileURLToPath(new NodeURL("../../../../", import.meta.url));
 
 /** How long a server may take to start (the first start builds the module). */
 const START_WITHIN_MS = 170_000;
