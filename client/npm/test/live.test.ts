@@ -9,20 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, type ConnectionState } from "../dist/node.js";
 import { Server, freePort, tempDir, until } from "./support/server.js";
+import type { Chat, Message } from "./support/chat.js";
 
-/** The quickstart's tables, as the generated bindings type them. */
-interface Message {
-  id: number | string;
-  sender: string;
-  sent: number | string;
-  text: string;
-}
-interface User {
-  identity: string;
-  name: string;
-  online: boolean;
-}
-type Chat = { message: Message; user: User };
 
 const QUERIES = ["SELECT * FROM message", "SELECT * FROM user"];
 

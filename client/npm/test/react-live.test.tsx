@@ -14,19 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, setWebSocket, type WebSocketConstructor } from "../dist/node.js";
 import { WasmodProvider, bindHooks, useCall, useSubscription } from "../dist/react-node.js";
 import { Server, freePort, tempDir } from "./support/server.js";
+import type { Chat, User } from "./support/chat.js";
 
-interface Message {
-  id: number | string;
-  sender: string;
-  sent: number | string;
-  text: string;
-}
-interface User {
-  identity: string;
-  name: string;
-  online: boolean;
-}
-type Chat = { message: Message; user: User };
 
 /**
  * `ws`'s WebSocket, its binary messages copied into `ArrayBuffer`s of the global realm. In

@@ -24,6 +24,7 @@ import {
   useTable,
   type Cache,
 } from "../dist/react-node.js";
+import type { Chat, Message } from "./support/chat.js";
 
 // Node's URL: jsdom replaces the global one, which fileURLToPath does not take.
 const vectors = fileURLToPath(new NodeURL("../../vectors/", import.meta.url));
@@ -32,18 +33,6 @@ const manifest = JSON.parse(readFileSync(`${vectors}vectors.json`, "utf8")) as {
   steps: { name: string; frame: string }[];
 };
 
-interface Message {
-  id: number | string;
-  sender: string;
-  sent: number | string;
-  text: string;
-}
-interface User {
-  identity: string;
-  name: string;
-  online: boolean;
-}
-type Chat = { message: Message; user: User };
 
 const typed = bindHooks<Chat>();
 
