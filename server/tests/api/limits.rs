@@ -31,7 +31,11 @@ pub(crate) fn slow_server(connections: usize, delay: Duration) -> (String, mpsc:
                 }
             }
             std::thread::sleep(delay);
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nmotd");
+            // `connection: close`, as it closes the connection: a client that pooled it would
+            // otherwise send the next request down a socket this end has closed.
+            let _ = stream.write_all(
+                b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 4\r\n\r\nmotd",
+            );
         }
     });
     (url, reports)
