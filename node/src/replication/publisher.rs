@@ -213,6 +213,17 @@ impl Publisher {
         }
     }
 
+    /// Keeps the commit the feed gave while waiting; `false` once the feed has closed (a
+    /// lag or an empty feed leaves nothing to keep).
+    fn received(&mut self, commit: Result<Arc<Commit>, FeedError>) -> bool {
+        match commit {
+            Ok(commit) => self.keep(commit),
+            Err(FeedError::Closed) => return false,
+            Err(FeedError::Lagged { .. } | FeedError::Empty) => {}
+        }
+        true
+    }
+
     fn keep(&mut self, commit: Arc<Commit>) {
         let dropped = self.backlog.push(commit) as u64;
         self.stats.dropped.fetch_add(dropped, Ordering::Relaxed);
@@ -367,10 +378,8 @@ impl Publisher {
         }
         let behind = self.next.is_some_and(|next| next < self.durable);
         tokio::select! {
-            commit = self.feed.recv() => match commit {
-                Ok(commit) => self.keep(commit),
-                Err(FeedError::Closed) => return false,
-                Err(FeedError::Lagged { .. } | FeedError::Empty) => {}
+            commit = self.feed.recv() => if !self.received(commit) {
+                return false;
             },
             () = crate::stopped(shutdown) => return false,
             () = tokio::time::sleep(self.settings.retry), if behind => {}
@@ -384,10 +393,8 @@ impl Publisher {
         let until = tokio::time::Instant::now() + self.settings.retry;
         loop {
             tokio::select! {
-                commit = self.feed.recv() => match commit {
-                    Ok(commit) => self.keep(commit),
-                    Err(FeedError::Closed) => return false,
-                    Err(FeedError::Lagged { .. } | FeedError::Empty) => {}
+                commit = self.feed.recv() => if !self.received(commit) {
+                    return false;
                 },
                 () = crate::stopped(shutdown) => return false,
                 () = tokio::time::sleep_until(until) => return true,
