@@ -57,7 +57,7 @@ impl Library {
 const QUEUE: usize = 1024;
 
 /// Read and write buffers to start with: wasmod's.
-const BUFFER: usize = 4 * 1024;
+pub const BUFFER: usize = 4 * 1024;
 
 /// The close code of a socket too slow for its queue: wasmod's.
 const TOO_SLOW: u16 = 4001;

@@ -15,6 +15,9 @@
 //!   [`cached`]);
 //! - `crash`: subscribers reconnecting after a SIGKILL of the server, resumed against full
 //!   rows ([`crash`]);
+//! - `transfer`: SpacetimeDB's keynote-2 workload (`examples/transfer`), committed calls per
+//!   second over the binary and JSON WebSocket and HTTP, with the server's CPU per call by
+//!   thread, beside a floor that only answers ([`transfer`]);
 //! - `replication`: edge nodes (`wasmod edge`, fed by a `redis-server`): the primary's CPU per
 //!   commit with and without subscribers on two edges, and lag and deliveries on the edges
 //!   against one node ([`replication`]);
@@ -42,6 +45,7 @@ mod replication;
 mod report;
 mod sample;
 mod target;
+mod transfer;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -89,6 +93,9 @@ enum Command {
         #[arg(long, value_enum)]
         library: floor::Library,
     },
+    /// The answering floor (started by the `transfer` measurement, not by hand).
+    #[command(hide = true)]
+    AnswerServer,
 }
 
 #[derive(Subcommand)]
@@ -124,6 +131,33 @@ enum Measurement {
         #[arg(long)]
         rows: Option<u64>,
     },
+    /// The keynote-2 transfer workload: committed calls per second and server CPU per call.
+    Transfer {
+        /// Accounts seeded.
+        #[arg(long)]
+        accounts: Option<u32>,
+        /// Zipf exponents of the accounts drawn (0 uniform), comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        alpha: Option<Vec<f64>>,
+        /// Connection counts, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        connections: Option<Vec<usize>>,
+        /// Transports, comma-separated.
+        #[arg(long, value_enum, value_delimiter = ',')]
+        transport: Option<Vec<transfer::Transport>>,
+        /// Durability modes of `wasmod serve`, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        durability: Option<Vec<String>>,
+        /// Calls in flight per WebSocket connection.
+        #[arg(long)]
+        in_flight: Option<usize>,
+        /// Seconds each run calls.
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// More arguments for `wasmod serve` (after `--`).
+        #[arg(last = true)]
+        serve: Vec<String>,
+    },
     /// Edge nodes: the primary's CPU per commit, lag and deliveries (needs `redis-server`).
     Replication {
         /// Subscribed clients, spread over the two edges.
@@ -139,6 +173,8 @@ pub struct Paths {
     pub wasmod: PathBuf,
     /// The module it serves.
     pub module: PathBuf,
+    /// The module of the transfer workload (`examples/transfer`).
+    pub transfer_module: PathBuf,
     /// This program, to start floor servers.
     pub loadgen: PathBuf,
 }
@@ -168,6 +204,8 @@ pub struct Settings {
     pub replication: replication::Plan,
     /// The reconnections after a SIGKILL.
     pub crash: crash::Plan,
+    /// The transfer workload's runs.
+    pub transfer: transfer::Sizes,
 }
 
 impl Settings {
@@ -197,6 +235,20 @@ impl Settings {
             crash: crash::Plan {
                 subscribers: 1000,
                 rows: 1000,
+            },
+            transfer: transfer::Sizes {
+                accounts: 100_000,
+                in_flight: 16,
+                run: Duration::from_secs(10),
+                alphas: vec![0.0, 1.5],
+                connections: vec![10, 64],
+                transports: vec![
+                    transfer::Transport::Binary,
+                    transfer::Transport::Json,
+                    transfer::Transport::Http,
+                ],
+                durabilities: vec!["group".into()],
+                serve_arguments: Vec::new(),
             },
         }
     }
@@ -228,6 +280,20 @@ impl Settings {
                 subscribers: 20,
                 rows: 100,
             },
+            transfer: transfer::Sizes {
+                accounts: 1000,
+                in_flight: 16,
+                run: Duration::from_secs(1),
+                alphas: vec![0.0, 1.5],
+                connections: vec![4],
+                transports: vec![
+                    transfer::Transport::Binary,
+                    transfer::Transport::Json,
+                    transfer::Transport::Http,
+                ],
+                durabilities: vec!["group".into(), "off".into()],
+                serve_arguments: Vec::new(),
+            },
         }
     }
 }
@@ -236,6 +302,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::FloorServer { library } => exit(floor::serve(library)),
+        Command::AnswerServer => exit(transfer::floor::serve()),
         Command::Measure(measurement) => exit(run(cli.options, measurement)),
     }
 }
@@ -261,9 +328,12 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
             wasmod_wasm_tests::built(wasmod_wasm_tests::Profile::Release).library_path("quickstart")
         }
     };
+    let transfer_module =
+        wasmod_wasm_tests::built(wasmod_wasm_tests::Profile::Release).library_path("transfer");
     let paths = Paths {
         wasmod,
         module,
+        transfer_module,
         loadgen,
     };
     let mut settings = if options.quick {
@@ -290,6 +360,7 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                 report::idle(&paths, &settings).await?;
                 report::initial(&paths, &settings).await?;
                 report::crash(&paths, &settings).await?;
+                report::transfer(&paths, &settings).await?;
                 report::replication(&paths, &settings).await
             }
             Measurement::Delivery { clients } => {
@@ -319,6 +390,30 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                     settings.crash.rows = rows;
                 }
                 report::crash(&paths, &settings).await
+            }
+            Measurement::Transfer {
+                accounts,
+                alpha,
+                connections,
+                transport,
+                durability,
+                in_flight,
+                seconds,
+                serve,
+            } => {
+                let sizes = &mut settings.transfer;
+                sizes.accounts = accounts.unwrap_or(sizes.accounts);
+                sizes.alphas = alpha.unwrap_or(std::mem::take(&mut sizes.alphas));
+                sizes.connections = connections.unwrap_or(std::mem::take(&mut sizes.connections));
+                sizes.transports = transport.unwrap_or(std::mem::take(&mut sizes.transports));
+                sizes.durabilities =
+                    durability.unwrap_or(std::mem::take(&mut sizes.durabilities));
+                sizes.in_flight = in_flight.unwrap_or(sizes.in_flight).max(1);
+                if let Some(seconds) = seconds {
+                    sizes.run = Duration::from_secs_f64(seconds.max(0.1));
+                }
+                sizes.serve_arguments = serve;
+                report::transfer(&paths, &settings).await
             }
             Measurement::Replication { clients } => {
                 if let Some(clients) = clients {

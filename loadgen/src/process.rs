@@ -197,12 +197,59 @@ pub fn cpu_time(pid: u32) -> Result<Duration> {
     let path = format!("/proc/{pid}/stat");
     let stat = std::fs::read_to_string(&path).with_context(|| format!("reading {path}"))?;
     let ticks = cpu_ticks(&stat).with_context(|| format!("{path} has no utime and stime"))?;
+    Ok(Duration::from_secs_f64(
+        ticks as f64 / clock_ticks_per_second()?,
+    ))
+}
+
+/// The CPU time each thread of process `pid` has used so far, by thread id, with the thread's
+/// name (`comm`: what the program named it, 15 bytes at most), from `/proc/<pid>/task/*/stat`.
+/// A thread that ends while they are read is left out.
+pub fn thread_times(pid: u32) -> Result<Vec<ThreadTime>> {
+    let dir = format!("/proc/{pid}/task");
+    let per_second = clock_ticks_per_second()?;
+    let mut threads = Vec::new();
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {dir}"))? {
+        let path = entry.with_context(|| format!("reading {dir}"))?.path();
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+            continue;
+        };
+        let (Some(name), Some(ticks)) = (thread_name(&stat), cpu_ticks(&stat)) else {
+            continue;
+        };
+        let id = path.file_name().and_then(|n| n.to_str()?.parse().ok());
+        threads.push(ThreadTime {
+            id: id.unwrap_or_default(),
+            name: name.to_owned(),
+            cpu: Duration::from_secs_f64(ticks as f64 / per_second),
+        });
+    }
+    Ok(threads)
+}
+
+/// One thread's CPU time so far.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadTime {
+    /// Its id (the kernel's, unique among the process's live threads).
+    pub id: u32,
+    /// Its name.
+    pub name: String,
+    /// User and system time.
+    pub cpu: Duration,
+}
+
+fn clock_ticks_per_second() -> Result<f64> {
     // SAFETY: sysconf has no preconditions.
     let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if per_second <= 0 {
         bail!("the clock's ticks per second are unknown");
     }
-    Ok(Duration::from_secs_f64(ticks as f64 / per_second as f64))
+    Ok(per_second as f64)
+}
+
+/// The command of a `/proc/<pid>/stat` line: between the first `(` and the last `)`.
+fn thread_name(stat: &str) -> Option<&str> {
+    stat.get(stat.find('(')? + 1..stat.rfind(')')?)
 }
 
 /// `utime + stime` of a `/proc/<pid>/stat` line, in clock ticks: fields 14 and 15, counted
@@ -260,6 +307,20 @@ mod tests {
         assert_eq!(cpu_ticks(stat), Some(12));
         assert_eq!(cpu_ticks("42 (x) S 1"), None);
         assert!(cpu_time(std::process::id()).is_ok());
+        assert_eq!(thread_name(stat), Some("a (b) c"));
+    }
+
+    #[test]
+    fn threads_are_listed_by_name() {
+        std::thread::Builder::new()
+            .name("loadgen-probe".into())
+            .spawn(|| {
+                let threads = thread_times(std::process::id()).expect("/proc is mounted");
+                assert!(threads.iter().any(|thread| thread.name == "loadgen-probe"));
+            })
+            .expect("a thread")
+            .join()
+            .expect("the probe");
     }
 
     #[test]

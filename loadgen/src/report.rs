@@ -4,7 +4,7 @@
 
 use crate::delivery::{self, millis};
 use crate::target::{self, Target};
-use crate::{calls, crash, idle, initial, replication, Paths, Settings};
+use crate::{calls, crash, idle, initial, replication, transfer, Paths, Settings};
 use anyhow::{bail, Result};
 use std::time::Duration;
 
@@ -365,4 +365,101 @@ mod tests {
         assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(Vec::new()), 0.0);
     }
+}
+
+/// The server's CPU per committed call, in microseconds, in the columns of the transfer
+/// table: all, the module's thread, the durability thread, the log flusher, the async
+/// runtime's threads (sockets, evaluation rounds on its blocking pool), the main thread (which
+/// accepts connections) and the rest.
+fn cpu_columns(outcome: &transfer::Outcome) -> [f64; 7] {
+    let per_call = |time: Duration| time.as_secs_f64() * 1e6 / outcome.tally.committed as f64;
+    let mut columns = [0.0; 7];
+    columns[0] = per_call(outcome.cpu.total);
+    for (name, &time) in &outcome.cpu.threads {
+        let column = match name.as_str() {
+            "wasmod-module" => 1,
+            "wasmod-durable" => 2,
+            // Thread names are cut to 15 bytes.
+            "wasmod-log-flus" => 3,
+            "tokio-rt-worker" | "tokio-runtime-w" => 4,
+            "wasmod" => 5,
+            _ => 6,
+        };
+        columns[column] += per_call(time);
+    }
+    columns
+}
+
+/// The transfer workload, for every transport, exponent, connection count and durability,
+/// each beside the answering floor at the same connections.
+pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
+    let sizes = &settings.transfer;
+    println!(
+        "## Transfers (keynote-2: {} accounts, {} in flight per WebSocket connection, {:?} per run)",
+        sizes.accounts, sizes.in_flight, sizes.run
+    );
+    println!();
+    println!("Server CPU in µs per committed call: all, then by thread (module, durability, log flusher, runtime workers, main, other).");
+    println!();
+    println!("| transport | α | connections | durability | committed/s (median) | runs | p50 | p99 | refused / busy | CPU µs | module | durable | flusher | runtime | main | other | floor calls/s | / floor |");
+    println!("|---|---:|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for &connections in &sizes.connections {
+        let mut floor = Vec::new();
+        for run in 1..=settings.repeat {
+            eprintln!("transfer, run {run}: the answering floor, {connections} connections");
+            let plan = sizes.plan(connections, 0.0, transfer::Transport::Binary, "group");
+            floor.push(transfer::measure_floor(paths, &plan).await?.per_second);
+        }
+        let floor = median(floor);
+        for &transport in &sizes.transports {
+            for &alpha in &sizes.alphas {
+                for durability in &sizes.durabilities {
+                    let plan = sizes.plan(connections, alpha, transport, durability);
+                    let mut outcomes = Vec::new();
+                    for run in 1..=settings.repeat {
+                        eprintln!(
+                            "transfer, run {run}: {}, α {alpha}, {connections} connections, durability {durability}",
+                            transport.name()
+                        );
+                        let outcome = transfer::measure(paths, &plan).await?;
+                        eprintln!(
+                            "  {:.0} committed/s, p99 {:?}, {:.1} µs CPU per commit",
+                            outcome.per_second,
+                            outcome.p99,
+                            cpu_columns(&outcome)[0]
+                        );
+                        outcomes.push(outcome);
+                    }
+                    let of = |value: fn(&transfer::Outcome) -> f64| {
+                        median(outcomes.iter().map(value).collect())
+                    };
+                    let rate = of(|o| o.per_second);
+                    let runs: Vec<String> =
+                        outcomes.iter().map(|o| format!("{:.0}", o.per_second)).collect();
+                    let cpu: Vec<String> = (0..7)
+                        .map(|column| {
+                            let values = outcomes.iter().map(|o| cpu_columns(o)[column]);
+                            format!("{:.1}", median(values.collect()))
+                        })
+                        .collect();
+                    let refused: u64 = outcomes.iter().map(|o| o.tally.refused).sum();
+                    let busy: u64 = outcomes.iter().map(|o| o.tally.busy).sum();
+                    println!(
+                        "| {} | {alpha} | {connections} | {durability} | {rate:.0} | {} | {} | {} | {refused} / {busy} | {} | {:.0} | {:.2} |",
+                        transport.name(),
+                        runs.join(", "),
+                        millis(Some(Duration::from_secs_f64(of(|o| o.p50.as_secs_f64())))),
+                        millis(Some(Duration::from_secs_f64(of(|o| o.p99.as_secs_f64())))),
+                        cpu.join(" | "),
+                        floor,
+                        rate / floor,
+                    );
+                }
+            }
+        }
+    }
+    println!();
+    println!("Every run ended with the balances adding up to what was seeded. Goals (binary WebSocket, `group`): ≥ 100,000 committed/s (floor of acceptable 62,000), p99 ≤ 20 ms, server CPU ≤ 10 µs per call (module ≤ 3 µs), ≤ 25 µs over HTTP, ≥ 0.5 × the floor.");
+    println!();
+    Ok(())
 }

@@ -11,9 +11,10 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The crates that are wasm modules, built together.
-pub const MODULE_CRATES: [&str; 8] = [
+pub const MODULE_CRATES: [&str; 9] = [
     "quickstart",
     "bank",
+    "transfer",
     "benchmarks",
     "dispatch64",
     "control-table-dispatch",
