@@ -406,8 +406,7 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                 sizes.alphas = alpha.unwrap_or(std::mem::take(&mut sizes.alphas));
                 sizes.connections = connections.unwrap_or(std::mem::take(&mut sizes.connections));
                 sizes.transports = transport.unwrap_or(std::mem::take(&mut sizes.transports));
-                sizes.durabilities =
-                    durability.unwrap_or(std::mem::take(&mut sizes.durabilities));
+                sizes.durabilities = durability.unwrap_or(std::mem::take(&mut sizes.durabilities));
                 sizes.in_flight = in_flight.unwrap_or(sizes.in_flight).max(1);
                 if let Some(seconds) = seconds {
                     sizes.run = Duration::from_secs_f64(seconds.max(0.1));

@@ -355,18 +355,6 @@ pub async fn crash(paths: &Paths, settings: &Settings) -> Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::median;
-
-    #[test]
-    fn medians_of_odd_even_and_empty_lists() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
-        assert_eq!(median(Vec::new()), 0.0);
-    }
-}
-
 /// The server's CPU per committed call, in microseconds, in the columns of the transfer
 /// table: all, the module's thread, the durability thread, the log flusher, the async
 /// runtime's threads (sockets, evaluation rounds on its blocking pool), the main thread (which
@@ -402,7 +390,9 @@ pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
     println!("Server CPU in µs per committed call: all, then by thread (module, durability, log flusher, runtime workers, main, other).");
     println!();
     println!("| transport | α | connections | durability | committed/s (median) | runs | p50 | p99 | refused / busy | CPU µs | module | durable | flusher | runtime | main | other | floor calls/s | / floor |");
-    println!("|---|---:|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "|---|---:|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for &connections in &sizes.connections {
         let mut floor = Vec::new();
         for run in 1..=settings.repeat {
@@ -434,8 +424,10 @@ pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
                         median(outcomes.iter().map(value).collect())
                     };
                     let rate = of(|o| o.per_second);
-                    let runs: Vec<String> =
-                        outcomes.iter().map(|o| format!("{:.0}", o.per_second)).collect();
+                    let runs: Vec<String> = outcomes
+                        .iter()
+                        .map(|o| format!("{:.0}", o.per_second))
+                        .collect();
                     let cpu: Vec<String> = (0..7)
                         .map(|column| {
                             let values = outcomes.iter().map(|o| cpu_columns(o)[column]);
@@ -462,4 +454,16 @@ pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
     println!("Every run ended with the balances adding up to what was seeded. Goals (binary WebSocket, `group`): ≥ 100,000 committed/s (floor of acceptable 62,000), p99 ≤ 20 ms, server CPU ≤ 10 µs per call (module ≤ 3 µs), ≤ 25 µs over HTTP, ≥ 0.5 × the floor.");
     println!();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::median;
+
+    #[test]
+    fn medians_of_odd_even_and_empty_lists() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(Vec::new()), 0.0);
+    }
 }

@@ -19,7 +19,7 @@ use crate::health::LogHealth;
 use crate::replication::edge::Applied;
 use crate::replication::forward::{Forwarded, ForwardedCall};
 use crate::replication::primary::Primary;
-use crate::worker::{Finished, Pending, Worker};
+use crate::worker::{Finished, Pending, Room, Worker};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -151,15 +151,6 @@ impl RoutedRequest {
     }
 }
 
-/// What a forwarded call does when too many are in flight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Room {
-    /// Fails at once with `busy`: the client may retry.
-    Refuse,
-    /// Waits: a disconnection, which nobody would retry.
-    Wait,
-}
-
 impl Runner {
     /// Every call runs on `worker`'s module thread, which serves `build`; calls that write
     /// are refused with `degraded` once `health` says the commit log failed.
@@ -189,26 +180,28 @@ impl Runner {
     }
 
     /// Queues `invocation` as `caller` over `connection` with the encoded `args`, refusing it
-    /// like [`Worker::queue`] when there is no room, and returns the wait for its answer.
-    /// Calls queued one after the other start in that order. `held` (a call slot, say) is
-    /// kept until the call has ended, even if nobody waits for its answer any more. A call
-    /// that may write is refused with `degraded` once the commit log failed.
-    pub fn queue(
+    /// or waiting when there is no room as `room` says ([`Worker::queue`]), and returns the
+    /// wait for its answer. Calls queued one after the other start in that order. `held` (a
+    /// call slot, say) is kept until the call has ended, even if nobody waits for its answer
+    /// any more. A call that may write is refused with `degraded` once the commit log failed.
+    pub async fn queue(
         &self,
         invocation: Invocation,
         caller: Identity,
         connection: ConnectionId,
         args: Vec<u8>,
         held: impl Send + 'static,
+        room: Room,
     ) -> Result<Pending<Outcome>, ApiError> {
         if invocation.writes() {
             self.health.take_writes()?;
         }
         let Some(forwarding) = self.forwarding.as_ref().filter(|_| invocation.writes()) else {
-            return self.worker.queue(move |module| {
+            let call = move |module: &mut WasmModule| {
                 let _held = held;
                 invocation.run(module, caller, connection, &args)
-            });
+            };
+            return self.worker.queue(call, room).await;
         };
         let name = invocation.name().to_owned();
         let call = match invocation.kind() {
@@ -217,7 +210,7 @@ impl Runner {
         };
         forwarding.queue(
             ForwardedCall::new(caller, connection, call),
-            Room::Refuse,
+            room,
             move |outcome| {
                 let _held = held;
                 answered(outcome)
@@ -225,8 +218,8 @@ impl Runner {
         )
     }
 
-    /// Runs `invocation` like [`Runner::queue`] and returns how it ended, once its commits are
-    /// durable.
+    /// Runs `invocation` like [`Runner::queue`], refused with `busy` when there is no room,
+    /// and returns how it ended, once its commits are durable.
     pub async fn run(
         &self,
         invocation: Invocation,
@@ -236,7 +229,8 @@ impl Runner {
         held: impl Send + 'static,
     ) -> Result<Outcome, ApiError> {
         let finished = self
-            .queue(invocation, caller, connection, args, held)?
+            .queue(invocation, caller, connection, args, held, Room::Refuse)
+            .await?
             .finish()
             .await?;
         finished.durable?;

@@ -36,13 +36,17 @@ use wasmod_protocol::errors::{ApiError, ErrorCode};
 /// to the acknowledger.
 type Job = Box<dyn FnOnce(&mut WasmModule, &Acknowledger) + Send>;
 
-/// What a call does when the queue is full.
+/// What a call does when the queue it goes to (the module's, or an edge's calls in flight to
+/// its primary) is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Queueing {
-    /// Fails at once with `busy`.
-    RefuseWhenFull,
-    /// Waits for room.
-    WaitForRoom,
+pub enum Room {
+    /// Fails at once with `busy`: the client may retry (an HTTP request, which would
+    /// otherwise hold its connection and its body while it waits).
+    Refuse,
+    /// Waits for room: a WebSocket call, whose connection bounds what it has in flight and
+    /// stops reading while it waits (so the client's socket pushes back), or work that must
+    /// not be lost, such as closing a connection. Waiters get room in the order they came.
+    Wait,
 }
 
 /// Sends calls to the module's thread. Cheap to clone.
@@ -92,7 +96,7 @@ impl Worker {
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
-        self.submit(call, Queueing::RefuseWhenFull).await
+        self.submit(call, Room::Refuse).await
     }
 
     /// Runs `call` like [`Worker::run`], but waits for room in the queue instead of refusing
@@ -102,42 +106,37 @@ impl Worker {
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
-        self.submit(call, Queueing::WaitForRoom).await
+        self.submit(call, Room::Wait).await
     }
 
-    /// Queues `call` now, refusing it like [`Worker::run`] when the queue is full, and returns
-    /// the wait for its answer. Calls queued one after the other run in that order, so a
-    /// connection that queues several before awaiting any keeps them in order.
-    pub fn queue<R, F>(&self, call: F) -> Result<Pending<R>, ApiError>
+    /// Queues `call`, refusing it or waiting for room when the queue is full as `room` says,
+    /// and returns the wait for its answer. Calls queued one after the other run in that
+    /// order, so a connection that queues several before awaiting any keeps them in order.
+    pub async fn queue<R, F>(&self, call: F, room: Room) -> Result<Pending<R>, ApiError>
     where
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
         let (job, answered) = job(call);
-        self.jobs.try_send(job).map_err(|error| match error {
-            mpsc::error::TrySendError::Full(_) => ApiError::new(
-                ErrorCode::Busy,
-                "too many calls are waiting for the module: retry later",
-            ),
-            mpsc::error::TrySendError::Closed(_) => shutting_down(),
-        })?;
+        match room {
+            Room::Refuse => self.jobs.try_send(job).map_err(|error| match error {
+                mpsc::error::TrySendError::Full(_) => ApiError::new(
+                    ErrorCode::Busy,
+                    "too many calls are waiting for the module: retry later",
+                ),
+                mpsc::error::TrySendError::Closed(_) => shutting_down(),
+            })?,
+            Room::Wait => self.jobs.send(job).await.map_err(|_| shutting_down())?,
+        }
         Ok(Pending { answered })
     }
 
-    async fn submit<R, F>(&self, call: F, queueing: Queueing) -> Result<R, ApiError>
+    async fn submit<R, F>(&self, call: F, room: Room) -> Result<R, ApiError>
     where
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
-        let pending = match queueing {
-            Queueing::RefuseWhenFull => self.queue(call)?,
-            Queueing::WaitForRoom => {
-                let (job, answered) = job(call);
-                self.jobs.send(job).await.map_err(|_| shutting_down())?;
-                Pending { answered }
-            }
-        };
-        let finished = pending.finish().await?;
+        let finished = self.queue(call, room).await?.finish().await?;
         finished.durable?;
         Ok(finished.value)
     }

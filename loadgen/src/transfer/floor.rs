@@ -74,9 +74,9 @@ fn reply(message: Message) -> Option<Message> {
         return None;
     };
     match BinaryClientMessage::from_bytes(&frame).ok()? {
-        BinaryClientMessage::CallReducer { request_id, .. } => Some(Message::Binary(
-            committed(request_id).to_bytes().into(),
-        )),
+        BinaryClientMessage::CallReducer { request_id, .. } => {
+            Some(Message::Binary(committed(request_id).to_bytes().into()))
+        }
         _ => None,
     }
 }

@@ -37,7 +37,10 @@ impl Http {
         };
         let (status, body) = http.post("/v1/identity", Bytes::new()).await?;
         if status != StatusCode::OK {
-            bail!("POST /v1/identity: {status} {}", String::from_utf8_lossy(&body));
+            bail!(
+                "POST /v1/identity: {status} {}",
+                String::from_utf8_lossy(&body)
+            );
         }
         let identity: serde_json::Value =
             serde_json::from_slice(&body).context("the identity's JSON")?;
@@ -80,9 +83,7 @@ fn answer(status: StatusCode, body: &[u8]) -> Answer {
     let text = String::from_utf8_lossy(body);
     match status {
         StatusCode::OK if text.contains("\"committed\"") => Answer::Committed,
-        StatusCode::UNPROCESSABLE_ENTITY if text.contains("insufficient funds") => {
-            Answer::Refused
-        }
+        StatusCode::UNPROCESSABLE_ENTITY if text.contains("insufficient funds") => Answer::Refused,
         StatusCode::SERVICE_UNAVAILABLE if text.contains("\"busy\"") => Answer::Busy,
         _ => Answer::Error(format!("{status} {text}")),
     }

@@ -33,16 +33,17 @@ impl Zipf {
         index.min(self.cumulative.len() - 1) as u32
     }
 
-    /// Two different values (the second drawn again until it differs), or `None` when there
-    /// is only one value.
+    /// Two different values, both drawn again until they differ, or `None` when there is only
+    /// one value. Drawing both again keeps the pair symmetric: a value is as likely first as
+    /// second (drawing only the second again would make the hottest value more often the
+    /// first, and a transfer's source: its balance would drain).
     pub fn pair(&self, random: &mut Random) -> Option<(u32, u32)> {
         if self.cumulative.len() < 2 {
             return None;
         }
-        let from = self.sample(random);
         loop {
-            let to = self.sample(random);
-            if to != from {
+            let (from, to) = (self.sample(random), self.sample(random));
+            if from != to {
                 return Some((from, to));
             }
         }
@@ -105,6 +106,20 @@ mod tests {
         let first_ten: usize = counts[..10].iter().sum();
         assert!(first_ten > 200_000 * 7 / 10, "{first_ten}");
         assert!(counts[999] < counts[0] / 1000);
+    }
+
+    #[test]
+    fn a_value_is_as_likely_first_as_second() {
+        let zipf = Zipf::new(100, 1.5);
+        let mut random = Random::new(3);
+        let (mut first, mut second) = (0i64, 0i64);
+        for _ in 0..200_000 {
+            let (from, to) = zipf.pair(&mut random).expect("a hundred values");
+            first += i64::from(from == 0);
+            second += i64::from(to == 0);
+        }
+        // About 56,000 each; a one-sided redraw made them about 76,000 and 50,000.
+        assert!((first - second).abs() < 2_000, "{first} {second}");
     }
 
     #[test]

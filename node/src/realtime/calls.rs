@@ -13,6 +13,13 @@
 //! answered at once with `busy`, ahead of the calls in flight (it never ran, so its place in
 //! the order means nothing).
 //!
+//! When the module's queue is full, a call waits for room there ([`Room::Wait`]) instead of
+//! being refused, and the connection reads nothing more meanwhile: the client's own socket
+//! pushes back. What a connection holds is bounded by its calls in flight, and connections
+//! get room in the order they asked, so a full queue slows every caller alike instead of
+//! refusing the calls of whoever came last (over HTTP, where a request would hold its
+//! connection and body while it waited, a full queue still answers `busy`).
+//!
 //! Each call is found in the build serving the module when it is read ([`CurrentBuild::get`]),
 //! and its returned value converted with that build's description.
 //!
@@ -27,7 +34,7 @@ use crate::build::CurrentBuild;
 use crate::entry::{self, Invocation};
 use crate::results::Results;
 use crate::slots::{CallSlots, Requester};
-use crate::worker::Finished;
+use crate::worker::{Finished, Room};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -202,7 +209,7 @@ impl<W: Wire> Calls<W> {
                 .await;
             return;
         };
-        let answer = match self.start(kind, request_id, &name, args) {
+        let answer = match self.start(kind, request_id, &name, args).await {
             Ok(answer) => answer,
             Err(error) => Box::pin(std::future::ready(Answer::Result {
                 request_id,
@@ -213,8 +220,9 @@ impl<W: Wire> Calls<W> {
         let _ = self.pending.send(Pending { answer, slot }).await;
     }
 
-    /// Queues the call on the module's thread and returns its answer to come.
-    fn start(
+    /// Queues the call on the module's thread, waiting for room there, and returns its answer
+    /// to come.
+    async fn start(
         &self,
         kind: CallKind,
         request_id: u32,
@@ -229,7 +237,15 @@ impl<W: Wire> Calls<W> {
         let slot = self.identity_slots.acquire(Requester::Identity(identity))?;
         let pending = self
             .runner
-            .queue(invocation.clone(), identity, connection, args, slot)?;
+            .queue(
+                invocation.clone(),
+                identity,
+                connection,
+                args,
+                slot,
+                Room::Wait,
+            )
+            .await?;
         let module = build.module.clone();
         let database = self.database.clone();
         let results = self.results.clone();

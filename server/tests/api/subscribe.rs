@@ -588,6 +588,47 @@ async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
     live.stop().await;
 }
 
+#[tokio::test]
+async fn calls_wait_for_room_in_a_full_module_queue_instead_of_being_refused() {
+    // Room for two calls waiting: three connections with eight calls each fill it many times.
+    let mut config = ServerConfig::default();
+    config.queue = 2;
+    let live = Live::start(config).await;
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
+        client.hello().await;
+        clients.push(client);
+    }
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let database = live.database.clone();
+    let (held, holding) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let tx = database.begin_mut();
+        held.send(()).expect("the test waits");
+        let _ = released.recv();
+        drop(tx);
+    });
+    holding.recv().expect("the lock is held");
+    for client in &mut clients {
+        for request_id in 0..8 {
+            client
+                .send(call_reducer(request_id, "send", &["waiting"]))
+                .await;
+        }
+    }
+    release.send(()).expect("the holder waits");
+    holder.join().expect("the holder");
+    for client in &mut clients {
+        for request_id in 0..8 {
+            let answer = client.recv_kind("TransactionUpdate").await;
+            assert_eq!(answer["request_id"], request_id, "{answer}");
+            assert_eq!(answer["status"], "Committed", "{answer}");
+        }
+    }
+    live.stop().await;
+}
+
 /// The value of the series `series` (name and labels) in the metrics `text`.
 fn series(text: &str, series: &str) -> u64 {
     text.lines()
