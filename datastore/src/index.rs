@@ -27,10 +27,15 @@ use wasmod_abi::Typespace;
 
 /// The keys from `low` (included) up to `high` (excluded; `None`: up to the end). Empty when
 /// `low >= high`.
+///
+/// `whole` says that `low` is a whole key of the index (every column fixed, as a look-up by a
+/// unique column is) and the range exactly the keys equal to it: a unique index then finds
+/// its one entry with a look-up instead of a range over its B-tree.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct KeyRange {
     pub(crate) low: Key,
     pub(crate) high: Option<Key>,
+    pub(crate) whole: bool,
 }
 
 /// The entries of one index.
@@ -224,8 +229,22 @@ impl Index {
         .copied()
     }
 
+    /// Whether each key has at most one row.
+    fn is_unique(&self) -> bool {
+        matches!(
+            self,
+            Self::Words {
+                entries: Entries::Unique(_),
+                ..
+            } | Self::Bytes(Entries::Unique(_))
+        )
+    }
+
     /// The rows whose keys lie in `range`, in index order.
     pub(crate) fn range(&self, range: &KeyRange) -> Rows<'_> {
+        if range.whole && self.is_unique() {
+            return Rows::One(self.get_unique(&IndexKey::Bytes(range.low.clone())));
+        }
         match self {
             Self::Words { width, entries } => match entries.range(range) {
                 Some(Span::Unique(rows)) => Rows::WordsUnique(rows),
@@ -257,6 +276,8 @@ pub(crate) enum Rows<'a> {
     BytesUnique(btree_map::Range<'a, Key, RowId>),
     /// Of an index of bytes that is not unique.
     BytesMulti(btree_set::Range<'a, Key>),
+    /// Of a look-up in a unique index: its one row, if the key is there.
+    One(Option<RowId>),
     /// Of an empty range.
     Empty,
 }
@@ -270,6 +291,7 @@ impl Iterator for Rows<'_> {
             Self::WordsMulti(entries, width) => entries.next().map(|entry| entry.row(*width)),
             Self::BytesUnique(rows) => rows.next().map(|(_, &row)| row),
             Self::BytesMulti(entries) => entries.next().map(|entry| entry.row(0)),
+            Self::One(row) => row.take(),
             Self::Empty => None,
         }
     }
@@ -387,6 +409,7 @@ mod tests {
         KeyRange {
             low: Key::from_slice(low),
             high: high.map(Key::from_slice),
+            whole: false,
         }
     }
 
@@ -435,6 +458,30 @@ mod tests {
                 vacancy.fill(RowId(9));
             }
             assert_eq!(index.get_unique(&key(&[1, 2])), Some(RowId(9)));
+        }
+    }
+
+    #[test]
+    fn a_whole_key_is_looked_up_and_finds_what_its_range_finds() {
+        let whole = |low: &[u8]| KeyRange {
+            low: Key::from_slice(low),
+            high: Key::from_slice(low).successor(),
+            whole: true,
+        };
+        for unique in [true, false] {
+            for mut index in both(unique) {
+                index.insert(key(&[1, 2]), RowId(7));
+                index.insert(key(&[1, 3]), RowId(8));
+                let found: Vec<RowId> = index.range(&whole(&[1, 2])).collect();
+                assert_eq!(found, [RowId(7)]);
+                let missing: Vec<RowId> = index.range(&whole(&[1, 4])).collect();
+                assert_eq!(missing, []);
+                assert_eq!(
+                    matches!(index.range(&whole(&[1, 2])), Rows::One(_)),
+                    unique,
+                    "only a unique index looks its whole keys up"
+                );
+            }
         }
     }
 

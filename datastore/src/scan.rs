@@ -99,6 +99,7 @@ pub(crate) fn parse_scan(
                 return Ok(KeyRange {
                     high: Some(key.clone()),
                     low: key,
+                    whole: false,
                 })
             }
         },
@@ -108,5 +109,7 @@ pub(crate) fn parse_scan(
         Bound::Included(key) => key.successor(),
         Bound::Excluded(key) => Some(key),
     };
-    Ok(KeyRange { low, high })
+    // A prefix of every column has no bounds (refused above): it is one whole key.
+    let whole = prefix_len == index.columns.len();
+    Ok(KeyRange { low, high, whole })
 }

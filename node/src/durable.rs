@@ -12,7 +12,8 @@
 //! it: a sync costs this thread one wake and each answer it covers a check under the log's
 //! lock. The queue is bounded; when it is full (more calls wait for the disk than the module's
 //! queue holds), the module's thread waits for room, which slows callers down rather than
-//! queueing without bound.
+//! queueing without bound. An answer whose commits are durable already (always, with
+//! durability off) skips the hop: the module's thread sends it at once.
 
 use std::io;
 use std::sync::mpsc;
@@ -59,9 +60,22 @@ impl Acknowledger {
         Ok((Self { waiting }, thread))
     }
 
-    /// Calls `acknowledge` once `ticket`'s commits are durable (or failed to be), after every
-    /// answer handed over before it.
+    /// Calls `acknowledge` once `ticket`'s commits are durable (or failed to be): at once, on
+    /// the calling thread, if they are already (always so with durability off), else on the
+    /// durability thread, after every answer handed over before it.
+    ///
+    /// Answering at once may overtake answers still waiting on the durability thread: theirs
+    /// are durable too (records become durable in order), only not sent yet. Nothing relies on
+    /// the order of answers across callers, and a connection puts its own in call order.
     pub fn after(&self, ticket: Ticket, acknowledge: Acknowledge) {
+        if ticket.is_settled() {
+            acknowledge(
+                ticket
+                    .wait()
+                    .map_err(|error| crate::health::not_durable(&error)),
+            );
+            return;
+        }
         let waiting = Waiting {
             ticket,
             acknowledge,
@@ -72,5 +86,29 @@ impl Acknowledger {
                 "the thread that waits for the commit log has stopped",
             )));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn a_settled_ticket_is_answered_at_once_on_the_calling_thread() {
+        let (acknowledger, thread) = Acknowledger::start(1).expect("the thread starts");
+        let answered = Arc::new(Mutex::new(None));
+        let record = answered.clone();
+        acknowledger.after(
+            Ticket::refused("the log failed".into()),
+            Box::new(move |durable| {
+                let on = std::thread::current().id();
+                *record.lock().expect("not poisoned") = Some((on, durable.is_err()));
+            }),
+        );
+        let answer = answered.lock().expect("not poisoned").take();
+        assert_eq!(answer, Some((std::thread::current().id(), true)));
+        drop(acknowledger);
+        thread.join().expect("the thread ends");
     }
 }

@@ -86,7 +86,8 @@ pub enum Mode {
     #[default]
     Group,
     /// Records are written in the background and never synced, and commits do not wait: a
-    /// crash loses the last moments. For tests and benchmarks.
+    /// crash loses the last moments (records are written every 2 ms at most). For tests and
+    /// benchmarks.
     Off,
 }
 

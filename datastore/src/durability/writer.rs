@@ -12,7 +12,8 @@
 //! - [`Mode::Group`]: a flusher thread writes and syncs whatever is buffered, in a loop (after
 //!   an optional window that lets more commits join); waiters sleep until their record is
 //!   covered.
-//! - [`Mode::Off`]: the flusher writes without syncing and tickets are ready at once.
+//! - [`Mode::Off`]: the flusher writes without syncing, every [`OFF_WINDOW`] at most, and
+//!   tickets are ready at once.
 //!
 //! An I/O error poisons the log: the segment is cut back to where the failed write began (so
 //! that, as far as the file system lets us, no commit that was told of the failure comes back
@@ -32,6 +33,11 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+
+/// How long the flusher gathers records before a write with durability off, where nobody
+/// waits for the write: one `write` per commit (and a wake of the flusher per commit) cost
+/// more than the commits themselves. A crash of the process loses at most this much more.
+const OFF_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The state appenders and flushers share.
 struct State {
@@ -302,8 +308,12 @@ impl Shared {
             }
             let closing = state.closing;
             drop(state);
-            if !closing && !self.options.group_window.is_zero() {
-                std::thread::sleep(self.options.group_window);
+            let window = match self.options.mode {
+                Mode::Off => self.options.group_window.max(OFF_WINDOW),
+                Mode::Group | Mode::Fsync => self.options.group_window,
+            };
+            if !closing && !window.is_zero() {
+                std::thread::sleep(window);
             }
             self.flush();
             if closing {
@@ -439,6 +449,21 @@ impl Ticket {
         match self.wait {
             Wait::Log { offset, .. } => Some(offset),
             Wait::Ready | Wait::Refused(_) => None,
+        }
+    }
+
+    /// Whether [`Ticket::wait`] would return at once: the commit is durable as its log's mode
+    /// promises (always, with the mode off), or the log failed.
+    pub fn is_settled(&self) -> bool {
+        match &self.wait {
+            Wait::Ready | Wait::Refused(_) => true,
+            Wait::Log { shared, offset } => {
+                if shared.options.mode == Mode::Off {
+                    return true;
+                }
+                let state = shared.state.lock();
+                state.failed.is_some() || state.durable > *offset
+            }
         }
     }
 

@@ -142,6 +142,33 @@ fn group_commit_acknowledges_after_a_shared_sync() {
 }
 
 #[test]
+fn a_ticket_is_settled_once_its_wait_would_not_block() {
+    for mode in [Mode::Fsync, Mode::Group, Mode::Off] {
+        let dir = tempfile::tempdir().expect("a directory");
+        let recovered = open(dir.path(), mode);
+        let mut tx = recovered.datastore.begin_mut();
+        tx.insert(PLAYER, &mut player(1, "p1", 1))
+            .expect("the insert");
+        let ticket = tx
+            .try_commit_with(|changes| recovered.durability.append(&changes))
+            .expect("the log takes the record");
+        match mode {
+            // Nobody has synced yet: a lone fsync committer syncs in its wait.
+            Mode::Fsync => assert!(!ticket.is_settled()),
+            // Nobody waits for a write with durability off.
+            Mode::Off => assert!(ticket.is_settled()),
+            // The flusher settles it soon.
+            _ => {}
+        }
+        let same = recovered
+            .durability
+            .ticket(ticket.offset().expect("logged"));
+        ticket.wait().expect("durable");
+        assert!(same.is_settled(), "{mode}: durable, so settled");
+    }
+}
+
+#[test]
 fn a_torn_tail_is_cut_at_every_byte_and_earlier_commits_kept() {
     let dir = tempfile::tempdir().expect("a directory");
     let (path, starts) = log_of(dir.path(), 3);
