@@ -21,7 +21,7 @@ use crate::error::Error;
 use crate::platform;
 use crate::socket::{self, Received};
 use crate::state::ConnectionState;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -181,6 +181,20 @@ impl QuerySet {
     }
 }
 
+/// The most calls the server lets one connection have in flight (queued or running): past
+/// it, it answers a call `busy` without running it. The client keeps at most this many out
+/// and holds the rest, in order, until answers make room: an application may start as many
+/// calls at once as it likes without ever being refused for it.
+pub const MAX_CALLS_IN_FLIGHT: usize = 16;
+
+/// A call held until fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
+struct HeldCall {
+    kind: CallKind,
+    name: String,
+    args: Vec<u8>,
+    pending: Pending,
+}
+
 /// The connection task's state.
 pub(crate) struct Connection {
     url: String,
@@ -189,6 +203,10 @@ pub(crate) struct Connection {
     reconnect: Option<Backoff>,
     next_request_id: u32,
     pending: HashMap<u32, Pending>,
+    /// Calls sent and not answered yet (among `pending`, which has queries too).
+    calls_out: usize,
+    /// Calls not sent yet, oldest first.
+    held_calls: VecDeque<HeldCall>,
     query_sets: BTreeMap<u32, QuerySet>,
     /// The offset of the last transaction whose changes the cache holds.
     last_offset: Option<u64>,
@@ -217,6 +235,8 @@ impl Connection {
             reconnect,
             next_request_id: 1,
             pending: HashMap::new(),
+            calls_out: 0,
+            held_calls: VecDeque::new(),
             query_sets: BTreeMap::new(),
             last_offset: None,
         }
@@ -236,7 +256,10 @@ pub(crate) async fn run(
                     Some(command) => connection.command(command).await,
                     None => Turn::Stop,
                 },
-                received = socket.next() => connection.received(received),
+                received = socket.next() => match connection.received(received) {
+                    Turn::Continue => connection.send_held_calls().await,
+                    other => other,
+                },
             },
             None => connection.reconnect(&mut commands).await,
         };
@@ -274,9 +297,13 @@ impl Connection {
                 args,
                 pending,
             } => {
-                let request_id = self.request_id();
-                self.pending.insert(request_id, pending);
-                call_message(kind, request_id, name, args)
+                self.held_calls.push_back(HeldCall {
+                    kind,
+                    name,
+                    args,
+                    pending,
+                });
+                return self.send_held_calls().await;
             }
             Command::OneOff { query, answer } => {
                 let request_id = self.request_id();
@@ -312,6 +339,32 @@ impl Connection {
             }
         };
         self.send(&message).await
+    }
+
+    /// Sends the calls held, oldest first, while fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
+    async fn send_held_calls(&mut self) -> Turn {
+        while self.calls_out < MAX_CALLS_IN_FLIGHT {
+            let Some(call) = self.held_calls.pop_front() else {
+                break;
+            };
+            let request_id = self.request_id();
+            self.pending.insert(request_id, call.pending);
+            self.calls_out += 1;
+            let message = call_message(call.kind, request_id, call.name, call.args);
+            if let Turn::Lost = self.send(&message).await {
+                return Turn::Lost;
+            }
+        }
+        Turn::Continue
+    }
+
+    /// The call or query `request_id` is answered: what waits for its answer.
+    fn answered(&mut self, request_id: u32) -> Option<Pending> {
+        let pending = self.pending.remove(&request_id)?;
+        if matches!(pending, Pending::Reducer(_) | Pending::Value(_)) {
+            self.calls_out = self.calls_out.saturating_sub(1);
+        }
+        Some(pending)
     }
 
     /// Sends `message`; a failure to send is a lost socket.
@@ -370,7 +423,7 @@ impl Connection {
             }
             ServerMessage::TransactionUpdate(update) => self.transaction(update),
             ServerMessage::CallResult { request_id, result } => {
-                let pending = self.pending.remove(&request_id);
+                let pending = self.answered(request_id);
                 self.deliver(move |_| match pending {
                     Some(Pending::Value(answer)) => {
                         let _ = answer.send(result.map_err(Error::Api));
@@ -388,7 +441,7 @@ impl Connection {
                 });
             }
             ServerMessage::OneOffQueryResult { request_id, result } => {
-                let pending = self.pending.remove(&request_id);
+                let pending = self.answered(request_id);
                 self.deliver(move |_| match pending {
                     Some(Pending::Query(answer)) => {
                         let _ = answer.send(result.map_err(Error::Query));
@@ -457,7 +510,7 @@ impl Connection {
                 UpdateStatus::Aborted { reason } => Err(Error::Aborted(reason.clone())),
                 other => Err(Error::Protocol(format!("an unknown status {other:?}"))),
             };
-            (request_id, self.pending.remove(&request_id), outcome)
+            (request_id, self.answered(request_id), outcome)
         });
         self.deliver(move |shared| {
             apply::transaction(&shared.cache, &shared.listeners, &update.changes);
@@ -535,6 +588,10 @@ impl Connection {
         }
         for (_, pending) in self.pending.drain() {
             pending.fail(Error::Disconnected);
+        }
+        self.calls_out = 0;
+        for call in self.held_calls.drain(..) {
+            call.pending.fail(Error::Disconnected);
         }
     }
 

@@ -54,7 +54,7 @@ mod transport;
 pub mod web;
 
 pub use client::{Client, ClientBuilder};
-pub use connection::{Backoff, ReducerOutcome, SubscriptionState};
+pub use connection::{Backoff, ReducerOutcome, SubscriptionState, MAX_CALLS_IN_FLIGHT};
 pub use delivery::Callbacks;
 pub use error::Error;
 pub use replay::Replay;

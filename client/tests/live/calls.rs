@@ -31,6 +31,31 @@ async fn pipelined_calls_are_answered_in_the_order_sent() {
 }
 
 #[tokio::test]
+async fn calls_past_the_servers_bound_wait_in_the_client_instead_of_being_refused() {
+    // Three times the calls the server lets one connection have in flight, started at once:
+    // the server answers a seventeenth `busy`, so the client must hold the rest back.
+    let calls_at_once = 3 * wasmod_client::MAX_CALLS_IN_FLIGHT;
+    let mut config = ServerConfig::default();
+    config.max_calls_per_identity = calls_at_once;
+    let live = Live::serve(memory_server_with(config)).await;
+    let client = live.client().await;
+    let calls: Vec<_> = (0..calls_at_once)
+        .map(|index| client.call_reducer("send", &(format!("message {index}"),)))
+        .collect();
+    for (index, call) in calls.into_iter().enumerate() {
+        let outcome = call.await;
+        assert!(outcome.is_ok(), "call {index}: {outcome:?}");
+    }
+    // The view shows the last 50 messages: every one of these, in the order started.
+    let recent: Vec<Message> = client.call_view("recent", &()).await.expect("the view");
+    let texts: Vec<String> = recent.into_iter().map(|message| message.text).collect();
+    let expected: Vec<String> = (0..calls_at_once)
+        .map(|index| format!("message {index}"))
+        .collect();
+    assert_eq!(texts, expected);
+}
+
+#[tokio::test]
 async fn errors_say_who_refused_the_call() {
     let live = Live::serve(memory_server()).await;
     let client = live.client().await;
