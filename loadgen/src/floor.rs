@@ -68,8 +68,14 @@ struct Hub {
     hello: Bytes,
 }
 
-/// Runs a floor server with `library` until its stdin ends.
-pub fn serve(library: Library) -> Result<()> {
+/// Runs `serve` on a new async runtime with a listener on a free loopback port, announced on
+/// stdout first as `wasmod serve` announces its own (`listening on http://ADDR`): what every
+/// floor process does before it serves.
+pub fn on_loopback<F, S>(serve: S) -> Result<()>
+where
+    S: FnOnce(TcpListener) -> F,
+    F: std::future::Future<Output = Result<()>>,
+{
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -79,6 +85,15 @@ pub fn serve(library: Library) -> Result<()> {
             .await
             .context("binding a loopback port")?;
         let address = listener.local_addr().context("the bound address")?;
+        println!("listening on http://{address}");
+        std::io::stdout().flush().context("writing to stdout")?;
+        serve(listener).await
+    })
+}
+
+/// Runs a floor server with `library` until its stdin ends.
+pub fn serve(library: Library) -> Result<()> {
+    on_loopback(|listener| async move {
         let (updates, _) = broadcast::channel(QUEUE);
         let hub = Arc::new(Hub {
             updates,
@@ -88,8 +103,6 @@ pub fn serve(library: Library) -> Result<()> {
             Library::Tungstenite => tokio::spawn(tungstenite::accept(listener, hub.clone())),
             Library::TokioWebsockets => tokio::spawn(websockets::accept(listener, hub.clone())),
         };
-        println!("listening on http://{address}");
-        std::io::stdout().flush().context("writing to stdout")?;
         obey(&hub).await
     })
 }

@@ -14,8 +14,6 @@ use axum::response::Response;
 use axum::routing::get;
 use axum::Router;
 use futures_util::{FutureExt, SinkExt, StreamExt};
-use std::io::Write;
-use tokio::net::TcpListener;
 use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
 use wasmod_protocol::ws::{
     BinaryClientMessage, BinaryServerMessage, EntryPointName, ServerMessage, TransactionUpdate,
@@ -24,18 +22,8 @@ use wasmod_protocol::ws::{
 
 /// Runs the answering floor until the process is killed.
 pub fn serve() -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    runtime.block_on(async {
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("binding a loopback port")?;
-        let address = listener.local_addr().context("the bound address")?;
+    crate::floor::on_loopback(|listener| async move {
         let app = Router::new().route("/v1/subscribe", get(upgrade));
-        println!("listening on http://{address}");
-        std::io::stdout().flush().context("writing to stdout")?;
         axum::serve(listener, app)
             .await
             .context("the answering floor stopped")

@@ -545,6 +545,36 @@ async fn procedures_and_views_are_answered_in_binary() {
     procedures_and_views_are_answered(Encoding::Binary).await;
 }
 
+/// The database's writer's lock, held on a thread of its own until released: the module's
+/// thread stops at the first call's transaction, and the calls after it stay queued.
+struct WriterHeld {
+    release: std::sync::mpsc::Sender<()>,
+    holder: std::thread::JoinHandle<()>,
+}
+
+impl WriterHeld {
+    /// Takes the lock, and returns once it is held.
+    fn new(live: &Live) -> Self {
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let database = live.database.clone();
+        let (held, holding) = std::sync::mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            let tx = database.begin_mut();
+            held.send(()).expect("the test waits");
+            let _ = released.recv();
+            drop(tx);
+        });
+        holding.recv().expect("the lock is held");
+        Self { release, holder }
+    }
+
+    /// Lets the module's thread go on.
+    fn release(self) {
+        self.release.send(()).expect("the holder waits");
+        self.holder.join().expect("the holder");
+    }
+}
+
 #[tokio::test]
 async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
     // The identity may have as many calls in progress as one connection: the connection's
@@ -554,17 +584,7 @@ async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
     let live = Live::start(config).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;
-    // Holding the writer's lock stops the module's thread at its first call's transaction.
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let database = live.database.clone();
-    let (held, holding) = std::sync::mpsc::channel();
-    let holder = std::thread::spawn(move || {
-        let tx = database.begin_mut();
-        held.send(()).expect("the test waits");
-        let _ = released.recv();
-        drop(tx);
-    });
-    holding.recv().expect("the lock is held");
+    let held = WriterHeld::new(&live);
     let calls = 24;
     for request_id in 0..calls {
         client
@@ -578,8 +598,7 @@ async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
         busy.push(answer["request_id"].as_u64().expect("a request id"));
     }
     assert_eq!(busy, (16..u64::from(calls)).collect::<Vec<_>>());
-    release.send(()).expect("the holder waits");
-    holder.join().expect("the holder");
+    held.release();
     for request_id in 0..16 {
         let answer = client.recv_kind("TransactionUpdate").await;
         assert_eq!(answer["request_id"], request_id, "{answer}");
@@ -600,16 +619,7 @@ async fn calls_wait_for_room_in_a_full_module_queue_instead_of_being_refused() {
         client.hello().await;
         clients.push(client);
     }
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let database = live.database.clone();
-    let (held, holding) = std::sync::mpsc::channel();
-    let holder = std::thread::spawn(move || {
-        let tx = database.begin_mut();
-        held.send(()).expect("the test waits");
-        let _ = released.recv();
-        drop(tx);
-    });
-    holding.recv().expect("the lock is held");
+    let held = WriterHeld::new(&live);
     for client in &mut clients {
         for request_id in 0..8 {
             client
@@ -617,8 +627,7 @@ async fn calls_wait_for_room_in_a_full_module_queue_instead_of_being_refused() {
                 .await;
         }
     }
-    release.send(()).expect("the holder waits");
-    holder.join().expect("the holder");
+    held.release();
     for client in &mut clients {
         for request_id in 0..8 {
             let answer = client.recv_kind("TransactionUpdate").await;
