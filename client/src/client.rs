@@ -10,6 +10,7 @@ use crate::cache::{Cache, PrimaryKey};
 use crate::connection::{self, Backoff, CallKind, Command, Pending, ReducerOutcome};
 use crate::delivery::{Callbacks, Deliveries, Shared};
 use crate::error::Error;
+use crate::new_build::{RowType, RowTypes};
 use crate::platform;
 use crate::socket;
 use crate::state::{ConnectionState, ConnectionStates};
@@ -136,10 +137,16 @@ impl ClientBuilder {
     /// declared table's primary key is not a field of its row type.
     pub async fn connect(self) -> Result<Client, Error> {
         let mut cache = Cache::new();
+        let mut row_types = RowTypes::new();
         for table in &self.tables {
             if let Some(key) = self.primary_key(table)? {
                 cache.set_primary_key(&table.name, key);
             }
+            let row_type = RowType {
+                row_type: table.row_type.clone(),
+                typespace: table.typespace.clone(),
+            };
+            row_types.insert(table.name.clone(), row_type);
         }
         let url = socket::subscribe_url(&self.url, self.compression)?;
         let socket =
@@ -153,10 +160,15 @@ impl ClientBuilder {
             connection: ConnectionStates::default(),
         });
         let (commands, receiver) = mpsc::unbounded_channel();
-        platform::spawn(connection::run(
-            connection::Connection::new(url, socket, shared.clone(), self.reconnect),
-            receiver,
-        ));
+        let connection = connection::Connection::new(
+            url,
+            socket,
+            shared.clone(),
+            self.reconnect,
+            row_types,
+            &commands,
+        );
+        platform::spawn(connection::run(connection, receiver));
         Ok(Client {
             inner: Arc::new(Inner {
                 commands,

@@ -29,6 +29,7 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
 use web_sys::{BinaryType, WebSocket};
 
 #[wasm_bindgen]
@@ -258,6 +259,47 @@ impl Reader {
 /// Runs `task` on the page's event loop.
 pub(crate) fn spawn(task: impl Future<Output = ()> + 'static) {
     wasm_bindgen_futures::spawn_local(task);
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `fetch`: a page's or a worker's (not only a window has one), or Node's.
+    #[wasm_bindgen(js_name = fetch)]
+    fn global_fetch(input: &str) -> js_sys::Promise;
+}
+
+/// The body of `GET url` through the global `fetch`, or why there is none (the request
+/// failed, or the server answered another status than 200).
+pub(crate) async fn http_get(url: &str) -> Result<String, String> {
+    let failed = |what: &str, error: JsValue| format!("{what} {url}: {}", describe(&error));
+    let response: web_sys::Response = JsFuture::from(global_fetch(url))
+        .await
+        .map_err(|error| failed("could not fetch", error))?
+        .dyn_into()
+        .map_err(|error| failed("not a response from", error))?;
+    let text = JsFuture::from(
+        response
+            .text()
+            .map_err(|error| failed("no text from", error))?,
+    )
+    .await
+    .map_err(|error| failed("could not read", error))?
+    .as_string()
+    .unwrap_or_default();
+    if response.status() == 200 {
+        Ok(text)
+    } else {
+        Err(format!("{url} answered {}: {text}", response.status()))
+    }
+}
+
+/// What a JavaScript value thrown says.
+pub(crate) fn describe(error: &JsValue) -> String {
+    error
+        .dyn_ref::<js_sys::Error>()
+        .map(|error| String::from(error.message()))
+        .or_else(|| error.as_string())
+        .unwrap_or_else(|| format!("{error:?}"))
 }
 
 /// Waits `duration` (a browser timer).

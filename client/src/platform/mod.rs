@@ -9,21 +9,24 @@
 //!   agreed, as the socket's two halves: a [`Writer`] (`send(payload)`, `close()`) and a
 //!   [`Reader`] (`next()`, the next [`Incoming`] frame; cancel-safe, as the connection task
 //!   polls it beside its commands), so that one task can send while another reads;
-//! - `spawn(task)`, `sleep(duration)` and `timeout(duration, future)`.
+//! - `spawn(task)`, `sleep(duration)` and `timeout(duration, future)`;
+//! - `http_get(url)`: a body over HTTP (the module's description), or why there is none.
 //!
-//! Native (`native.rs`): tokio-tungstenite on tokio. Browser (`browser.rs`, `wasm32`): the
+//! Native (`native.rs`): tokio-tungstenite on tokio, `ureq` for HTTP. Browser (`browser.rs`, `wasm32`): the
 //! browser's `WebSocket` through `web-sys`, tasks on the page's event loop
-//! (`wasm-bindgen-futures`), timers from `gloo-timers`.
+//! (`wasm-bindgen-futures`), timers from `gloo-timers`, and the global `fetch`.
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use native::{connect, sleep, spawn, timeout, Reader, Writer};
+pub(crate) use native::{connect, http_get, sleep, spawn, timeout, Reader, Writer};
 
 #[cfg(target_arch = "wasm32")]
 mod browser;
 #[cfg(target_arch = "wasm32")]
-pub(crate) use browser::{connect, set_web_socket, sleep, spawn, timeout, Reader, Writer};
+pub(crate) use browser::{
+    connect, describe, http_get, set_web_socket, sleep, spawn, timeout, Reader, Writer,
+};
 
 use crate::transport::{Closed, Payload};
 
