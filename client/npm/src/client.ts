@@ -55,12 +55,32 @@ export interface ConnectOptions {
   compression?: Compression;
 }
 
+/**
+ * What became of a query set that a new build of the module (`wasmod publish`) ended: the
+ * server ends, at the swap, each set over a table whose columns or visibility filter
+ * changed (`ended` is its message). The client subscribes such a set again by itself when
+ * the new build sends its tables' rows as the client reads them (the same columns; the
+ * client reads rows with the description it connected with):
+ *
+ * - `"resubscribed"`: the new build's rows are in the cache; only the rows that differ from
+ *   what the set held ran their callbacks (a new visibility filter that hides a row: one
+ *   delete), and updates go on.
+ * - `"ended"`: it stays ended (`reason`: a table whose columns changed, so the app needs the
+ *   new build's bindings and a new connection, or the new build refused the queries); its
+ *   rows left the cache, with their delete callbacks.
+ */
+export type NewBuildEvent =
+  | { kind: "resubscribed"; ended: string }
+  | { kind: "ended"; ended: string; reason: string };
+
 /** What to be told about a subscription. */
 export interface SubscribeHandlers {
   /** Its rows are in the cache (their insert callbacks have run). */
   onApplied?: () => void;
   /** The server refused the queries (a message saying why), or dropped the query set. */
   onError?: (message: string) => void;
+  /** A new build of the module ended the query set: what became of it (each time one does). */
+  onNewBuild?: (event: NewBuildEvent) => void;
 }
 
 /** A WebSocket class: `new (url, protocol)` with the browser `WebSocket`'s members. */
@@ -307,10 +327,14 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
 
   /**
    * Subscribes to the rows `queries` (SQL, `docs/subscriptions.md`) select, as one query set.
-   * Its rows enter the cache with their insert callbacks, then `onApplied` runs.
+   * Its rows enter the cache with their insert callbacks, then `onApplied` runs. A new build
+   * of the module that ends the set is followed as {@link NewBuildEvent} says
+   * (`onNewBuild`).
    */
   subscribe(queries: readonly string[], handlers: SubscribeHandlers = {}): Subscription {
-    return new Subscription(this.wasm.subscribe([...queries], handlers.onApplied, handlers.onError));
+    return new Subscription(
+      this.wasm.subscribe([...queries], handlers.onApplied, handlers.onError, handlers.onNewBuild),
+    );
   }
 
   /**
