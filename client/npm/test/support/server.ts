@@ -58,8 +58,8 @@ const MODULES_TARGET = join(ROOT, "target", "wasm-tests");
 /** The operator token of the test servers (`wasmod publish` needs one). */
 const OPERATOR_TOKEN = "operator-token-of-the-npm-tests";
 
-/** The environment of the `wasmod` commands the tests run. */
-const WASMOD_ENV = {
+/** The environment of the `wasmod` commands the tests run (and of the builds they start). */
+export const WASMOD_ENV = {
   ...process.env,
   CARGO_TARGET_DIR: MODULES_TARGET,
   WASMOD_OPERATOR_TOKEN: OPERATOR_TOKEN,
