@@ -77,8 +77,8 @@ impl Subscription {
 impl WasmodClient {
     /// Connects to the server at `url` (`http(s)://host:port`) as the identity of `token`
     /// (one `token` handed out earlier), or as a new identity without one, asking the server
-    /// to compress large messages with `compression` (`"gzip"`, `"brotli"`; none by
-    /// default), which the client decodes in wasm. Reconnects by itself when the connection
+    /// to compress large messages with `compression` (`"gzip"`; none by default), which the
+    /// client decodes in wasm. The package's build reads no brotli: `"brotli"` is refused. Reconnects by itself when the connection
     /// is lost.
     pub async fn connect(
         url: String,

@@ -341,7 +341,9 @@ fn every_server_message_reads_back_in_every_compression() {
         let plain = message.to_bytes();
         if plain.len() > 1_000 {
             assert_eq!(message.to_frame(Compression::Gzip, 0)[0], 2);
-            assert_eq!(message.to_frame(Compression::Brotli, 0)[0], 1);
+            // A build without brotli (its feature off) sends the frame as it is.
+            let brotli = u8::from(Compression::Brotli.is_supported());
+            assert_eq!(message.to_frame(Compression::Brotli, 0)[0], brotli);
             compressed += 1;
         }
         let under = message.to_frame(Compression::Gzip, plain.len());

@@ -35,8 +35,12 @@ export type TableName<Tables extends TableRows> = keyof Tables & string;
 /** Where a connection stands. */
 export type ConnectionState = "connected" | "reconnecting" | "disconnected";
 
-/** How the server may compress the large messages it sends (decoded in wasm). */
-export type Compression = "none" | "gzip" | "brotli";
+/**
+ * How the server may compress the large messages it sends (decoded in wasm): gzip, or none.
+ * The package reads no brotli, which the protocol also offers: brotli's decoder was about a
+ * third of the package's size, and at the levels the server uses gzip's frames are as small.
+ */
+export type Compression = "none" | "gzip";
 
 /** A call's arguments: an array in parameter order, or an object keyed by parameter name. */
 export type Args = readonly unknown[] | { readonly [parameter: string]: unknown };

@@ -131,6 +131,19 @@ describe("a client in Node against wasmod serve", () => {
     expect(read).toEqual(["reconnecting", "connected"]);
   }, 200_000); // A server stopped and started again, and two clients back, on a loaded machine.
 
+  it("reads gzip frames, and refuses to ask for brotli, which it does not read", async () => {
+    const [reader, writer] = [await Client.connect<Chat>(server.url, { compression: "gzip" }), await connect()];
+    clients.push(reader);
+    await reader.subscribed(QUERIES);
+    // Its update is over 1 KiB (the text 987 characters, the most is 1000): the server
+    // compresses it for the reader (a repetitive text: gzip gains).
+    const long = "compressed with gzip ".repeat(47);
+    await writer.callReducer("send", [long]);
+    await until("the long message", () => reader.rows("message").some((row) => row.text === long));
+    const brotli = Client.connect(server.url, { compression: "brotli" as never });
+    await expect(brotli).rejects.toThrow(/built without brotli decoding.*ask for gzip or no compression/);
+  });
+
   it("rejects a connection to a server that is not there, saying where", async () => {
     const nowhere = `http://127.0.0.1:${await freePort()}`;
     await expect(Client.connect(nowhere)).rejects.toThrow(/127\.0\.0\.1/);

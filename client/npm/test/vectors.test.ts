@@ -19,6 +19,8 @@ const vectors = fileURLToPath(new URL("../../vectors/", import.meta.url));
 interface Step {
   name: string;
   frame: string;
+  /** The same message uncompressed, for a compressed step. */
+  plain?: string;
   compression: string;
   decoded: unknown;
   events: unknown[];
@@ -54,7 +56,14 @@ describe("the shared vectors, applied in order to one Replay", () => {
 
   for (const step of manifest.steps) {
     it(`step ${step.name} (${step.compression})`, () => {
-      const frame = new Uint8Array(readFileSync(`${vectors}${step.frame}`));
+      let frame = new Uint8Array(readFileSync(`${vectors}${step.frame}`));
+      if (step.compression === "brotli") {
+        // The package reads no brotli (its size): it refuses the frame, saying so and
+        // changing nothing, and applies the same message uncompressed.
+        expect(() => replay.apply(frame)).toThrow(/brotli frame, which this build does not read/);
+        expect(events).toEqual([]);
+        frame = new Uint8Array(readFileSync(`${vectors}${step.plain!}`));
+      }
       if (step.decoded === null) {
         expect(() => replay.apply(frame)).toThrow();
       } else {

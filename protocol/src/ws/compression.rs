@@ -20,6 +20,10 @@
 //! and reset per message (about 40 KiB not allocated again), and whose brotli decoder reads
 //! the input in place and sizes its ring buffer to the message, so that a small message costs
 //! no window whatever the window its stream declares.
+//!
+//! Brotli is the crate's `brotli` feature (on by default). A build without it (the browser
+//! client's, for size) neither compresses nor reads brotli: [`Compression::is_supported`]
+//! says so, a frame is then never compressed with it, and a brotli frame read is an error.
 
 use std::io::{self, Write};
 
@@ -47,6 +51,7 @@ pub const GZIP_LEVEL: u32 = 1;
 pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 
 /// Brotli's smallest and largest window (log2 of its size).
+#[cfg(feature = "brotli")]
 const BROTLI_WINDOW: (u32, u32) = (10, 22);
 
 impl Compression {
@@ -69,6 +74,15 @@ impl Compression {
             .find(|compression| compression.tag() == tag)
     }
 
+    /// Whether this build compresses and reads it: all three, but brotli in a build without
+    /// the `brotli` feature.
+    pub const fn is_supported(self) -> bool {
+        match self {
+            Self::None | Self::Gzip => true,
+            Self::Brotli => cfg!(feature = "brotli"),
+        }
+    }
+
     /// Its name in the handshake's `compression` parameter: `none`, `brotli` or `gzip`.
     pub const fn name(self) -> &'static str {
         match self {
@@ -87,17 +101,23 @@ impl Compression {
 }
 
 /// Appends `input` compressed with `compression` to `out` (copied as is for
-/// [`Compression::None`]).
-pub fn compress(compression: Compression, input: &[u8], out: &mut Vec<u8>) {
+/// [`Compression::None`]) and returns `true`; for a compression this build does not support
+/// ([`Compression::is_supported`]), appends nothing and returns `false`.
+pub fn compress(compression: Compression, input: &[u8], out: &mut Vec<u8>) -> bool {
     match compression {
         Compression::None => out.extend_from_slice(input),
+        #[cfg(feature = "brotli")]
         Compression::Brotli => brotli(input, BROTLI_QUALITY, out),
+        #[cfg(not(feature = "brotli"))]
+        Compression::Brotli => return false,
         Compression::Gzip => gzip(input, GZIP_LEVEL, out),
     }
+    true
 }
 
 /// Appends `input` compressed by brotli at `quality` to `out`, with a window no larger than
 /// the input needs.
+#[cfg(feature = "brotli")]
 pub fn brotli(input: &[u8], quality: i32, out: &mut Vec<u8>) {
     let needed = usize::BITS - input.len().saturating_sub(1).leading_zeros();
     let params = brotli::enc::BrotliEncoderParams {
@@ -143,6 +163,7 @@ pub struct Decompressor {
 
 /// The largest brotli output buffer a [`Decompressor`] keeps for the next message (brotli
 /// does not say how long its output is, so the buffer grows by doubling while it decodes).
+#[cfg(feature = "brotli")]
 const SCRATCH_KEPT: usize = 4 << 20;
 
 impl Default for Decompressor {
@@ -180,7 +201,15 @@ impl Decompressor {
         let max = self.max;
         let out = match compression {
             Compression::None => input.to_vec(),
+            #[cfg(feature = "brotli")]
             Compression::Brotli => self.unbrotli(input)?,
+            #[cfg(not(feature = "brotli"))]
+            Compression::Brotli => {
+                return Err(invalid(
+                    "a brotli frame, which this build does not read (wasmod-protocol without \
+                     its `brotli` feature): connect asking for gzip or no compression",
+                ))
+            }
             Compression::Gzip => self.gunzip(input)?,
         };
         if out.len() > max {
@@ -248,6 +277,7 @@ impl Decompressor {
     }
 }
 
+#[cfg(feature = "brotli")]
 impl Decompressor {
     /// `input` decompressed by brotli, with a new decoder state reading `input` in place,
     /// into the kept scratch buffer (doubled while the output needs it), then copied out at
@@ -367,6 +397,16 @@ mod tests {
     use super::*;
     use std::io::Read;
 
+    /// The compressions that compress, of those this build supports.
+    fn compressing() -> impl Iterator<Item = Compression> {
+        supported().filter(|&compression| compression != Compression::None)
+    }
+
+    /// The compressions this build supports (brotli only with the `brotli` feature).
+    fn supported() -> impl Iterator<Item = Compression> {
+        Compression::ALL.into_iter().filter(|c| c.is_supported())
+    }
+
     /// Text that compresses, of `len` bytes.
     fn text(len: usize) -> Vec<u8> {
         b"the quick brown fox jumps over the lazy dog 0123456789 "
@@ -379,7 +419,7 @@ mod tests {
 
     #[test]
     fn every_compression_round_trips_small_and_large_inputs() {
-        for compression in Compression::ALL {
+        for compression in supported() {
             for len in [0, 1, 100, 5_000, 300_000] {
                 let input = text(len);
                 let mut out = Vec::new();
@@ -421,7 +461,7 @@ mod tests {
     #[test]
     fn a_bomb_is_refused_past_the_bound() {
         let zeros = vec![0u8; 1 << 20];
-        for compression in [Compression::Brotli, Compression::Gzip] {
+        for compression in compressing() {
             let mut bomb = Vec::new();
             compress(compression, &zeros, &mut bomb);
             assert!(bomb.len() < 10_000, "{compression:?}: {}", bomb.len());
@@ -441,7 +481,7 @@ mod tests {
         let mut decompressor = Decompressor::default();
         // Growing then shrinking: a kept buffer must not leak a longer message's tail.
         for round in (0..20).chain((0..20).rev()) {
-            for compression in Compression::ALL {
+            for compression in supported() {
                 let input = text(1 + round * 997);
                 let mut out = Vec::new();
                 compress(compression, &input, &mut out);
@@ -470,6 +510,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "brotli")]
     fn a_brotli_stream_with_the_largest_window_decodes() {
         let input = text(70_000);
         let params = brotli::enc::BrotliEncoderParams {
@@ -489,7 +530,7 @@ mod tests {
     fn truncated_corrupted_or_extended_streams_are_errors() {
         let input = text(5_000);
         let mut decompressor = Decompressor::default();
-        for compression in [Compression::Brotli, Compression::Gzip] {
+        for compression in compressing() {
             let mut whole = Vec::new();
             compress(compression, &input, &mut whole);
             for len in [0, 1, 5, 10, whole.len() / 2, whole.len() - 1] {
@@ -520,6 +561,43 @@ mod tests {
         let mut out = Vec::new();
         gzip(input, GZIP_LEVEL, &mut out);
         out
+    }
+
+    #[test]
+    fn brotli_is_supported_with_its_feature_only() {
+        assert!(Compression::None.is_supported() && Compression::Gzip.is_supported());
+        assert_eq!(Compression::Brotli.is_supported(), cfg!(feature = "brotli"));
+        let mut out = Vec::new();
+        assert_eq!(
+            compress(Compression::Brotli, &text(5_000), &mut out),
+            cfg!(feature = "brotli")
+        );
+        let message = super::super::BinaryServerMessage::IdentityToken {
+            identity: wasmod_abi::Identity::ZERO,
+            token: String::from_utf8(text(3_000)).expect("text"),
+            connection_id: wasmod_abi::ConnectionId::ZERO,
+        };
+        let frame = message.to_frame(Compression::Brotli, 0);
+        let expected = if cfg!(feature = "brotli") {
+            Compression::Brotli
+        } else {
+            Compression::None
+        };
+        assert_eq!(
+            frame[0],
+            expected.tag(),
+            "a build without brotli sends it plain"
+        );
+    }
+
+    #[test]
+    #[cfg(not(feature = "brotli"))]
+    fn without_its_feature_a_brotli_frame_is_an_error_naming_brotli() {
+        let error = Decompressor::default()
+            .decompress(Compression::Brotli, b"\x0b\x02\x80hello\x03")
+            .expect_err("no brotli");
+        assert!(error.to_string().contains("brotli frame"), "{error}");
+        assert!(error.to_string().contains("gzip"), "{error}");
     }
 
     #[test]
