@@ -126,8 +126,8 @@ impl ClientBuilder {
 
     /// How the server compresses the messages it sends (none by default; it compresses only
     /// those large enough to gain): asked for on every connection, reconnections included.
-    /// Brotli needs the crate's `brotli` feature (on by default); without it `connect`
-    /// refuses it.
+    /// Brotli needs the crate's `brotli` feature (on by default), gzip its `gzip` feature
+    /// or a platform that inflates it (a browser's); without, `connect` refuses it.
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
         self
@@ -138,7 +138,7 @@ impl ClientBuilder {
     /// the first connection fails (reconnection is for connections that were up), or if a
     /// declared table's primary key is not a field of its row type.
     pub async fn connect(self) -> Result<Client, Error> {
-        if !self.compression.is_supported() {
+        if !(self.compression.is_supported() || platform::decompresses(self.compression)) {
             return Err(Error::Connect(format!(
                 "this client was built without {} decoding (wasmod-client's `{0}` feature): \
                  ask for gzip or no compression",

@@ -39,6 +39,21 @@ pub fn set_web_socket(constructor: Option<Function>) {
     crate::platform::set_web_socket(constructor);
 }
 
+/// `frame`, a binary server message as the server sends it, with a gzip message inflated into
+/// an uncompressed frame of the same message (other frames as they are): what a
+/// [`WasmodReplay`] needs of a gzip frame, since this build inflates gzip with the platform's
+/// asynchronous `DecompressionStream` rather than in wasm. Rejects if it does not inflate.
+#[wasm_bindgen(js_name = inflateFrame)]
+pub fn inflate_frame(frame: Vec<u8>) -> Promise {
+    future_to_promise(async move {
+        let max = crate::socket::MAX_MESSAGE;
+        let frame = crate::platform::inflate(frame.into(), max)
+            .await
+            .map_err(|why| js_value(Error::Protocol(why)))?;
+        Ok(js_sys::Uint8Array::from(&frame[..]).into())
+    })
+}
+
 /// A connected client of a wasmod server, for JavaScript.
 #[wasm_bindgen]
 pub struct WasmodClient {

@@ -10,7 +10,9 @@
  * `wasm-opt -Oz`), into a temporary directory, serves it with a page that times each scenario
  * (iterations doubled until one sample takes at least 25 ms, then 15 samples; the median and
  * the fastest, per run), drives Chromium to it, and prints the table. Gzip stands in for the
- * native benches' brotli: the browser build reads no brotli.
+ * native benches' brotli: the browser build reads no brotli. Gzip is timed twice: inflated by
+ * flate2 in wasm (this build's, as the package did before) with the decode, and inflated by the
+ * platform's DecompressionStream (the package's way) alone.
  */
 
 import { spawnSync } from "node:child_process";
@@ -26,7 +28,7 @@ const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
 /** The page's script: every scenario timed, the results in `window.benchResults`. */
 const PAGE_SCRIPT = `
-import init, { Bench } from "./wasmod_client_web.js";
+import init, { Bench, inflateFrame } from "./wasmod_client_web.js";
 
 const SAMPLE_MS = 25;
 const SAMPLES = 15;
@@ -50,6 +52,30 @@ try {
       fastestMicros: perRun[0] * 1000,
     });
   });
+  // The package's gzip: inflated by the platform's DecompressionStream (asynchronous, so timed
+  // here, one inflate awaited after the other), then decoded uncompressed in wasm.
+  const names = bench.names();
+  for (let index = 0; index < names.length; index++) {
+    if (names[index] !== "decode transaction_update gzip") continue;
+    const frame = bench.frame(index);
+    const sample = async (iterations) => {
+      const start = performance.now();
+      for (let run = 0; run < iterations; run++) await inflateFrame(frame);
+      return performance.now() - start;
+    };
+    let iterations = 1;
+    while ((await sample(iterations)) < SAMPLE_MS && iterations < 1 << 20) iterations *= 2;
+    const perRun = [];
+    for (let s = 0; s < SAMPLES; s++) perRun.push((await sample(iterations)) / iterations);
+    perRun.sort((a, b) => a - b);
+    results.push({
+      name: "inflate transaction_update gzip (DecompressionStream)",
+      rows: bench.rows(index),
+      iterations,
+      medianMicros: perRun[SAMPLES >> 1] * 1000,
+      fastestMicros: perRun[0] * 1000,
+    });
+  }
   window.benchResults = { results, userAgent: navigator.userAgent, isolated: crossOriginIsolated };
 } catch (error) {
   window.benchResults = { error: String(error?.stack ?? error) };
@@ -127,7 +153,7 @@ describe("the client in Chromium, timed by performance.now()", () => {
     )) as { results?: Result[]; error?: string; userAgent?: string; isolated?: boolean };
     expect(outcome.error).toBeUndefined();
     const results = outcome.results!;
-    expect(results.length, "the identity token, 4 decodes and 2 cache applies at 3 sizes").toBe(19);
+    expect(results.length, "the identity token, 4 decodes, 2 cache applies and 1 inflate at 3 sizes").toBe(22);
     for (const result of results) {
       expect(Number.isFinite(result.medianMicros) && result.medianMicros > 0, result.name).toBe(true);
     }

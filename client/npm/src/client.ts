@@ -15,6 +15,7 @@
 import {
   WasmodClient,
   WasmodReplay,
+  inflateFrame as wasmInflateFrame,
   setWebSocket as setWasmWebSocket,
   type Subscription as WasmSubscription,
 } from "../wasm/wasmod_client_web.js";
@@ -36,7 +37,7 @@ export type TableName<Tables extends TableRows> = keyof Tables & string;
 export type ConnectionState = "connected" | "reconnecting" | "disconnected";
 
 /**
- * How the server may compress the large messages it sends (decoded in wasm): gzip, or none.
+ * How the server may compress the large messages it sends: gzip (inflated by the platform), or none.
  * The package reads no brotli, which the protocol also offers: brotli's decoder was about a
  * third of the package's size, and at the levels the server uses gzip's frames are as small.
  */
@@ -384,6 +385,18 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
   }
 }
 
+/**
+ * `frame`, a binary server message as the server sends it, with a gzip message inflated into
+ * an uncompressed frame of the same message (any other frame as it is), for a {@link Replay}:
+ * the package inflates gzip with the platform's `DecompressionStream` (native code, and not
+ * in the wasm, for its size), which is asynchronous, while `Replay.apply` is not. A connected
+ * client does this itself. Rejects if the gzip member does not inflate.
+ */
+export async function inflateFrame(frame: Uint8Array): Promise<Uint8Array> {
+  await init();
+  return (await wasmInflateFrame(frame)) as Uint8Array;
+}
+
 /** A server message as the JSON protocol writes it (`docs/protocol.md`), e.g. `{ "TransactionUpdate": {..} }`. */
 export type ServerMessage = { [kind: string]: unknown };
 
@@ -404,9 +417,10 @@ export class Replay<T extends TableRows = { [table: string]: Row }> extends Tabl
   }
 
   /**
-   * Applies `frame`, one binary server message as the server sends it (compressed or not):
-   * its rows enter and leave the cache, with their callbacks. Returns the message as the
-   * JSON protocol writes it; throws, changing nothing, for bytes that are not a message.
+   * Applies `frame`, one binary server message as the server sends it, uncompressed (a gzip
+   * one through {@link inflateFrame} first; brotli is not read): its rows enter and leave the
+   * cache, with their callbacks. Returns the message as the JSON protocol writes it; throws,
+   * changing nothing, for bytes that are not a message, or are compressed.
    */
   apply(frame: Uint8Array): ServerMessage {
     return this.wasm.apply(frame) as ServerMessage;

@@ -50,9 +50,9 @@ function replay(): { cache: Replay<Chat>; through: (step: string) => void } {
       expect(last, `step ${step}`).toBeGreaterThanOrEqual(next);
       act(() => {
         for (; next <= last; next++) {
-          // The package reads no brotli: the brotli step's message comes uncompressed.
+          // A Replay reads uncompressed frames: a compressed step's message comes so.
           const step = manifest.steps[next]!;
-          const file = step.compression === "brotli" ? step.plain! : step.frame;
+          const file = step.plain ?? step.frame;
           const frame = new Uint8Array(readFileSync(`${vectors}${file}`));
           try {
             cache.apply(frame);

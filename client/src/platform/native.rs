@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use wasmod_protocol::ws::Compression;
 use wasmod_protocol::ErrorBody;
 
 /// The read and write buffers the socket starts with, as the server's (tungstenite's default
@@ -160,6 +161,12 @@ impl Reader {
 /// Runs `task` on the current tokio runtime.
 pub(crate) fn spawn(task: impl Future<Output = ()> + Send + 'static) {
     tokio::spawn(task);
+}
+
+/// Whether the transport inflates frames of `compression` itself: never natively (the
+/// decoder does, with the crate's features).
+pub(crate) fn decompresses(_compression: Compression) -> bool {
+    false
 }
 
 /// How long [`http_get`] may take.

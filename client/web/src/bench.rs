@@ -9,7 +9,10 @@
 //! around the loop (the browser's clock is coarse, so one run is never timed alone), with what
 //! a run needs made beforehand (the cache a transaction is applied to) outside the timing, as
 //! criterion's `iter_batched` does natively. Gzip stands in for the native benches' brotli:
-//! the browser build reads no brotli.
+//! the browser build reads no brotli. This build inflates gzip in wasm (flate2, the feature
+//! turned on for the bench), so that it can be timed beside the platform's
+//! `DecompressionStream`, which the package uses: the page times that one itself
+//! (`inflateFrame` on [`Bench::frame`]'s bytes), as it is asynchronous.
 
 #[path = "../../../protocol/benches/support/mod.rs"]
 mod support;
@@ -125,6 +128,15 @@ impl Bench {
     /// The scenarios' names, in order (each with its row count: [`Bench::rows`]).
     pub fn names(&self) -> Vec<String> {
         self.scenarios.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// Scenario `index`'s frame, if it decodes one (for the page to inflate a gzip frame with
+    /// the platform).
+    pub fn frame(&self, index: usize) -> Option<Vec<u8>> {
+        match &self.scenarios.get(index)?.work {
+            Work::Frame(frame) => Some(frame.to_vec()),
+            _ => None,
+        }
     }
 
     /// Scenario `index`'s row count (`0` for the connection's first message).

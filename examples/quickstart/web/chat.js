@@ -58,7 +58,7 @@ function showError(error) {
 
 async function main() {
   await init();
-  // `?compression=gzip`: large messages come compressed, decoded in wasm (the browser build
+  // `?compression=gzip`: large messages come compressed, inflated by the browser (the build
   // reads no brotli).
   const compression = new URLSearchParams(location.search).get("compression");
   const client = await WasmodClient.connect(location.origin, localStorage.getItem(TOKEN), compression);

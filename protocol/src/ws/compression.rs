@@ -21,11 +21,14 @@
 //! the input in place and sizes its ring buffer to the message, so that a small message costs
 //! no window whatever the window its stream declares.
 //!
-//! Brotli is the crate's `brotli` feature (on by default). A build without it (the browser
-//! client's, for size) neither compresses nor reads brotli: [`Compression::is_supported`]
-//! says so, a frame is then never compressed with it, and a brotli frame read is an error.
+//! Brotli and gzip are the crate's `brotli` and `gzip` features (both on by default). A build
+//! without one (the browser client's, for size, has neither) neither compresses nor reads it:
+//! [`Compression::is_supported`] says so, a frame is then never compressed with it, and such a
+//! frame read is an error.
 
-use std::io::{self, Write};
+use std::io;
+#[cfg(feature = "gzip")]
+use std::io::Write;
 
 /// The first byte of a binary server message: how the rest is compressed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -74,12 +77,13 @@ impl Compression {
             .find(|compression| compression.tag() == tag)
     }
 
-    /// Whether this build compresses and reads it: all three, but brotli in a build without
-    /// the `brotli` feature.
+    /// Whether this build compresses and reads it: no compression always, brotli and gzip
+    /// with the crate's features of their names.
     pub const fn is_supported(self) -> bool {
         match self {
-            Self::None | Self::Gzip => true,
+            Self::None => true,
             Self::Brotli => cfg!(feature = "brotli"),
+            Self::Gzip => cfg!(feature = "gzip"),
         }
     }
 
@@ -110,7 +114,10 @@ pub fn compress(compression: Compression, input: &[u8], out: &mut Vec<u8>) -> bo
         Compression::Brotli => brotli(input, BROTLI_QUALITY, out),
         #[cfg(not(feature = "brotli"))]
         Compression::Brotli => return false,
+        #[cfg(feature = "gzip")]
         Compression::Gzip => gzip(input, GZIP_LEVEL, out),
+        #[cfg(not(feature = "gzip"))]
+        Compression::Gzip => return false,
     }
     true
 }
@@ -131,6 +138,7 @@ pub fn brotli(input: &[u8], quality: i32, out: &mut Vec<u8>) {
 }
 
 /// Appends `input` as one gzip member to `out`, deflated at `level`.
+#[cfg(feature = "gzip")]
 pub fn gzip(input: &[u8], level: u32, out: &mut Vec<u8>) {
     let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
     // Writing into a `Vec` cannot fail.
@@ -153,6 +161,7 @@ pub fn gzip(input: &[u8], level: u32, out: &mut Vec<u8>) {
 /// scratch buffer, grown by doubling, which is then copied out at the size.
 pub struct Decompressor {
     /// Gzip's raw-deflate state, once a gzip message came.
+    #[cfg(feature = "gzip")]
     inflate: Option<flate2::Decompress>,
     /// Where brotli writes a message before it is copied out at its size: kept up to
     /// [`SCRATCH_KEPT`] bytes.
@@ -176,7 +185,6 @@ impl Default for Decompressor {
 impl std::fmt::Debug for Decompressor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Decompressor")
-            .field("inflate", &self.inflate.is_some())
             .field("scratch", &self.scratch.len())
             .field("max", &self.max)
             .finish()
@@ -188,6 +196,7 @@ impl Decompressor {
     /// that claims more is an error rather than allowed to fill the reader's memory.
     pub fn new(max: u64) -> Self {
         Self {
+            #[cfg(feature = "gzip")]
             inflate: None,
             scratch: Vec::new(),
             max: usize::try_from(max).unwrap_or(usize::MAX),
@@ -204,13 +213,11 @@ impl Decompressor {
             #[cfg(feature = "brotli")]
             Compression::Brotli => self.unbrotli(input)?,
             #[cfg(not(feature = "brotli"))]
-            Compression::Brotli => {
-                return Err(invalid(
-                    "a brotli frame, which this build does not read (wasmod-protocol without \
-                     its `brotli` feature): connect asking for gzip or no compression",
-                ))
-            }
+            Compression::Brotli => return Err(unsupported("brotli")),
+            #[cfg(feature = "gzip")]
             Compression::Gzip => self.gunzip(input)?,
+            #[cfg(not(feature = "gzip"))]
+            Compression::Gzip => return Err(unsupported("gzip")),
         };
         if out.len() > max {
             return Err(too_large(max));
@@ -220,6 +227,7 @@ impl Decompressor {
 
     /// One gzip member: its header (RFC 1952), its raw deflate data through the kept
     /// state, and its trailer checked (the CRC-32 and the length).
+    #[cfg(feature = "gzip")]
     fn gunzip(&mut self, input: &[u8]) -> io::Result<Vec<u8>> {
         let max = self.max;
         let deflated = input
@@ -336,13 +344,16 @@ impl Decompressor {
 }
 
 /// The most bytes one byte of deflate data can inflate to (258 bytes per 2-bit match).
+#[cfg(feature = "gzip")]
 const DEFLATE_MAX_RATIO: usize = 1032;
 
 /// A gzip member's trailer: the CRC-32 of the data, then its length modulo 4 GiB.
+#[cfg(feature = "gzip")]
 const GZIP_TRAILER: usize = 8;
 
 /// How long the gzip header at the start of `input` is: the fixed ten bytes, then the
 /// optional extra field, name, comment and header CRC its flags announce.
+#[cfg(feature = "gzip")]
 fn gzip_header_len(input: &[u8]) -> io::Result<usize> {
     const TEXT_AND_KNOWN: u8 = 0b1_1111;
     let Some(&[0x1f, 0x8b, 8, flags]) = input.first_chunk::<4>() else {
@@ -384,6 +395,15 @@ fn invalid(why: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, why.to_owned())
 }
 
+/// The error of a frame compressed as this build does not read (`name`, a feature left out).
+#[cfg(not(all(feature = "brotli", feature = "gzip")))]
+fn unsupported(name: &str) -> io::Error {
+    invalid(&format!(
+        "a {name} frame, which this build does not read (wasmod-protocol without its `{name}` \
+         feature): connect asking for another compression, or decompress it first"
+    ))
+}
+
 /// The error of a message past the bound.
 fn too_large(max: usize) -> io::Error {
     io::Error::new(
@@ -395,7 +415,6 @@ fn too_large(max: usize) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read;
 
     /// The compressions that compress, of those this build supports.
     fn compressing() -> impl Iterator<Item = Compression> {
@@ -433,7 +452,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "gzip")]
     fn gzip_output_is_a_standard_gzip_member() {
+        use std::io::Read;
         let mut out = Vec::new();
         gzip(b"hello hello hello", GZIP_LEVEL, &mut out);
         let mut back = String::new();
@@ -494,6 +515,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "gzip")]
     fn gzip_headers_with_every_optional_field_are_read() {
         let input = text(3_000);
         let mut encoder = flate2::GzBuilder::new()
@@ -550,22 +572,21 @@ mod tests {
                 "{compression:?}: its last byte changed"
             );
         }
-        let back = decompressor
-            .decompress(Compression::Gzip, &gzipped(&input))
-            .expect("the state is still usable after errors");
-        assert_eq!(back, input);
-    }
-
-    /// `input` as one gzip member.
-    fn gzipped(input: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        gzip(input, GZIP_LEVEL, &mut out);
-        out
+        #[cfg(feature = "gzip")]
+        {
+            let mut member = Vec::new();
+            gzip(&input, GZIP_LEVEL, &mut member);
+            let back = decompressor
+                .decompress(Compression::Gzip, &member)
+                .expect("the state is still usable after errors");
+            assert_eq!(back, input);
+        }
     }
 
     #[test]
-    fn brotli_is_supported_with_its_feature_only() {
-        assert!(Compression::None.is_supported() && Compression::Gzip.is_supported());
+    fn brotli_and_gzip_are_supported_with_their_features_only() {
+        assert!(Compression::None.is_supported());
+        assert_eq!(Compression::Gzip.is_supported(), cfg!(feature = "gzip"));
         assert_eq!(Compression::Brotli.is_supported(), cfg!(feature = "brotli"));
         let mut out = Vec::new();
         assert_eq!(
@@ -597,7 +618,7 @@ mod tests {
             .decompress(Compression::Brotli, b"\x0b\x02\x80hello\x03")
             .expect_err("no brotli");
         assert!(error.to_string().contains("brotli frame"), "{error}");
-        assert!(error.to_string().contains("gzip"), "{error}");
+        assert!(error.to_string().contains("another compression"), "{error}");
     }
 
     #[test]
