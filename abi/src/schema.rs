@@ -154,6 +154,57 @@ impl Typespace {
     }
 }
 
+/// Whether values of type `a` (of typespace `old`) and of type `b` (of typespace `new`) are
+/// encoded alike: the same structure, the same field and variant names, named types resolved.
+/// For comparing what two builds of a module say of a table or an entry point (the host,
+/// when a new build is published), or what a client reads a table as with what a new build
+/// sends.
+pub fn same_encoding(
+    old: &Typespace,
+    a: &AlgebraicType,
+    new: &Typespace,
+    b: &AlgebraicType,
+) -> bool {
+    same_type(old, a, new, b, 0)
+}
+
+/// Whether `a` in `old` and `b` in `new` encode alike, named types resolved (to a bounded
+/// depth, so a recursive type cannot loop).
+fn same_type(
+    old: &Typespace,
+    a: &AlgebraicType,
+    new: &Typespace,
+    b: &AlgebraicType,
+    depth: u32,
+) -> bool {
+    use AlgebraicType as T;
+    if depth > 64 {
+        return false;
+    }
+    let resolve = |space: &Typespace, ty: &AlgebraicType| match ty {
+        T::Ref(index) => space.types.get(*index as usize).map(|def| def.ty.clone()),
+        other => Some(other.clone()),
+    };
+    let (Some(a), Some(b)) = (resolve(old, a), resolve(new, b)) else {
+        return false;
+    };
+    let same = |x: &AlgebraicType, y: &AlgebraicType| same_type(old, x, new, y, depth + 1);
+    match (&a, &b) {
+        (T::Ref(_), _) | (_, T::Ref(_)) => same(&a, &b),
+        (T::Array(x), T::Array(y)) | (T::Option(x), T::Option(y)) => same(x, y),
+        (T::FixedArray(x, n), T::FixedArray(y, m)) => n == m && same(x, y),
+        (T::Result(x, e), T::Result(y, f)) => same(x, y) && same(e, f),
+        (T::Product(xs), T::Product(ys)) | (T::Sum(xs), T::Sum(ys)) => {
+            xs.len() == ys.len()
+                && xs
+                    .iter()
+                    .zip(ys)
+                    .all(|(x, y)| x.name == y.name && same(&x.ty, &y.ty))
+        }
+        _ => a == b,
+    }
+}
+
 /// A type that can cross the module boundary: encodable, decodable, and self-describing.
 ///
 /// Implemented for the standard types and, through `#[derive(SchemaType)]`, for user structs

@@ -208,6 +208,109 @@ fn new_depends_on_the_enclosing_checkout_by_a_relative_path() {
 }
 
 #[test]
+fn new_react_template_makes_a_module_and_a_web_app_over_the_client_asked_for() {
+    let temp = tempfile::tempdir().expect("a temporary directory");
+    let read = |path: &str| std::fs::read_to_string(temp.path().join(path)).expect(path);
+    let package = workspace_root().join("client").join("npm");
+    let package = package.to_str().expect("a UTF-8 path");
+
+    // The package's directory: a link by absolute path, which Vite's dev server may read.
+    let made = wasmod(
+        &["new", "--template", "react", "linked", "--client", package],
+        temp.path(),
+    );
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    let said = text(&made.stdout);
+    for line in [
+        "and its web app",
+        "wasmod serve linked",
+        "cd linked/web && npm install && npm run dev",
+    ] {
+        assert!(said.contains(line), "{line} in:\n{said}");
+    }
+    for file in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "README.md",
+        "web/tsconfig.json",
+        "web/index.html",
+        "web/.gitignore",
+        "web/scripts/bindings.mjs",
+        "web/src/main.tsx",
+        "web/src/App.tsx",
+    ] {
+        assert!(temp.path().join("linked").join(file).is_file(), "{file}");
+    }
+    let manifest: Value = serde_json::from_str(&read("linked/web/package.json")).expect("JSON");
+    assert_eq!(manifest["name"], "linked-web");
+    assert_eq!(
+        manifest["dependencies"]["@wasmod/client"],
+        format!("file:{package}")
+    );
+    let vite = read("linked/web/vite.config.ts");
+    assert!(
+        vite.contains(&format!("allow: [\"..\", \"{package}\"]")),
+        "{vite}"
+    );
+    assert!(read("linked/README.md").contains("wasmod serve ."));
+
+    // A version: from the registry; none: this wasmod's, with a word that it is not there yet.
+    let ranged = wasmod(
+        &["new", "--template", "react", "ranged", "--client", "^0.1"],
+        temp.path(),
+    );
+    assert!(ranged.status.success(), "{}", text(&ranged.stderr));
+    let manifest: Value = serde_json::from_str(&read("ranged/web/package.json")).expect("JSON");
+    assert_eq!(manifest["dependencies"]["@wasmod/client"], "^0.1");
+    assert!(read("ranged/web/vite.config.ts").contains("allow: [\"..\"]"));
+    let default = wasmod(&["new", "--template", "react", "default"], temp.path());
+    assert!(default.status.success(), "{}", text(&default.stderr));
+    assert!(
+        text(&default.stdout).contains("not on the npm registry yet"),
+        "{}",
+        text(&default.stdout)
+    );
+    let manifest: Value = serde_json::from_str(&read("default/web/package.json")).expect("JSON");
+    assert_eq!(
+        manifest["dependencies"]["@wasmod/client"],
+        format!("^{}", env!("CARGO_PKG_VERSION"))
+    );
+
+    // Refused: a directory that is not the package, a missing tarball, --client without the
+    // web app.
+    let here = temp.path().to_str().expect("a UTF-8 path");
+    for (args, error) in [
+        (
+            vec!["new", "--template", "react", "a", "--client", here],
+            "not the @wasmod/client package's directory",
+        ),
+        (
+            vec![
+                "new",
+                "--template",
+                "react",
+                "b",
+                "--client",
+                "./missing.tgz",
+            ],
+            "missing.tgz",
+        ),
+        (
+            vec!["new", "c", "--client", package],
+            "give it with --template react",
+        ),
+    ] {
+        let refused = wasmod(&args, temp.path());
+        assert_eq!(refused.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&refused.stderr).contains(error),
+            "{}",
+            text(&refused.stderr)
+        );
+    }
+}
+
+#[test]
 fn describe_inspect_and_call_the_quickstart() {
     let wasm = built(Profile::Release).library_path("quickstart");
     let wasm = wasm.to_str().expect("a UTF-8 path");

@@ -9,58 +9,15 @@
 
 #[path = "../../protocol/benches/support/allocations.rs"]
 mod allocations;
+#[path = "support/cache.rs"]
+mod scenarios;
 
 use allocations::{print_allocations, Counting};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use wasmod_abi::encoding::to_vec;
-use wasmod_abi::{AlgebraicType, Field, SchemaType, Typespace};
-use wasmod_client::cache::{Cache, PrimaryKey, TableEvents};
+use scenarios::{apply_one, filled, keyed_cache, rows, SIZES};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-const SIZES: [usize; 3] = [1, 100, 10_000];
-
-fn rows(count: usize, text: &str) -> Vec<Vec<u8>> {
-    (0..count as u64)
-        .map(|id| {
-            to_vec(&(
-                id,
-                [0xab_u8; 32],
-                1_700_000_000_000_000_i64,
-                format!("{text} {id}"),
-            ))
-        })
-        .collect()
-}
-
-fn keyed_cache() -> Cache {
-    let mut typespace = Typespace::default();
-    let row_type = AlgebraicType::Product(vec![
-        Field::named("id", u64::schema(&mut typespace)),
-        Field::named("sender", <[u8; 32]>::schema(&mut typespace)),
-        Field::named("sent", i64::schema(&mut typespace)),
-        Field::named("text", String::schema(&mut typespace)),
-    ]);
-    let key = PrimaryKey::new(&row_type, typespace, 0).expect("a product");
-    let mut cache = Cache::new();
-    cache.set_primary_key("message", key);
-    cache
-}
-
-/// Applies one transaction: `deletes`, then `inserts`, of query set 1.
-fn apply_one(cache: &mut Cache, deletes: &[Vec<u8>], inserts: &[Vec<u8>]) -> Vec<TableEvents> {
-    let mut batch = cache.batch();
-    batch.delete_all(1, "message", deletes.iter().map(Vec::as_slice));
-    batch.insert_all(1, "message", inserts.iter().map(Vec::as_slice));
-    batch.finish()
-}
-
-fn filled(rows: &[Vec<u8>]) -> Cache {
-    let mut cache = keyed_cache();
-    apply_one(&mut cache, &[], rows);
-    cache
-}
 
 fn apply(c: &mut Criterion) {
     let mut group = c.benchmark_group("cache");

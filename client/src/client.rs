@@ -10,6 +10,7 @@ use crate::cache::{Cache, PrimaryKey};
 use crate::connection::{self, Backoff, CallKind, Command, Pending, ReducerOutcome};
 use crate::delivery::{Callbacks, Deliveries, Shared};
 use crate::error::Error;
+use crate::new_build::{RowType, RowTypes};
 use crate::platform;
 use crate::socket;
 use crate::state::{ConnectionState, ConnectionStates};
@@ -125,6 +126,8 @@ impl ClientBuilder {
 
     /// How the server compresses the messages it sends (none by default; it compresses only
     /// those large enough to gain): asked for on every connection, reconnections included.
+    /// Brotli needs the crate's `brotli` feature (on by default), gzip its `gzip` feature
+    /// or a platform that inflates it (a browser's); without, `connect` refuses it.
     pub fn compression(mut self, compression: Compression) -> Self {
         self.compression = compression;
         self
@@ -135,11 +138,24 @@ impl ClientBuilder {
     /// the first connection fails (reconnection is for connections that were up), or if a
     /// declared table's primary key is not a field of its row type.
     pub async fn connect(self) -> Result<Client, Error> {
+        if !(self.compression.is_supported() || platform::decompresses(self.compression)) {
+            return Err(Error::Connect(format!(
+                "this client was built without {} decoding (wasmod-client's `{0}` feature): \
+                 ask for gzip or no compression",
+                self.compression.name()
+            )));
+        }
         let mut cache = Cache::new();
+        let mut row_types = RowTypes::new();
         for table in &self.tables {
             if let Some(key) = self.primary_key(table)? {
                 cache.set_primary_key(&table.name, key);
             }
+            let row_type = RowType {
+                row_type: table.row_type.clone(),
+                typespace: table.typespace.clone(),
+            };
+            row_types.insert(table.name.clone(), row_type);
         }
         let url = socket::subscribe_url(&self.url, self.compression)?;
         let socket =
@@ -153,10 +169,15 @@ impl ClientBuilder {
             connection: ConnectionStates::default(),
         });
         let (commands, receiver) = mpsc::unbounded_channel();
-        platform::spawn(connection::run(
-            connection::Connection::new(url, socket, shared.clone(), self.reconnect),
-            receiver,
-        ));
+        let connection = connection::Connection::new(
+            url,
+            socket,
+            shared.clone(),
+            self.reconnect,
+            row_types,
+            &commands,
+        );
+        platform::spawn(connection::run(connection, receiver));
         Ok(Client {
             inner: Arc::new(Inner {
                 commands,

@@ -14,18 +14,25 @@
 //! with `resume_from` = the offset of the last transaction it applied: the server then sends
 //! only the net changes (or all rows, which replace the query set's in the cache; the cache
 //! reports only the difference either way).
+//!
+//! A query set that a new build of the module ended is subscribed again, when the new build
+//! can serve it, as `new_build.rs` describes.
 
 use crate::apply::{self, RowsPart};
 use crate::delivery::Shared;
+use crate::description;
 use crate::error::Error;
+use crate::new_build::{self, NewBuild, RowTypes};
 use crate::platform;
 use crate::socket::{self, Received};
 use crate::state::ConnectionState;
+use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
+use wasmod_protocol::description::ModuleDescription;
 use wasmod_protocol::ws::{
     BinaryClientMessage, BinaryServerMessage, ClientMessage, RowList, ServerMessage, TableRows,
     TransactionUpdate, UpdateStatus,
@@ -78,8 +85,7 @@ pub(crate) enum Command {
     Subscribe {
         query_set_id: u32,
         queries: Vec<String>,
-        on_applied: Option<AppliedCallback>,
-        on_error: Option<ErrorCallback>,
+        handlers: Handlers,
         state: watch::Sender<SubscriptionState>,
         resumed: Arc<AtomicBool>,
     },
@@ -87,6 +93,12 @@ pub(crate) enum Command {
     Unsubscribe { query_set_id: u32 },
     /// Close the socket and end the task.
     Disconnect { done: oneshot::Sender<()> },
+    /// The description of the build serving now, read for `query_sets`, which a new build
+    /// ended (or why it could not be read): from the task's own read ([`Connection::describe`]).
+    Described {
+        query_sets: Vec<u32>,
+        description: Result<ModuleDescription, String>,
+    },
 }
 
 /// The kinds of entry point a client calls.
@@ -110,6 +122,17 @@ pub(crate) type AppliedCallback = Box<dyn FnOnce() + Send>;
 
 /// Called when the server refuses a query set, with its message.
 pub(crate) type ErrorCallback = Box<dyn FnOnce(&str) + Send>;
+
+/// Called with what became of a query set that a new build ended, each time one does.
+pub(crate) type NewBuildCallback = Arc<Mutex<dyn FnMut(&NewBuild) + Send>>;
+
+/// What a query set tells the application, as [`crate::SubscriptionBuilder`] set it.
+#[derive(Default)]
+pub(crate) struct Handlers {
+    pub(crate) on_applied: Option<AppliedCallback>,
+    pub(crate) on_error: Option<ErrorCallback>,
+    pub(crate) on_new_build: Option<NewBuildCallback>,
+}
 
 /// Where a query set stands.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -148,8 +171,7 @@ impl Pending {
 /// A query set the client holds, across reconnections.
 struct QuerySet {
     queries: Vec<String>,
-    on_applied: Option<AppliedCallback>,
-    on_error: Option<ErrorCallback>,
+    handlers: Handlers,
     state: watch::Sender<SubscriptionState>,
     /// Whether its rows last came resumed ([`crate::SubscriptionHandle::resumed`]).
     resumed: Arc<AtomicBool>,
@@ -158,26 +180,40 @@ struct QuerySet {
     /// The parts of its rows received so far (`SubscribeRows`), applied with the
     /// `SubscribeApplied` that ends them.
     parts: Vec<RowsPart>,
+    /// Set while the query set, ended by a new build, is on its way back.
+    rebuild: Option<Rebuild>,
+}
+
+/// A query set that a new build ended, on its way back: its old rows are still in the cache.
+struct Rebuild {
+    /// Why the server ended it: its message.
+    ended: String,
+    /// Whether it was subscribed again; until then it waits for the new build's description.
+    sent: bool,
 }
 
 impl QuerySet {
     /// A query set asked for, whose rows the cache does not hold yet.
     fn new(
         queries: Vec<String>,
-        on_applied: Option<AppliedCallback>,
-        on_error: Option<ErrorCallback>,
+        handlers: Handlers,
         state: watch::Sender<SubscriptionState>,
         resumed: Arc<AtomicBool>,
     ) -> Self {
         Self {
             queries,
-            on_applied,
-            on_error,
+            handlers,
             state,
             resumed,
             applied: false,
             parts: Vec::new(),
+            rebuild: None,
         }
+    }
+
+    /// Whether it waits for the new build's description before it is subscribed again.
+    fn waits_for_description(&self) -> bool {
+        matches!(self.rebuild, Some(Rebuild { sent: false, .. }))
     }
 }
 
@@ -210,6 +246,15 @@ pub(crate) struct Connection {
     query_sets: BTreeMap<u32, QuerySet>,
     /// The offset of the last transaction whose changes the cache holds.
     last_offset: Option<u64>,
+    /// The row types the application reads, by table: what a new build must still send.
+    row_types: RowTypes,
+    /// The task's own commands, for what it starts to report back (a description read);
+    /// weak, so that the task still ends when the application drops its last handle.
+    commands: mpsc::WeakUnboundedSender<Command>,
+    /// Whether a read of the module's description is under way.
+    describing: bool,
+    /// Messages to send once the message being handled is (a query set subscribed again).
+    outbox: Vec<BinaryClientMessage>,
 }
 
 /// How a turn of the task's loop ended.
@@ -222,11 +267,16 @@ enum Turn {
 }
 
 impl Connection {
+    /// The task's state over `socket`, the first connection to `url`. `row_types` are the
+    /// tables' row types the application reads; `commands`, the sender of the task's
+    /// commands.
     pub(crate) fn new(
         url: String,
         socket: socket::Connection,
         shared: Arc<Shared>,
         reconnect: Option<Backoff>,
+        row_types: RowTypes,
+        commands: &mpsc::UnboundedSender<Command>,
     ) -> Self {
         Self {
             url,
@@ -239,6 +289,10 @@ impl Connection {
             held_calls: VecDeque::new(),
             query_sets: BTreeMap::new(),
             last_offset: None,
+            row_types,
+            commands: commands.downgrade(),
+            describing: false,
+            outbox: Vec::new(),
         }
     }
 }
@@ -256,7 +310,7 @@ pub(crate) async fn run(
                     Some(command) => connection.command(command).await,
                     None => Turn::Stop,
                 },
-                received = socket.next() => match connection.received(received) {
+                received = socket.next() => match connection.received(received).await {
                     Turn::Continue => connection.send_held_calls().await,
                     other => other,
                 },
@@ -313,8 +367,7 @@ impl Connection {
             Command::Subscribe {
                 query_set_id,
                 queries,
-                on_applied,
-                on_error,
+                handlers,
                 state,
                 resumed,
             } => {
@@ -325,7 +378,7 @@ impl Connection {
                 };
                 self.query_sets.insert(
                     query_set_id,
-                    QuerySet::new(queries, on_applied, on_error, state, resumed),
+                    QuerySet::new(queries, handlers, state, resumed),
                 );
                 message
             }
@@ -336,6 +389,13 @@ impl Connection {
             Command::Disconnect { done } => {
                 let _ = done.send(());
                 return Turn::Stop;
+            }
+            Command::Described {
+                query_sets,
+                description,
+            } => {
+                self.described(query_sets, description);
+                return self.flush().await;
             }
         };
         self.send(&message).await
@@ -351,6 +411,16 @@ impl Connection {
             self.pending.insert(request_id, call.pending);
             self.calls_out += 1;
             let message = call_message(call.kind, request_id, call.name, call.args);
+            if let Turn::Lost = self.send(&message).await {
+                return Turn::Lost;
+            }
+        }
+        Turn::Continue
+    }
+
+    /// Sends the messages handling the last message or command queued.
+    async fn flush(&mut self) -> Turn {
+        for message in std::mem::take(&mut self.outbox) {
             if let Turn::Lost = self.send(&message).await {
                 return Turn::Lost;
             }
@@ -379,11 +449,11 @@ impl Connection {
     }
 
     /// Handles what the socket read.
-    fn received(&mut self, received: Result<Received<BinaryServerMessage>, Error>) -> Turn {
+    async fn received(&mut self, received: Result<Received<BinaryServerMessage>, Error>) -> Turn {
         match received {
             Ok(Received::Message(message)) => {
                 self.message(message);
-                Turn::Continue
+                self.flush().await
             }
             Ok(Received::Closed(closed)) => {
                 tracing::info!(%closed, "the socket closed");
@@ -468,7 +538,13 @@ impl Connection {
         };
         tracing::debug!(query_set_id, offset, resumed, "query set applied");
         query_set.applied = true;
-        let on_applied = query_set.on_applied.take();
+        let on_applied = query_set.handlers.on_applied.take();
+        let new_build = query_set.rebuild.take().map(|rebuild| {
+            let event = NewBuild::Resubscribed {
+                ended: rebuild.ended,
+            };
+            (query_set.handlers.on_new_build.clone(), event)
+        });
         let state = query_set.state.clone();
         let resumed_flag = query_set.resumed.clone();
         let mut parts = std::mem::take(&mut query_set.parts);
@@ -486,6 +562,9 @@ impl Connection {
             state.send_replace(SubscriptionState::Applied);
             if let Some(on_applied) = on_applied {
                 on_applied();
+            }
+            if let Some((Some(on_new_build), event)) = new_build {
+                (on_new_build.lock())(&event);
             }
         });
     }
@@ -529,19 +608,155 @@ impl Connection {
         });
     }
 
-    /// The server refused a query set (or an unsubscribe of one it no longer has).
+    /// The server refused a query set (or an unsubscribe of one it no longer has), or a new
+    /// build ended it.
     fn subscription_error(&mut self, query_set_id: u32, message: String) {
+        let Some(query_set) = self.query_sets.get_mut(&query_set_id) else {
+            return;
+        };
+        if query_set.applied {
+            // The server ends a query set whose rows the cache holds only at a new build.
+            tracing::info!(query_set_id, %message, "a new build ended a query set");
+            query_set.applied = false;
+            query_set.rebuild = Some(Rebuild {
+                ended: message,
+                sent: false,
+            });
+            let tables = new_build::tables_read(&query_set.queries);
+            if tables
+                .iter()
+                .any(|table| self.row_types.contains_key(table))
+            {
+                self.describe();
+            } else {
+                self.resubscribe_ended(query_set_id);
+            }
+            return;
+        }
         let Some(mut query_set) = self.query_sets.remove(&query_set_id) else {
             return;
         };
+        if let Some(rebuild) = query_set.rebuild.take() {
+            self.stay_ended(query_set_id, query_set, rebuild.ended, message);
+            return;
+        }
         self.release(query_set_id);
-        let on_error = query_set.on_error.take();
+        let on_error = query_set.handlers.on_error.take();
         self.deliver(move |_| {
             query_set
                 .state
                 .send_replace(SubscriptionState::Failed(message.clone()));
             if let Some(on_error) = on_error {
                 on_error(&message);
+            }
+        });
+    }
+
+    /// Reads the module's description for the query sets that wait for it, unless a read is
+    /// under way: the sets a swap ends come one after the other, and those that come during
+    /// a read wait for the next one, which reads the build serving then.
+    fn describe(&mut self) {
+        if self.describing {
+            return;
+        }
+        let waiting: Vec<u32> = self
+            .query_sets
+            .iter()
+            .filter(|(_, query_set)| query_set.waits_for_description())
+            .map(|(&query_set_id, _)| query_set_id)
+            .collect();
+        if waiting.is_empty() {
+            return;
+        }
+        self.describing = true;
+        let url = self.url.clone();
+        let commands = self.commands.clone();
+        platform::spawn(async move {
+            let description = description::fetch(&url).await;
+            if let Some(commands) = commands.upgrade() {
+                let _ = commands.send(Command::Described {
+                    query_sets: waiting,
+                    description,
+                });
+            }
+        });
+    }
+
+    /// The new build's description came for `query_sets` (those still waiting for it are
+    /// subscribed again, or stay ended if the client cannot read their rows in it).
+    fn described(&mut self, query_sets: Vec<u32>, description: Result<ModuleDescription, String>) {
+        self.describing = false;
+        for query_set_id in query_sets {
+            let Some(query_set) = self.query_sets.get(&query_set_id) else {
+                continue;
+            };
+            if !query_set.waits_for_description() {
+                continue;
+            }
+            let unreadable = match &description {
+                Ok(description) => new_build::unreadable(
+                    &self.row_types,
+                    description,
+                    &new_build::tables_read(&query_set.queries),
+                ),
+                Err(error) => Some(format!(
+                    "the new build's description could not be read: {error}"
+                )),
+            };
+            match unreadable {
+                None => self.resubscribe_ended(query_set_id),
+                Some(reason) => {
+                    if let Some(mut query_set) = self.query_sets.remove(&query_set_id) {
+                        let ended = query_set
+                            .rebuild
+                            .take()
+                            .map(|r| r.ended)
+                            .unwrap_or_default();
+                        self.stay_ended(query_set_id, query_set, ended, reason);
+                    }
+                }
+            }
+        }
+        self.describe();
+    }
+
+    /// Subscribes query set `query_set_id`, which a new build ended, again, from scratch (its
+    /// rows then replace those it holds); sent once the message being handled is.
+    fn resubscribe_ended(&mut self, query_set_id: u32) {
+        let Some(query_set) = self.query_sets.get_mut(&query_set_id) else {
+            return;
+        };
+        if let Some(rebuild) = &mut query_set.rebuild {
+            rebuild.sent = true;
+        }
+        tracing::info!(
+            query_set_id,
+            "subscribing again to a query set a new build ended"
+        );
+        self.outbox.push(ClientMessage::Subscribe {
+            query_set_id,
+            queries: query_set.queries.clone(),
+            resume_from: None,
+        });
+    }
+
+    /// Query set `query_set_id` (removed), which a new build ended (`ended`), is not coming
+    /// back, for `reason`: its rows leave the cache and the application hears why.
+    fn stay_ended(
+        &mut self,
+        query_set_id: u32,
+        query_set: QuerySet,
+        ended: String,
+        reason: String,
+    ) {
+        tracing::info!(query_set_id, %reason, "a query set a new build ended stays ended");
+        self.release(query_set_id);
+        let on_new_build = query_set.handlers.on_new_build;
+        let state = query_set.state;
+        self.deliver(move |_| {
+            state.send_replace(SubscriptionState::Failed(reason.clone()));
+            if let Some(on_new_build) = on_new_build {
+                (on_new_build.lock())(&NewBuild::Ended { ended, reason });
             }
         });
     }
@@ -583,6 +798,7 @@ impl Connection {
     /// are void.
     fn lost(&mut self) {
         self.socket = None;
+        self.outbox.clear();
         for query_set in self.query_sets.values_mut() {
             query_set.parts.clear();
         }
@@ -641,14 +857,13 @@ impl Connection {
             Command::Subscribe {
                 query_set_id,
                 queries,
-                on_applied,
-                on_error,
+                handlers,
                 state,
                 resumed,
             } => {
                 self.query_sets.insert(
                     query_set_id,
-                    QuerySet::new(queries, on_applied, on_error, state, resumed),
+                    QuerySet::new(queries, handlers, state, resumed),
                 );
             }
             Command::Unsubscribe { query_set_id } => self.forget_query_set(query_set_id),
@@ -656,16 +871,26 @@ impl Connection {
                 let _ = done.send(());
                 return Turn::Stop;
             }
+            Command::Described {
+                query_sets,
+                description,
+            } => {
+                // The sets it subscribes again are subscribed once the socket is back.
+                self.described(query_sets, description);
+                self.outbox.clear();
+            }
         }
         Turn::Continue
     }
 
     /// Subscribes every query set again on the new socket: those the cache holds from the
-    /// last offset applied, the others from scratch.
+    /// last offset applied, the others from scratch (but for those a new build ended that
+    /// wait for its description).
     async fn resubscribe(&mut self) -> Turn {
         let messages: Vec<BinaryClientMessage> = self
             .query_sets
             .iter()
+            .filter(|(_, query_set)| !query_set.waits_for_description())
             .map(|(&query_set_id, query_set)| ClientMessage::Subscribe {
                 query_set_id,
                 queries: query_set.queries.clone(),

@@ -15,7 +15,11 @@
 //! - keeps all of it across lost connections: the task reconnects with backoff as the same
 //!   identity and resumes each query set from the last transaction it applied, so that only
 //!   real changes reach the callbacks; [`Client::on_connection_state`] hears of each loss and
-//!   return ([`ConnectionState`]).
+//!   return ([`ConnectionState`]);
+//! - follows a new build of the module (`wasmod publish`): a query set the server ended at
+//!   the swap is subscribed again by itself when the new build can serve it in the row types
+//!   the client reads, and the application hears what became of it ([`NewBuild`],
+//!   [`SubscriptionBuilder::on_new_build`]).
 //!
 //! Callbacks run on the connection task by default; a game or GUI loop that wants them on its
 //! own thread builds the client with [`Callbacks::OnFrameTick`] and calls
@@ -41,8 +45,10 @@ pub mod cache;
 mod client;
 mod connection;
 mod delivery;
+mod description;
 mod error;
 pub mod json;
+mod new_build;
 mod platform;
 mod replay;
 pub mod socket;
@@ -57,6 +63,7 @@ pub use client::{Client, ClientBuilder};
 pub use connection::{Backoff, ReducerOutcome, SubscriptionState, MAX_CALLS_IN_FLIGHT};
 pub use delivery::Callbacks;
 pub use error::Error;
+pub use new_build::NewBuild;
 pub use replay::Replay;
 pub use state::ConnectionState;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle};

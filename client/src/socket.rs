@@ -366,6 +366,7 @@ impl<P: Subprotocol> Receiver<P> {
                 }
                 Incoming::Closed(closed) => self.closed = Some(closed),
                 Incoming::Control => {}
+                Incoming::Malformed(why) => return Err(Error::Protocol(why)),
             }
         }
     }

@@ -6,8 +6,10 @@
 //! subscribes the query set again; the handle does not change).
 
 use crate::client::Client;
-use crate::connection::{AppliedCallback, Command, ErrorCallback, SubscriptionState};
+use crate::connection::{Command, Handlers, SubscriptionState};
 use crate::error::Error;
+use crate::new_build::NewBuild;
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -22,29 +24,38 @@ impl Client {
 /// Sets a subscription's callbacks, then subscribes: from [`Client::subscription`].
 pub struct SubscriptionBuilder {
     client: Client,
-    on_applied: Option<AppliedCallback>,
-    on_error: Option<ErrorCallback>,
+    handlers: Handlers,
 }
 
 impl SubscriptionBuilder {
     pub(crate) fn new(client: Client) -> Self {
         Self {
             client,
-            on_applied: None,
-            on_error: None,
+            handlers: Handlers::default(),
         }
     }
 
     /// Calls `callback` once the query set's rows are in the cache (after their row
     /// callbacks). Restoring the query set after a reconnection does not call it again.
     pub fn on_applied(mut self, callback: impl FnOnce() + Send + 'static) -> Self {
-        self.on_applied = Some(Box::new(callback));
+        self.handlers.on_applied = Some(Box::new(callback));
         self
     }
 
     /// Calls `callback` with the server's message if it refuses the query set.
     pub fn on_error(mut self, callback: impl FnOnce(&str) + Send + 'static) -> Self {
-        self.on_error = Some(Box::new(callback));
+        self.handlers.on_error = Some(Box::new(callback));
+        self
+    }
+
+    /// Calls `callback` each time a new build of the module (`wasmod publish`) ends the
+    /// query set, with what became of it: subscribed again by the client, its rows those of
+    /// the new build ([`NewBuild::Resubscribed`]), or ended for good, its rows gone from the
+    /// cache ([`NewBuild::Ended`], the state then [`SubscriptionState::Failed`]). It runs
+    /// where row callbacks run, after those of the new build's rows. A query set whose
+    /// tables are the same in the new build carries on without it.
+    pub fn on_new_build(mut self, callback: impl FnMut(&NewBuild) + Send + 'static) -> Self {
+        self.handlers.on_new_build = Some(Arc::new(Mutex::new(callback)));
         self
     }
 
@@ -60,8 +71,7 @@ impl SubscriptionBuilder {
         self.client.command(Command::Subscribe {
             query_set_id,
             queries,
-            on_applied: self.on_applied,
-            on_error: self.on_error,
+            handlers: self.handlers,
             state,
             resumed: resumed.clone(),
         });

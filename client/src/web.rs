@@ -19,7 +19,7 @@
 use crate::cache::Cache;
 use crate::json::{JsonCall, JsonModule};
 use crate::table::{Listeners, RawListener, RowCallback};
-use crate::{Client, Compression, Error, Replay, SubscriptionHandle};
+use crate::{Client, Compression, Error, NewBuild, Replay, SubscriptionHandle};
 use js_sys::{Array, Function, Promise};
 use parking_lot::RwLock;
 use send_wrapper::SendWrapper;
@@ -27,15 +27,8 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::future_to_promise;
 use wasmod_protocol::description::ModuleDescription;
-
-#[wasm_bindgen]
-extern "C" {
-    /// The global `fetch`: a page's or a worker's (not only a window has one), or Node's.
-    #[wasm_bindgen(js_name = fetch)]
-    fn global_fetch(input: &str) -> Promise;
-}
 
 /// Makes clients construct their sockets with `constructor`, a class with the browser
 /// `WebSocket`'s constructor (`new C(url, protocol)`) and members (such as the `ws` package's,
@@ -44,6 +37,21 @@ extern "C" {
 #[wasm_bindgen(js_name = setWebSocket)]
 pub fn set_web_socket(constructor: Option<Function>) {
     crate::platform::set_web_socket(constructor);
+}
+
+/// `frame`, a binary server message as the server sends it, with a gzip message inflated into
+/// an uncompressed frame of the same message (other frames as they are): what a
+/// [`WasmodReplay`] needs of a gzip frame, since this build inflates gzip with the platform's
+/// asynchronous `DecompressionStream` rather than in wasm. Rejects if it does not inflate.
+#[wasm_bindgen(js_name = inflateFrame)]
+pub fn inflate_frame(frame: Vec<u8>) -> Promise {
+    future_to_promise(async move {
+        let max = crate::socket::MAX_MESSAGE;
+        let frame = crate::platform::inflate(frame.into(), max)
+            .await
+            .map_err(|why| js_value(Error::Protocol(why)))?;
+        Ok(js_sys::Uint8Array::from(&frame[..]).into())
+    })
 }
 
 /// A connected client of a wasmod server, for JavaScript.
@@ -84,8 +92,8 @@ impl Subscription {
 impl WasmodClient {
     /// Connects to the server at `url` (`http(s)://host:port`) as the identity of `token`
     /// (one `token` handed out earlier), or as a new identity without one, asking the server
-    /// to compress large messages with `compression` (`"gzip"`, `"brotli"`; none by
-    /// default), which the client decodes in wasm. Reconnects by itself when the connection
+    /// to compress large messages with `compression` (`"gzip"`; none by default), which the
+    /// client decodes in wasm. The package's build reads no brotli: `"brotli"` is refused. Reconnects by itself when the connection
     /// is lost.
     pub async fn connect(
         url: String,
@@ -100,7 +108,9 @@ impl WasmodClient {
                 ))
             })?,
         };
-        let description = fetch_description(&url).await?;
+        let description = crate::description::fetch(&url)
+            .await
+            .map_err(|error| JsError::new(&error))?;
         let module = JsonModule::new(&description).map_err(js_error)?;
         let mut builder = Client::builder(url.as_str())
             .module(description)
@@ -158,12 +168,17 @@ impl WasmodClient {
     }
 
     /// Subscribes to the rows `queries` (SQL) select, as one query set: `onApplied()` once
-    /// they are in the cache, `onError(message)` if the server refuses them.
+    /// they are in the cache, `onError(message)` if the server refuses them, and
+    /// `onNewBuild(event)` each time a new build of the module ends the set, with what became
+    /// of it: `{ kind: "resubscribed", ended }` (subscribed again, the new build's rows in
+    /// the cache) or `{ kind: "ended", ended, reason }` (its rows gone), `ended` the server's
+    /// message, `reason` why it stays ended.
     pub fn subscribe(
         &self,
         queries: Vec<String>,
         on_applied: Option<Function>,
         on_error: Option<Function>,
+        on_new_build: Option<Function>,
     ) -> Subscription {
         let mut builder = self.client.subscription();
         if let Some(on_applied) = on_applied {
@@ -174,6 +189,12 @@ impl WasmodClient {
             let on_error = SendWrapper::new(on_error);
             builder = builder.on_error(move |message| {
                 report(on_error.call1(&JsValue::NULL, &JsValue::from_str(message)));
+            });
+        }
+        if let Some(on_new_build) = on_new_build {
+            let on_new_build = SendWrapper::new(on_new_build);
+            builder = builder.on_new_build(move |event| {
+                report(on_new_build.call1(&JsValue::NULL, &new_build_event(event)));
             });
         }
         Subscription {
@@ -324,7 +345,7 @@ impl WasmodReplay {
             .module
             .message_json(&message)
             .map_err(js_error)?;
-        parse(&json).map_err(|error| JsError::new(&describe(&error)))
+        parse(&json).map_err(|error| JsError::new(&crate::platform::describe(&error)))
     }
 
     /// Calls `callback(row)` with each row of `table` that enters the cache.
@@ -435,48 +456,25 @@ impl JsTables {
     }
 }
 
-/// Reads the module's description from the server at `url`.
-async fn fetch_description(url: &str) -> Result<ModuleDescription, JsError> {
-    let address = format!("{}/v1/module", http_base(url));
-    let failed = |what: &str, error: JsValue| {
-        JsError::new(&format!("{what} {address}: {}", describe(&error)))
+/// What became of a query set a new build ended, as the object `onNewBuild` is given.
+fn new_build_event(event: &NewBuild) -> JsValue {
+    let object = js_sys::Object::new();
+    let set = |key: &str, value: &str| {
+        // Setting a property of a plain object cannot fail.
+        let _ = js_sys::Reflect::set(&object, &key.into(), &value.into());
     };
-    let response: web_sys::Response = JsFuture::from(global_fetch(&address))
-        .await
-        .map_err(|error| failed("could not fetch", error))?
-        .dyn_into()
-        .map_err(|error| failed("not a response from", error))?;
-    if !response.ok() {
-        return Err(JsError::new(&format!(
-            "{address} answered {}",
-            response.status()
-        )));
+    match event {
+        NewBuild::Resubscribed { ended } => {
+            set("kind", "resubscribed");
+            set("ended", ended);
+        }
+        NewBuild::Ended { ended, reason } => {
+            set("kind", "ended");
+            set("ended", ended);
+            set("reason", reason);
+        }
     }
-    let text = JsFuture::from(
-        response
-            .text()
-            .map_err(|error| failed("no text from", error))?,
-    )
-    .await
-    .map_err(|error| failed("could not read", error))?
-    .as_string()
-    .unwrap_or_default();
-    serde_json::from_str(&text)
-        .map_err(|error| JsError::new(&format!("{address} is not a module's description: {error}")))
-}
-
-/// The HTTP base of a server URL given as `http(s)://`, `ws(s)://`, or its subscribe
-/// endpoint.
-fn http_base(url: &str) -> String {
-    let url = url.trim_end_matches('/');
-    let url = url.strip_suffix("/v1/subscribe").unwrap_or(url);
-    if let Some(rest) = url.strip_prefix("ws://") {
-        format!("http://{rest}")
-    } else if let Some(rest) = url.strip_prefix("wss://") {
-        format!("https://{rest}")
-    } else {
-        url.to_owned()
-    }
+    object.into()
 }
 
 /// JSON text as a JavaScript value.
@@ -491,15 +489,6 @@ fn js_value(error: Error) -> JsValue {
 
 fn js_error(error: Error) -> JsError {
     JsError::new(&error.to_string())
-}
-
-/// What a JavaScript value thrown says.
-fn describe(error: &JsValue) -> String {
-    error
-        .dyn_ref::<js_sys::Error>()
-        .map(|error| String::from(error.message()))
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| format!("{error:?}"))
 }
 
 /// Logs what a callback threw: a callback's exception must not end the connection task.

@@ -5,7 +5,8 @@
 # client: the npm package `@wasmod/client` (client/npm, `npm run build`) runs it into its
 # wasm/ directory, the browser tests (cli/tests/browser) into the page's pkg/.
 #
-# Built in the `web` profile (Cargo.toml: for size). With WASM_OPT set to a wasm-opt binary,
+# Built in the `web` profile (Cargo.toml: for size), with the crate features WEB_FEATURES names
+# (`bench`: the browser benchmark's, client/npm/bench/). With WASM_OPT set to a wasm-opt binary,
 # the wasm also goes through `wasm-opt -Oz`: the npm build passes npm's `binaryen`, a current
 # one; Debian's binaryen (108) breaks the reference-types table wasm-bindgen sets up, so none
 # is used by default.
@@ -17,7 +18,8 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${1:-$root/examples/quickstart/web/pkg}"
 target="${CARGO_TARGET_DIR:-$root/target}"
 cargo build --manifest-path "$root/Cargo.toml" -p wasmod-client-web \
-    --target wasm32-unknown-unknown --profile web --locked
+    --target wasm32-unknown-unknown --profile web --locked \
+    ${WEB_FEATURES:+--features "$WEB_FEATURES"}
 wasm-bindgen --target web --out-dir "$out" \
     "$target/wasm32-unknown-unknown/web/wasmod_client_web.wasm"
 if [ -n "${WASM_OPT:-}" ]; then

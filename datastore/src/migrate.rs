@@ -24,7 +24,8 @@
 use crate::tx::SequenceState;
 use crate::Datastore;
 use std::fmt;
-use wasmod_abi::{AlgebraicType, ColumnDef, ModuleDef, TableDef, Typespace};
+pub use wasmod_abi::schema::same_encoding;
+use wasmod_abi::{ColumnDef, ModuleDef, TableDef};
 
 /// How the rows of an older build's tables become rows of a newer build's.
 #[derive(Clone, Debug)]
@@ -210,7 +211,7 @@ fn check_stored_columns(
             }
             Some(at) => {
                 let is = &next.columns[at];
-                if !same_type(&old.typespace, &was.ty, &new.typespace, &is.ty, 0) {
+                if !same_encoding(&old.typespace, &was.ty, &new.typespace, &is.ty) {
                     problems.push(format!(
                         "table `{name}`: column `{}` changed type: a stored column keeps its type (add a column of the new type at the end, with `#[default(..)]`, instead)",
                         was.name
@@ -288,54 +289,5 @@ fn index_changes(table: &TableDef, next: &TableDef, changes: &mut Vec<String>) {
         if !next.indexes.iter().any(|is| is.name == index.name) {
             changes.push(format!("table `{name}`: index `{}` is removed", index.name));
         }
-    }
-}
-
-/// Whether values of type `a` (of typespace `old`) and of type `b` (of typespace `new`) are
-/// encoded alike: the same structure, the same field and variant names, named types resolved.
-/// For comparing what two builds of a module say of a table or an entry point.
-pub fn same_encoding(
-    old: &Typespace,
-    a: &AlgebraicType,
-    new: &Typespace,
-    b: &AlgebraicType,
-) -> bool {
-    same_type(old, a, new, b, 0)
-}
-
-/// Whether `a` in `old` and `b` in `new` encode alike, named types resolved (to a bounded
-/// depth, so a recursive type cannot loop).
-fn same_type(
-    old: &Typespace,
-    a: &AlgebraicType,
-    new: &Typespace,
-    b: &AlgebraicType,
-    depth: u32,
-) -> bool {
-    use AlgebraicType as T;
-    if depth > 64 {
-        return false;
-    }
-    let resolve = |space: &Typespace, ty: &AlgebraicType| match ty {
-        T::Ref(index) => space.types.get(*index as usize).map(|def| def.ty.clone()),
-        other => Some(other.clone()),
-    };
-    let (Some(a), Some(b)) = (resolve(old, a), resolve(new, b)) else {
-        return false;
-    };
-    let same = |x: &AlgebraicType, y: &AlgebraicType| same_type(old, x, new, y, depth + 1);
-    match (&a, &b) {
-        (T::Ref(_), _) | (_, T::Ref(_)) => same(&a, &b),
-        (T::Array(x), T::Array(y)) | (T::Option(x), T::Option(y)) => same(x, y),
-        (T::FixedArray(x, n), T::FixedArray(y, m)) => n == m && same(x, y),
-        (T::Result(x, e), T::Result(y, f)) => same(x, y) && same(e, f),
-        (T::Product(xs), T::Product(ys)) | (T::Sum(xs), T::Sum(ys)) => {
-            xs.len() == ys.len()
-                && xs
-                    .iter()
-                    .zip(ys)
-                    .all(|(x, y)| x.name == y.name && same(&x.ty, &y.ty))
-        }
-        _ => a == b,
     }
 }

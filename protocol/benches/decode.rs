@@ -1,10 +1,10 @@
 //! Decoding binary server frames as the client does (`BinaryServerMessage::from_frame`, one
 //! decompressor kept across the iterations), in the scenarios of SpacetimeDB's client SDK
-//! benchmarks (issue 12): a `TransactionUpdate` inserting 1, 100 and 10,000 chat-like rows
-//! (about 60 bytes each), uncompressed and brotli-compressed; a `SubscribeApplied` of as many
-//! rows; the first message of a connection (`IdentityToken`); a brotli `TransactionUpdate`'s
-//! inflate alone; and a row list alone. Row lists
-//! borrow the frame, so the rows are checked, not copied.
+//! benchmarks (issue 12; `support/scenarios.rs`, which the browser's bench shares): a
+//! `TransactionUpdate` inserting 1, 100 and 10,000 chat-like rows (about 60 bytes each),
+//! uncompressed, brotli- and gzip-compressed; a `SubscribeApplied` of as many rows; the first
+//! message of a connection (`IdentityToken`); a brotli `TransactionUpdate`'s inflate alone;
+//! and a row list alone. Row lists borrow the frame, so the rows are checked, not copied.
 //!
 //! Before the measurements, the bytes and allocations of one decode of each are printed
 //! (the second decode, as in the measured loop), counted by this binary's global allocator.
@@ -13,65 +13,20 @@
 
 #[path = "support/allocations.rs"]
 mod allocations;
+#[path = "support/scenarios.rs"]
+mod scenarios;
 mod support;
 
 use allocations::{print_allocations, Counting};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use scenarios::{applied, identity_token, rows, update, ROWS};
 use std::hint::black_box;
 use wasmod_abi::encoding::{from_shared, to_vec};
-use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::compression::{Compression, Decompressor};
-use wasmod_protocol::ws::{BinaryServerMessage, RowList, ServerMessage, TableRows};
+use wasmod_protocol::ws::{BinaryServerMessage, RowList};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// The row counts measured.
-const ROWS: [usize; 3] = [1, 100, 10_000];
-
-/// An encoded chat row: an id, a sender, a short text.
-fn row(id: u64) -> Vec<u8> {
-    let mut row = id.to_le_bytes().to_vec();
-    row.extend_from_slice(&[(id % 7) as u8; 32]);
-    let text = format!("message number {id} from the dragon");
-    row.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    row.extend_from_slice(text.as_bytes());
-    row
-}
-
-/// A list of `count` rows.
-fn rows(count: usize) -> RowList {
-    let rows: Vec<Vec<u8>> = (0..count as u64).map(row).collect();
-    RowList::from_rows(rows.iter().map(Vec::as_slice)).expect("small")
-}
-
-/// A `SubscribeApplied` of `count` rows of one table.
-fn applied(count: usize) -> BinaryServerMessage {
-    ServerMessage::SubscribeApplied {
-        query_set_id: 1,
-        offset: 42,
-        tables: vec![TableRows {
-            table: "message".into(),
-            rows: rows(count),
-        }],
-        deletes: vec![],
-        resumed: false,
-    }
-}
-
-/// A committed `TransactionUpdate` inserting `count` rows into one table of one query set.
-fn update(count: usize) -> BinaryServerMessage {
-    support::message_update(rows(count))
-}
-
-/// A connection's first message.
-fn identity_token() -> BinaryServerMessage {
-    ServerMessage::IdentityToken {
-        identity: Identity::from_bytes([3; 32]),
-        token: "x".repeat(180),
-        connection_id: ConnectionId::from_bytes([4; 16]),
-    }
-}
 
 /// The frames measured: a group name, a row count, a compression, the frame.
 fn frames() -> Vec<(&'static str, usize, Compression, bytes::Bytes)> {
@@ -82,7 +37,7 @@ fn frames() -> Vec<(&'static str, usize, Compression, bytes::Bytes)> {
         identity_token().to_bytes().into(),
     )];
     for count in ROWS {
-        for compression in [Compression::None, Compression::Brotli] {
+        for compression in [Compression::None, Compression::Brotli, Compression::Gzip] {
             frames.push((
                 "transaction_update",
                 count,

@@ -340,8 +340,15 @@ fn every_server_message_reads_back_in_every_compression() {
         }
         let plain = message.to_bytes();
         if plain.len() > 1_000 {
-            assert_eq!(message.to_frame(Compression::Gzip, 0)[0], 2);
-            assert_eq!(message.to_frame(Compression::Brotli, 0)[0], 1);
+            // A build without brotli or gzip (their features off) sends the frame as it is.
+            for compression in [Compression::Gzip, Compression::Brotli] {
+                let tag = if compression.is_supported() {
+                    compression.tag()
+                } else {
+                    Compression::None.tag()
+                };
+                assert_eq!(message.to_frame(compression, 0)[0], tag);
+            }
             compressed += 1;
         }
         let under = message.to_frame(Compression::Gzip, plain.len());

@@ -5,6 +5,14 @@
 //! profile modules ship with. It is its own workspace (an empty `[workspace]` table), so it
 //! builds wherever it is put, even inside another workspace's directory.
 //!
+//! `--template react` adds `web/`, the module's web app (Vite + React + TypeScript over
+//! `@wasmod/client` and the bindings `wasmod generate --lang typescript` writes, which its
+//! `dev` and `build` scripts write first), and a `README.md` that says how to run both. Its
+//! `@wasmod/client` dependency is `--client`'s: a tarball (`npm pack` in `client/npm`) or the
+//! package's directory (a `file:` dependency, by absolute path), or else a version range from
+//! the npm registry; by default this command's version from the registry, where the package
+//! is not yet (the command says so, and names the flag).
+//!
 //! Its `wasmod` dependency, in order of precedence:
 //!
 //! 1. `--wasmod-path <checkout>`: a path dependency on that checkout's `runtime/`;
@@ -27,6 +35,38 @@ const CARGO_TOML: &str = include_str!("new/Cargo.toml.tmpl");
 const LIB_RS: &str = include_str!("new/lib.rs.tmpl");
 const GITIGNORE: &str = include_str!("new/gitignore.tmpl");
 
+/// The files `--template react` adds: each path in the new directory, and its template.
+const REACT: [(&str, &str); 9] = [
+    ("README.md", include_str!("new/react/README.md.tmpl")),
+    (
+        "web/package.json",
+        include_str!("new/react/package.json.tmpl"),
+    ),
+    (
+        "web/vite.config.ts",
+        include_str!("new/react/vite.config.ts.tmpl"),
+    ),
+    ("web/tsconfig.json", include_str!("new/react/tsconfig.json")),
+    ("web/index.html", include_str!("new/react/index.html.tmpl")),
+    ("web/.gitignore", include_str!("new/react/gitignore")),
+    (
+        "web/scripts/bindings.mjs",
+        include_str!("new/react/bindings.mjs"),
+    ),
+    ("web/src/main.tsx", include_str!("new/react/main.tsx")),
+    ("web/src/App.tsx", include_str!("new/react/App.tsx")),
+];
+
+/// What `wasmod new` makes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Template {
+    /// A module crate.
+    #[default]
+    Module,
+    /// A module crate and its web app (Vite + React + TypeScript, in `web/`).
+    React,
+}
+
 /// `wasmod new`'s arguments.
 #[derive(clap::Args)]
 pub struct Args {
@@ -41,6 +81,14 @@ pub struct Args {
     /// Depend on this version of wasmod from crates.io.
     #[arg(long, value_name = "VERSION")]
     wasmod_version: Option<String>,
+    /// What to make: a module crate, or a module and its web app (`react`).
+    #[arg(long, value_enum, default_value_t)]
+    template: Template,
+    /// The web app's `@wasmod/client` (`--template react`): a tarball of the package
+    /// (`npm pack` in `client/npm`), the package's directory, or a version range from the npm
+    /// registry [default: this wasmod's version, from the registry]
+    #[arg(long, value_name = "TARBALL|DIR|VERSION")]
+    client: Option<String>,
 }
 
 /// Runs `wasmod new`.
@@ -61,21 +109,134 @@ pub fn run(args: Args) -> Result {
             .to_owned(),
     };
     check_name(&name)?;
+    let client = match (args.template, &args.client) {
+        (Template::React, spec) => Some(client_dependency(spec.as_deref())?),
+        (Template::Module, Some(_)) => {
+            return Err(Failure::usage(
+                "--client is the web app's: give it with --template react",
+            ))
+        }
+        (Template::Module, None) => None,
+    };
     let (dependency, source) = dependency(&args, &dir, built_from())?;
-    fs::create_dir_all(dir.join("src")).context(dir.display())?;
-    let files = [
+    let mut files = vec![
         ("Cargo.toml", fill(CARGO_TOML, &name, &dependency)),
         ("src/lib.rs", fill(LIB_RS, &name, &dependency)),
         (".gitignore", GITIGNORE.to_owned()),
     ];
+    if let Some(client) = &client {
+        files.extend(REACT.map(|(file, template)| (file, client.fill(template, &name))));
+    }
     for (file, contents) in files {
         let path = dir.join(file);
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).context(parent.display())?;
+        }
         fs::write(&path, contents).context(path.display())?;
     }
-    output::print(format!(
-        "created module crate `{name}` in {dir}\n  depends on: {dependency} ({source})\nnext: cd {dir} && cargo test && wasmod build\n",
-        dir = args.dir.display()
-    ))
+    let dir = args.dir.display();
+    let made = format!("  depends on: {dependency} ({source})\n");
+    output::print(match client {
+        None => format!(
+            "created module crate `{name}` in {dir}\n{made}next: cd {dir} && cargo test && wasmod build\n"
+        ),
+        Some(client) => format!(
+            "created module crate `{name}` and its web app in {dir}\n{made}  the app's @wasmod/client: {} ({})\n{}next, in two terminals:\n  wasmod serve {dir}\n  cd {dir}/web && npm install && npm run dev\n",
+            client.spec,
+            client.source,
+            client.warning.unwrap_or_default(),
+        ),
+    })
+}
+
+/// The web app's dependency on `@wasmod/client`.
+struct ClientDependency {
+    /// Its `package.json` spec: `file:<path>` or a version range.
+    spec: String,
+    /// Where it comes from, in words.
+    source: String,
+    /// The directory of a linked package, which Vite's dev server must be allowed to read.
+    linked: Option<String>,
+    /// What the user should know about it (the package is not on the registry yet).
+    warning: Option<String>,
+}
+
+impl ClientDependency {
+    /// `template` with the module's `name` and this dependency filled in.
+    fn fill(&self, template: &str, name: &str) -> String {
+        let allow: Vec<String> = std::iter::once("..")
+            .chain(self.linked.as_deref())
+            .map(|dir| serde_json::Value::String(dir.to_owned()).to_string())
+            .collect();
+        template
+            .replace("{{name}}", name)
+            .replace(
+                "{{client}}",
+                &serde_json::Value::String(self.spec.clone()).to_string(),
+            )
+            .replace("{{client_source}}", &self.source)
+            .replace("{{fs_allow}}", &format!("[{}]", allow.join(", ")))
+    }
+}
+
+/// The web app's `@wasmod/client` for `--client spec`: a tarball or the package's directory
+/// by absolute path, else a version range from the registry (this command's version by
+/// default).
+fn client_dependency(spec: Option<&str>) -> Result<ClientDependency> {
+    let registry = |range: String, source: &str| {
+        ClientDependency {
+        source: format!("the npm registry, {source}"),
+        spec: range,
+        linked: None,
+        warning: Some(
+            "  note: @wasmod/client is not on the npm registry yet: `npm install` fails until it is; \
+             make the package (cd client/npm && npm ci && npm run build && npm pack) and give its \
+             tarball with --client <wasmod-client-VERSION.tgz>, or edit web/package.json\n"
+                .to_owned(),
+        ),
+    }
+    };
+    let Some(spec) = spec else {
+        let range = format!("^{}", env!("CARGO_PKG_VERSION"));
+        return Ok(registry(range, "this wasmod's version"));
+    };
+    let path = Path::new(spec);
+    let looks_like_a_path = path.exists() || spec.contains(['/', '\\']) || spec.ends_with(".tgz");
+    if !looks_like_a_path {
+        return Ok(registry(spec.to_owned(), "the version asked for"));
+    }
+    let path = path.canonicalize().context(spec)?;
+    let text = path
+        .to_str()
+        .ok_or_else(|| Failure::usage(format!("{}: the path is not UTF-8", path.display())))?
+        .to_owned();
+    if path.is_dir() {
+        let manifest = fs::read_to_string(path.join("package.json")).unwrap_or_default();
+        if !manifest.contains("\"name\": \"@wasmod/client\"") {
+            return Err(Failure::usage(format!(
+                "--client {spec}: not the @wasmod/client package's directory (no package.json \
+                 named @wasmod/client)"
+            )));
+        }
+        let warning = (!path.join("dist").is_dir() || !path.join("wasm").is_dir()).then(|| {
+            format!(
+                "  note: {text} is not built yet: run `npm ci && npm run build` there before \
+                 `npm install` in web/\n"
+            )
+        });
+        return Ok(ClientDependency {
+            spec: format!("file:{text}"),
+            source: format!("the package's directory {text}, linked"),
+            linked: Some(text),
+            warning,
+        });
+    }
+    Ok(ClientDependency {
+        spec: format!("file:{text}"),
+        source: format!("the tarball {text}"),
+        linked: None,
+        warning: None,
+    })
 }
 
 /// The `wasmod = ..` line of the new crate in `dir` (an absolute path, which need not exist
@@ -232,6 +393,8 @@ mod tests {
             name: None,
             wasmod_path: None,
             wasmod_version: None,
+            template: Template::Module,
+            client: None,
         };
         let refused = dependency(&args, Path::new("/nowhere/mine"), None).unwrap_err();
         let message = format!("{refused:?}");

@@ -4,10 +4,11 @@
 //! arguments by name (`send({ text })`), and a `DbConnection` that groups them.
 //!
 //! The bindings ask of the client only what they use, as a structural interface (`Client`),
-//! so they import nothing: any object with those methods, the package's `Client` first (or
-//! the raw wasm-bindgen `WasmodClient` it wraps), will do. The package's consumer test
-//! (`client/npm/test/consumer.test.ts`) type-checks the quickstart's with `tsc --strict`. The text is written line by line in a fixed order, so the same description
-//! always gives the same bytes.
+//! so they import nothing: any object with those methods, the package's `Client` first, will
+//! do. The package's consumer test (`client/npm/test/consumer.test.ts`) type-checks the
+//! quickstart's with `tsc --strict`, misspelt tables, columns and arguments included. The
+//! text is written line by line in a fixed order, so the same description always gives the
+//! same bytes.
 
 use super::model::{Bindings, Call, NamedType, Table};
 use super::names::upper_camel;
@@ -21,12 +22,12 @@ const HEADER: &str =
 
 /// The structural interface the bindings need of the browser client.
 const CLIENT: &str = "\
-/** What the bindings use of a client: `@wasmod/client`'s `Client` (or the raw `WasmodClient`) has all of it. */
+/** What the bindings use of a client: `@wasmod/client`'s `Client` has all of it. */
 export interface Client {
   rows(table: string): unknown[];
-  onInsert(table: string, callback: (row: any) => void): void;
-  onDelete(table: string, callback: (row: any) => void): void;
-  onUpdate(table: string, callback: (old: any, row: any) => void): void;
+  onInsert(table: string, callback: (row: any) => void): () => void;
+  onDelete(table: string, callback: (row: any) => void): () => void;
+  onUpdate(table: string, callback: (old: any, row: any) => void): () => void;
   callReducer(name: string, args: unknown): Promise<number>;
   callProcedure(name: string, args: unknown): Promise<any>;
   callView(name: string, args: unknown): Promise<any>;
@@ -69,6 +70,15 @@ fn lookups(table: &Table) -> impl Iterator<Item = (Lookup, usize)> + '_ {
     let finds = table.unique.iter().map(|&column| (Lookup::Find, column));
     let filters = table.indexed.iter().map(|&column| (Lookup::Filter, column));
     finds.chain(filters)
+}
+
+/// The columns `lookup` takes by name (`find(column, value)`, `filter(column, value)`): the
+/// unique ones for a find; for a filter, every indexed one, unique ones included.
+fn lookup_columns(table: &Table, lookup: Lookup) -> Vec<usize> {
+    match lookup {
+        Lookup::Find => table.unique.clone(),
+        Lookup::Filter => table.unique.iter().chain(&table.indexed).copied().collect(),
+    }
 }
 
 /// The TypeScript bindings of `bindings` (of the module named `module`).
@@ -199,20 +209,55 @@ impl Writer<'_> {
              rows(): {row}[] {{\n    return this.client.rows(\"{name}\") as {row}[];\n  }}\n  \
              /** How many rows the cache holds. */\n  \
              count(): number {{\n    return this.client.rows(\"{name}\").length;\n  }}\n  \
-             /** Calls `callback` with each row that enters the cache. */\n  \
-             onInsert(callback: (row: {row}) => void): void {{\n    \
-             this.client.onInsert(\"{name}\", callback);\n  }}\n  \
-             /** Calls `callback` with each row that leaves the cache. */\n  \
-             onDelete(callback: (row: {row}) => void): void {{\n    \
-             this.client.onDelete(\"{name}\", callback);\n  }}\n"
+             /** Calls `callback` with each row that enters the cache; returns the function \
+             that removes it. */\n  \
+             onInsert(callback: (row: {row}) => void): () => void {{\n    \
+             return this.client.onInsert(\"{name}\", callback);\n  }}\n  \
+             /** Calls `callback` with each row that leaves the cache; returns the function \
+             that removes it. */\n  \
+             onDelete(callback: (row: {row}) => void): () => void {{\n    \
+             return this.client.onDelete(\"{name}\", callback);\n  }}\n"
         );
         if table.primary_key.is_some() {
             write!(
                 out,
                 "  /** Calls `callback` with the old and the new row when a row is replaced by \
-                 one with the\n   * same primary key in one transaction. */\n  \
-                 onUpdate(callback: (old: {row}, row: {row}) => void): void {{\n    \
-                 this.client.onUpdate(\"{name}\", callback);\n  }}\n"
+                 one with the\n   * same primary key in one transaction; returns the function \
+                 that removes it. */\n  \
+                 onUpdate(callback: (old: {row}, row: {row}) => void): () => void {{\n    \
+                 return this.client.onUpdate(\"{name}\", callback);\n  }}\n"
+            )
+            .expect("a String");
+        }
+        for lookup in [Lookup::Find, Lookup::Filter] {
+            let columns = lookup_columns(table, lookup);
+            if columns.is_empty() {
+                continue;
+            }
+            let names: Vec<&str> = columns
+                .iter()
+                .map(|&column| field_name(&table.columns[column]))
+                .collect();
+            let union = names
+                .iter()
+                .map(|name| string_literal(name))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let listed = names
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let (what, returns) = match lookup {
+                Lookup::Find => ("The row whose unique column", format!("{row} | undefined")),
+                Lookup::Filter => ("The rows whose indexed column", format!("{row}[]")),
+            };
+            let body = lookup.method();
+            write!(
+                out,
+                "  /** {what} `column` ({listed}) is `value`, in the cache now. */\n  \
+                 {body}<C extends {union}>(column: C, value: {row}[C]): {returns} {{\n    \
+                 return this.rows().{body}((row) => sameValue(row[column], value));\n  }}\n"
             )
             .expect("a String");
         }

@@ -87,9 +87,9 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
     let profiles = tempfile::tempdir().expect("profiles");
     let alice = browser(&driver, &profiles.path().join("alice")).await;
     let bob = browser(&driver, &profiles.path().join("bob")).await;
-    // Each asks for a compression: large messages (over 1 KiB) then come compressed and are
-    // decoded in wasm.
-    for (page, name, compression) in [(&alice, "alice", "gzip"), (&bob, "bob", "brotli")] {
+    // Alice asks for gzip: large messages (over 1 KiB) then come compressed and are inflated by
+    // the browser's DecompressionStream. Bob asks for none (the browser build reads no brotli).
+    for (page, name, compression) in [(&alice, "alice", "gzip"), (&bob, "bob", "none")] {
         let url = format!("{base}/?compression={compression}");
         page.goto(&url).await.expect("the page loads");
         wait_ready(page).await;

@@ -3,11 +3,11 @@
 // gzip's highest level, as a server would send them. The size budget (test/size.test.ts) and
 // `npm run build` both read it.
 
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { gzipSync } from "node:zlib";
 
-/** The files a browser loads, relative to the package's directory. */
+/** The files a browser loads, relative to the package's directory (but the snippets). */
 export const BROWSER_FILES = [
   "wasm/wasmod_client_web_bg.wasm",
   "wasm/wasmod_client_web.js",
@@ -15,9 +15,16 @@ export const BROWSER_FILES = [
   "dist/client.js",
 ];
 
+/** The JavaScript snippets the glue imports (wasm-bindgen's `inline_js`), under `wasm/snippets`. */
+function snippets(dir) {
+  return readdirSync(join(dir, "wasm", "snippets"), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".js"))
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)));
+}
+
 /** The size of each of those files and their sums, in bytes. */
 export function packageSizes(dir) {
-  const files = BROWSER_FILES.map((path) => {
+  const files = [...BROWSER_FILES, ...snippets(dir)].map((path) => {
     const bytes = readFileSync(join(dir, path));
     return { path, raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
   });

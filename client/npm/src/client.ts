@@ -15,6 +15,7 @@
 import {
   WasmodClient,
   WasmodReplay,
+  inflateFrame as wasmInflateFrame,
   setWebSocket as setWasmWebSocket,
   type Subscription as WasmSubscription,
 } from "../wasm/wasmod_client_web.js";
@@ -35,8 +36,12 @@ export type TableName<Tables extends TableRows> = keyof Tables & string;
 /** Where a connection stands. */
 export type ConnectionState = "connected" | "reconnecting" | "disconnected";
 
-/** How the server may compress the large messages it sends (decoded in wasm). */
-export type Compression = "none" | "gzip" | "brotli";
+/**
+ * How the server may compress the large messages it sends: gzip (inflated by the platform), or none.
+ * The package reads no brotli, which the protocol also offers: brotli's decoder was about a
+ * third of the package's size, and at the levels the server uses gzip's frames are as small.
+ */
+export type Compression = "none" | "gzip";
 
 /** A call's arguments: an array in parameter order, or an object keyed by parameter name. */
 export type Args = readonly unknown[] | { readonly [parameter: string]: unknown };
@@ -55,12 +60,32 @@ export interface ConnectOptions {
   compression?: Compression;
 }
 
+/**
+ * What became of a query set that a new build of the module (`wasmod publish`) ended: the
+ * server ends, at the swap, each set over a table whose columns or visibility filter
+ * changed (`ended` is its message). The client subscribes such a set again by itself when
+ * the new build sends its tables' rows as the client reads them (the same columns; the
+ * client reads rows with the description it connected with):
+ *
+ * - `"resubscribed"`: the new build's rows are in the cache; only the rows that differ from
+ *   what the set held ran their callbacks (a new visibility filter that hides a row: one
+ *   delete), and updates go on.
+ * - `"ended"`: it stays ended (`reason`: a table whose columns changed, so the app needs the
+ *   new build's bindings and a new connection, or the new build refused the queries); its
+ *   rows left the cache, with their delete callbacks.
+ */
+export type NewBuildEvent =
+  | { kind: "resubscribed"; ended: string }
+  | { kind: "ended"; ended: string; reason: string };
+
 /** What to be told about a subscription. */
 export interface SubscribeHandlers {
   /** Its rows are in the cache (their insert callbacks have run). */
   onApplied?: () => void;
   /** The server refused the queries (a message saying why), or dropped the query set. */
   onError?: (message: string) => void;
+  /** A new build of the module ended the query set: what became of it (each time one does). */
+  onNewBuild?: (event: NewBuildEvent) => void;
 }
 
 /** A WebSocket class: `new (url, protocol)` with the browser `WebSocket`'s members. */
@@ -307,10 +332,14 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
 
   /**
    * Subscribes to the rows `queries` (SQL, `docs/subscriptions.md`) select, as one query set.
-   * Its rows enter the cache with their insert callbacks, then `onApplied` runs.
+   * Its rows enter the cache with their insert callbacks, then `onApplied` runs. A new build
+   * of the module that ends the set is followed as {@link NewBuildEvent} says
+   * (`onNewBuild`).
    */
   subscribe(queries: readonly string[], handlers: SubscribeHandlers = {}): Subscription {
-    return new Subscription(this.wasm.subscribe([...queries], handlers.onApplied, handlers.onError));
+    return new Subscription(
+      this.wasm.subscribe([...queries], handlers.onApplied, handlers.onError, handlers.onNewBuild),
+    );
   }
 
   /**
@@ -356,6 +385,18 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
   }
 }
 
+/**
+ * `frame`, a binary server message as the server sends it, with a gzip message inflated into
+ * an uncompressed frame of the same message (any other frame as it is), for a {@link Replay}:
+ * the package inflates gzip with the platform's `DecompressionStream` (native code, and not
+ * in the wasm, for its size), which is asynchronous, while `Replay.apply` is not. A connected
+ * client does this itself. Rejects if the gzip member does not inflate.
+ */
+export async function inflateFrame(frame: Uint8Array): Promise<Uint8Array> {
+  await init();
+  return (await wasmInflateFrame(frame)) as Uint8Array;
+}
+
 /** A server message as the JSON protocol writes it (`docs/protocol.md`), e.g. `{ "TransactionUpdate": {..} }`. */
 export type ServerMessage = { [kind: string]: unknown };
 
@@ -376,9 +417,10 @@ export class Replay<T extends TableRows = { [table: string]: Row }> extends Tabl
   }
 
   /**
-   * Applies `frame`, one binary server message as the server sends it (compressed or not):
-   * its rows enter and leave the cache, with their callbacks. Returns the message as the
-   * JSON protocol writes it; throws, changing nothing, for bytes that are not a message.
+   * Applies `frame`, one binary server message as the server sends it, uncompressed (a gzip
+   * one through {@link inflateFrame} first; brotli is not read): its rows enter and leave the
+   * cache, with their callbacks. Returns the message as the JSON protocol writes it; throws,
+   * changing nothing, for bytes that are not a message, or are compressed.
    */
   apply(frame: Uint8Array): ServerMessage {
     return this.wasm.apply(frame) as ServerMessage;

@@ -319,13 +319,15 @@ const emptyRows = () => none;
 export interface SubscriptionState {
   /** Whether the query set's rows are in the cache. */
   readonly applied: boolean;
-  /** The server's refusal of the queries, if it refused them. */
+  /** The server's refusal of the queries, if it refused them, or why a new build ended them. */
   readonly error: string | undefined;
 }
 
 /**
  * Subscribes the provider's client to `queries` (SQL) while the component is mounted (and
  * connected); unsubscribes (its rows leave the cache) when it unmounts or `queries` change.
+ * A new build of the module that ends the query set for good (`onNewBuild`'s `"ended"`)
+ * makes it not applied, with the reason as its error.
  */
 export function useSubscription(queries: readonly string[], handlers: SubscribeHandlers = {}): SubscriptionState {
   const { client } = useConnection();
@@ -346,6 +348,10 @@ export function useSubscription(queries: readonly string[], handlers: SubscribeH
       onError: (message) => {
         if (live) setState({ key, applied: false, error: message });
         latest.current.onError?.(message);
+      },
+      onNewBuild: (event) => {
+        if (live && event.kind === "ended") setState({ key, applied: false, error: event.reason });
+        latest.current.onNewBuild?.(event);
       },
     });
     return () => {

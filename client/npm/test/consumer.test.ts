@@ -59,17 +59,46 @@ export function wrongCallback(connection: DbConnection): void {
   connection.db.message.onInsert((message) => message.name);
 }
 
+/** Lookups by column name: an indexed column (unique for a find), a value of its type. */
+export function lookups(connection: DbConnection, identity: string): unknown[] {
+  const me: User | undefined = connection.db.user.find("identity", identity);
+  const alice: User | undefined = connection.db.user.find("name", "alice");
+  const mine: Message[] = connection.db.message.filter("sender", identity);
+  const first: Message[] = connection.db.message.filter("id", 1);
+  // @ts-expect-error: users have no column \`nmae\`.
+  connection.db.user.find("nmae", "alice");
+  // @ts-expect-error: a message's \`text\` is not indexed: nothing finds or filters by it.
+  connection.db.message.filter("text", "hello");
+  // @ts-expect-error: a message's \`sender\` is not unique: filter by it, not find.
+  connection.db.message.find("sender", identity);
+  // @ts-expect-error: an \`id\` is a number or its digits, not a boolean.
+  connection.db.message.find("id", true);
+  return [me, alice, mine, first];
+}
+
+/** Row callbacks return the function that removes them. */
+export function removable(connection: DbConnection): () => void {
+  return connection.db.message.onInsert(() => {});
+}
+
 const client = await Client.connect<Tables>(process.argv[2]!);
 const states: ConnectionState[] = [];
 client.onConnectionState((state) => states.push(state));
 const connection = new DbConnection(client);
 await client.subscribed(["SELECT * FROM message", "SELECT * FROM user"]);
+let inserts = 0;
+const stop = connection.db.message.onInsert(() => inserts++);
 await connection.reducers.send({ text: "hello from a consumer" });
+stop();
+await connection.reducers.send({ text: "unheard" });
 const texts: string[] = connection.db.message.rows().map((message: Message) => message.text);
 const me: User | undefined = connection.db.user.findByIdentity(client.identity);
+// Rows are read anew at each call: the same row, not the same object.
+const found = me !== undefined && JSON.stringify(connection.db.user.find("identity", client.identity)) === JSON.stringify(me);
+const filtered = connection.db.message.filter("sender", client.identity).length;
 const drafts: Tables["draft"][] = client.rows("draft");
 await client.disconnect();
-console.log(JSON.stringify({ identity: client.identity, texts, online: me?.online, states, drafts }));
+console.log(JSON.stringify({ identity: client.identity, texts, online: me?.online, states, drafts, inserts, found, filtered }));
 `;
 
 describe("the packed package in a clean consumer project", () => {
@@ -127,6 +156,9 @@ describe("the packed package in a clean consumer project", () => {
     expect(result.online).toBe(true);
     expect(result.states).toEqual(["disconnected"]);
     expect(result.drafts).toEqual([]);
+    expect(result.inserts).toBe(1); // removed before "unheard"
+    expect(result.found).toBe(true);
+    expect(result.filtered).toBe(2); // the client's own two messages
 
     // Node's own WebSocket (20 has it behind a flag, 22 without): the client uses the global
     // one where there is one, whose events are not `ws`'s.
@@ -134,6 +166,7 @@ describe("the packed package in a clean consumer project", () => {
     const second = JSON.parse(flagged.trim().split("\n").at(-1)!);
     expect(second.identity).not.toBe(result.identity);
     expect(second.texts.filter((text: string) => text === "hello from a consumer")).toHaveLength(2);
+    expect(second.filtered).toBe(2);
   }, 300_000); // An install from the registry, two compilations and two runs, on a loaded machine.
 
   it("installed only what a user gets: the entry points, their types and the wasm", () => {

@@ -131,6 +131,24 @@ describe("a client in Node against wasmod serve", () => {
     expect(read).toEqual(["reconnecting", "connected"]);
   }, 200_000); // A server stopped and started again, and two clients back, on a loaded machine.
 
+  it("reads gzip frames (inflated by Node's DecompressionStream), and refuses to ask for brotli", async () => {
+    const [reader, writer] = [await Client.connect<Chat>(server.url, { compression: "gzip" }), await connect()];
+    clients.push(reader);
+    await reader.subscribed(QUERIES);
+    // A frame that did not inflate would drop the connection (and the row would come back
+    // through the resumed query set): the reader must stay connected throughout.
+    const states: ConnectionState[] = [];
+    reader.onConnectionState((state) => states.push(state));
+    // Its update is over 1 KiB (the text 987 characters, the most is 1000): the server
+    // compresses it for the reader (a repetitive text: gzip gains).
+    const long = "compressed with gzip ".repeat(47);
+    await writer.callReducer("send", [long]);
+    await until("the long message", () => reader.rows("message").some((row) => row.text === long));
+    expect(states).toEqual([]);
+    const brotli = Client.connect(server.url, { compression: "brotli" as never });
+    await expect(brotli).rejects.toThrow(/built without brotli decoding.*ask for gzip or no compression/);
+  });
+
   it("rejects a connection to a server that is not there, saying where", async () => {
     const nowhere = `http://127.0.0.1:${await freePort()}`;
     await expect(Client.connect(nowhere)).rejects.toThrow(/127\.0\.0\.1/);

@@ -30,7 +30,7 @@ import type { Chat, Message } from "./support/chat.js";
 const vectors = fileURLToPath(new NodeURL("../../vectors/", import.meta.url));
 const manifest = JSON.parse(readFileSync(`${vectors}vectors.json`, "utf8")) as {
   module: string;
-  steps: { name: string; frame: string }[];
+  steps: { name: string; frame: string; plain?: string; compression: string }[];
 };
 
 
@@ -50,7 +50,10 @@ function replay(): { cache: Replay<Chat>; through: (step: string) => void } {
       expect(last, `step ${step}`).toBeGreaterThanOrEqual(next);
       act(() => {
         for (; next <= last; next++) {
-          const frame = new Uint8Array(readFileSync(`${vectors}${manifest.steps[next]!.frame}`));
+          // A Replay reads uncompressed frames: a compressed step's message comes so.
+          const step = manifest.steps[next]!;
+          const file = step.plain ?? step.frame;
+          const frame = new Uint8Array(readFileSync(`${vectors}${file}`));
           try {
             cache.apply(frame);
           } catch {

@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Replay, init, type Row } from "../dist/node.js";
+import { Replay, inflateFrame, init, type Row } from "../dist/node.js";
 import { canonical, sortedRows } from "./support/canonical.js";
 
 const vectors = fileURLToPath(new URL("../../vectors/", import.meta.url));
@@ -19,6 +19,8 @@ const vectors = fileURLToPath(new URL("../../vectors/", import.meta.url));
 interface Step {
   name: string;
   frame: string;
+  /** The same message uncompressed, for a compressed step. */
+  plain?: string;
   compression: string;
   decoded: unknown;
   events: unknown[];
@@ -53,8 +55,23 @@ describe("the shared vectors, applied in order to one Replay", () => {
   });
 
   for (const step of manifest.steps) {
-    it(`step ${step.name} (${step.compression})`, () => {
-      const frame = new Uint8Array(readFileSync(`${vectors}${step.frame}`));
+    it(`step ${step.name} (${step.compression})`, async () => {
+      let frame: Uint8Array = new Uint8Array(readFileSync(`${vectors}${step.frame}`));
+      if (step.compression === "brotli" || step.compression === "gzip") {
+        // The wasm reads neither (the package's size): it refuses the frame, saying so and
+        // changing nothing. Brotli is not read at all: the same message uncompressed is
+        // applied instead; gzip is inflated by the platform, to the same bytes.
+        const refused = new RegExp(`${step.compression} frame, which this build does not read`);
+        expect(() => replay.apply(frame)).toThrow(refused);
+        expect(events).toEqual([]);
+        const plain = new Uint8Array(readFileSync(`${vectors}${step.plain!}`));
+        if (step.compression === "gzip") {
+          frame = await inflateFrame(frame);
+          expect(frame).toEqual(plain);
+        } else {
+          frame = plain;
+        }
+      }
       if (step.decoded === null) {
         expect(() => replay.apply(frame)).toThrow();
       } else {

@@ -14,6 +14,13 @@
 //! events (`open`, `message`, `close`) are turned into a channel the [`Reader`] reads like the
 //! native stream; `error` is always followed by `close`, which is what ends it. A browser
 //! bounds the size of messages itself.
+//!
+//! Gzip frames are inflated here, by the platform's `DecompressionStream` (native code, in
+//! browsers and in Node), not by flate2 in wasm: the web build leaves the client's `gzip`
+//! feature out for its size. Inflating is asynchronous, so the socket's events go through a
+//! task of their own ([`pump`]) that inflates one frame at a time, in order, before the
+//! [`Reader`]'s channel: the reader stays a plain channel, which the connection task may poll
+//! and drop mid-wait without losing a frame.
 
 use super::{Incoming, NORMAL_CLOSE};
 use crate::error::Error;
@@ -29,6 +36,8 @@ use wasm_bindgen::closure::Closure;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+use wasmod_protocol::ws::Compression;
 use web_sys::{BinaryType, WebSocket};
 
 #[wasm_bindgen]
@@ -123,12 +132,13 @@ pub(crate) struct Reader {
 }
 
 /// Opens a WebSocket at `url` speaking `subprotocol`, as `token`'s identity (a new one
-/// without), and waits until it is open. `_max_message` is the browser's to enforce.
+/// without), and waits until it is open. The browser bounds a frame's size itself;
+/// `max_message` bounds a gzip frame once inflated.
 pub(crate) async fn connect(
     url: &str,
     token: Option<&str>,
     subprotocol: &'static str,
-    _max_message: usize,
+    max_message: usize,
 ) -> Result<(Writer, Reader), OpenError> {
     let url = match token {
         Some(token) => {
@@ -140,7 +150,9 @@ pub(crate) async fn connect(
     };
     let socket = new_socket(&url, subprotocol)?;
     socket.set_binary_type(BinaryType::Arraybuffer);
-    let (sender, mut incoming) = mpsc::unbounded_channel();
+    let (sender, raw) = mpsc::unbounded_channel();
+    let (inflated, mut incoming) = mpsc::unbounded_channel();
+    spawn(pump(raw, inflated, max_message));
     let (opened, open) = oneshot::channel::<()>();
     let opened = Rc::new(RefCell::new(Some(opened)));
     let on_open = Closure::<dyn FnMut(SocketEvent)>::new(move |_: SocketEvent| {
@@ -258,6 +270,125 @@ impl Reader {
 /// Runs `task` on the page's event loop.
 pub(crate) fn spawn(task: impl Future<Output = ()> + 'static) {
     wasm_bindgen_futures::spawn_local(task);
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The global `fetch`: a page's or a worker's (not only a window has one), or Node's.
+    #[wasm_bindgen(js_name = fetch)]
+    fn global_fetch(input: &str) -> js_sys::Promise;
+}
+
+/// The body of `GET url` through the global `fetch`, or why there is none (the request
+/// failed, or the server answered another status than 200).
+pub(crate) async fn http_get(url: &str) -> Result<String, String> {
+    let failed = |what: &str, error: JsValue| format!("{what} {url}: {}", describe(&error));
+    let response: web_sys::Response = JsFuture::from(global_fetch(url))
+        .await
+        .map_err(|error| failed("could not fetch", error))?
+        .dyn_into()
+        .map_err(|error| failed("not a response from", error))?;
+    let text = JsFuture::from(
+        response
+            .text()
+            .map_err(|error| failed("no text from", error))?,
+    )
+    .await
+    .map_err(|error| failed("could not read", error))?
+    .as_string()
+    .unwrap_or_default();
+    if response.status() == 200 {
+        Ok(text)
+    } else {
+        Err(format!("{url} answered {}: {text}", response.status()))
+    }
+}
+
+/// What a JavaScript value thrown says.
+pub(crate) fn describe(error: &JsValue) -> String {
+    error
+        .dyn_ref::<js_sys::Error>()
+        .map(|error| String::from(error.message()))
+        .or_else(|| error.as_string())
+        .unwrap_or_else(|| format!("{error:?}"))
+}
+
+/// Whether the transport inflates frames of `compression` itself: gzip, with the platform's
+/// `DecompressionStream` ([`pump`]).
+pub(crate) fn decompresses(compression: Compression) -> bool {
+    compression == Compression::Gzip
+}
+
+/// Forwards a socket's events from `raw` to `inflated` in order, gzip frames inflated on the
+/// way (to frames of the same message uncompressed), until either side is gone. A gzip frame
+/// that does not inflate, or inflates to more than `max` bytes, becomes
+/// [`Incoming::Malformed`].
+async fn pump(
+    mut raw: mpsc::UnboundedReceiver<Incoming>,
+    inflated: mpsc::UnboundedSender<Incoming>,
+    max: usize,
+) {
+    while let Some(incoming) = raw.recv().await {
+        let incoming = match incoming {
+            Incoming::Data(Payload::Binary(frame)) => match inflate(frame, max).await {
+                Ok(frame) => Incoming::Data(Payload::Binary(frame)),
+                Err(why) => Incoming::Malformed(why),
+            },
+            other => other,
+        };
+        if inflated.send(incoming).is_err() {
+            return;
+        }
+    }
+}
+
+/// The binary server message `frame` with a gzip message inflated (by the platform's
+/// `DecompressionStream`) into an uncompressed frame of the same message; any other frame as
+/// it is. An error if the gzip member does not inflate, or to more than `max` bytes.
+pub(crate) async fn inflate(frame: Bytes, max: usize) -> Result<Bytes, String> {
+    if frame.first() != Some(&Compression::Gzip.tag()) {
+        return Ok(frame);
+    }
+    match JsFuture::from(gunzip(&frame[1..], max as f64)).await {
+        Ok(plain) => Ok(Bytes::from(js_sys::Uint8Array::new(&plain).to_vec())),
+        Err(error) => Err(format!(
+            "a gzip frame that does not inflate: {}",
+            describe(&error)
+        )),
+    }
+}
+
+#[wasm_bindgen(inline_js = r#"
+export async function gunzip(member, max) {
+  const stream = new Blob([member]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const reader = stream.getReader();
+  const parts = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) {
+      await reader.cancel();
+      throw new Error(`the message inflates to more than ${max} bytes`);
+    }
+    parts.push(value);
+  }
+  const frame = new Uint8Array(1 + size);
+  let at = 1;
+  for (const part of parts) {
+    frame.set(part, at);
+    at += part.length;
+  }
+  return frame;
+}
+"#)]
+extern "C" {
+    /// The gzip member `member` inflated by the platform's `DecompressionStream`, as an
+    /// uncompressed frame (its compression byte `0`, then the message); rejects with why if it
+    /// is not one gzip member or inflates to more than `max` bytes. (`Blob` copies `member`
+    /// before this returns, so the view of wasm memory it is given may move after.)
+    fn gunzip(member: &[u8], max: f64) -> js_sys::Promise;
 }
 
 /// Waits `duration` (a browser timer).

@@ -9,21 +9,27 @@
 //!   agreed, as the socket's two halves: a [`Writer`] (`send(payload)`, `close()`) and a
 //!   [`Reader`] (`next()`, the next [`Incoming`] frame; cancel-safe, as the connection task
 //!   polls it beside its commands), so that one task can send while another reads;
-//! - `spawn(task)`, `sleep(duration)` and `timeout(duration, future)`.
+//! - `spawn(task)`, `sleep(duration)` and `timeout(duration, future)`;
+//! - `http_get(url)`: a body over HTTP (the module's description), or why there is none;
+//! - `decompresses(compression)`: whether the transport inflates frames of that compression
+//!   itself, before the decoder (the browser inflates gzip with its `DecompressionStream`).
 //!
-//! Native (`native.rs`): tokio-tungstenite on tokio. Browser (`browser.rs`, `wasm32`): the
+//! Native (`native.rs`): tokio-tungstenite on tokio, `ureq` for HTTP. Browser (`browser.rs`, `wasm32`): the
 //! browser's `WebSocket` through `web-sys`, tasks on the page's event loop
-//! (`wasm-bindgen-futures`), timers from `gloo-timers`.
+//! (`wasm-bindgen-futures`), timers from `gloo-timers`, and the global `fetch`.
 
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use native::{connect, sleep, spawn, timeout, Reader, Writer};
+pub(crate) use native::{connect, decompresses, http_get, sleep, spawn, timeout, Reader, Writer};
 
 #[cfg(target_arch = "wasm32")]
 mod browser;
 #[cfg(target_arch = "wasm32")]
-pub(crate) use browser::{connect, set_web_socket, sleep, spawn, timeout, Reader, Writer};
+pub(crate) use browser::{
+    connect, decompresses, describe, http_get, inflate, set_web_socket, sleep, spawn, timeout,
+    Reader, Writer,
+};
 
 use crate::transport::{Closed, Payload};
 
@@ -41,4 +47,8 @@ pub(crate) enum Incoming {
     /// itself and never shows them.
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     Control,
+    /// A frame the transport could not make readable (a gzip frame the browser could not
+    /// inflate), and why: the connection's to drop, as an undecodable frame.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    Malformed(String),
 }

@@ -21,6 +21,7 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use wasmod_protocol::ws::Compression;
 use wasmod_protocol::ErrorBody;
 
 /// The read and write buffers the socket starts with, as the server's (tungstenite's default
@@ -160,6 +161,45 @@ impl Reader {
 /// Runs `task` on the current tokio runtime.
 pub(crate) fn spawn(task: impl Future<Output = ()> + Send + 'static) {
     tokio::spawn(task);
+}
+
+/// Whether the transport inflates frames of `compression` itself: never natively (the
+/// decoder does, with the crate's features).
+pub(crate) fn decompresses(_compression: Compression) -> bool {
+    false
+}
+
+/// How long [`http_get`] may take.
+const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The body of `GET url`, or why there is none (the request failed, or the server answered
+/// another status than 200). The request blocks a thread of tokio's blocking pool.
+pub(crate) async fn http_get(url: &str) -> Result<String, String> {
+    let address = url.to_owned();
+    let request = tokio::task::spawn_blocking(move || {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(HTTP_TIMEOUT))
+            .build()
+            .into();
+        let mut response = agent
+            .get(&address)
+            .call()
+            .map_err(|error| format!("could not fetch {address}: {error}"))?;
+        let status = response.status();
+        let body = response
+            .body_mut()
+            .read_to_string()
+            .map_err(|error| format!("could not read {address}: {error}"))?;
+        if status == 200 {
+            Ok(body)
+        } else {
+            Err(format!("{address} answered {status}: {body}"))
+        }
+    });
+    request
+        .await
+        .unwrap_or_else(|error| Err(format!("fetching {url} failed: {error}")))
 }
 
 /// Waits `duration`.

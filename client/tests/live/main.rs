@@ -1,6 +1,7 @@
 //! The client against a real quickstart served on a loopback port: calls, subscriptions and
 //! the cache's callbacks, two clients, a server restarted under a client, a server that
-//! sends what is not a message, and the socket layer below the client.
+//! sends what is not a message, new builds published under clients, and the socket layer
+//! below the client.
 
 mod bindings;
 mod calls;
@@ -8,6 +9,7 @@ mod compression;
 mod frame_tick;
 mod lookups;
 mod malformed;
+mod new_build;
 mod reconnect;
 mod socket;
 mod subscriptions;

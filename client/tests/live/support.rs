@@ -11,7 +11,8 @@ use wasmod_client::{Backoff, Client, ClientBuilder};
 use wasmod_host::datastore::durability;
 use wasmod_host::{CompiledModule, InstanceEnv, Persistence, WasmConfig, WasmEngine, WasmModule};
 use wasmod_protocol::description::ModuleDescription;
-use wasmod_server::{Secret, Server, ServerConfig};
+use wasmod_server::logfeed::LogFeed;
+use wasmod_server::{AdminOptions, OperatorToken, Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
 
 #[path = "../shared/rows.rs"]
@@ -29,6 +30,46 @@ fn quickstart() -> &'static CompiledModule {
         let engine = WasmEngine::shared().expect("the shared engine");
         engine.compile(&wasm).expect("the quickstart compiles")
     })
+}
+
+/// Build 1 of the notes module (`host/tests/modules/notes`, the tests of `wasmod publish`),
+/// compiled once per test binary.
+fn notes() -> &'static CompiledModule {
+    static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        let wasm = built(Profile::Release).library("notes");
+        let engine = WasmEngine::shared().expect("the shared engine");
+        engine.compile(&wasm).expect("the notes module compiles")
+    })
+}
+
+/// A later build of the notes module: the cargo example `name` of its crate.
+pub fn notes_build(name: &str) -> Vec<u8> {
+    built(Profile::Release).example(name)
+}
+
+/// The operator token of [`notes_server`].
+const OPERATOR: &str = "operator-token-for-client-tests";
+
+/// A server of build 1 of the notes module, in memory, to which new builds can be published
+/// ([`Live::publish`]).
+pub fn notes_server() -> Server {
+    let module = WasmModule::load(notes(), WasmConfig::default(), InstanceEnv::unloaded())
+        .expect("the notes module loads");
+    let admin = AdminOptions {
+        token: OperatorToken::new(OPERATOR).expect("a valid token"),
+        dispatch_report: None,
+        logs: LogFeed::with_defaults(),
+        keep_published: None,
+        inspect: None,
+    };
+    Server::with_admin(
+        module,
+        Secret::from_bytes([7; 32]),
+        ServerConfig::default(),
+        admin,
+    )
+    .expect("the server starts")
 }
 
 /// A quickstart server whose tables live in memory.
@@ -131,6 +172,25 @@ impl Live {
         })
         .await
         .expect("joined")
+    }
+
+    /// Publishes the build `wasm` to this server (`wasmod publish`; a [`notes_server`]).
+    pub async fn publish(&self, wasm: Vec<u8>) {
+        let url = format!("{}/v1/admin/module", self.url());
+        tokio::task::spawn_blocking(move || {
+            let mut answer = ureq::post(&url)
+                .header("authorization", format!("Bearer {OPERATOR}"))
+                .config()
+                .http_status_as_error(false)
+                .build()
+                .send(&wasm[..])
+                .expect("an answer");
+            let status = answer.status();
+            let body = answer.body_mut().read_to_string().expect("a body");
+            assert_eq!(status, 200, "the build is published: {body}");
+        })
+        .await
+        .expect("joined");
     }
 
     /// A builder for a client of this server with the quickstart's tables declared.

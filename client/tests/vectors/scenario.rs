@@ -413,6 +413,7 @@ pub fn files() -> Files {
     let mut manifest = Vec::new();
     for (index, step) in steps(&json).into_iter().enumerate() {
         let file = format!("{:02}-{}.bin", index + 1, step.name);
+        let mut plain = None;
         let (bytes, compression, decoded, about) = match step.frame {
             Frame::Message(message, compression) => {
                 let bytes = message.to_frame(compression, 0);
@@ -422,6 +423,12 @@ pub fn files() -> Files {
                     "{}: the frame did not come out {compression:?}",
                     step.name
                 );
+                if compression != Compression::None {
+                    plain = Some((
+                        format!("{:02}-{}.plain.bin", index + 1, step.name),
+                        message.to_bytes(),
+                    ));
+                }
                 let text = module.message_json(&message).expect("the message in JSON");
                 let decoded: Value = serde_json::from_str(&text).expect("JSON");
                 (bytes, compression.name(), decoded, None)
@@ -443,6 +450,10 @@ pub fn files() -> Files {
         });
         if let Some(why) = about {
             entry["malformed"] = json!(why);
+        }
+        if let Some((plain_file, plain_bytes)) = plain {
+            entry["plain"] = json!(plain_file);
+            files.insert(plain_file, plain_bytes);
         }
         manifest.push(entry);
         files.insert(file, bytes);

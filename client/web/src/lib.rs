@@ -7,3 +7,6 @@
 
 #[cfg(target_arch = "wasm32")]
 pub use wasmod_client::web::*;
+
+#[cfg(all(target_arch = "wasm32", feature = "bench"))]
+mod bench;

@@ -58,7 +58,8 @@ function showError(error) {
 
 async function main() {
   await init();
-  // `?compression=gzip` or `brotli`: large messages come compressed, decoded in wasm.
+  // `?compression=gzip`: large messages come compressed, inflated by the browser (the build
+  // reads no brotli).
   const compression = new URLSearchParams(location.search).get("compression");
   const client = await WasmodClient.connect(location.origin, localStorage.getItem(TOKEN), compression);
   localStorage.setItem(TOKEN, client.token);

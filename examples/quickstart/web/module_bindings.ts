@@ -7,12 +7,12 @@
  * Start with `new DbConnection(await Client.connect<Tables>(url))` (`@wasmod/client`).
  */
 
-/** What the bindings use of a client: `@wasmod/client`'s `Client` (or the raw `WasmodClient`) has all of it. */
+/** What the bindings use of a client: `@wasmod/client`'s `Client` has all of it. */
 export interface Client {
   rows(table: string): unknown[];
-  onInsert(table: string, callback: (row: any) => void): void;
-  onDelete(table: string, callback: (row: any) => void): void;
-  onUpdate(table: string, callback: (old: any, row: any) => void): void;
+  onInsert(table: string, callback: (row: any) => void): () => void;
+  onDelete(table: string, callback: (row: any) => void): () => void;
+  onUpdate(table: string, callback: (old: any, row: any) => void): () => void;
   callReducer(name: string, args: unknown): Promise<number>;
   callProcedure(name: string, args: unknown): Promise<any>;
   callView(name: string, args: unknown): Promise<any>;
@@ -66,18 +66,26 @@ export class MessageTable {
   count(): number {
     return this.client.rows("message").length;
   }
-  /** Calls `callback` with each row that enters the cache. */
-  onInsert(callback: (row: Message) => void): void {
-    this.client.onInsert("message", callback);
+  /** Calls `callback` with each row that enters the cache; returns the function that removes it. */
+  onInsert(callback: (row: Message) => void): () => void {
+    return this.client.onInsert("message", callback);
   }
-  /** Calls `callback` with each row that leaves the cache. */
-  onDelete(callback: (row: Message) => void): void {
-    this.client.onDelete("message", callback);
+  /** Calls `callback` with each row that leaves the cache; returns the function that removes it. */
+  onDelete(callback: (row: Message) => void): () => void {
+    return this.client.onDelete("message", callback);
   }
   /** Calls `callback` with the old and the new row when a row is replaced by one with the
-   * same primary key in one transaction. */
-  onUpdate(callback: (old: Message, row: Message) => void): void {
-    this.client.onUpdate("message", callback);
+   * same primary key in one transaction; returns the function that removes it. */
+  onUpdate(callback: (old: Message, row: Message) => void): () => void {
+    return this.client.onUpdate("message", callback);
+  }
+  /** The row whose unique column `column` (`id`) is `value`, in the cache now. */
+  find<C extends "id">(column: C, value: Message[C]): Message | undefined {
+    return this.rows().find((row) => sameValue(row[column], value));
+  }
+  /** The rows whose indexed column `column` (`id`, `sender`) is `value`, in the cache now. */
+  filter<C extends "id" | "sender">(column: C, value: Message[C]): Message[] {
+    return this.rows().filter((row) => sameValue(row[column], value));
   }
   /** The row whose primary key `id` is `value`, in the cache now. */
   findById(value: number | string): Message | undefined {
@@ -100,18 +108,26 @@ export class UserTable {
   count(): number {
     return this.client.rows("user").length;
   }
-  /** Calls `callback` with each row that enters the cache. */
-  onInsert(callback: (row: User) => void): void {
-    this.client.onInsert("user", callback);
+  /** Calls `callback` with each row that enters the cache; returns the function that removes it. */
+  onInsert(callback: (row: User) => void): () => void {
+    return this.client.onInsert("user", callback);
   }
-  /** Calls `callback` with each row that leaves the cache. */
-  onDelete(callback: (row: User) => void): void {
-    this.client.onDelete("user", callback);
+  /** Calls `callback` with each row that leaves the cache; returns the function that removes it. */
+  onDelete(callback: (row: User) => void): () => void {
+    return this.client.onDelete("user", callback);
   }
   /** Calls `callback` with the old and the new row when a row is replaced by one with the
-   * same primary key in one transaction. */
-  onUpdate(callback: (old: User, row: User) => void): void {
-    this.client.onUpdate("user", callback);
+   * same primary key in one transaction; returns the function that removes it. */
+  onUpdate(callback: (old: User, row: User) => void): () => void {
+    return this.client.onUpdate("user", callback);
+  }
+  /** The row whose unique column `column` (`identity`, `name`) is `value`, in the cache now. */
+  find<C extends "identity" | "name">(column: C, value: User[C]): User | undefined {
+    return this.rows().find((row) => sameValue(row[column], value));
+  }
+  /** The rows whose indexed column `column` (`identity`, `name`) is `value`, in the cache now. */
+  filter<C extends "identity" | "name">(column: C, value: User[C]): User[] {
+    return this.rows().filter((row) => sameValue(row[column], value));
   }
   /** The row whose primary key `identity` is `value`, in the cache now. */
   findByIdentity(value: string): User | undefined {
@@ -134,18 +150,26 @@ export class DraftTable {
   count(): number {
     return this.client.rows("draft").length;
   }
-  /** Calls `callback` with each row that enters the cache. */
-  onInsert(callback: (row: Draft) => void): void {
-    this.client.onInsert("draft", callback);
+  /** Calls `callback` with each row that enters the cache; returns the function that removes it. */
+  onInsert(callback: (row: Draft) => void): () => void {
+    return this.client.onInsert("draft", callback);
   }
-  /** Calls `callback` with each row that leaves the cache. */
-  onDelete(callback: (row: Draft) => void): void {
-    this.client.onDelete("draft", callback);
+  /** Calls `callback` with each row that leaves the cache; returns the function that removes it. */
+  onDelete(callback: (row: Draft) => void): () => void {
+    return this.client.onDelete("draft", callback);
   }
   /** Calls `callback` with the old and the new row when a row is replaced by one with the
-   * same primary key in one transaction. */
-  onUpdate(callback: (old: Draft, row: Draft) => void): void {
-    this.client.onUpdate("draft", callback);
+   * same primary key in one transaction; returns the function that removes it. */
+  onUpdate(callback: (old: Draft, row: Draft) => void): () => void {
+    return this.client.onUpdate("draft", callback);
+  }
+  /** The row whose unique column `column` (`id`) is `value`, in the cache now. */
+  find<C extends "id">(column: C, value: Draft[C]): Draft | undefined {
+    return this.rows().find((row) => sameValue(row[column], value));
+  }
+  /** The rows whose indexed column `column` (`id`, `owner`) is `value`, in the cache now. */
+  filter<C extends "id" | "owner">(column: C, value: Draft[C]): Draft[] {
+    return this.rows().filter((row) => sameValue(row[column], value));
   }
   /** The row whose primary key `id` is `value`, in the cache now. */
   findById(value: number | string): Draft | undefined {

@@ -20,8 +20,15 @@
 //! and reset per message (about 40 KiB not allocated again), and whose brotli decoder reads
 //! the input in place and sizes its ring buffer to the message, so that a small message costs
 //! no window whatever the window its stream declares.
+//!
+//! Brotli and gzip are the crate's `brotli` and `gzip` features (both on by default). A build
+//! without one (the browser client's, for size, has neither) neither compresses nor reads it:
+//! [`Compression::is_supported`] says so, a frame is then never compressed with it, and such a
+//! frame read is an error.
 
-use std::io::{self, Write};
+use std::io;
+#[cfg(feature = "gzip")]
+use std::io::Write;
 
 /// The first byte of a binary server message: how the rest is compressed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -47,6 +54,7 @@ pub const GZIP_LEVEL: u32 = 1;
 pub const MAX_DECOMPRESSED: u64 = 1 << 30;
 
 /// Brotli's smallest and largest window (log2 of its size).
+#[cfg(feature = "brotli")]
 const BROTLI_WINDOW: (u32, u32) = (10, 22);
 
 impl Compression {
@@ -69,6 +77,16 @@ impl Compression {
             .find(|compression| compression.tag() == tag)
     }
 
+    /// Whether this build compresses and reads it: no compression always, brotli and gzip
+    /// with the crate's features of their names.
+    pub const fn is_supported(self) -> bool {
+        match self {
+            Self::None => true,
+            Self::Brotli => cfg!(feature = "brotli"),
+            Self::Gzip => cfg!(feature = "gzip"),
+        }
+    }
+
     /// Its name in the handshake's `compression` parameter: `none`, `brotli` or `gzip`.
     pub const fn name(self) -> &'static str {
         match self {
@@ -87,17 +105,26 @@ impl Compression {
 }
 
 /// Appends `input` compressed with `compression` to `out` (copied as is for
-/// [`Compression::None`]).
-pub fn compress(compression: Compression, input: &[u8], out: &mut Vec<u8>) {
+/// [`Compression::None`]) and returns `true`; for a compression this build does not support
+/// ([`Compression::is_supported`]), appends nothing and returns `false`.
+pub fn compress(compression: Compression, input: &[u8], out: &mut Vec<u8>) -> bool {
     match compression {
         Compression::None => out.extend_from_slice(input),
+        #[cfg(feature = "brotli")]
         Compression::Brotli => brotli(input, BROTLI_QUALITY, out),
+        #[cfg(not(feature = "brotli"))]
+        Compression::Brotli => return false,
+        #[cfg(feature = "gzip")]
         Compression::Gzip => gzip(input, GZIP_LEVEL, out),
+        #[cfg(not(feature = "gzip"))]
+        Compression::Gzip => return false,
     }
+    true
 }
 
 /// Appends `input` compressed by brotli at `quality` to `out`, with a window no larger than
 /// the input needs.
+#[cfg(feature = "brotli")]
 pub fn brotli(input: &[u8], quality: i32, out: &mut Vec<u8>) {
     let needed = usize::BITS - input.len().saturating_sub(1).leading_zeros();
     let params = brotli::enc::BrotliEncoderParams {
@@ -111,6 +138,7 @@ pub fn brotli(input: &[u8], quality: i32, out: &mut Vec<u8>) {
 }
 
 /// Appends `input` as one gzip member to `out`, deflated at `level`.
+#[cfg(feature = "gzip")]
 pub fn gzip(input: &[u8], level: u32, out: &mut Vec<u8>) {
     let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
     // Writing into a `Vec` cannot fail.
@@ -133,6 +161,7 @@ pub fn gzip(input: &[u8], level: u32, out: &mut Vec<u8>) {
 /// scratch buffer, grown by doubling, which is then copied out at the size.
 pub struct Decompressor {
     /// Gzip's raw-deflate state, once a gzip message came.
+    #[cfg(feature = "gzip")]
     inflate: Option<flate2::Decompress>,
     /// Where brotli writes a message before it is copied out at its size: kept up to
     /// [`SCRATCH_KEPT`] bytes.
@@ -143,6 +172,7 @@ pub struct Decompressor {
 
 /// The largest brotli output buffer a [`Decompressor`] keeps for the next message (brotli
 /// does not say how long its output is, so the buffer grows by doubling while it decodes).
+#[cfg(feature = "brotli")]
 const SCRATCH_KEPT: usize = 4 << 20;
 
 impl Default for Decompressor {
@@ -155,7 +185,6 @@ impl Default for Decompressor {
 impl std::fmt::Debug for Decompressor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Decompressor")
-            .field("inflate", &self.inflate.is_some())
             .field("scratch", &self.scratch.len())
             .field("max", &self.max)
             .finish()
@@ -167,6 +196,7 @@ impl Decompressor {
     /// that claims more is an error rather than allowed to fill the reader's memory.
     pub fn new(max: u64) -> Self {
         Self {
+            #[cfg(feature = "gzip")]
             inflate: None,
             scratch: Vec::new(),
             max: usize::try_from(max).unwrap_or(usize::MAX),
@@ -180,8 +210,14 @@ impl Decompressor {
         let max = self.max;
         let out = match compression {
             Compression::None => input.to_vec(),
+            #[cfg(feature = "brotli")]
             Compression::Brotli => self.unbrotli(input)?,
+            #[cfg(not(feature = "brotli"))]
+            Compression::Brotli => return Err(unsupported("brotli")),
+            #[cfg(feature = "gzip")]
             Compression::Gzip => self.gunzip(input)?,
+            #[cfg(not(feature = "gzip"))]
+            Compression::Gzip => return Err(unsupported("gzip")),
         };
         if out.len() > max {
             return Err(too_large(max));
@@ -191,6 +227,7 @@ impl Decompressor {
 
     /// One gzip member: its header (RFC 1952), its raw deflate data through the kept
     /// state, and its trailer checked (the CRC-32 and the length).
+    #[cfg(feature = "gzip")]
     fn gunzip(&mut self, input: &[u8]) -> io::Result<Vec<u8>> {
         let max = self.max;
         let deflated = input
@@ -248,6 +285,7 @@ impl Decompressor {
     }
 }
 
+#[cfg(feature = "brotli")]
 impl Decompressor {
     /// `input` decompressed by brotli, with a new decoder state reading `input` in place,
     /// into the kept scratch buffer (doubled while the output needs it), then copied out at
@@ -306,13 +344,16 @@ impl Decompressor {
 }
 
 /// The most bytes one byte of deflate data can inflate to (258 bytes per 2-bit match).
+#[cfg(feature = "gzip")]
 const DEFLATE_MAX_RATIO: usize = 1032;
 
 /// A gzip member's trailer: the CRC-32 of the data, then its length modulo 4 GiB.
+#[cfg(feature = "gzip")]
 const GZIP_TRAILER: usize = 8;
 
 /// How long the gzip header at the start of `input` is: the fixed ten bytes, then the
 /// optional extra field, name, comment and header CRC its flags announce.
+#[cfg(feature = "gzip")]
 fn gzip_header_len(input: &[u8]) -> io::Result<usize> {
     const TEXT_AND_KNOWN: u8 = 0b1_1111;
     let Some(&[0x1f, 0x8b, 8, flags]) = input.first_chunk::<4>() else {
@@ -354,6 +395,15 @@ fn invalid(why: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, why.to_owned())
 }
 
+/// The error of a frame compressed as this build does not read (`name`, a feature left out).
+#[cfg(not(all(feature = "brotli", feature = "gzip")))]
+fn unsupported(name: &str) -> io::Error {
+    invalid(&format!(
+        "a {name} frame, which this build does not read (wasmod-protocol without its `{name}` \
+         feature): connect asking for another compression, or decompress it first"
+    ))
+}
+
 /// The error of a message past the bound.
 fn too_large(max: usize) -> io::Error {
     io::Error::new(
@@ -365,7 +415,16 @@ fn too_large(max: usize) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read;
+
+    /// The compressions that compress, of those this build supports.
+    fn compressing() -> impl Iterator<Item = Compression> {
+        supported().filter(|&compression| compression != Compression::None)
+    }
+
+    /// The compressions this build supports (brotli only with the `brotli` feature).
+    fn supported() -> impl Iterator<Item = Compression> {
+        Compression::ALL.into_iter().filter(|c| c.is_supported())
+    }
 
     /// Text that compresses, of `len` bytes.
     fn text(len: usize) -> Vec<u8> {
@@ -379,7 +438,7 @@ mod tests {
 
     #[test]
     fn every_compression_round_trips_small_and_large_inputs() {
-        for compression in Compression::ALL {
+        for compression in supported() {
             for len in [0, 1, 100, 5_000, 300_000] {
                 let input = text(len);
                 let mut out = Vec::new();
@@ -393,7 +452,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "gzip")]
     fn gzip_output_is_a_standard_gzip_member() {
+        use std::io::Read;
         let mut out = Vec::new();
         gzip(b"hello hello hello", GZIP_LEVEL, &mut out);
         let mut back = String::new();
@@ -421,7 +482,7 @@ mod tests {
     #[test]
     fn a_bomb_is_refused_past_the_bound() {
         let zeros = vec![0u8; 1 << 20];
-        for compression in [Compression::Brotli, Compression::Gzip] {
+        for compression in compressing() {
             let mut bomb = Vec::new();
             compress(compression, &zeros, &mut bomb);
             assert!(bomb.len() < 10_000, "{compression:?}: {}", bomb.len());
@@ -441,7 +502,7 @@ mod tests {
         let mut decompressor = Decompressor::default();
         // Growing then shrinking: a kept buffer must not leak a longer message's tail.
         for round in (0..20).chain((0..20).rev()) {
-            for compression in Compression::ALL {
+            for compression in supported() {
                 let input = text(1 + round * 997);
                 let mut out = Vec::new();
                 compress(compression, &input, &mut out);
@@ -454,6 +515,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "gzip")]
     fn gzip_headers_with_every_optional_field_are_read() {
         let input = text(3_000);
         let mut encoder = flate2::GzBuilder::new()
@@ -470,6 +532,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "brotli")]
     fn a_brotli_stream_with_the_largest_window_decodes() {
         let input = text(70_000);
         let params = brotli::enc::BrotliEncoderParams {
@@ -489,7 +552,7 @@ mod tests {
     fn truncated_corrupted_or_extended_streams_are_errors() {
         let input = text(5_000);
         let mut decompressor = Decompressor::default();
-        for compression in [Compression::Brotli, Compression::Gzip] {
+        for compression in compressing() {
             let mut whole = Vec::new();
             compress(compression, &input, &mut whole);
             for len in [0, 1, 5, 10, whole.len() / 2, whole.len() - 1] {
@@ -509,17 +572,53 @@ mod tests {
                 "{compression:?}: its last byte changed"
             );
         }
-        let back = decompressor
-            .decompress(Compression::Gzip, &gzipped(&input))
-            .expect("the state is still usable after errors");
-        assert_eq!(back, input);
+        #[cfg(feature = "gzip")]
+        {
+            let mut member = Vec::new();
+            gzip(&input, GZIP_LEVEL, &mut member);
+            let back = decompressor
+                .decompress(Compression::Gzip, &member)
+                .expect("the state is still usable after errors");
+            assert_eq!(back, input);
+        }
     }
 
-    /// `input` as one gzip member.
-    fn gzipped(input: &[u8]) -> Vec<u8> {
+    #[test]
+    fn brotli_and_gzip_are_supported_with_their_features_only() {
+        assert!(Compression::None.is_supported());
+        assert_eq!(Compression::Gzip.is_supported(), cfg!(feature = "gzip"));
+        assert_eq!(Compression::Brotli.is_supported(), cfg!(feature = "brotli"));
         let mut out = Vec::new();
-        gzip(input, GZIP_LEVEL, &mut out);
-        out
+        assert_eq!(
+            compress(Compression::Brotli, &text(5_000), &mut out),
+            cfg!(feature = "brotli")
+        );
+        let message = super::super::BinaryServerMessage::IdentityToken {
+            identity: wasmod_abi::Identity::ZERO,
+            token: String::from_utf8(text(3_000)).expect("text"),
+            connection_id: wasmod_abi::ConnectionId::ZERO,
+        };
+        let frame = message.to_frame(Compression::Brotli, 0);
+        let expected = if cfg!(feature = "brotli") {
+            Compression::Brotli
+        } else {
+            Compression::None
+        };
+        assert_eq!(
+            frame[0],
+            expected.tag(),
+            "a build without brotli sends it plain"
+        );
+    }
+
+    #[test]
+    #[cfg(not(feature = "brotli"))]
+    fn without_its_feature_a_brotli_frame_is_an_error_naming_brotli() {
+        let error = Decompressor::default()
+            .decompress(Compression::Brotli, b"\x0b\x02\x80hello\x03")
+            .expect_err("no brotli");
+        assert!(error.to_string().contains("brotli frame"), "{error}");
+        assert!(error.to_string().contains("another compression"), "{error}");
     }
 
     #[test]

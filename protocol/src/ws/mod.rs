@@ -134,8 +134,8 @@ impl BinaryServerMessage {
     }
 
     /// The message as one binary frame, compressed with `compression` if its encoding is at
-    /// least `threshold` bytes long and compressing makes it smaller; otherwise as
-    /// [`to_bytes`](Self::to_bytes) writes it.
+    /// least `threshold` bytes long, compressing makes it smaller and this build supports
+    /// the compression; otherwise as [`to_bytes`](Self::to_bytes) writes it.
     pub fn to_frame(&self, compression: Compression, threshold: usize) -> Vec<u8> {
         let plain = self.to_bytes();
         let message = &plain[1..];
@@ -144,8 +144,7 @@ impl BinaryServerMessage {
         }
         let mut out = Vec::with_capacity(1 + message.len() / 2);
         out.push(compression.tag());
-        compression::compress(compression, message, &mut out);
-        if out.len() < plain.len() {
+        if compression::compress(compression, message, &mut out) && out.len() < plain.len() {
             out
         } else {
             plain

@@ -4,17 +4,22 @@
  * builds) on a loopback port, with a data directory of its own that goes when it stops.
  *
  * It serves the quickstart's crate, which `wasmod serve` builds for wasm32 (into
- * `target/wasm-tests`, where the Rust tests' nested builds go, so CI builds it once). A
- * missing binary fails the test, saying how to build it: the live tests never skip.
+ * `target/wasm-tests`, where the Rust tests' nested builds go, so CI builds it once), or
+ * another module given, to which new builds may be published ({@link Server.publish};
+ * {@link notesBuilds} builds those of the tests of `wasmod publish`). A missing binary fails
+ * the test, saying how to build it: the live tests never skip.
  */
 
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { URL as NodeURL, fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
 
 /** The repository's root. (Node's `URL`: the React tests run in jsdom, which replaces the global one.) */
 export const ROOT = fileURLToPath(new NodeURL("../../../../", import.meta.url));
@@ -47,6 +52,39 @@ export function wasmodBinary(): string {
   return binary;
 }
 
+/** Where `wasmod serve` and {@link notesBuilds} build modules: the Rust tests' directory. */
+const MODULES_TARGET = join(ROOT, "target", "wasm-tests");
+
+/** The operator token of the test servers (`wasmod publish` needs one). */
+const OPERATOR_TOKEN = "operator-token-of-the-npm-tests";
+
+/** The environment of the `wasmod` commands the tests run (and of the builds they start). */
+export const WASMOD_ENV = {
+  ...process.env,
+  CARGO_TARGET_DIR: MODULES_TARGET,
+  WASMOD_OPERATOR_TOKEN: OPERATOR_TOKEN,
+};
+
+/**
+ * The builds of the notes module (`host/tests/modules/notes`), which the Rust tests of
+ * `wasmod publish` use too, built by cargo if they are not already: build 1 (the library),
+ * `notesFiltered` (build 1 with a visibility filter on notes: the same columns) and
+ * `notesV2` (notes gained a column).
+ */
+export async function notesBuilds(): Promise<{ notes: string; notesFiltered: string; notesV2: string }> {
+  await run(
+    "cargo",
+    ["build", "--quiet", "--release", "--target", "wasm32-unknown-unknown", "-p", "notes", "--lib", "--examples"],
+    { cwd: ROOT, env: WASMOD_ENV },
+  );
+  const dir = join(MODULES_TARGET, "wasm32-unknown-unknown", "release");
+  return {
+    notes: join(dir, "notes.wasm"),
+    notesFiltered: join(dir, "examples", "notes_filtered.wasm"),
+    notesV2: join(dir, "examples", "notes_v2.wasm"),
+  };
+}
+
 /** A running `wasmod serve`. */
 export class Server {
   private constructor(
@@ -57,21 +95,19 @@ export class Server {
   ) {}
 
   /**
-   * Serves the quickstart on `port` (a free one by default) with its data in the directory
-   * `data` (see {@link tempDir}), and the static files of the directory `web` at `/` if given,
-   * and waits until it listens.
+   * Serves `module` (a crate's directory or a `.wasm`; the quickstart by default) on `port`
+   * (a free one by default) with its data in the directory `data` (see {@link tempDir}), and
+   * the static files of the directory `web` at `/` if given, and waits until it listens.
    */
-  static async start(options: { data: string; port?: number; web?: string }): Promise<Server> {
+  static async start(options: { data: string; port?: number; web?: string; module?: string }): Promise<Server> {
     const port = options.port ?? (await freePort());
     const data = options.data;
     const web = options.web === undefined ? [] : ["--web", options.web];
+    const module = options.module ?? join(ROOT, "examples", "quickstart");
     const child = spawn(
       wasmodBinary(),
-      ["serve", join(ROOT, "examples", "quickstart"), "--listen", `127.0.0.1:${port}`, "--data", data, ...web],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-        env: { ...process.env, CARGO_TARGET_DIR: join(ROOT, "target", "wasm-tests") },
-      },
+      ["serve", module, "--listen", `127.0.0.1:${port}`, "--data", data, ...web],
+      { stdio: ["ignore", "pipe", "pipe"], env: WASMOD_ENV },
     );
     // Should the test process end without stopping it (a crash, a time-out), it goes too.
     const orphaned = () => child.kill("SIGKILL");
@@ -100,6 +136,11 @@ export class Server {
       });
     });
     return new Server(child, url, logs);
+  }
+
+  /** Publishes the build `wasm` (a `.wasm` file) to the server: `wasmod publish`. */
+  async publish(wasm: string): Promise<void> {
+    await run(wasmodBinary(), ["publish", this.url, wasm], { env: WASMOD_ENV });
   }
 
   /** What the server logged lately, for failure messages. */
