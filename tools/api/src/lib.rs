@@ -213,19 +213,10 @@ impl Crate {
 
     /// The module `path` names from `from`, if it is one of the crate's.
     fn module_at(&self, from: usize, path: &[String], depth: usize) -> Option<usize> {
-        let mut module = from;
-        for (i, segment) in path.iter().enumerate() {
-            module = match segment.as_str() {
-                "crate" if i == 0 => 0,
-                "self" if i == 0 => from,
-                "super" => self.modules[module].parent?,
-                name => match self.lookup(module, name, depth + 1)? {
-                    Found::Module(child) => child,
-                    Found::Item(..) | Found::External(_) => return None,
-                },
-            };
+        match self.resolve(from, path, depth) {
+            Found::Module(module) => Some(module),
+            Found::Item(..) | Found::External(_) => None,
         }
-        Some(module)
     }
 
     /// What `name` means in `module`: a child module, an item, or what a `use` there brings
@@ -273,26 +264,34 @@ impl Crate {
         })
     }
 
-    /// What the path of a `use` written in `module` names.
+    /// What the path of a `use` written in `module` names: one of the crate's modules or
+    /// items, or another crate's path (through the crate's own re-exports of it: `http::X`
+    /// where `pub use other::http;` is `other::http::X`).
     fn resolve(&self, module: usize, path: &[String], depth: usize) -> Found<'_> {
-        let external = || Found::External(path.join("::"));
-        let Some((last, prefix)) = path.split_last() else {
-            return external();
-        };
-        if prefix.is_empty() {
-            return self.lookup(module, last, depth).unwrap_or_else(external);
+        let mut current = module;
+        for (i, segment) in path.iter().enumerate() {
+            let found = match segment.as_str() {
+                "crate" if i == 0 => Some(Found::Module(0)),
+                "self" if i == 0 => Some(Found::Module(current)),
+                "super" => self.modules[current].parent.map(Found::Module),
+                name => self.lookup(current, name, depth + 1),
+            };
+            let rest = &path[i + 1..];
+            match found {
+                Some(Found::Module(next)) => current = next,
+                Some(Found::Item(defined, item)) if rest.is_empty() => {
+                    return Found::Item(defined, item)
+                }
+                Some(Found::External(outside)) => {
+                    let mut full = vec![outside];
+                    full.extend(rest.iter().cloned());
+                    return Found::External(full.join("::"));
+                }
+                // An enum's variant, or a name the crate does not have (another crate's).
+                Some(Found::Item(..)) | None => return Found::External(path.join("::")),
+            }
         }
-        let first = prefix[0].as_str();
-        let local = matches!(first, "crate" | "self" | "super")
-            || self.modules[module].children.contains_key(first)
-            || matches!(self.lookup(module, first, depth), Some(Found::Module(_)));
-        if !local {
-            return external();
-        }
-        match self.module_at(module, prefix, depth) {
-            Some(target) => self.lookup(target, last, depth).unwrap_or_else(external),
-            None => external(),
-        }
+        Found::Module(current)
     }
 }
 
@@ -321,6 +320,29 @@ fn imports(tree: &UseTree) -> Vec<Import> {
                 path.push(p.ident.unraw().to_string());
                 walk(&p.tree, path, out);
                 path.pop();
+            }
+            // `use a::b::{self}`: the module `a::b` itself.
+            UseTree::Name(n) if n.ident == "self" && !path.is_empty() => {
+                let name = path.pop().expect("not empty");
+                out.push(Import {
+                    path: path.clone(),
+                    leaf: Leaf::Name {
+                        alias: name.clone(),
+                        name: name.clone(),
+                    },
+                });
+                path.push(name);
+            }
+            UseTree::Rename(r) if r.ident == "self" && !path.is_empty() => {
+                let name = path.pop().expect("not empty");
+                out.push(Import {
+                    path: path.clone(),
+                    leaf: Leaf::Name {
+                        name: name.clone(),
+                        alias: r.rename.unraw().to_string(),
+                    },
+                });
+                path.push(name);
             }
             UseTree::Name(n) => {
                 let name = n.ident.unraw().to_string();
@@ -418,9 +440,10 @@ impl Lister<'_> {
                     Found::External(written) => self.line(&at, format!("use {written}")),
                 }
             }
-            Leaf::Glob => match krate.module_at(module, &import.path, depth) {
-                Some(target) => self.export_contents(target, prefix, depth + 1),
-                None => self.line(prefix, format!("use {}::*", import.path.join("::"))),
+            Leaf::Glob => match krate.resolve(module, &import.path, depth) {
+                Found::Module(target) => self.export_contents(target, prefix, depth + 1),
+                Found::External(written) => self.line(prefix, format!("use {written}::*")),
+                Found::Item(..) => self.line(prefix, format!("use {}::*", import.path.join("::"))),
             },
         }
     }

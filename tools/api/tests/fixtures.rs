@@ -30,6 +30,9 @@ mod private {
 pub mod open;
 pub use private::Exported as Renamed;
 pub use std::collections::HashMap;
+pub use std::fmt::{self as formatting};
+pub use std::io;
+pub mod prelude { pub use crate::io::Write; }
 #[non_exhaustive]
 #[derive(Debug)]
 pub enum Error { Bad { at: usize }, Worse(String) }
@@ -64,11 +67,15 @@ fn lists_what_other_crates_can_name_and_nothing_else() {
         "fixture::Renamed: pub struct Exported { .. }",
         "fixture::Renamed::a: pub u32",
         "fixture::Renamed::new: impl Exported: pub fn new() -> Self",
+        "fixture::formatting: use std::fmt",
+        "fixture::io: use std::io",
         "fixture::open: mod",
         "fixture::open::Greet: pub trait Greet",
         "fixture::open::Greet::bye: fn bye(&self) {}",
         "fixture::open::Greet::hello: fn hello(&self) -> String;",
         "fixture::open::LIMIT: pub const LIMIT: u32 = ..;",
+        "fixture::prelude: mod",
+        "fixture::prelude::Write: use std::io::Write",
         "fixture::shout: macro_rules! shout",
     ];
     assert_eq!(lines, expected, "{lines:#?}");
