@@ -280,7 +280,7 @@ fn a_connection_cut_by_a_crash_is_disconnected_once_at_the_next_start() {
     assert_eq!(users(&agent, &served.base), online, "client_connected ran");
 
     // SIGKILL with the connection open: no client_disconnected can run.
-    drop(served);
+    served.kill();
     drop(socket);
 
     let leftover = "disconnected a connection left open by the last run";

@@ -113,7 +113,23 @@ impl Served {
 }
 
 impl Drop for Served {
+    /// SIGTERM, then SIGKILL if the server has not exited within 5 s: stopped this way
+    /// `wasmod serve` runs its shutdown, and an instrumented build (CI's coverage run) writes
+    /// its profile at exit, which a killed process never does.
     fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            if let Ok(pid) = libc::pid_t::try_from(self.child.id()) {
+                // SAFETY: kill(2) with the id of our own child, which has not been reaped.
+                unsafe { libc::kill(pid, libc::SIGTERM) };
+            }
+            let start = std::time::Instant::now();
+            while start.elapsed() < Duration::from_secs(5) {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

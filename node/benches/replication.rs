@@ -60,11 +60,10 @@ impl Replication {
                 .expect("a publisher");
         let (stop, stopped) = watch::channel(false);
         runtime.spawn(publisher.run(stopped));
-        let settings = FollowSettings {
-            batch: 512,
-            block: Duration::from_secs(1),
-            timeout: Duration::from_secs(2),
-        };
+        let mut settings = FollowSettings::default();
+        settings.batch = 512;
+        settings.block = Duration::from_secs(1);
+        settings.timeout = Duration::from_secs(2);
         let follower = Follower::new(redis.stream(STREAM), database.next_offset(), settings)
             .expect("a follower");
         Self {

@@ -4,6 +4,7 @@ use std::fmt;
 
 /// A route pattern that [`Pattern::parse`](crate::Pattern::parse) refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PatternError {
     /// The pattern does not start with `/`.
     NoLeadingSlash,

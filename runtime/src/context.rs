@@ -365,6 +365,7 @@ fn send_http(request: &crate::http::Request) -> Result<crate::http::Response, Ht
 /// assert!(error.to_string().starts_with("the HTTP request failed: HTTP_FAILED"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HttpError {
     /// The host refused or could not complete the request (for example: the destination is not
     /// on the operator's allow list, or the connection failed).

@@ -151,32 +151,31 @@ impl ServerConfig {
         node.queue = self.queue;
         node.max_calls_per_identity = self.max_calls_per_identity;
         node.max_result_bytes = self.max_result_bytes;
-        node.realtime = realtime::Settings {
-            outbound: realtime::outbox::Bounds {
-                messages: self.outbound_messages,
-                bytes: self.outbound_bytes,
-            },
-            resume: realtime::window::WindowBounds {
-                commits: self.resume_commits,
-                bytes: self.resume_bytes,
-            },
-            ping_interval: self.ping_interval,
-            part_bytes: self.subscription_part_bytes,
-            one_offs: self.max_table_reads,
-            subscriptions: self.subscription_limits(),
+        let sockets = &mut node.realtime;
+        sockets.outbound = realtime::outbox::Bounds {
+            messages: self.outbound_messages,
+            bytes: self.outbound_bytes,
         };
+        sockets.resume = realtime::window::WindowBounds {
+            commits: self.resume_commits,
+            bytes: self.resume_bytes,
+        };
+        sockets.ping_interval = self.ping_interval;
+        sockets.part_bytes = self.subscription_part_bytes;
+        sockets.one_offs = self.max_table_reads;
+        sockets.subscriptions = self.subscription_limits();
         node
     }
 
     /// The bounds of subscribing over WebSockets.
     pub fn subscription_limits(&self) -> SubscriptionLimits {
-        SubscriptionLimits {
-            queries_per_set: self.max_queries_per_set,
-            sets_per_connection: self.max_query_sets_per_connection,
-            queries_per_identity: self.max_queries_per_identity,
-            cost_per_identity: self.max_query_cost_per_identity,
-            reads: self.max_subscription_reads,
-        }
+        let mut limits = NodeConfig::default().realtime.subscriptions;
+        limits.queries_per_set = self.max_queries_per_set;
+        limits.sets_per_connection = self.max_query_sets_per_connection;
+        limits.queries_per_identity = self.max_queries_per_identity;
+        limits.cost_per_identity = self.max_query_cost_per_identity;
+        limits.reads = self.max_subscription_reads;
+        limits
     }
 }
 

@@ -57,6 +57,7 @@ pub(crate) const CHUNK_BYTES: usize = 64 << 10;
 
 /// The bounds of one page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PageLimits {
     /// The rows of a page when the request names no `limit`.
     pub default_rows: usize,

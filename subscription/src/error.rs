@@ -7,6 +7,7 @@ use std::fmt;
 /// Every message names what is at fault (the construct, the table, the column, the literal),
 /// so that the error can go back to the client that wrote the query unchanged.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum QueryError {
     /// The text is not SQL that `sqlparser` understands.
     Syntax(String),

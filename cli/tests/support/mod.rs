@@ -29,6 +29,31 @@ pub fn wasmod(args: &[&str], dir: &Path) -> Output {
         .expect("wasmod runs")
 }
 
+/// How long a process dropped by a test has to stop after SIGTERM before it is killed.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Stops `child` as an operator would: SIGTERM, then SIGKILL if it has not exited within
+/// [`GRACE`]. Stopped this way a server runs its shutdown, and, in CI's instrumented run,
+/// writes its coverage profile at exit: a process killed outright writes none, and what it
+/// ran would count as never run.
+pub fn stop(child: &mut Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let start = Instant::now();
+    while start.elapsed() < GRACE {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 /// A loopback port that nothing listens on now.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -43,7 +68,7 @@ pub fn text(bytes: &[u8]) -> String {
 }
 
 /// A running `wasmod subscribe` (or another command that streams), its stdout read line by
-/// line; killed if the test ends early.
+/// line; stopped ([`stop`]) if the test ends early.
 pub struct Subscriber {
     child: Child,
     lines: mpsc::Receiver<String>,
@@ -138,12 +163,11 @@ impl Subscriber {
 
 impl Drop for Subscriber {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
 }
 
-/// The `wasmod serve` process; killed if the test ends early.
+/// The `wasmod serve` process; stopped ([`stop`]) when dropped.
 pub struct Served {
     child: Child,
     /// The server's address, `http://127.0.0.1:PORT`.
@@ -155,8 +179,7 @@ pub struct Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
 }
 

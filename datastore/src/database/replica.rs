@@ -25,6 +25,7 @@ use wasmod_abi::ModuleDef;
 
 /// Why a replica could not be made or take a commit.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ReplicaError {
     /// The module's tables cannot be made (see [`Database::in_memory`]).
     Schema(SchemaError),

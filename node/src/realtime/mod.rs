@@ -150,6 +150,7 @@ impl Stopper {
 
 /// The settings of the real-time side, from the server's configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Settings {
     /// The bounds of each connection's outbound queue.
     pub outbound: outbox::Bounds,
@@ -170,6 +171,7 @@ pub struct Settings {
 /// memory they take and the time their first evaluation holds commits back are bounded here
 /// rather than left to the client. Each refusal is a `SubscriptionError` that names its limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SubscriptionLimits {
     /// The most queries one `Subscribe` may carry, repeats included
     /// (`ServerConfig::max_queries_per_set`).

@@ -41,6 +41,7 @@ const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// How an edge follows its primary.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct EdgeSettings {
     /// The primary's stream (`redis://HOST:PORT/<stream>`).
     pub follow: StreamAddress,

@@ -27,6 +27,7 @@ use wasmod_host::datastore::Commit;
 
 /// How a follower reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FollowSettings {
     /// The most entries one read takes.
     pub batch: usize,

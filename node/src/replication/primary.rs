@@ -35,6 +35,7 @@ pub struct Snapshot {
 
 /// Why an exchange with the primary failed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum PrimaryError {
     /// No answer: the primary cannot be reached, or did not answer in time.
     Unreachable(String),

@@ -48,6 +48,7 @@ pub const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// How the primary publishes its commits.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PublishSettings {
     /// The stream.
     pub address: StreamAddress,

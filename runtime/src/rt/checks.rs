@@ -108,8 +108,60 @@ const fn str_eq(a: &str, b: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{assert_kind_table, KindRow};
-    use wasmod_abi::EntryKind;
+    use super::{
+        assert_kind_table, assert_lifecycles_unique, assert_names_unique,
+        assert_table_names_unique, KindRow,
+    };
+    use wasmod_abi::{EntryKind, Lifecycle};
+
+    // The checks run at compile time in a module; here at run time, where a failed check is a
+    // panic with the message the compile error shows.
+
+    #[test]
+    fn distinct_names_pass_and_disabled_items_are_not_compared() {
+        assert_names_unique(&[]);
+        assert_names_unique(&[Some("send"), Some("set_name"), None, Some("sen")]);
+        // Two items of the same name, one disabled by `#[cfg]`: only one is in the module.
+        assert_names_unique(&[Some("send"), None, Some("other")]);
+        assert_names_unique(&[None, None]);
+        assert_table_names_unique(&[Some("user"), Some("message"), None]);
+    }
+
+    #[test]
+    #[should_panic(expected = "two entry points of this module have the same name")]
+    fn two_entry_points_of_one_name_are_refused_wherever_they_are() {
+        assert_names_unique(&[Some("a"), None, Some("b"), Some("c"), Some("b")]);
+    }
+
+    #[test]
+    #[should_panic(expected = "two tables of this module have the same name")]
+    fn two_tables_of_one_name_are_refused() {
+        assert_table_names_unique(&[Some("user"), Some("user")]);
+    }
+
+    #[test]
+    fn distinct_lifecycle_roles_pass() {
+        assert_lifecycles_unique(&[
+            Some(Some(Lifecycle::Init)),
+            Some(None),
+            None,
+            Some(Some(Lifecycle::ClientConnected)),
+            Some(Some(Lifecycle::ClientDisconnected)),
+            Some(None),
+        ]);
+        // A second `init` disabled by `#[cfg]` is not in the module.
+        assert_lifecycles_unique(&[Some(Some(Lifecycle::Init)), None]);
+    }
+
+    #[test]
+    #[should_panic(expected = "two reducers of this module have the same lifecycle role")]
+    fn two_reducers_of_one_lifecycle_role_are_refused() {
+        assert_lifecycles_unique(&[
+            Some(Some(Lifecycle::ClientConnected)),
+            Some(None),
+            Some(Some(Lifecycle::ClientConnected)),
+        ]);
+    }
 
     fn abi_table() -> Vec<KindRow> {
         EntryKind::ALL

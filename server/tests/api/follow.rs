@@ -13,11 +13,10 @@ use wasmod_node::replication::{FollowSettings, Followed, Follower, Gap};
 
 /// A follower of the test stream on `redis` holding every commit below `next`.
 fn follower(redis: &RedisServer, next: u64) -> Follower {
-    let settings = FollowSettings {
-        batch: 64,
-        block: Duration::from_millis(100),
-        timeout: Duration::from_millis(500),
-    };
+    let mut settings = FollowSettings::default();
+    settings.batch = 64;
+    settings.block = Duration::from_millis(100);
+    settings.timeout = Duration::from_millis(500);
     Follower::new(redis.stream(STREAM), next, settings).expect("a follower")
 }
 
