@@ -61,6 +61,25 @@ impl Live {
         }
     }
 
+    /// Stops the server like [`Live::stop`], then waits until nothing but the returned handle
+    /// holds its database: `serve` has returned, but the closed sockets' last tasks may hold
+    /// the database, and with it the commit log's lock, for a moment (on a loaded machine, as
+    /// CI's instrumented build, the next start found the directory locked). For a test that
+    /// starts another server on the same data next.
+    pub async fn stop_releasing(self) -> Arc<Database> {
+        let database = self.database.clone();
+        self.stop().await;
+        let released = async {
+            while Arc::strong_count(&database) > 1 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(PATIENCE, released)
+            .await
+            .expect("the stopped server releases its database");
+        database
+    }
+
     /// Shuts the server down and waits for `serve` to return.
     pub async fn stop(mut self) {
         if let Some(stop) = self.stop.take() {

@@ -202,7 +202,7 @@ async fn a_restarted_server_resumes_from_its_commit_log() {
         .await;
     let applied = next_offset(&mut client).await;
     client.close().await;
-    live.stop().await;
+    live.stop_releasing().await;
 
     let live = durable(ServerConfig::default(), dir.path()).await;
     let mut other = Client::connect(&live, Encoding::Json, Connect::default()).await;
