@@ -6,7 +6,7 @@
 
 use anyhow::{Context, Result};
 use std::time::Duration;
-use wasmod_client::socket::Connection;
+use wasmod_client::socket::{Binary, Connection, Subprotocol};
 
 /// How long connecting (TCP, upgrade and the first message) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -15,6 +15,11 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// to connect as that token's identity), past the server's first message: its
 /// `IdentityToken` (a floor server sends one too).
 pub async fn connect(url: &str) -> Result<Connection> {
+    connect_as::<Binary>(url).await
+}
+
+/// [`connect`] in subprotocol `P` (the JSON one, say).
+pub async fn connect_as<P: Subprotocol>(url: &str) -> Result<Connection<P>> {
     Connection::open(url, None, CONNECT_TIMEOUT)
         .await
         .with_context(|| format!("connecting to {url}"))

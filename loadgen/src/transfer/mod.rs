@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Barrier;
 use wasmod_abi::encoding::{from_slice, to_vec};
-use wasmod_client::socket::{Binary, Connection, Json, Received};
+use wasmod_client::socket::{Binary, Json, Received};
 use wasmod_protocol::ws::{ClientMessage, ServerMessage, UpdateStatus};
 use zipf::{Random, Zipf};
 
@@ -248,9 +248,7 @@ const SEED_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Opens accounts `0..accounts` holding `balance` each, in one call of `seed`.
 async fn seed(url: &str, accounts: u32, balance: i64) -> Result<()> {
-    let mut connection = Connection::<Binary>::open(url, None, CONNECT_TIMEOUT)
-        .await
-        .with_context(|| format!("connecting to {url}"))?;
+    let mut connection = crate::client::connect(url).await?;
     connection
         .send(&ClientMessage::CallReducer {
             request_id: 1,
@@ -282,9 +280,7 @@ async fn seed(url: &str, accounts: u32, balance: i64) -> Result<()> {
 /// Subscribes to every account and checks that there are as many as seeded and that their
 /// balances add up to what was seeded.
 async fn check_balances(url: &str, plan: &Plan) -> Result<()> {
-    let mut connection = Connection::<Binary>::open(url, None, CONNECT_TIMEOUT)
-        .await
-        .with_context(|| format!("connecting to {url}"))?;
+    let mut connection = crate::client::connect(url).await?;
     connection
         .send(&ClientMessage::Subscribe {
             query_set_id: 1,

@@ -4,14 +4,13 @@
 //! queued before it).
 
 use super::calls::{Answer, Draw, Tally, Window, ANSWER_TIMEOUT, REDUCER};
-use crate::client::CONNECT_TIMEOUT;
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::Semaphore;
 use wasmod_abi::encoding::to_vec;
-use wasmod_client::socket::{Binary, Connection, Json, Received, Subprotocol};
+use wasmod_client::socket::{Binary, Json, Received, Subprotocol};
 use wasmod_protocol::ws::{ClientMessage, ServerMessage, UpdateStatus};
 use wasmod_protocol::ErrorCode;
 
@@ -81,9 +80,7 @@ pub async fn call<P: Wire>(url: &str, mut draw: Draw, window: Window) -> Result<
 where
     P::Message: Send + 'static,
 {
-    let connection = Connection::<P>::open(url, None, CONNECT_TIMEOUT)
-        .await
-        .with_context(|| format!("connecting to {url}"))?;
+    let connection = crate::client::connect_as::<P>(url).await?;
     let (mut sender, mut receiver) = connection.split();
     let sent_at: Arc<Mutex<HashMap<u32, Instant>>> = Arc::default();
     let tally: Arc<Mutex<Tally>> = Arc::default();
