@@ -7,7 +7,7 @@
 //! waits for its own answer.
 
 use crate::cache::{Cache, PrimaryKey};
-use crate::connection::{self, Backoff, CallKind, Command, Pending, ReducerOutcome};
+use crate::connection::{self, Backoff, CallKind, Command, Pending, ReducerOutcome, Settle};
 use crate::delivery::{Callbacks, Deliveries, Shared};
 use crate::error::Error;
 use crate::new_build::{RowType, RowTypes};
@@ -307,7 +307,8 @@ impl Client {
     }
 
     /// Calls procedure `name` with the encoding of its parameters; resolves to the encoding of
-    /// its value.
+    /// its value, once the cache holds every change the procedure committed (as far as the
+    /// query sets see them).
     pub fn call_procedure_raw(
         &self,
         name: &str,
@@ -342,6 +343,31 @@ impl Client {
         args: &A,
     ) -> impl Future<Output = Result<R, Error>> + Send + 'static {
         decoded(self.call_view_raw(name, to_vec(args)))
+    }
+
+    /// Resolves once the cache holds every change of the commits up to `offset` that this
+    /// client's query sets see, and their row callbacks have run: read-your-writes for a
+    /// write made elsewhere, such as an HTTP call (whose answer carries its `offset`) or
+    /// another client that passed its offset on.
+    ///
+    /// Resolves at once (after the deliveries queued) if an update at or past `offset` has
+    /// already been applied; otherwise asks the server (`WaitFor`), which answers once it has
+    /// sent every update up to `offset`, waiting for that commit if it has not happened yet.
+    /// Fails with [`Error::Disconnected`] if the socket is lost first.
+    ///
+    /// ```no_run
+    /// # async fn example(client: wasmod_client::Client, offset: u64) -> Result<(), wasmod_client::Error> {
+    /// // `offset` from `POST /v1/reducers/send`'s answer: {"offset": 41, "status": "committed", ..}
+    /// client.sync(offset).await?;
+    /// // The cache now shows the message the HTTP call sent.
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn sync(&self, offset: u64) -> impl Future<Output = Result<(), Error>> + Send + 'static {
+        let (sender, synced) = oneshot::channel();
+        let settle: Settle = Box::new(move |result| drop(sender.send(result)));
+        self.command(Command::Sync { offset, settle });
+        async move { synced.await.unwrap_or(Err(Error::Disconnected)) }
     }
 
     /// Runs `query` once against the committed tables: the selected rows, per table.
@@ -398,7 +424,11 @@ impl Client {
         args: Vec<u8>,
     ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
         let (sender, answer) = oneshot::channel();
-        self.call(kind, name, args, Pending::Value(sender));
+        let pending = Pending::Value {
+            answer: sender,
+            writes: kind == CallKind::Procedure,
+        };
+        self.call(kind, name, args, pending);
         async move { answer.await.unwrap_or(Err(Error::Disconnected)) }
     }
 }

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use wasmod_protocol::description::ModuleDescription;
+use wasmod_protocol::errors::ApiError;
 use wasmod_protocol::ws::{
     BinaryClientMessage, BinaryServerMessage, ClientMessage, RowList, ServerMessage, TableRows,
     TransactionUpdate, UpdateStatus,
@@ -91,6 +92,8 @@ pub(crate) enum Command {
     },
     /// End a query set.
     Unsubscribe { query_set_id: u32 },
+    /// Settle `settle` once the cache holds every change up to commit `offset`.
+    Sync { offset: u64, settle: Settle },
     /// Close the socket and end the task.
     Disconnect { done: oneshot::Sender<()> },
     /// The description of the build serving now, read for `query_sets`, which a new build
@@ -148,22 +151,32 @@ pub enum SubscriptionState {
     Ended,
 }
 
+/// What runs once the cache holds every change up to an offset (or the wait failed).
+pub(crate) type Settle = Box<dyn FnOnce(Result<(), Error>) + Send>;
+
 /// A call waiting for its answer.
 pub(crate) enum Pending {
     /// A reducer's: its `TransactionUpdate`.
     Reducer(oneshot::Sender<Result<ReducerOutcome, Error>>),
-    /// A procedure's or view's: its `CallResult`.
-    Value(oneshot::Sender<Result<Vec<u8>, Error>>),
+    /// A procedure's or view's: its `CallResult`. A procedure's value is handed over once
+    /// the cache holds what it wrote (`writes`).
+    Value {
+        answer: oneshot::Sender<Result<Vec<u8>, Error>>,
+        writes: bool,
+    },
     /// A one-off query's: its `OneOffQueryResult`.
     Query(oneshot::Sender<Result<Vec<TableRows<RowList>>, Error>>),
+    /// A `WaitFor`'s: its `CaughtUp`.
+    Sync(Settle),
 }
 
 impl Pending {
     fn fail(self, error: Error) {
         match self {
             Self::Reducer(answer) => drop(answer.send(Err(error))),
-            Self::Value(answer) => drop(answer.send(Err(error))),
+            Self::Value { answer, .. } => drop(answer.send(Err(error))),
             Self::Query(answer) => drop(answer.send(Err(error))),
+            Self::Sync(settle) => settle(Err(error)),
         }
     }
 }
@@ -223,6 +236,10 @@ impl QuerySet {
 /// calls at once as it likes without ever being refused for it.
 pub const MAX_CALLS_IN_FLIGHT: usize = 16;
 
+/// The most `WaitFor` requests the server lets one connection have waiting for a commit it
+/// has not evaluated yet; the client keeps at most this many out and holds the rest.
+pub const MAX_WAITS: usize = 16;
+
 /// A call held until fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
 struct HeldCall {
     kind: CallKind,
@@ -243,6 +260,10 @@ pub(crate) struct Connection {
     calls_out: usize,
     /// Calls not sent yet, oldest first.
     held_calls: VecDeque<HeldCall>,
+    /// `WaitFor` requests sent and not answered yet.
+    waits_out: usize,
+    /// Waits not sent yet, oldest first: each offset and what settles it.
+    held_waits: VecDeque<(u64, Settle)>,
     query_sets: BTreeMap<u32, QuerySet>,
     /// The offset of the last transaction whose changes the cache holds.
     last_offset: Option<u64>,
@@ -287,6 +308,8 @@ impl Connection {
             pending: HashMap::new(),
             calls_out: 0,
             held_calls: VecDeque::new(),
+            waits_out: 0,
+            held_waits: VecDeque::new(),
             query_sets: BTreeMap::new(),
             last_offset: None,
             row_types,
@@ -311,7 +334,7 @@ pub(crate) async fn run(
                     None => Turn::Stop,
                 },
                 received = socket.next() => match connection.received(received).await {
-                    Turn::Continue => connection.send_held_calls().await,
+                    Turn::Continue => connection.send_held().await,
                     other => other,
                 },
             },
@@ -357,7 +380,7 @@ impl Connection {
                     args,
                     pending,
                 });
-                return self.send_held_calls().await;
+                return self.send_held().await;
             }
             Command::OneOff { query, answer } => {
                 let request_id = self.request_id();
@@ -386,6 +409,10 @@ impl Connection {
                 self.forget_query_set(query_set_id);
                 ClientMessage::Unsubscribe { query_set_id }
             }
+            Command::Sync { offset, settle } => {
+                self.sync(offset, settle);
+                return self.send_held().await;
+            }
             Command::Disconnect { done } => {
                 let _ = done.send(());
                 return Turn::Stop;
@@ -399,6 +426,37 @@ impl Connection {
             }
         };
         self.send(&message).await
+    }
+
+    /// Settles `settle` once the cache holds every change up to commit `offset`: after the
+    /// deliveries queued if the updates received already reach it (they come in commit
+    /// order), else once the server says they do (`WaitFor`, sent by [`Self::send_held`]).
+    fn sync(&mut self, offset: u64, settle: Settle) {
+        if self.last_offset.is_some_and(|last| last >= offset) {
+            self.deliver(move |_| settle(Ok(())));
+        } else {
+            self.held_waits.push_back((offset, settle));
+        }
+    }
+
+    /// Sends the calls and waits held, oldest first, while fewer than their bounds are out.
+    async fn send_held(&mut self) -> Turn {
+        if let Turn::Lost = self.send_held_calls().await {
+            return Turn::Lost;
+        }
+        while self.waits_out < MAX_WAITS {
+            let Some((offset, settle)) = self.held_waits.pop_front() else {
+                break;
+            };
+            let request_id = self.request_id();
+            self.pending.insert(request_id, Pending::Sync(settle));
+            self.waits_out += 1;
+            let message = ClientMessage::WaitFor { request_id, offset };
+            if let Turn::Lost = self.send(&message).await {
+                return Turn::Lost;
+            }
+        }
+        Turn::Continue
     }
 
     /// Sends the calls held, oldest first, while fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
@@ -428,11 +486,15 @@ impl Connection {
         Turn::Continue
     }
 
-    /// The call or query `request_id` is answered: what waits for its answer.
+    /// The call, query or wait `request_id` is answered: what waits for its answer.
     fn answered(&mut self, request_id: u32) -> Option<Pending> {
         let pending = self.pending.remove(&request_id)?;
-        if matches!(pending, Pending::Reducer(_) | Pending::Value(_)) {
-            self.calls_out = self.calls_out.saturating_sub(1);
+        match pending {
+            Pending::Reducer(_) | Pending::Value { .. } => {
+                self.calls_out = self.calls_out.saturating_sub(1);
+            }
+            Pending::Sync(_) => self.waits_out = self.waits_out.saturating_sub(1),
+            Pending::Query(_) => {}
         }
         Some(pending)
     }
@@ -492,23 +554,20 @@ impl Connection {
                 }
             }
             ServerMessage::TransactionUpdate(update) => self.transaction(update),
-            ServerMessage::CallResult { request_id, result } => {
-                let pending = self.answered(request_id);
-                self.deliver(move |_| match pending {
-                    Some(Pending::Value(answer)) => {
-                        let _ = answer.send(result.map_err(Error::Api));
+            ServerMessage::CallResult {
+                request_id,
+                offset,
+                result,
+            } => self.call_result(request_id, offset, result),
+            ServerMessage::CaughtUp { request_id, offset } => {
+                self.advance(offset);
+                match self.answered(request_id) {
+                    Some(Pending::Sync(settle)) => self.deliver(move |_| settle(Ok(()))),
+                    Some(other) => {
+                        other.fail(Error::Protocol("a call answered with CaughtUp".into()))
                     }
-                    Some(Pending::Reducer(answer)) => {
-                        let _ = answer.send(Err(result.err().map_or_else(
-                            || Error::Protocol("a reducer call answered with a value".into()),
-                            Error::Api,
-                        )));
-                    }
-                    Some(other) => other.fail(Error::Protocol(
-                        "a one-off query answered with a call result".into(),
-                    )),
-                    None => tracing::warn!(request_id, "an answer to no call"),
-                });
+                    None => tracing::warn!(request_id, "a CaughtUp answering no WaitFor"),
+                }
             }
             ServerMessage::OneOffQueryResult { request_id, result } => {
                 let pending = self.answered(request_id);
@@ -527,6 +586,41 @@ impl Connection {
                 message,
             } => self.subscription_error(query_set_id, message),
             other => tracing::warn!(?other, "a message this client does not know"),
+        }
+    }
+
+    /// The answer to call (or wait) `request_id`, when the server's last commit was `offset`:
+    /// a view's value at once, a procedure's once the cache holds what it wrote.
+    fn call_result(&mut self, request_id: u32, offset: u64, result: Result<Vec<u8>, ApiError>) {
+        match self.answered(request_id) {
+            Some(Pending::Value {
+                answer,
+                writes: true,
+            }) if result.is_ok() => {
+                let settle: Settle = Box::new(move |synced| {
+                    let _ = answer.send(synced.and(result.map_err(Error::Api)));
+                });
+                self.sync(offset, settle);
+            }
+            Some(Pending::Value { answer, .. }) => {
+                self.deliver(move |_| drop(answer.send(result.map_err(Error::Api))));
+            }
+            Some(Pending::Reducer(answer)) => self.deliver(move |_| {
+                let _ = answer.send(Err(result.err().map_or_else(
+                    || Error::Protocol("a reducer call answered with a value".into()),
+                    Error::Api,
+                )));
+            }),
+            Some(Pending::Sync(settle)) => self.deliver(move |_| {
+                settle(Err(result.err().map_or_else(
+                    || Error::Protocol("a WaitFor answered with a value".into()),
+                    Error::Api,
+                )))
+            }),
+            Some(other) => other.fail(Error::Protocol(
+                "a one-off query answered with a call result".into(),
+            )),
+            None => tracing::warn!(request_id, "an answer to no call"),
         }
     }
 
@@ -809,6 +903,10 @@ impl Connection {
         for call in self.held_calls.drain(..) {
             call.pending.fail(Error::Disconnected);
         }
+        self.waits_out = 0;
+        for (_, settle) in self.held_waits.drain(..) {
+            settle(Err(Error::Disconnected));
+        }
     }
 
     /// Connects again with the session's token, after the backoff's waits, then subscribes
@@ -854,6 +952,7 @@ impl Connection {
         match command {
             Command::Call { pending, .. } => pending.fail(Error::Disconnected),
             Command::OneOff { answer, .. } => drop(answer.send(Err(Error::Disconnected))),
+            Command::Sync { settle, .. } => settle(Err(Error::Disconnected)),
             Command::Subscribe {
                 query_set_id,
                 queries,

@@ -11,8 +11,8 @@
 //!    a status that fits ([`failure`]); the server's [`Results`](crate::results::Results)
 //!    bounds a returned value and picks the thread that converts it ([`returned`]).
 
+use serde_json::value::RawValue;
 use std::sync::Arc;
-use std::time::Duration;
 use wasmod_abi::{AlgebraicType, ConnectionId, EntryKind, Errno, Identity, ModuleDef};
 use wasmod_host::datastore::migrate::same_encoding;
 use wasmod_host::{Outcome, WasmModule};
@@ -65,26 +65,30 @@ impl Entry<'_> {
         }
     }
 
-    /// The answer to a finished call: its return value as JSON, or the error it ended in.
-    /// The server bounds returned values first ([`Results`](crate::results::Results)).
-    pub fn answer(&self, outcome: Outcome) -> Result<CallResponse, ApiError> {
+    /// The answer to a call that ended in `outcome`, when the last commit was `offset`
+    /// ([`Done::offset`](crate::worker::Done)): its commit or its return value as JSON, or the
+    /// error it ended in. The server bounds returned values first
+    /// ([`Results`](crate::results::Results)).
+    pub fn answer(&self, outcome: Outcome, offset: u64) -> Result<CallResponse, ApiError> {
         match outcome {
-            Outcome::Committed { duration, .. } => Ok(CallResponse::committed(duration)),
-            Outcome::Returned { bytes, duration } => self.point.returned(&bytes, duration),
+            Outcome::Committed { commit, duration } => Ok(CallResponse::committed(
+                commit.map_or(offset, |commit| commit.offset),
+                duration,
+            )),
+            Outcome::Returned { bytes, duration } => self.point.returned(&bytes, offset, duration),
             failed => Err(failure(failed)),
         }
     }
 }
 
-/// The answer to a call of `invocation` (in `module`) that returned the encoded value `bytes`
-/// after `duration`: the value as JSON ([`EntryPoint::returned`]).
-pub fn returned(
+/// The encoded value `bytes` that a call of `invocation` (in `module`) returned, as JSON
+/// ([`EntryPoint::value`]).
+pub fn value(
     module: &ModuleDef,
     invocation: &Invocation,
     bytes: &[u8],
-    duration: Duration,
-) -> Result<CallResponse, ApiError> {
-    call::find(module, invocation.name(), &[invocation.kind()])?.returned(bytes, duration)
+) -> Result<Box<RawValue>, ApiError> {
+    call::find(module, invocation.name(), &[invocation.kind()])?.value(bytes)
 }
 
 /// A call to run on the thread that owns the module.

@@ -19,6 +19,7 @@
 //! [`ServerConfig::max_result_bytes`]: crate::ServerConfig::max_result_bytes
 
 use crate::entry::{self, Invocation};
+use crate::worker::Done;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 use wasmod_abi::ModuleDef;
@@ -49,20 +50,24 @@ impl Results {
         }
     }
 
-    /// The HTTP answer to a call of `invocation` (in `module`) that ended in `outcome`: its
-    /// commit, its value as JSON, or the error it ended in.
+    /// The HTTP answer to a call of `invocation` (in `module`) that ended as `done` says: its
+    /// commit, its value as JSON, or the error it ended in; with the offset to wait for.
     pub async fn answer(
         &self,
         module: &Arc<ModuleDef>,
         invocation: &Invocation,
-        outcome: Outcome,
+        done: Done<Outcome>,
     ) -> Result<CallResponse, ApiError> {
-        let Outcome::Returned { bytes, duration } = outcome else {
-            return entry::find(module, invocation.name(), &[invocation.kind()])?.answer(outcome);
+        let found = entry::find(module, invocation.name(), &[invocation.kind()])?;
+        let Outcome::Returned { bytes, duration } = done.value else {
+            return found.answer(done.value, done.offset);
         };
         let module = Arc::clone(module);
         let called = invocation.clone();
-        let convert = move |bytes: Vec<u8>| entry::returned(&module, &called, &bytes, duration);
+        let convert = move |bytes: Vec<u8>| {
+            let value = entry::value(&module, &called, &bytes)?;
+            Ok(CallResponse::returned(value, done.offset, duration))
+        };
         self.convert(invocation, bytes, convert).await
     }
 

@@ -19,7 +19,7 @@ use crate::health::LogHealth;
 use crate::replication::edge::Applied;
 use crate::replication::forward::{Forwarded, ForwardedCall};
 use crate::replication::primary::Primary;
-use crate::worker::{Finished, Pending, Room, Worker};
+use crate::worker::{Done, Finished, Pending, Room, Worker};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -97,29 +97,27 @@ impl Forwarding {
                         ApiError::new(ErrorCode::ShuttingDown, "the edge is shutting down")
                     })?,
             };
-            let outcome = forwarding.primary.forward(&call).await?;
-            if let Some(Outcome::Committed {
-                commit: Some(commit),
-                ..
-            }) = &outcome
-            {
-                let offset = commit.offset;
-                if !forwarding
+            let (outcome, offset) = forwarding.primary.forward(&call).await?;
+            // What the call wrote (a reducer's commit, a procedure's or handler's
+            // transactions) is at or before `offset`: the client reads it here next.
+            let wrote = outcome.as_ref().is_some_and(Outcome::is_success);
+            if wrote
+                && !forwarding
                     .applied
                     .wait_for(offset, forwarding.apply_wait)
                     .await
-                {
-                    tracing::warn!(
-                        offset,
-                        "a forwarded call committed on the primary, but this edge has not \
-                         applied it within {:?}: answering before the client can read it here",
-                        forwarding.apply_wait
-                    );
-                }
+            {
+                tracing::warn!(
+                    offset,
+                    "a forwarded call ended on the primary, but this edge has not applied its \
+                     commits within {:?}: answering before the client can read them here",
+                    forwarding.apply_wait
+                );
             }
             Ok(Finished {
                 value: answer(outcome),
                 durable: Ok(()),
+                offset,
             })
         }))
     }
@@ -219,7 +217,7 @@ impl Runner {
     }
 
     /// Runs `invocation` like [`Runner::queue`], refused with `busy` when there is no room,
-    /// and returns how it ended, once its commits are durable.
+    /// and returns how it ended and the offset to wait for, once its commits are durable.
     pub async fn run(
         &self,
         invocation: Invocation,
@@ -227,14 +225,11 @@ impl Runner {
         connection: ConnectionId,
         args: Vec<u8>,
         held: impl Send + 'static,
-    ) -> Result<Outcome, ApiError> {
-        let finished = self
-            .queue(invocation, caller, connection, args, held, Room::Refuse)
+    ) -> Result<Done<Outcome>, ApiError> {
+        self.queue(invocation, caller, connection, args, held, Room::Refuse)
             .await?
-            .finish()
-            .await?;
-        finished.durable?;
-        Ok(finished.value)
+            .done()
+            .await
     }
 
     /// Sends `routed` to the module's HTTP handler its route found, keeping `held` until the
@@ -244,16 +239,14 @@ impl Runner {
         &self,
         routed: RoutedRequest,
         held: impl Send + 'static,
-    ) -> Result<Outcome, ApiError> {
+    ) -> Result<Done<Outcome>, ApiError> {
         let Some(forwarding) = &self.forwarding else {
             let build = self.build.clone();
-            return self
-                .worker
-                .run(move |module| {
-                    let _held = held;
-                    routed.run(module, &build)
-                })
-                .await;
+            let call = move |module: &mut WasmModule| {
+                let _held = held;
+                routed.run(module, &build)
+            };
+            return self.worker.queue(call, Room::Refuse).await?.done().await;
         };
         let request = routed.request;
         let call = ForwardedCall::new(
@@ -265,11 +258,7 @@ impl Runner {
             let _held = held;
             answered(outcome)
         };
-        Ok(forwarding
-            .queue(call, Room::Refuse, answer)?
-            .finish()
-            .await?
-            .value)
+        forwarding.queue(call, Room::Refuse, answer)?.done().await
     }
 
     /// Runs the module's `client_connected` for `identity` over `connection`, and `opened`

@@ -29,6 +29,7 @@ use std::io;
 use std::panic::AssertUnwindSafe;
 use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
+use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 
@@ -136,9 +137,7 @@ impl Worker {
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
-        let finished = self.queue(call, room).await?.finish().await?;
-        finished.durable?;
-        Ok(finished.value)
+        Ok(self.queue(call, room).await?.done().await?.value)
     }
 
     /// How many more calls the queue has room for now.
@@ -194,6 +193,20 @@ pub struct Finished<R> {
     /// `Ok` once the commit log has the call's commits (at once without a log); `degraded`
     /// if they could not be made durable, although they are visible in memory.
     pub durable: Result<(), ApiError>,
+    /// The offset of the last commit when the call ended, read where it ran: every commit it
+    /// made is at or before it. What a client waits for to read the call's writes
+    /// (`WaitFor` in `docs/protocol.md`).
+    pub offset: u64,
+}
+
+/// A call that ended and whose commits are durable: what it returned, and the offset to wait
+/// for to read its writes ([`Finished::offset`]).
+#[derive(Debug)]
+pub struct Done<R> {
+    /// What the call returned.
+    pub value: R,
+    /// The offset of the last commit when the call ended.
+    pub offset: u64,
 }
 
 impl<R> Pending<R> {
@@ -207,6 +220,17 @@ impl<R> Pending<R> {
                 "the module's thread dropped the call without answering",
             )
         })?
+    }
+
+    /// Waits for the call as [`finish`](Self::finish) does, and fails with its durability
+    /// error (`degraded`) if its commits could not be made durable.
+    pub async fn done(self) -> Result<Done<R>, ApiError> {
+        let finished = self.finish().await?;
+        finished.durable?;
+        Ok(Done {
+            value: finished.value,
+            offset: finished.offset,
+        })
     }
 }
 
@@ -222,6 +246,11 @@ impl<R: Send + 'static> Pending<R> {
         });
         Self { answered }
     }
+}
+
+/// The offset of `database`'s last commit (`0` before the first).
+pub fn last_commit(database: &Database) -> u64 {
+    database.next_offset().saturating_sub(1)
 }
 
 /// The job that runs `call` on the module's thread, and the receiver of its answer.
@@ -241,18 +270,24 @@ where
         }
         // The requester may go while the call runs; the call's effects stand regardless.
         let value = call(module);
+        let offset = last_commit(module.database());
         // Nobody hears of a commit before the log has it.
         match module.env_mut().take_durability() {
             None => {
                 let _ = answer.send(Ok(Finished {
                     value,
                     durable: Ok(()),
+                    offset,
                 }));
             }
             Some(ticket) => acknowledger.after(
                 ticket,
                 Box::new(move |durable| {
-                    let _ = answer.send(Ok(Finished { value, durable }));
+                    let _ = answer.send(Ok(Finished {
+                        value,
+                        durable,
+                        offset,
+                    }));
                 }),
             ),
         }

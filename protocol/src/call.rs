@@ -15,6 +15,7 @@
 use crate::errors::{ApiError, ErrorCode};
 use crate::http::CallResponse;
 use crate::json::{args_from_json, value_json};
+use serde_json::value::RawValue;
 use serde_json::Value as Json;
 use std::time::Duration;
 use wasmod_abi::{AlgebraicType, EntryKind, ModuleDef, ParamDef, Typespace};
@@ -106,13 +107,23 @@ impl EntryPoint<'_> {
         })
     }
 
-    /// The answer to a call that returned the encoded value `bytes` after `duration`: the
-    /// value in the JSON mapping of the entry point's return type, or `module_error` if the
-    /// bytes are not a value of that type.
-    pub fn returned(&self, bytes: &[u8], duration: Duration) -> Result<CallResponse, ApiError> {
+    /// The answer to a call that returned the encoded value `bytes` after `duration`, when
+    /// the last commit was `offset`: the value as [`value`](Self::value) renders it.
+    pub fn returned(
+        &self,
+        bytes: &[u8],
+        offset: u64,
+        duration: Duration,
+    ) -> Result<CallResponse, ApiError> {
+        Ok(CallResponse::returned(self.value(bytes)?, offset, duration))
+    }
+
+    /// The encoded value `bytes` the entry point returned, in the JSON mapping of its return
+    /// type; `module_error` if the bytes are not a value of that type.
+    pub fn value(&self, bytes: &[u8]) -> Result<Box<RawValue>, ApiError> {
         let unit = AlgebraicType::Product(Vec::new());
         let returns = self.returns.unwrap_or(&unit);
-        let result = value_json(returns, self.typespace, bytes).map_err(|error| {
+        value_json(returns, self.typespace, bytes).map_err(|error| {
             ApiError::new(
                 ErrorCode::ModuleError,
                 format!(
@@ -120,8 +131,7 @@ impl EntryPoint<'_> {
                     self.kind, self.name
                 ),
             )
-        })?;
-        Ok(CallResponse::returned(result, duration))
+        })
     }
 }
 
@@ -243,12 +253,12 @@ mod tests {
         assert!(recent.encode_args(&json!([])).unwrap().is_empty());
         let mut rows = 1u32.to_le_bytes().to_vec();
         rows.extend(b"\x01\0\0\0a");
-        let answer = recent.returned(&rows, Duration::from_micros(5)).unwrap();
+        let answer = recent.returned(&rows, 3, Duration::from_micros(5)).unwrap();
         assert_eq!(
             serde_json::to_string(&answer).unwrap(),
-            r#"{"duration_us":5,"result":["a"],"status":"returned"}"#
+            r#"{"duration_us":5,"offset":3,"result":["a"],"status":"returned"}"#
         );
-        let broken = recent.returned(&[9], Duration::ZERO).unwrap_err();
+        let broken = recent.returned(&[9], 3, Duration::ZERO).unwrap_err();
         assert_eq!(broken.code, ErrorCode::ModuleError);
         assert!(broken
             .message

@@ -14,6 +14,12 @@ use serde_json::value::RawValue;
 use std::time::Duration;
 use wasmod_abi::{EntryKind, Identity};
 
+/// The response header that carries a commit offset (lowercase, as HTTP/2 wants it): on the
+/// answers of the module's HTTP handlers, the last commit when the handler ended (what a
+/// client waits for to read the handler's writes); on an edge's replication exchanges, the
+/// offset of a snapshot or of a forwarded call's end.
+pub const OFFSET_HEADER: &str = "x-wasmod-offset";
+
 /// The path of the route that calls entry points of `kind` by name, such as `/v1/reducers`
 /// (`POST {route}/{name}`); `None` for HTTP handlers, which are routed by method and path
 /// under `/v1/http`.
@@ -26,8 +32,13 @@ pub fn call_route(kind: EntryKind) -> Option<&'static str> {
     }
 }
 
-/// The answer to a successful call: `{"duration_us": .., "status": "committed"}` or
-/// `{"duration_us": .., "result": .., "status": "returned"}`.
+/// The answer to a successful call: `{"duration_us": .., "offset": .., "status": "committed"}`
+/// or `{"duration_us": .., "offset": .., "result": .., "status": "returned"}`.
+///
+/// `offset` is the commit offset a client waits for to read its own write over a
+/// subscription (`WaitFor` in `docs/protocol.md`): a reducer's commit, or, for a reducer
+/// that changed nothing and for procedures and views, the last commit when the call ended
+/// (every commit a procedure made is at or before it).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(try_from = "CallFields")]
 pub enum CallResponse {
@@ -35,6 +46,8 @@ pub enum CallResponse {
     Committed {
         /// How long the call took in the module, commit included, in microseconds.
         duration_us: u64,
+        /// The commit's offset (or the last commit's, if the reducer changed nothing).
+        offset: u64,
     },
     /// A procedure or view returned a value.
     Returned {
@@ -42,22 +55,34 @@ pub enum CallResponse {
         result: Box<RawValue>,
         /// How long the call took in the module, in microseconds.
         duration_us: u64,
+        /// The offset of the last commit when the call ended.
+        offset: u64,
     },
 }
 
 impl CallResponse {
-    /// A reducer's commit, after `duration`.
-    pub fn committed(duration: Duration) -> Self {
+    /// A reducer's commit at `offset`, after `duration`.
+    pub fn committed(offset: u64, duration: Duration) -> Self {
         Self::Committed {
             duration_us: micros(duration),
+            offset,
         }
     }
 
-    /// A returned `result`, after `duration`.
-    pub fn returned(result: Box<RawValue>, duration: Duration) -> Self {
+    /// A returned `result`, after `duration`, with `offset` the last commit when the call
+    /// ended.
+    pub fn returned(result: Box<RawValue>, offset: u64, duration: Duration) -> Self {
         Self::Returned {
             result,
             duration_us: micros(duration),
+            offset,
+        }
+    }
+
+    /// The commit offset to wait for to read the call's writes (see the type's docs).
+    pub fn offset(&self) -> u64 {
+        match self {
+            Self::Committed { offset, .. } | Self::Returned { offset, .. } => *offset,
         }
     }
 }
@@ -79,6 +104,7 @@ enum CallStatus {
 #[derive(Serialize, Deserialize)]
 struct CallFields<R = Box<RawValue>> {
     duration_us: u64,
+    offset: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     result: Option<R>,
     status: CallStatus,
@@ -87,16 +113,22 @@ struct CallFields<R = Box<RawValue>> {
 impl Serialize for CallResponse {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let fields = match self {
-            Self::Committed { duration_us } => CallFields {
+            Self::Committed {
+                duration_us,
+                offset,
+            } => CallFields {
                 duration_us: *duration_us,
+                offset: *offset,
                 result: None,
                 status: CallStatus::Committed,
             },
             Self::Returned {
                 result,
                 duration_us,
+                offset,
             } => CallFields {
                 duration_us: *duration_us,
+                offset: *offset,
                 result: Some(&**result),
                 status: CallStatus::Returned,
             },
@@ -109,13 +141,16 @@ impl TryFrom<CallFields> for CallResponse {
     type Error = &'static str;
 
     fn try_from(fields: CallFields) -> Result<Self, Self::Error> {
+        let (duration_us, offset) = (fields.duration_us, fields.offset);
         match (fields.status, fields.result) {
             (CallStatus::Committed, None) => Ok(Self::Committed {
-                duration_us: fields.duration_us,
+                duration_us,
+                offset,
             }),
             (CallStatus::Returned, Some(result)) => Ok(Self::Returned {
                 result,
-                duration_us: fields.duration_us,
+                duration_us,
+                offset,
             }),
             (CallStatus::Committed, Some(_)) => Err("a committed call has no `result`"),
             (CallStatus::Returned, None) => Err("a returned call has a `result`"),
@@ -154,33 +189,46 @@ mod tests {
     }
 
     #[test]
-    fn call_responses_are_written_as_they_always_were_and_read_back() {
-        let committed = CallResponse::committed(Duration::from_micros(12));
+    fn call_responses_are_written_in_order_with_their_offset_and_read_back() {
+        let committed = CallResponse::committed(41, Duration::from_micros(12));
         let text = serde_json::to_string(&committed).unwrap();
-        assert_eq!(text, r#"{"duration_us":12,"status":"committed"}"#);
+        assert_eq!(
+            text,
+            r#"{"duration_us":12,"offset":41,"status":"committed"}"#
+        );
         assert!(matches!(
             serde_json::from_str(&text).unwrap(),
-            CallResponse::Committed { duration_us: 12 }
+            CallResponse::Committed {
+                duration_us: 12,
+                offset: 41
+            }
         ));
+        assert_eq!(committed.offset(), 41);
 
-        let returned = CallResponse::returned(raw(r#"{"a":[1,2]}"#), Duration::from_micros(3));
+        let returned = CallResponse::returned(raw(r#"{"a":[1,2]}"#), 7, Duration::from_micros(3));
+        assert_eq!(returned.offset(), 7);
         let text = serde_json::to_string(&returned).unwrap();
         assert_eq!(
             text,
-            r#"{"duration_us":3,"result":{"a":[1,2]},"status":"returned"}"#
+            r#"{"duration_us":3,"offset":7,"result":{"a":[1,2]},"status":"returned"}"#
         );
         match serde_json::from_str(&text).unwrap() {
             CallResponse::Returned {
                 result,
                 duration_us,
-            } => assert_eq!((result.get(), duration_us), (r#"{"a":[1,2]}"#, 3)),
+                offset,
+            } => assert_eq!(
+                (result.get(), duration_us, offset),
+                (r#"{"a":[1,2]}"#, 3, 7)
+            ),
             other => panic!("{other:?}"),
         }
 
         for wrong in [
-            r#"{"duration_us":1,"result":1,"status":"committed"}"#,
-            r#"{"duration_us":1,"status":"returned"}"#,
-            r#"{"duration_us":1,"status":"maybe"}"#,
+            r#"{"duration_us":1,"offset":1,"result":1,"status":"committed"}"#,
+            r#"{"duration_us":1,"offset":1,"status":"returned"}"#,
+            r#"{"duration_us":1,"offset":1,"status":"maybe"}"#,
+            r#"{"duration_us":1,"status":"committed"}"#,
         ] {
             assert!(
                 serde_json::from_str::<CallResponse>(wrong).is_err(),

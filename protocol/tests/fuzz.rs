@@ -255,6 +255,8 @@ fn client_message() -> impl Strategy<Value = BinaryClientMessage> {
         any::<u32>().prop_map(|query_set_id| ClientMessage::Unsubscribe { query_set_id }),
         (any::<u32>(), "SELECT \\* FROM [a-z]{1,6}")
             .prop_map(|(request_id, query)| ClientMessage::OneOffQuery { request_id, query }),
+        (any::<u32>(), any::<u64>())
+            .prop_map(|(request_id, offset)| ClientMessage::WaitFor { request_id, offset }),
     ]
 }
 
@@ -316,17 +318,24 @@ fn server_message() -> impl Strategy<Value = BinaryServerMessage> {
                 deletes,
             }
         }),
-        (any::<u32>(), prop::collection::vec(any::<u8>(), 0..64)).prop_map(
-            |(request_id, value)| {
+        (
+            any::<u32>(),
+            any::<u64>(),
+            prop::collection::vec(any::<u8>(), 0..64)
+        )
+            .prop_map(|(request_id, offset, value)| {
                 ServerMessage::CallResult {
                     request_id,
+                    offset,
                     result: Ok(value),
                 }
-            }
-        ),
+            }),
+        (any::<u32>(), any::<u64>())
+            .prop_map(|(request_id, offset)| { ServerMessage::CaughtUp { request_id, offset } }),
         (any::<u32>(), "[a-z ]{0,16}").prop_map(|(request_id, message)| {
             ServerMessage::CallResult {
                 request_id,
+                offset: 0,
                 result: Err(ApiError::new(
                     wasmod_protocol::ErrorCode::BadArguments,
                     message,
@@ -395,6 +404,7 @@ proptest! {
             ClientMessage::CallReducer { request_id, name, .. } => ClientMessage::CallReducer { request_id, name, args: json },
             ClientMessage::Subscribe { query_set_id, queries, resume_from } => ClientMessage::Subscribe { query_set_id, queries, resume_from },
             ClientMessage::Unsubscribe { query_set_id } => ClientMessage::Unsubscribe { query_set_id },
+            ClientMessage::WaitFor { request_id, offset } => ClientMessage::WaitFor { request_id, offset },
             _ => ClientMessage::OneOffQuery { request_id: 0, query: String::new() },
         };
         prop_assert_eq!(JsonClientMessage::from_json(&message.to_json()).ok(), Some(message));

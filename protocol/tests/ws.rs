@@ -73,6 +73,10 @@ fn client_messages<A: Clone>(args: A) -> Vec<ClientMessage<A>> {
             request_id: 3,
             query: "SELECT * FROM player WHERE id = 1".into(),
         },
+        ClientMessage::WaitFor {
+            request_id: 4,
+            offset: 41,
+        },
     ]
 }
 
@@ -134,11 +138,17 @@ fn server_messages<R, V>(rows: impl Fn(&[(u64, &str)]) -> R, value: V) -> Vec<Se
         ),
         ServerMessage::CallResult {
             request_id: 2,
+            offset: 41,
             result: Ok(value),
         },
         ServerMessage::CallResult {
             request_id: 3,
+            offset: 40,
             result: Err(ApiError::new(ErrorCode::EntryFailed, "no")),
+        },
+        ServerMessage::CaughtUp {
+            request_id: 6,
+            offset: 41,
         },
         ServerMessage::SubscriptionError {
             query_set_id: 8,
@@ -363,6 +373,7 @@ fn a_frame_that_compression_would_grow_is_sent_as_it_is() {
     let noise: Vec<u8> = (0..64).flat_map(|_| random.next().to_le_bytes()).collect();
     let message: BinaryServerMessage = ServerMessage::CallResult {
         request_id: 1,
+        offset: 0,
         result: Ok(noise),
     };
     for compression in [Compression::Brotli, Compression::Gzip] {

@@ -36,6 +36,7 @@ use wasmod_abi::{ConnectionId, Identity};
 use wasmod_host::datastore::durability;
 use wasmod_host::{InstanceEnv, Persistence, WasmConfig, WasmModule};
 use wasmod_node::entry;
+use wasmod_node::worker::last_commit;
 use wasmod_protocol::http::CallResponse;
 use wasmod_protocol::{ApiError, ErrorBody};
 
@@ -157,7 +158,7 @@ fn in_process(loaded: &mut WasmModule, function: &str, args: &Value, caller: Ide
     let outcome = entry
         .invocation()
         .run(loaded, caller, ConnectionId::ZERO, &encoded);
-    entry.answer(outcome)
+    entry.answer(outcome, last_commit(loaded.database()))
 }
 
 /// The JSON arguments: `--json`, or each positional argument parsed as JSON.

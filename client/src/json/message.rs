@@ -59,8 +59,13 @@ impl JsonModule {
             ServerMessage::TransactionUpdate(update) => {
                 ServerMessage::TransactionUpdate(self.update_json(update)?)
             }
-            ServerMessage::CallResult { request_id, result } => ServerMessage::CallResult {
+            ServerMessage::CallResult {
+                request_id,
+                offset,
+                result,
+            } => ServerMessage::CallResult {
                 request_id: *request_id,
+                offset: *offset,
                 result: match result {
                     Ok(value) => Ok(hex_json(value)),
                     Err(error) => Err(error.clone()),
@@ -82,6 +87,10 @@ impl JsonModule {
                     },
                 }
             }
+            ServerMessage::CaughtUp { request_id, offset } => ServerMessage::CaughtUp {
+                request_id: *request_id,
+                offset: *offset,
+            },
             other => {
                 return Err(Error::Protocol(format!(
                     "a message this client does not know: {other:?}"

@@ -337,6 +337,7 @@ fn steps(json: &Json<'_>) -> Vec<Step> {
             frame: Frame::Message(
                 ServerMessage::CallResult {
                     request_id: 9,
+                    offset: 6,
                     result: Err(ApiError::new(
                         ErrorCode::NoSuchEntry,
                         "the module has no procedure named `motd`",
@@ -352,7 +353,20 @@ fn steps(json: &Json<'_>) -> Vec<Step> {
             frame: Frame::Message(
                 ServerMessage::CallResult {
                     request_id: 10,
+                    offset: 6,
                     result: Ok(to_vec(&"the message of the day".to_owned())),
+                },
+                Compression::None,
+            ),
+            events: vec![],
+            rows: json.rows(&[&m2, &m3, &m4, &m5, &m6], &[&alice, &bob]),
+        },
+        Step {
+            name: "caught-up",
+            frame: Frame::Message(
+                ServerMessage::CaughtUp {
+                    request_id: 11,
+                    offset: 12,
                 },
                 Compression::None,
             ),

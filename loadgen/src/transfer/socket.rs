@@ -66,8 +66,11 @@ fn answer<R, V>(message: &ServerMessage<R, V>) -> Option<(u32, Answer)> {
         ServerMessage::CallResult {
             request_id,
             result: Err(error),
+            ..
         } if error.code == ErrorCode::Busy => Some((*request_id, Answer::Busy)),
-        ServerMessage::CallResult { request_id, result } => Some((
+        ServerMessage::CallResult {
+            request_id, result, ..
+        } => Some((
             *request_id,
             Answer::Error(format!("{:?}", result.as_ref().err())),
         )),

@@ -34,7 +34,7 @@ use crate::build::CurrentBuild;
 use crate::entry::{self, Invocation};
 use crate::results::Results;
 use crate::slots::{CallSlots, Requester};
-use crate::worker::{Finished, Room};
+use crate::worker::{last_commit, Finished, Room};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -66,6 +66,8 @@ pub enum Answer<V> {
     Result {
         /// The call's request id.
         request_id: u32,
+        /// The offset of the last commit when the call ended (or was refused).
+        offset: u64,
         /// The value, or why there is none.
         result: Result<V, ApiError>,
     },
@@ -200,24 +202,24 @@ impl<W: Wire> Calls<W> {
                 ErrorCode::Busy,
                 format!("more than {MAX_CALLS_IN_FLIGHT} calls in flight on this connection"),
             );
-            let _ = self
-                .answers
-                .send(Answer::Result {
-                    request_id,
-                    result: Err(busy),
-                })
-                .await;
+            let _ = self.answers.send(self.refused(request_id, busy)).await;
             return;
         };
         let answer = match self.start(kind, request_id, &name, args).await {
             Ok(answer) => answer,
-            Err(error) => Box::pin(std::future::ready(Answer::Result {
-                request_id,
-                result: Err(error),
-            })),
+            Err(error) => Box::pin(std::future::ready(self.refused(request_id, error))),
         };
         // The slot makes room in the queue: this cannot wait long.
         let _ = self.pending.send(Pending { answer, slot }).await;
+    }
+
+    /// The answer to the call `request_id`, refused with `error` before it ran.
+    fn refused(&self, request_id: u32, error: ApiError) -> Answer<W::Value> {
+        Answer::Result {
+            request_id,
+            offset: last_commit(&self.database),
+            result: Err(error),
+        }
     }
 
     /// Queues the call on the module's thread, waiting for room there, and returns its answer
@@ -250,32 +252,28 @@ impl<W: Wire> Calls<W> {
         let database = self.database.clone();
         let results = self.results.clone();
         Ok(Box::pin(async move {
-            let finished = pending.finish().await;
-            match invocation.kind() {
-                EntryKind::Reducer => match finished {
-                    Ok(finished) => Answer::Reducer(reducer_answer(
+            let finished = match pending.finish().await {
+                Ok(finished) => finished,
+                Err(error) => {
+                    return Answer::Result {
                         request_id,
-                        invocation.name(),
-                        finished,
-                        &database,
-                    )),
-                    Err(error) => Answer::Result {
-                        request_id,
+                        offset: last_commit(&database),
                         result: Err(error),
-                    },
-                },
-                _ => Answer::Result {
-                    request_id,
-                    result: match finished {
-                        Ok(finished) => match finished.durable {
-                            Ok(()) => {
-                                returned::<W>(&results, module, invocation, finished.value).await
-                            }
-                            Err(error) => Err(error),
-                        },
-                        Err(error) => Err(error),
-                    },
-                },
+                    }
+                }
+            };
+            if invocation.kind() == EntryKind::Reducer {
+                return Answer::Reducer(reducer_answer(request_id, invocation.name(), finished));
+            }
+            let offset = finished.offset;
+            let result = match finished.durable {
+                Ok(()) => returned::<W>(&results, module, invocation, finished.value).await,
+                Err(error) => Err(error),
+            };
+            Answer::Result {
+                request_id,
+                offset,
+                result,
             }
         }))
     }
@@ -290,9 +288,9 @@ async fn returned<W: Wire>(
     outcome: Outcome,
 ) -> Result<W::Value, ApiError> {
     match outcome {
-        Outcome::Returned { bytes, duration } => {
+        Outcome::Returned { bytes, .. } => {
             let called = invocation.clone();
-            let convert = move |bytes| W::value(&module, &called, bytes, duration);
+            let convert = move |bytes| W::value(&module, &called, bytes);
             results.convert(&invocation, bytes, convert).await
         }
         failed => Err(entry::failure(failed)),
@@ -300,12 +298,7 @@ async fn returned<W: Wire>(
 }
 
 /// How the reducer call `request_id` of `name` ended.
-fn reducer_answer(
-    request_id: u32,
-    name: &str,
-    finished: Finished<Outcome>,
-    database: &Database,
-) -> ReducerAnswer {
+fn reducer_answer(request_id: u32, name: &str, finished: Finished<Outcome>) -> ReducerAnswer {
     let commit = match &finished.value {
         Outcome::Committed {
             commit: Some(commit),
@@ -328,7 +321,7 @@ fn reducer_answer(
         request_id,
         name: name.to_owned(),
         commit,
-        offset: commit.unwrap_or_else(|| database.next_offset().saturating_sub(1)),
+        offset: commit.unwrap_or(finished.offset),
         timestamp: Timestamp::now(),
         status,
     }

@@ -30,6 +30,16 @@
 //!    durable: only then are the round's messages queued ([`Outgoing`]), so that no client
 //!    sees a commit a crash could still lose.
 //!
+//! # Waiting for an offset
+//!
+//! A connection's `WaitFor { offset }` is a request like a subscription, handled in its place
+//! among the round's requests: once the task has published every commit up to `offset` (its
+//! updates queued for every connection before anything after them), it queues `CaughtUp`
+//! to the connection behind them, so the client has applied everything up to `offset` when
+//! it reads the answer. A wait for a commit still to come is kept in the connection's session
+//! (at most [`MAX_WAITS`](super::limits::MAX_WAITS)) and answered in the step that publishes
+//! that commit, after its updates.
+//!
 //! # Subscribing without holding commits back
 //!
 //! No commit can happen while the round holds its read transaction, and a new query set's
@@ -90,24 +100,25 @@ use super::broadcast::SharedUpdate;
 use super::close::{self, Close};
 use super::groups::{GroupId, Groups};
 use super::held::Held;
-use super::limits::FANOUT_REQUESTS;
+use super::limits::{FANOUT_REQUESTS, MAX_WAITS};
 use super::outbox::{Outbound, Outbox, Update};
 use super::outgoing::Outgoing;
 use super::rebind;
 use super::rows::QueryRows;
-use super::session::{QuerySet, Session};
+use super::session::{QuerySet, Session, Wait};
 use super::snapshot::Snapshot;
 use super::stats::{Dropped, Registry, Stats};
 use super::window::{ResumeWindow, WindowBounds};
 use super::SubscriptionLimits;
 use crate::build::Build;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::{mpsc, watch};
 use wasmod_abi::{ConnectionId, EntryKind, Identity};
 use wasmod_host::datastore::{Commit, CommitReceiver, Database, FeedError, Row, Tables};
+use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_subscription::{BoundQuery, Budget, BudgetError, Deltas, QueryId, Subscriptions};
 
 /// What connections ask of the evaluation task.
@@ -130,6 +141,14 @@ pub enum Request {
         connection: ConnectionId,
         /// The query set.
         query_set_id: u32,
+    },
+    /// Answer `CaughtUp` to the connection once every update of the commits up to the wait's
+    /// offset is queued for it.
+    WaitFor {
+        /// The connection.
+        connection: ConnectionId,
+        /// The request.
+        wait: Wait,
     },
     /// The connection closed: forget it and its query sets.
     Close {
@@ -171,6 +190,10 @@ pub struct Evaluator {
     /// Commits received that the tables of a round put off did not include (a newer
     /// build's), for the next round.
     carried: Vec<Arc<Commit>>,
+    /// The offset of the next commit to publish: every earlier one's updates are queued.
+    published: u64,
+    /// The connections with `WaitFor` requests waiting for a later commit.
+    waiting: HashSet<ConnectionId>,
 }
 
 /// What woke the task.
@@ -211,6 +234,8 @@ impl Evaluator {
             window.push(commit);
         }
         let evaluator = Self {
+            published: recent.next,
+            waiting: HashSet::new(),
             feed: recent.feed,
             window,
             stats,
@@ -366,8 +391,10 @@ impl Evaluator {
                 if commit.offset < read.newer_from {
                     self.publish(commit, deltas);
                     self.window.push(commit);
+                    self.published = commit.offset + 1;
                 }
             }
+            self.answer_waits();
         }
         let mut requests = requests.into_iter();
         while let Some(request) = requests.next() {
@@ -552,6 +579,10 @@ impl Evaluator {
     /// Handles one request, with the tables `read`; returns a subscription it put off to the
     /// next round.
     fn handle(&mut self, request: Request, read: &Read<'_>) -> Option<Subscribing> {
+        if let Request::WaitFor { connection, wait } = request {
+            self.wait(connection, wait);
+            return None;
+        }
         self.resized = true;
         match request {
             Request::Open {
@@ -569,8 +600,58 @@ impl Evaluator {
             } => self.unsubscribe(connection, query_set_id),
             Request::Close { connection } => self.forget(connection),
             Request::Rebuilt { build, offset } => self.rebuild(build, offset),
+            Request::WaitFor { .. } => {}
         }
         None
+    }
+
+    /// Answers `connection`'s `wait` if its commit is published, keeps it otherwise (or
+    /// refuses it, past the connection's bound).
+    fn wait(&mut self, connection: ConnectionId, wait: Wait) {
+        let Some(session) = self.sessions.get_mut(&connection) else {
+            return;
+        };
+        let answer = if wait.offset < self.published {
+            Outbound::CaughtUp {
+                request_id: wait.request_id,
+                offset: wait.offset,
+            }
+        } else if session.wait(wait).is_ok() {
+            self.waiting.insert(connection);
+            return;
+        } else {
+            Outbound::Refused {
+                request_id: wait.request_id,
+                offset: self.published.saturating_sub(1),
+                error: Box::new(ApiError::new(
+                    ErrorCode::Busy,
+                    format!(
+                        "more than {MAX_WAITS} WaitFor requests wait on this connection: wait \
+                         for one of them first"
+                    ),
+                )),
+            }
+        };
+        self.outgoing.send(connection, &session.outbox, answer);
+    }
+
+    /// Answers the waits of every connection whose commit is now published, after its
+    /// updates.
+    fn answer_waits(&mut self) {
+        let published = self.published;
+        self.waiting.retain(|connection| {
+            let Some(session) = self.sessions.get_mut(connection) else {
+                return false;
+            };
+            for wait in session.reached(published) {
+                let caught_up = Outbound::CaughtUp {
+                    request_id: wait.request_id,
+                    offset: wait.offset,
+                };
+                self.outgoing.send(*connection, &session.outbox, caught_up);
+            }
+            session.waits()
+        });
     }
 
     /// Subscribes a connection to a query set, all or nothing, and queues its rows (in the
@@ -765,6 +846,7 @@ impl Evaluator {
             return;
         };
         self.resized = true;
+        self.waiting.remove(&connection);
         self.groups.leave(connection);
         let identity = session.identity;
         for set in session.into_sets().into_values() {
@@ -795,6 +877,7 @@ impl Evaluator {
         for (_, session) in self.sessions.drain() {
             session.outbox.close(close.clone());
         }
+        self.waiting.clear();
         self.groups.clear();
         self.held.clear();
         self.subscriptions = Subscriptions::new(self.build.catalog.clone());
@@ -1025,10 +1108,96 @@ mod tests {
                 Outbound::Applied(snapshot) => applied.push((snapshot.offset, snapshot.rows())),
                 Outbound::SubscriptionError { message, .. } => refused.push(message),
                 Outbound::Update(_) => updates += 1,
-                Outbound::Identity(_) | Outbound::OneOff { .. } => {}
+                Outbound::Identity(_)
+                | Outbound::OneOff { .. }
+                | Outbound::CaughtUp { .. }
+                | Outbound::Refused { .. } => {}
             }
         }
         (applied, refused, updates)
+    }
+
+    /// What `received` holds, in order, in a word each: `update`, `applied`,
+    /// `caught up <request> <offset>`, `refused <request> <code>`, or `other`.
+    fn in_order(received: &mut OutboxReceiver) -> Vec<String> {
+        std::iter::from_fn(|| received.try_recv())
+            .map(|message| match message {
+                Outbound::Update(_) => "update".to_owned(),
+                Outbound::Applied(_) => "applied".to_owned(),
+                Outbound::CaughtUp { request_id, offset } => {
+                    format!("caught up {request_id} {offset}")
+                }
+                Outbound::Refused {
+                    request_id, error, ..
+                } => format!("refused {request_id} {}", error.code.as_str()),
+                _ => "other".to_owned(),
+            })
+            .collect()
+    }
+
+    impl Harness {
+        /// Asks for connection `n` to be told once it has every update up to `offset`.
+        fn wait_for(&self, n: u8, request_id: u32, offset: u64) {
+            self.ask(Request::WaitFor {
+                connection: ConnectionId::from_bytes([n; 16]),
+                wait: Wait { request_id, offset },
+            });
+        }
+    }
+
+    /// A wait for a published commit is answered in its round; one for a commit to come, in
+    /// the round that publishes it, after its update; a wait for a later commit stays.
+    #[test]
+    fn waits_are_answered_after_the_updates_of_their_commit() {
+        let mut harness = Harness::new(3, 100);
+        let mut queue = harness.open(1, 1 << 20);
+        harness.subscribe(1);
+        harness.round();
+        assert_eq!(in_order(&mut queue), ["applied"]);
+        harness.wait_for(1, 7, 2);
+        harness.wait_for(1, 8, 3);
+        harness.wait_for(1, 9, 4);
+        harness.round();
+        assert_eq!(
+            in_order(&mut queue),
+            ["caught up 7 2"],
+            "offset 2 is published"
+        );
+        assert_eq!(harness.commit(3), 3);
+        harness.round();
+        assert_eq!(in_order(&mut queue), ["update", "caught up 8 3"]);
+        assert_eq!(harness.commit(4), 4);
+        harness.round();
+        assert_eq!(in_order(&mut queue), ["update", "caught up 9 4"]);
+        assert!(harness.evaluator.waiting.is_empty(), "nothing waits");
+    }
+
+    /// A connection with no query set still hears of commits it does not see, and a
+    /// connection holds at most `MAX_WAITS` waits; a closed one holds none.
+    #[test]
+    fn waits_are_bounded_per_connection_and_forgotten_with_it() {
+        let mut harness = Harness::new(1, 100);
+        let mut queue = harness.open(1, 1 << 20);
+        for request_id in 0..=MAX_WAITS as u32 {
+            harness.wait_for(1, request_id, 1);
+        }
+        harness.round();
+        let refused = format!("refused {MAX_WAITS} busy");
+        assert_eq!(in_order(&mut queue), [refused]);
+        harness.commit(1);
+        harness.round();
+        let answered = in_order(&mut queue);
+        assert_eq!(answered.len(), MAX_WAITS, "{answered:?}");
+        assert_eq!(answered[0], "caught up 0 1");
+
+        harness.wait_for(1, 99, 10);
+        harness.round();
+        assert_eq!(harness.evaluator.waiting.len(), 1);
+        harness.ask(Request::Close {
+            connection: ConnectionId::from_bytes([1; 16]),
+        });
+        harness.round();
+        assert!(harness.evaluator.waiting.is_empty(), "forgotten with it");
     }
 
     /// Three subscriptions that read 6 rows each, under a limit of 10 reads a transaction:

@@ -23,6 +23,10 @@ pub const WRITE_BUFFER: usize = 4 * 1024;
 /// with `busy` at once.
 pub const MAX_CALLS_IN_FLIGHT: usize = 16;
 
+/// The most `WaitFor` requests one connection may have waiting for a commit not evaluated
+/// yet; one beyond it is answered with `busy` at once.
+pub const MAX_WAITS: usize = 16;
+
 /// How long a close frame may take to reach a client before the socket is dropped anyway (a
 /// client that stopped reading never takes it).
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);

@@ -22,6 +22,7 @@ use super::stats::{Dropped, Stats};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::Notify;
 use wasmod_abi::{ConnectionId, Identity, ModuleDef};
+use wasmod_protocol::errors::ApiError;
 
 pub use super::queue::Bounds;
 
@@ -44,6 +45,23 @@ pub enum Outbound {
     },
     /// A commit's changes to the connection's query sets.
     Update(Update),
+    /// The answer to a `WaitFor`: the connection has been sent every update up to `offset`.
+    CaughtUp {
+        /// The request's id.
+        request_id: u32,
+        /// The offset it waited for.
+        offset: u64,
+    },
+    /// A request answered by the evaluation task that it refused (a `WaitFor` past
+    /// [`MAX_WAITS`](super::limits::MAX_WAITS)).
+    Refused {
+        /// The request's id.
+        request_id: u32,
+        /// The last commit evaluated when it was refused.
+        offset: u64,
+        /// Why.
+        error: Box<ApiError>,
+    },
     /// The answer to a one-off query.
     OneOff {
         /// The query's request id.
@@ -140,7 +158,10 @@ impl Weighed for Outbound {
             Self::Applied(snapshot) => snapshot.bytes(),
             Self::Update(update) => update.shared.bytes(),
             Self::OneOff { result, .. } => result.as_ref().map_or(0, |found| found.rows.bytes()),
-            Self::Identity { .. } | Self::SubscriptionError { .. } => 0,
+            Self::Identity { .. }
+            | Self::SubscriptionError { .. }
+            | Self::CaughtUp { .. }
+            | Self::Refused { .. } => 0,
         }
     }
 }

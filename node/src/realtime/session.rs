@@ -8,7 +8,12 @@
 //! A set also keeps the SQL texts it was subscribed with, and the session the identity of its
 //! connection: when a new build of the module is published, the task binds every set again
 //! against the new build's tables from them ([`super::fanout`]).
+//!
+//! A session also keeps the connection's `WaitFor` requests that wait for a commit the task
+//! has not evaluated yet, at most [`MAX_WAITS`]: they are answered as soon as it has, after
+//! the updates of that commit.
 
+use super::limits::MAX_WAITS;
 use super::outbox::Outbox;
 use std::collections::BTreeMap;
 use wasmod_abi::Identity;
@@ -26,7 +31,22 @@ pub struct Session {
     /// How many queries its sets hold together, kept as they change so that the counters
     /// cost nothing per set.
     queries: usize,
+    /// Its `WaitFor` requests still waiting, in the order they came.
+    waits: Vec<Wait>,
 }
+
+/// A `WaitFor` request still waiting for its commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// The request's id.
+    pub request_id: u32,
+    /// The offset it waits for.
+    pub offset: u64,
+}
+
+/// A connection already has [`MAX_WAITS`] `WaitFor` requests waiting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManyWaits;
 
 /// One query set of a connection.
 #[derive(Debug)]
@@ -46,7 +66,30 @@ impl Session {
             outbox,
             sets: BTreeMap::new(),
             queries: 0,
+            waits: Vec::new(),
         }
+    }
+
+    /// Keeps `wait` until its commit is evaluated, unless [`MAX_WAITS`] are waiting already.
+    pub fn wait(&mut self, wait: Wait) -> Result<(), TooManyWaits> {
+        if self.waits.len() >= MAX_WAITS {
+            return Err(TooManyWaits);
+        }
+        self.waits.push(wait);
+        Ok(())
+    }
+
+    /// Whether some `WaitFor` request waits.
+    pub fn waits(&self) -> bool {
+        !self.waits.is_empty()
+    }
+
+    /// Takes the waits for offsets below `next` (the next commit not yet evaluated), in the
+    /// order they came.
+    pub fn reached(&mut self, next: u64) -> Vec<Wait> {
+        let (reached, waiting) = self.waits.iter().partition(|wait| wait.offset < next);
+        self.waits = waiting;
+        reached
     }
 
     /// Its query sets, by id.

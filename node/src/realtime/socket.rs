@@ -25,6 +25,7 @@ use super::frame::Frame;
 use super::limits::CLOSE_TIMEOUT;
 use super::outbox::{self, Introduction, OneOffRows, Outbound, Outbox};
 use super::rows::QueryRows;
+use super::session::Wait;
 use super::stats::Dropped;
 use super::wire::Wire;
 use super::writer::{self, Renderer};
@@ -240,6 +241,13 @@ impl<W: Wire> Reader<'_, W> {
             ClientMessage::OneOffQuery { request_id, query } => {
                 let result = self.one_off(&query).await;
                 let _ = self.outbox.push(Outbound::OneOff { request_id, result });
+            }
+            ClientMessage::WaitFor { request_id, offset } => {
+                self.request(Request::WaitFor {
+                    connection: self.connection,
+                    wait: Wait { request_id, offset },
+                })
+                .await
             }
             _ => self.outbox.close(Close::new(
                 close::UNSUPPORTED_DATA,

@@ -12,10 +12,8 @@ use super::limits::COMPRESSION_THRESHOLD;
 use super::rows::{QueryRows, SharedJson};
 use crate::entry::{Entry, Invocation};
 use serde_json::value::RawValue;
-use std::time::Duration;
 use wasmod_abi::ModuleDef;
-use wasmod_protocol::errors::{ApiError, ErrorCode};
-use wasmod_protocol::http::CallResponse;
+use wasmod_protocol::errors::ApiError;
 use wasmod_protocol::ws::{
     BinaryClientMessage, BinaryServerMessage, ClientMessage, Compression, JsonClientMessage,
     RowList, ServerMessage, BIN_PROTOCOL, JSON_PROTOCOL,
@@ -40,12 +38,11 @@ pub trait Wire: Send + Sync + 'static {
     /// The arguments of a call to `entry`, encoded as the module takes them.
     fn args(entry: &Entry<'_>, args: Self::Args) -> Result<Vec<u8>, ApiError>;
 
-    /// The value `bytes` that the call `invocation` returned after `duration`.
+    /// The value `bytes` that the call `invocation` returned.
     fn value(
         module: &ModuleDef,
         invocation: &Invocation,
         bytes: Vec<u8>,
-        duration: Duration,
     ) -> Result<Self::Value, ApiError>;
 
     /// A query's rows: what entered its result, and what left it.
@@ -115,12 +112,7 @@ impl Wire for Binary {
         Ok(args)
     }
 
-    fn value(
-        _: &ModuleDef,
-        _: &Invocation,
-        bytes: Vec<u8>,
-        _: Duration,
-    ) -> Result<Vec<u8>, ApiError> {
+    fn value(_: &ModuleDef, _: &Invocation, bytes: Vec<u8>) -> Result<Vec<u8>, ApiError> {
         Ok(bytes)
     }
 
@@ -171,15 +163,8 @@ impl Wire for Json {
         module: &ModuleDef,
         invocation: &Invocation,
         bytes: Vec<u8>,
-        duration: Duration,
     ) -> Result<Box<RawValue>, ApiError> {
-        match crate::entry::returned(module, invocation, &bytes, duration)? {
-            CallResponse::Returned { result, .. } => Ok(result),
-            CallResponse::Committed { .. } => Err(ApiError::new(
-                ErrorCode::Internal,
-                "a call that returns a value answered as a commit",
-            )),
-        }
+        crate::entry::value(module, invocation, &bytes)
     }
 
     fn rows(module: &ModuleDef, rows: &QueryRows) -> Result<(SharedJson, SharedJson), String> {

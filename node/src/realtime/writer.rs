@@ -310,6 +310,18 @@ impl<W: Wire> Renderer<W> {
                 query_set_id,
                 message,
             },
+            Outbound::CaughtUp { request_id, offset } => {
+                ServerMessage::CaughtUp { request_id, offset }
+            }
+            Outbound::Refused {
+                request_id,
+                offset,
+                error,
+            } => ServerMessage::CallResult {
+                request_id,
+                offset,
+                result: Err(*error),
+            },
             Outbound::OneOff { request_id, result } => {
                 let result = match result {
                     Ok(found) => {
@@ -393,8 +405,16 @@ impl<W: Wire> Renderer<W> {
     /// The frames for a call's answer, holding a reducer's answer until its commit's update.
     fn answer(&self, answer: Answer<W::Value>, held: &mut Held) -> Ready {
         let reducer = match answer {
-            Answer::Result { request_id, result } => {
-                let message = ServerMessage::CallResult { request_id, result };
+            Answer::Result {
+                request_id,
+                offset,
+                result,
+            } => {
+                let message = ServerMessage::CallResult {
+                    request_id,
+                    offset,
+                    result,
+                };
                 return Ok(vec![W::encode(&message, self.compression)]);
             }
             Answer::Reducer(reducer) => reducer,

@@ -41,8 +41,7 @@ pub const SNAPSHOT_PATH: &str = "/v1/replication/snapshot";
 /// inserting every row.
 pub const SNAPSHOT_TYPE: &str = "application/vnd.wasmod.snapshot";
 
-/// The header of a snapshot's answer that says its offset (lowercase, as HTTP/2 wants it).
-pub const OFFSET_HEADER: &str = "x-wasmod-offset";
+pub use wasmod_protocol::http::OFFSET_HEADER;
 
 pub use address::StreamAddress;
 pub use edge::{EdgeSettings, Follow};

@@ -138,23 +138,31 @@ impl Primary {
         })
     }
 
-    /// Runs `call` on the primary and returns how it ended, its commit durable there (`None`
-    /// for a lifecycle reducer the module does not have).
-    pub async fn forward(&self, call: &ForwardedCall) -> Result<Option<Outcome>, PrimaryError> {
+    /// Runs `call` on the primary and returns how it ended, its commits durable there (`None`
+    /// for a lifecycle reducer the module does not have), and the primary's last commit when
+    /// it ended (its offset header): every commit the call made is at or before it.
+    pub async fn forward(
+        &self,
+        call: &ForwardedCall,
+    ) -> Result<(Option<Outcome>, u64), PrimaryError> {
         let body = serde_json::to_vec(call)
             .map_err(|error| PrimaryError::Malformed(format!("the call: {error}")))?;
-        let (status, _, answer) = self
+        let (status, offset, answer) = self
             .exchange(Method::POST, CALLS_PATH, Some(body.into()))
             .await?;
         if status != StatusCode::OK {
             return Err(refused(status, &answer));
         }
+        let offset = offset.ok_or_else(|| {
+            PrimaryError::Malformed(format!("a call's answer without its {OFFSET_HEADER}"))
+        })?;
         let outcome: Option<ForwardedOutcome> = serde_json::from_slice(&answer)
             .map_err(|error| PrimaryError::Malformed(format!("a call's outcome: {error}")))?;
-        outcome
+        let outcome = outcome
             .map(ForwardedOutcome::into_outcome)
             .transpose()
-            .map_err(PrimaryError::Malformed)
+            .map_err(PrimaryError::Malformed)?;
+        Ok((outcome, offset))
     }
 
     /// One request to `path`, within the deadline: the status, the offset header if any, and

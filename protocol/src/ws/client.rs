@@ -69,4 +69,15 @@ pub enum ClientMessage<Args> {
         /// The query, in the SQL subset.
         query: String,
     },
+    /// Asks to be told when this connection has been sent every update of the commits up to
+    /// `offset` (such as the offset in the answer to a call made over HTTP, or over another
+    /// connection): answered by a [`CaughtUp`](super::ServerMessage::CaughtUp) once they all
+    /// are, in order with the updates, so that a client that applies messages in order has
+    /// then applied every change up to `offset`. An offset not committed yet is waited for.
+    WaitFor {
+        /// Chosen by the client, echoed in the answer.
+        request_id: u32,
+        /// The commit offset to catch up to.
+        offset: u64,
+    },
 }

@@ -52,10 +52,16 @@ pub enum ServerMessage<Rows, Value> {
     },
     /// A commit, or the failure of the caller's own reducer call.
     TransactionUpdate(TransactionUpdate<Rows>),
-    /// The answer to a procedure or view call (which make no commit).
+    /// The answer to a procedure or view call, or the refusal of any call (or of a
+    /// [`WaitFor`](super::ClientMessage::WaitFor)) before it ran.
     CallResult {
         /// The call's `request_id`.
         request_id: u32,
+        /// The offset of the last commit when the call ended: every commit the call made (a
+        /// procedure's transactions) is at or before it, and so is the state a view read. A
+        /// client that reads over its subscriptions waits for it with
+        /// [`WaitFor`](super::ClientMessage::WaitFor) to see its own writes.
+        offset: u64,
         /// The returned value, or why the call failed.
         #[serde(with = "result")]
         result: Result<Value, ApiError>,
@@ -88,6 +94,14 @@ pub enum ServerMessage<Rows, Value> {
         tables: Vec<TableRows<Rows>>,
         /// When resumed, rows that left the query set's result, per table; empty otherwise.
         deletes: Vec<TableRows<Rows>>,
+    },
+    /// The answer to a [`WaitFor`](super::ClientMessage::WaitFor): every update of the
+    /// commits up to `offset` that this connection's query sets had has been sent before it.
+    CaughtUp {
+        /// The `WaitFor`'s `request_id`.
+        request_id: u32,
+        /// The offset waited for.
+        offset: u64,
     },
 }
 

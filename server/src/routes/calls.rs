@@ -89,7 +89,7 @@ pub(crate) async fn call<F: Family>(
             .acquire(Requester::of(identity, source))?;
         let invocation = entry.invocation();
         let sender = identity.unwrap_or(Identity::ZERO);
-        let outcome = state
+        let done = state
             .node
             .runner()
             .run(invocation.clone(), sender, ConnectionId::ZERO, args, slot)
@@ -97,7 +97,7 @@ pub(crate) async fn call<F: Family>(
         let answer = state
             .node
             .results()
-            .answer(&build.module, &invocation, outcome);
+            .answer(&build.module, &invocation, done);
         answer.await.map(Json)
     };
     Ok(state.node.metrics().measure(F::METRIC, work).await?)

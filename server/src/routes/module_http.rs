@@ -18,6 +18,11 @@
 //! ([`crate::operator`]). A request without a token counts against its source address's rate of
 //! anonymous calls; every request takes a call slot (its token's identity's, or its
 //! address's). The body is read last, once the token and the route are known to be good.
+//!
+//! Every response the module made carries `X-Wasmod-Offset` ([`OFFSET_HEADER`]): the last
+//! commit when the handler ended, which a client waits for on its subscription to read what
+//! the handler wrote (`WaitFor` in `docs/protocol.md`); the module's own header of that name is
+//! replaced.
 
 use super::extract::{Body, Caller, Source};
 use super::Shared;
@@ -34,6 +39,7 @@ use wasmod_host::Outcome;
 use wasmod_node::entry::failure;
 use wasmod_node::runner::RoutedRequest;
 use wasmod_node::slots::Requester;
+use wasmod_protocol::http::OFFSET_HEADER;
 
 /// The prefix of the module's routes.
 const PREFIX: &str = "/v1/http";
@@ -93,8 +99,12 @@ pub(crate) async fn forward(
             request,
         };
         drop(build);
-        let outcome = state.node.runner().http(routed, slot).await?;
-        response(outcome)
+        let done = state.node.runner().http(routed, slot).await?;
+        let mut response = response(done.value)?;
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static(OFFSET_HEADER), done.offset.into());
+        Ok(response)
     };
     let answer = state.node.metrics().measure("http", work).await;
     answer.or_else(|error| {

@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use wasmod_host::datastore::{durability, Database, TableChanges, TxData};
 use wasmod_node::replication::forward::{Forwarded, ForwardedCall, ForwardedOutcome};
 use wasmod_node::replication::{OFFSET_HEADER, SNAPSHOT_TYPE};
+use wasmod_node::worker::Room;
 
 /// `GET /v1/replication/snapshot`.
 pub(crate) async fn snapshot(
@@ -54,7 +55,9 @@ pub(crate) async fn snapshot(
 }
 
 /// `POST /v1/replication/calls`: the outcome of a forwarded call as JSON
-/// ([`ForwardedOutcome`], `null` for a lifecycle reducer the module does not have).
+/// ([`ForwardedOutcome`], `null` for a lifecycle reducer the module does not have), with the
+/// last commit when it ended in the offset header: what the edge waits to have applied
+/// before it answers its client.
 ///
 /// The edge token is checked before the body is read. A call that cannot run here (the
 /// module's queue is full, the server is shutting down, its commit could not be made durable)
@@ -63,7 +66,7 @@ pub(crate) async fn calls(
     State(state): Shared,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<Option<ForwardedOutcome>>, HttpError> {
+) -> Result<Response, HttpError> {
     edge_only(&state, &headers)?;
     // Arguments and requests up to the body limit, in hexadecimal, with room for the rest.
     let limit = 2 * state.config.max_body_bytes + (64 << 10);
@@ -77,17 +80,22 @@ pub(crate) async fn calls(
         ApiError::new(ErrorCode::BadJson, format!("not a forwarded call: {error}"))
     })?;
     // A disconnection waits for room, as the server's own clients' do: nobody would retry it.
-    let outcome = if call.call == Forwarded::Disconnect {
-        let run = move |module: &mut _| call.run(module);
-        state.node.worker().run_when_room(run).await?
+    let room = if call.call == Forwarded::Disconnect {
+        Room::Wait
     } else {
-        state
-            .node
-            .worker()
-            .run(move |module| call.run(module))
-            .await?
+        Room::Refuse
     };
-    Ok(Json(outcome.as_ref().map(ForwardedOutcome::from)))
+    let run = move |module: &mut _| call.run(module);
+    let done = state.node.worker().queue(run, room).await?.done().await?;
+    let outcome = done.value.as_ref().map(ForwardedOutcome::from);
+    Ok((
+        [(
+            HeaderName::from_static(OFFSET_HEADER),
+            done.offset.to_string(),
+        )],
+        Json(outcome),
+    )
+        .into_response())
 }
 
 /// Refuses a request without the edge token: `not_found` if the server serves no edges,

@@ -497,8 +497,13 @@ fn binary_json(message: &BinaryServerMessage) -> Value {
                 })).collect::<Vec<_>>(),
             })).collect::<Vec<_>>(),
         }}),
-        ServerMessage::CallResult { request_id, result } => json!({"CallResult": {
+        ServerMessage::CallResult {
+            request_id,
+            offset,
+            result,
+        } => json!({"CallResult": {
             "request_id": request_id,
+            "offset": offset,
             "result": match result {
                 Ok(bytes) => json!({"ok": bytes}),
                 Err(error) => json!({"err": {"code": error.code.as_str(), "message": error.message}}),
@@ -508,6 +513,9 @@ fn binary_json(message: &BinaryServerMessage) -> Value {
             query_set_id,
             message,
         } => json!({"SubscriptionError": {"query_set_id": query_set_id, "message": message}}),
+        ServerMessage::CaughtUp { request_id, offset } => {
+            json!({"CaughtUp": {"request_id": request_id, "offset": offset}})
+        }
         ServerMessage::OneOffQueryResult { request_id, result } => json!({"OneOffQueryResult": {
             "request_id": request_id,
             "result": match result {
