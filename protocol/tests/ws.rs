@@ -146,10 +146,6 @@ fn server_messages<R, V>(rows: impl Fn(&[(u64, &str)]) -> R, value: V) -> Vec<Se
             offset: 40,
             result: Err(ApiError::new(ErrorCode::EntryFailed, "no")),
         },
-        ServerMessage::CaughtUp {
-            request_id: 6,
-            offset: 41,
-        },
         ServerMessage::SubscriptionError {
             query_set_id: 8,
             message: "no table `x`".into(),
@@ -172,6 +168,10 @@ fn server_messages<R, V>(rows: impl Fn(&[(u64, &str)]) -> R, value: V) -> Vec<Se
                 rows: rows(&[(3, "cy")]),
             }],
             deletes: vec![],
+        },
+        ServerMessage::CaughtUp {
+            request_id: 6,
+            offset: 41,
         },
     ]
 }
@@ -230,7 +230,7 @@ fn json_server_messages_read_as_documented() {
     let returned: serde_json::Value = serde_json::from_str(&messages[5].to_json()).unwrap();
     assert_eq!(
         returned,
-        json!({"CallResult": {"request_id": 2, "result": {"ok": 1}}})
+        json!({"CallResult": {"request_id": 2, "offset": 41, "result": {"ok": 1}}})
     );
     let queried: serde_json::Value = serde_json::from_str(&messages[9].to_json()).unwrap();
     assert_eq!(
@@ -246,6 +246,12 @@ fn json_server_messages_read_as_documented() {
     assert_eq!(
         update["TransactionUpdate"]["timestamp"],
         json!(1_700_000_000_000_000i64)
+    );
+    let caught_up: serde_json::Value =
+        serde_json::from_str(&messages.last().unwrap().to_json()).unwrap();
+    assert_eq!(
+        caught_up,
+        json!({"CaughtUp": {"request_id": 6, "offset": 41}})
     );
     let failed: serde_json::Value = serde_json::from_str(&messages[6].to_json()).unwrap();
     assert_eq!(

@@ -140,6 +140,39 @@ impl Live {
         .expect("joined")
     }
 
+    /// `POST {path}` with the JSON `body` (and `token` as a bearer, if any): the status, the
+    /// `X-Wasmod-Offset` header if any, and the body parsed as JSON (`null` if it is not).
+    pub async fn post(
+        &self,
+        path: &str,
+        token: Option<&str>,
+        body: &str,
+    ) -> (u16, Option<u64>, Value) {
+        let url = format!("http://{}{path}", self.addr);
+        let (token, body) = (token.map(str::to_owned), body.to_owned());
+        tokio::task::spawn_blocking(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .timeout_global(Some(PATIENCE))
+                .http_status_as_error(false)
+                .build()
+                .into();
+            let mut request = agent.post(&url).header("content-type", "application/json");
+            if let Some(token) = token {
+                request = request.header("authorization", format!("Bearer {token}"));
+            }
+            let mut answer = request.send(body).expect("an answer");
+            let offset = answer
+                .headers()
+                .get("x-wasmod-offset")
+                .and_then(|value| value.to_str().ok()?.parse().ok());
+            let text = answer.body_mut().read_to_string().expect("a body");
+            let json = serde_json::from_str(&text).unwrap_or(Value::Null);
+            (answer.status().as_u16(), offset, json)
+        })
+        .await
+        .expect("joined")
+    }
+
     /// The subscribe URL, with `query` (`?token=..`) if not empty.
     pub fn url(&self, query: &str) -> String {
         format!("ws://{}/v1/subscribe{query}", self.addr)
@@ -381,6 +414,11 @@ pub fn one_off(request_id: u32, query: &str) -> Value {
     json!({"OneOffQuery": {"request_id": request_id, "query": query}})
 }
 
+/// `{"WaitFor": ..}`.
+pub fn wait_for(request_id: u32, offset: u64) -> Value {
+    json!({"WaitFor": {"request_id": request_id, "offset": offset}})
+}
+
 /// `{"CallReducer": ..}` with string arguments.
 pub fn call_reducer(request_id: u32, name: &str, args: &[&str]) -> Value {
     call("CallReducer", request_id, name, args)
@@ -420,6 +458,10 @@ fn binary(message: &Value) -> BinaryClientMessage {
         },
         "Unsubscribe" => BinaryClientMessage::Unsubscribe {
             query_set_id: number("query_set_id"),
+        },
+        "WaitFor" => BinaryClientMessage::WaitFor {
+            request_id: number("request_id"),
+            offset: body["offset"].as_u64().expect("offset"),
         },
         "CallReducer" => BinaryClientMessage::CallReducer {
             request_id: number("request_id"),

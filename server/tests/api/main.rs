@@ -29,3 +29,4 @@ mod swap;
 mod tables;
 mod unread;
 mod visibility;
+mod wait_for;
