@@ -252,6 +252,19 @@ impl WasmodClient {
         self.call_value(JsonCall::View, name, args)
     }
 
+    /// Resolves once the cache holds every change up to commit `offset` that this client's
+    /// query sets see, their callbacks run ([`Client::sync`]): read-your-writes for a write
+    /// made over HTTP or by another client. Rejects if `offset` is not a whole number of at
+    /// least 0, or if the connection is lost first.
+    #[wasm_bindgen(js_name = caughtUp)]
+    pub fn caught_up(&self, offset: f64) -> Promise {
+        let sync = whole(offset).map(|offset| self.client.sync(offset));
+        future_to_promise(async move {
+            sync?.await.map_err(js_value)?;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// Closes the connection; calls still waiting reject. Resolves once it is closed.
     pub fn disconnect(&self) -> Promise {
         let client = self.client.clone();
@@ -259,6 +272,18 @@ impl WasmodClient {
             client.disconnect().await;
             Ok(JsValue::UNDEFINED)
         })
+    }
+}
+
+/// `number` as an offset: a whole number from 0 to 2^53 (JavaScript's exact integers).
+fn whole(number: f64) -> Result<u64, JsValue> {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if number.fract() == 0.0 && (0.0..=EXACT).contains(&number) {
+        Ok(number as u64)
+    } else {
+        Err(js_value(Error::Protocol(format!(
+            "an offset is a whole number of at least 0, not {number}"
+        ))))
     }
 }
 

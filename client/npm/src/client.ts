@@ -379,6 +379,27 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
     return this.wasm.callView(name, args) as Promise<R>;
   }
 
+  /**
+   * Resolves once the cache holds every change up to commit `offset` that this client's
+   * subscriptions see, their callbacks run: read-your-writes for a write made elsewhere. An
+   * HTTP call answers with its commit's `offset` (`{"offset": 41, "status": "committed"}`),
+   * an HTTP handler with an `X-Wasmod-Offset` header. Resolves at once if an update at or past
+   * `offset` was applied already; otherwise asks the server, which waits for that commit if
+   * it has not happened yet. Rejects if the connection is lost first.
+   *
+   * ```ts
+   * const answer = await fetch(`${base}/v1/reducers/send`, { method: "POST", body: '["hi"]', headers });
+   * const { offset } = await answer.json();
+   * await client.caughtUp(offset);
+   * client.rows("message"); // includes "hi"
+   * ```
+   *
+   * A procedure called through the client resolves only once its writes are in the cache.
+   */
+  async caughtUp(offset: number): Promise<void> {
+    await this.wasm.caughtUp(offset);
+  }
+
   /** Closes the connection for good; calls still waiting reject. */
   async disconnect(): Promise<void> {
     await this.wasm.disconnect();

@@ -80,6 +80,29 @@ describe("a client in Node against wasmod serve", () => {
     );
   });
 
+  it("reads a write made over HTTP once caught up to its offset", async () => {
+    const client = await connect();
+    await client.subscribed(QUERIES);
+    const answer = await fetch(`${server.url}/v1/reducers/send`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${client.token}`, "content-type": "application/json" },
+      body: JSON.stringify(["written over http"]),
+    });
+    expect(answer.status).toBe(200);
+    const { offset, status } = (await answer.json()) as { offset: number; status: string };
+    expect(status).toBe("committed");
+    await client.caughtUp(offset);
+    expect(client.rows("message").some((row) => row.text === "written over http")).toBe(true);
+
+    const handled = await fetch(`${server.url}/v1/http/messages`, { method: "POST", body: "from a handler" });
+    expect(handled.status).toBe(201);
+    const header = handled.headers.get("x-wasmod-offset");
+    expect(header).toMatch(/^[0-9]+$/);
+    await client.caughtUp(Number(header));
+    expect(client.rows("message").some((row) => row.text === "from a handler")).toBe(true);
+    await expect(client.caughtUp(-1)).rejects.toThrow(/whole number/);
+  });
+
   it("rejects a failed call with the reducer's error, and an unknown reducer by name", async () => {
     const client = await connect();
     await expect(client.callReducer("send", [""])).rejects.toThrow(/cannot be empty/);

@@ -14,3 +14,4 @@ mod reconnect;
 mod socket;
 mod subscriptions;
 mod support;
+mod sync;

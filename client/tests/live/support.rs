@@ -9,7 +9,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use wasmod_client::{Backoff, Client, ClientBuilder};
 use wasmod_host::datastore::durability;
-use wasmod_host::{CompiledModule, InstanceEnv, Persistence, WasmConfig, WasmEngine, WasmModule};
+use wasmod_host::{
+    AllowList, CompiledModule, InstanceEnv, OutboundHttp, Persistence, WasmConfig, WasmEngine,
+    WasmModule,
+};
 use wasmod_protocol::description::ModuleDescription;
 use wasmod_server::logfeed::LogFeed;
 use wasmod_server::{AdminOptions, OperatorToken, Secret, Server, ServerConfig};
@@ -113,6 +116,39 @@ pub fn crash_image(dir: &Path) -> tempfile::TempDir {
     image
 }
 
+/// A quickstart server in memory whose procedures may fetch from `host` (`127.0.0.1:port`).
+pub fn memory_server_fetching_from(host: &str) -> Server {
+    let allow = AllowList::from_rules([host]).expect("a rule");
+    let env = InstanceEnv::unloaded().with_http_client(Arc::new(OutboundHttp::new(allow)));
+    server_in(env, ServerConfig::default())
+}
+
+/// An HTTP server on a loopback port that answers every request `200` with `body`, until the
+/// test ends; its `host:port`.
+pub fn motd_server(body: &'static str) -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let host = listener.local_addr().expect("an address").to_string();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = Vec::new();
+            let mut buf = [0; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    host
+}
+
 fn server_in(env: InstanceEnv, config: ServerConfig) -> Server {
     let module =
         WasmModule::load(quickstart(), WasmConfig::default(), env).expect("the quickstart loads");
@@ -156,6 +192,33 @@ impl Live {
     /// The server's base URL.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// `POST {path}` with `body` (and `token` as a bearer): the answer's JSON (`null` if it is
+    /// not JSON) and its `X-Wasmod-Offset` header, if any; panics unless it is a success.
+    pub async fn post(
+        &self,
+        path: &str,
+        token: &str,
+        body: &str,
+    ) -> (serde_json::Value, Option<u64>) {
+        let url = format!("{}{path}", self.url());
+        let (token, body) = (token.to_owned(), body.to_owned());
+        tokio::task::spawn_blocking(move || {
+            let mut answer = ureq::post(&url)
+                .header("authorization", format!("Bearer {token}"))
+                .header("content-type", "application/json")
+                .send(body)
+                .expect("a success");
+            let offset = answer
+                .headers()
+                .get("x-wasmod-offset")
+                .and_then(|value| value.to_str().ok()?.parse().ok());
+            let text = answer.body_mut().read_to_string().expect("a body");
+            (serde_json::from_str(&text).unwrap_or_default(), offset)
+        })
+        .await
+        .expect("joined")
     }
 
     /// `GET /v1/module`.

@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn answers_are_read_by_status_and_body() {
-        let committed = br#"{"duration_us":12,"status":"committed"}"#;
+        let committed = br#"{"duration_us":12,"offset":41,"status":"committed"}"#;
         assert_eq!(answer(StatusCode::OK, committed), Answer::Committed);
         let refused = br#"{"code":"entry_failed","message":"insufficient funds"}"#;
         assert_eq!(
