@@ -281,9 +281,10 @@ fn whole(number: f64) -> Result<u64, JsValue> {
     if number.fract() == 0.0 && (0.0..=EXACT).contains(&number) {
         Ok(number as u64)
     } else {
-        Err(js_value(Error::Protocol(format!(
-            "an offset is a whole number of at least 0, not {number}"
-        ))))
+        // Not formatted with the number: float formatting would add kilobytes to the wasm.
+        Err(js_value(Error::Protocol(
+            "an offset is a whole number of at least 0".to_owned(),
+        )))
     }
 }
 
