@@ -60,7 +60,7 @@ mod transport;
 pub mod web;
 
 pub use client::{Client, ClientBuilder};
-pub use connection::{Backoff, ReducerOutcome, SubscriptionState, MAX_CALLS_IN_FLIGHT};
+pub use connection::{Backoff, ReducerOutcome, SubscriptionState, MAX_CALLS_IN_FLIGHT, MAX_WAITS};
 pub use delivery::Callbacks;
 pub use error::Error;
 pub use new_build::NewBuild;

@@ -650,7 +650,7 @@ impl Evaluator {
                 };
                 self.outgoing.send(*connection, &session.outbox, caught_up);
             }
-            session.waits()
+            session.is_waiting()
         });
     }
 

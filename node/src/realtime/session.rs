@@ -80,7 +80,7 @@ impl Session {
     }
 
     /// Whether some `WaitFor` request waits.
-    pub fn waits(&self) -> bool {
+    pub fn is_waiting(&self) -> bool {
         !self.waits.is_empty()
     }
 
