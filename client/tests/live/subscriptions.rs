@@ -232,3 +232,41 @@ async fn rows_in_parts_are_applied_together_before_any_callback() {
     assert_eq!(texts.len(), 30);
     assert_eq!(messages.count(), 30);
 }
+
+/// Two queries of one set select the same row (the server sends it once per query): the
+/// cache holds it once, calls back once when it arrives, and a change that takes it out of
+/// one query only (a user going offline) is one update, not a delete and an insert.
+#[tokio::test]
+async fn overlapping_queries_in_one_set_call_back_once_per_row() {
+    let live = Live::serve(memory_server()).await;
+    let watcher = live.client().await;
+    let users = watcher.table::<User>("user");
+    let (inserted, updated, deleted) = (log(), log(), log());
+    let seen = inserted.clone();
+    users.on_insert(move |user: &User| seen.lock().push(user.identity));
+    let seen = updated.clone();
+    users.on_update(move |old: &User, new: &User| seen.lock().push((old.online, new.online)));
+    let seen = deleted.clone();
+    users.on_delete(move |user: &User| seen.lock().push(user.identity));
+    let subscription = watcher
+        .subscription()
+        .subscribe(["SELECT * FROM user WHERE online = true", USERS]);
+    subscription.applied().await.expect("applied");
+    assert_eq!(
+        *inserted.lock(),
+        [watcher.identity()],
+        "one insert for two holders"
+    );
+
+    let other = live.client().await;
+    let them = other.identity();
+    eventually("the other user arrives", || inserted.lock().len() == 2).await;
+    assert_eq!(users.count(), 2);
+    other.disconnect().await;
+    eventually("the other user goes offline", || !updated.lock().is_empty()).await;
+    assert_eq!(*updated.lock(), [(true, false)]);
+    assert!(deleted.lock().is_empty(), "still held by `{USERS}`");
+    let offline = users.find_by("identity", &them).expect("decodes");
+    assert_eq!(offline.map(|user| user.online), Some(false));
+    assert_eq!(inserted.lock().len(), 2, "no second insert");
+}
