@@ -578,6 +578,25 @@ fn a_write_through_an_edge_is_answered_once_the_edge_holds_it() {
     assert!(messages(&edge.base)
         .values()
         .any(|text| text == "held back"));
+
+    // A module HTTP handler's transaction is waited for the same way (its answer carries the
+    // primary's last commit, which the edge must hold first).
+    signal(redis, "STOP");
+    let url = format!("{}/v1/http/messages", edge.base);
+    let call =
+        std::thread::spawn(move || send(&agent(), "POST", &url, None, Some("handled, held back")));
+    std::thread::sleep(Duration::from_millis(1500));
+    let early = call.is_finished();
+    signal(redis, "CONT");
+    assert!(
+        !early,
+        "the handler was answered before the edge had its commit"
+    );
+    let (status, body) = call.join().expect("the handler answers");
+    assert_eq!(status, 201, "{body}");
+    assert!(messages(&edge.base)
+        .values()
+        .any(|text| text == "handled, held back"));
 }
 
 #[test]
