@@ -1,0 +1,457 @@
+//! wasmod deployed as `docs/deployment.md` says: a real `wasmod serve` of the quickstart on
+//! loopback in plain HTTP, behind Debian's nginx terminating TLS with the committed
+//! `deploy/nginx.conf` (the doc's file, rendered with this test's port, certificate and server:
+//! each line it replaces must be there, so the file and the test cannot drift apart). The
+//! certificate is a test CA's, made here (rcgen), and the Rust SDK is given that CA as its root.
+//!
+//! Through the proxy: the SDK connects over `wss://`, subscribes, calls a reducer and receives
+//! its update; the HTTP API answers over `https://`; nginx restarted under the client, the
+//! client reconnects through it and resumes its subscription (only what changed meanwhile
+//! comes). Without the test CA (the platform's roots only) the connection fails with a
+//! certificate error that says so. The server's refusal of an upgrade (a bad token) reaches
+//! the client through nginx with its code, and so does nginx's own per-address limit of new
+//! identities, in the server's JSON error.
+//!
+//! nginx runs as the test's own process (`-g 'daemon off;'`), with its prefix, logs and
+//! temporary files in a temporary directory, on a free loopback port; it is stopped when the
+//! test ends. `.ci/run` installs Debian's `nginx` (not started as a service).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::{free_port, stop, Served};
+use wasmod_client::{Backoff, Certificate, Client, ClientBuilder, Error, ErrorCode};
+use wasmod_wasm_tests::{built, workspace_root, Profile};
+
+#[path = "../../client/tests/shared/rows.rs"]
+#[allow(dead_code)] // Its `User` is not read here.
+mod rows;
+use rows::Message;
+
+/// How long a test waits for what should come.
+const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The flags `docs/deployment.md` gives `wasmod serve` behind the proxy: the per-address limits
+/// are nginx's, every connection the server sees coming from nginx's address.
+const BEHIND_A_PROXY: [&str; 6] = [
+    "--identities-per-minute",
+    "0",
+    "--anonymous-calls-per-minute",
+    "0",
+    "--max-connections-per-address",
+    "10000",
+];
+
+/// A test CA and a certificate it signed for `127.0.0.1`, in PEM.
+struct Certificates {
+    ca: String,
+    server: String,
+    server_key: String,
+}
+
+impl Certificates {
+    fn new() -> Self {
+        let ca_key = rcgen::KeyPair::generate().expect("a key");
+        let mut ca = rcgen::CertificateParams::new(Vec::new()).expect("parameters");
+        ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca.key_usages = vec![
+            rcgen::KeyUsagePurpose::KeyCertSign,
+            rcgen::KeyUsagePurpose::CrlSign,
+        ];
+        ca.distinguished_name
+            .push(rcgen::DnType::CommonName, "wasmod proxy test CA");
+        let ca_certificate = ca.self_signed(&ca_key).expect("the CA's certificate");
+        let issuer = rcgen::Issuer::new(ca, ca_key);
+        let server_key = rcgen::KeyPair::generate().expect("a key");
+        let server = rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned()])
+            .expect("parameters")
+            .signed_by(&server_key, &issuer)
+            .expect("the server's certificate");
+        Self {
+            ca: ca_certificate.pem(),
+            server: server.pem(),
+            server_key: server_key.serialize_pem(),
+        }
+    }
+
+    /// The CA, as the SDK takes it.
+    fn root(&self) -> Certificate {
+        Certificate::from_pem(self.ca.as_bytes()).expect("the CA reads")
+    }
+}
+
+/// The committed configuration of `docs/deployment.md`.
+fn committed_config() -> PathBuf {
+    workspace_root().join("deploy").join("nginx.conf")
+}
+
+/// `text` with `from` replaced by `to`, which must be there exactly once.
+fn replaced(text: &str, from: &str, to: &str) -> String {
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "deploy/nginx.conf has `{from}` once (the test replaces it)"
+    );
+    text.replace(from, to)
+}
+
+/// Debian's nginx: `/usr/sbin/nginx`, which a user's `PATH` may lack, else whichever `nginx`
+/// the `PATH` finds.
+fn nginx_command() -> PathBuf {
+    let debian = Path::new("/usr/sbin/nginx");
+    if debian.exists() {
+        debian.to_owned()
+    } else {
+        PathBuf::from("nginx")
+    }
+}
+
+/// Debian's nginx, run by the test on a loopback port with the committed configuration.
+struct Nginx {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl Nginx {
+    /// nginx in front of the server at `upstream` (`127.0.0.1:PORT`), serving `certificates`'
+    /// server certificate, on a free port.
+    fn start(upstream: &str, certificates: &Certificates) -> Self {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = |name: &str| dir.path().join(name).display().to_string();
+        std::fs::write(path("server.pem"), &certificates.server).expect("written");
+        std::fs::write(path("server.key"), &certificates.server_key).expect("written");
+        let port = free_port();
+        let template = std::fs::read_to_string(committed_config()).expect("deploy/nginx.conf");
+        let site = replaced(
+            &template,
+            "server 127.0.0.1:3000;",
+            &format!("server {upstream};"),
+        );
+        let site = replaced(
+            &site,
+            "listen 443 ssl;",
+            &format!("listen 127.0.0.1:{port} ssl;"),
+        );
+        let site = replaced(
+            &site,
+            "/etc/letsencrypt/live/chat.example.org/fullchain.pem",
+            &path("server.pem"),
+        );
+        let site = replaced(
+            &site,
+            "/etc/letsencrypt/live/chat.example.org/privkey.pem",
+            &path("server.key"),
+        );
+        std::fs::write(path("wasmod.conf"), site).expect("written");
+        // What Debian's /etc/nginx/nginx.conf would hold, in the test's directory: logs,
+        // temporary files and the pid file in it, no other site.
+        let main = format!(
+            "worker_processes 1;\n\
+             pid {pid};\n\
+             events {{ worker_connections 1024; }}\n\
+             http {{\n\
+                 access_log {access};\n\
+                 client_body_temp_path {temp}/body;\n\
+                 proxy_temp_path {temp}/proxy;\n\
+                 fastcgi_temp_path {temp}/fastcgi;\n\
+                 uwsgi_temp_path {temp}/uwsgi;\n\
+                 scgi_temp_path {temp}/scgi;\n\
+                 include {site};\n\
+             }}\n",
+            pid = path("nginx.pid"),
+            access = path("access.log"),
+            temp = dir.path().display(),
+            site = path("wasmod.conf"),
+        );
+        std::fs::write(path("nginx.conf"), main).expect("written");
+        let mut nginx = Self {
+            child: None,
+            dir,
+            port,
+        };
+        nginx.resume();
+        nginx
+    }
+
+    /// Starts it (again, on the same port) and waits until it accepts connections.
+    fn resume(&mut self) {
+        let dir = self.dir.path();
+        let child = Command::new(nginx_command())
+            .arg("-p")
+            .arg(dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .arg("-e")
+            .arg(dir.join("error.log"))
+            .args(["-g", "daemon off;"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx starts (apt-get install nginx)");
+        self.child = Some(child);
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            let exited = self.child.as_mut().and_then(|child| child.try_wait().ok()?);
+            assert!(exited.is_none(), "nginx exited: {}", self.log(dir));
+            assert!(started.elapsed() < PATIENCE, "nginx did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Stops it (SIGTERM: nginx closes every connection at once) and waits for it.
+    fn halt(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            stop(&mut child);
+        }
+    }
+
+    fn log(&self, dir: &Path) -> String {
+        std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+    }
+
+    /// `wss://127.0.0.1:PORT`: nginx's address, over TLS.
+    fn url(&self) -> String {
+        format!("wss://127.0.0.1:{}", self.port)
+    }
+
+    /// `https://127.0.0.1:PORT`.
+    fn https(&self) -> String {
+        format!("https://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// The quickstart served by `wasmod serve` as behind a proxy, and nginx in front of it.
+struct Deployment {
+    nginx: Nginx,
+    served: Served,
+    certificates: Certificates,
+    _data: tempfile::TempDir,
+}
+
+impl Deployment {
+    fn start() -> Self {
+        let wasm = built(Profile::Release).library_path("quickstart");
+        let data = tempfile::tempdir().expect("a data directory");
+        let flags: Vec<&std::ffi::OsStr> =
+            BEHIND_A_PROXY.iter().map(|flag| flag.as_ref()).collect();
+        let served = Served::start_with(&wasm, data.path(), "127.0.0.1:0", &flags);
+        let certificates = Certificates::new();
+        let upstream = served.base.strip_prefix("http://").expect("an address");
+        let nginx = Nginx::start(upstream, &certificates);
+        Self {
+            nginx,
+            served,
+            certificates,
+            _data: data,
+        }
+    }
+
+    /// A client of the quickstart through the proxy, trusting the test CA, reconnecting soon.
+    fn client(&self) -> ClientBuilder {
+        Client::builder(self.nginx.url())
+            .root_certificate(self.certificates.root())
+            .keyed_table::<Message>("message", "id")
+            .reconnect(Some(Backoff {
+                first: Duration::from_millis(50),
+                max: Duration::from_millis(200),
+            }))
+    }
+
+    /// An HTTP agent through the proxy, trusting the test CA.
+    fn https_agent(&self) -> ureq::Agent {
+        let ca = ureq::tls::Certificate::from_pem(self.certificates.ca.as_bytes())
+            .expect("the CA reads");
+        let tls = ureq::tls::TlsConfig::builder()
+            .root_certs(ureq::tls::RootCerts::new_with_certs(&[ca]))
+            .build();
+        ureq::Agent::config_builder()
+            .tls_config(tls)
+            .http_status_as_error(false)
+            .timeout_global(Some(PATIENCE))
+            .build()
+            .into()
+    }
+}
+
+/// Waits until `condition` holds.
+async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENCE;
+    while !condition() {
+        assert!(Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The texts of the messages in `client`'s cache, in order of their ids.
+fn texts(client: &Client) -> Vec<String> {
+    let mut messages = client
+        .table::<Message>("message")
+        .rows()
+        .expect("rows decode");
+    messages.sort_by_key(|message| message.id);
+    messages.into_iter().map(|message| message.text).collect()
+}
+
+#[tokio::test]
+async fn the_sdk_subscribes_calls_and_resumes_over_wss_through_nginx() {
+    let mut deployment = Deployment::start();
+    let client = deployment
+        .client()
+        .connect()
+        .await
+        .expect("connected over wss");
+    let identity = client.identity();
+    let inserted = Arc::new(Mutex::new(Vec::new()));
+    let seen = inserted.clone();
+    client
+        .table::<Message>("message")
+        .on_insert(move |message: &Message| {
+            seen.lock().expect("the log").push(message.text.clone())
+        });
+    let subscription = client.subscription().subscribe(["SELECT * FROM message"]);
+    subscription
+        .applied()
+        .await
+        .expect("applied through the proxy");
+    client
+        .call_reducer("send", &("over TLS".to_owned(),))
+        .await
+        .expect("the reducer ran");
+    eventually("the update came back", || {
+        *inserted.lock().expect("the log") == ["over TLS"]
+    })
+    .await;
+
+    // The HTTP API through the proxy: the module's description, and a reducer called as the
+    // client's identity while the client is away (nginx stopped under it).
+    let agent = deployment.https_agent();
+    let mut description = agent
+        .get(format!("{}/v1/module", deployment.nginx.https()))
+        .call()
+        .expect("an answer over https");
+    assert_eq!(description.status(), 200);
+    assert!(description
+        .body_mut()
+        .read_to_string()
+        .expect("a body")
+        .contains("\"message\""));
+
+    deployment.nginx.halt();
+    eventually("the client knows it is away", || {
+        client.connection_state() == wasmod_client::ConnectionState::Reconnecting
+    })
+    .await;
+    let direct = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .new_agent();
+    let mut sent = direct
+        .post(format!("{}/v1/reducers/send", deployment.served.base))
+        .header("authorization", format!("Bearer {}", client.token()))
+        .send("[\"while away\"]")
+        .expect("an answer");
+    assert_eq!(
+        sent.status(),
+        200,
+        "{}",
+        sent.body_mut().read_to_string().unwrap_or_default()
+    );
+    deployment.nginx.resume();
+    eventually("the client reconnects through nginx and catches up", || {
+        texts(&client) == ["over TLS", "while away"]
+    })
+    .await;
+    assert!(subscription.resumed(), "only what changed came");
+    assert_eq!(client.identity(), identity, "the same identity");
+    assert_eq!(
+        *inserted.lock().expect("the log"),
+        ["over TLS", "while away"]
+    );
+
+    // A call made over the new socket, through the restarted proxy.
+    let mut over_https = agent
+        .post(format!("{}/v1/reducers/send", deployment.nginx.https()))
+        .header("authorization", format!("Bearer {}", client.token()))
+        .send("[\"over https\"]")
+        .expect("an answer over https");
+    assert_eq!(
+        over_https.status(),
+        200,
+        "{}",
+        over_https.body_mut().read_to_string().unwrap_or_default()
+    );
+    eventually("the HTTP call's update came over wss", || {
+        texts(&client) == ["over TLS", "while away", "over https"]
+    })
+    .await;
+    client.disconnect().await;
+}
+
+#[tokio::test]
+async fn without_the_test_ca_the_proxys_certificate_is_refused_with_a_certificate_error() {
+    let deployment = Deployment::start();
+    let refused = Client::builder(deployment.nginx.url())
+        .connect()
+        .await
+        .err()
+        .expect("the platform's roots do not include the test CA");
+    let Error::Connect(why) = &refused else {
+        panic!("not a connection error: {refused:?}");
+    };
+    assert!(why.contains("TLS failed"), "{why}");
+    assert!(
+        why.contains("certificate was refused (UnknownIssuer)"),
+        "{why}"
+    );
+    assert!(why.contains("root_certificate"), "the fix is named: {why}");
+}
+
+#[tokio::test]
+async fn refusals_reach_the_client_through_nginx_with_their_code() {
+    let deployment = Deployment::start();
+    // The server's own: a token that is not one.
+    let refused = deployment
+        .client()
+        .token("not-a-token")
+        .connect()
+        .await
+        .err()
+        .expect("a bad token is refused");
+    assert_eq!(refused.code(), Some(ErrorCode::InvalidToken), "{refused:?}");
+
+    // nginx's, per address (the server's is off, as the deployment doc says): 30 new
+    // identities at once, then `too_many_calls` in the server's JSON error.
+    let mut clients = Vec::new();
+    let refused = loop {
+        match deployment.client().connect().await {
+            Ok(client) => clients.push(client),
+            Err(error) => break error,
+        }
+        assert!(clients.len() <= 40, "nginx never limited new identities");
+    };
+    assert!(clients.len() >= 30, "{} new identities", clients.len());
+    assert_eq!(refused.code(), Some(ErrorCode::TooManyCalls), "{refused:?}");
+    assert!(
+        matches!(&refused, Error::Refused { status: 429, reason, .. } if reason.contains("the proxy's limit")),
+        "{refused:?}"
+    );
+    // A client with a token is not a new identity: nginx lets it through.
+    let known = deployment
+        .client()
+        .token(clients[0].token())
+        .connect()
+        .await
+        .expect("a known identity connects");
+    assert_eq!(known.identity(), clients[0].identity());
+}
