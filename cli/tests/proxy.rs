@@ -10,7 +10,8 @@
 //! comes). Without the test CA (the platform's roots only) the connection fails with a
 //! certificate error that says so. The server's refusal of an upgrade (a bad token) reaches
 //! the client through nginx with its code, and so does nginx's own per-address limit of new
-//! identities, in the server's JSON error.
+//! identities, in the server's JSON error. The access log keeps no token (a browser sends its
+//! token in the query).
 //!
 //! nginx runs as the test's own process (`-g 'daemon off;'`), with its prefix, logs and
 //! temporary files in a temporary directory, on a free loopback port; it is stopped when the
@@ -146,6 +147,11 @@ impl Nginx {
             "/etc/letsencrypt/live/chat.example.org/privkey.pem",
             &path("server.key"),
         );
+        let site = replaced(
+            &site,
+            "/var/log/nginx/wasmod.access.log",
+            &path("wasmod.access.log"),
+        );
         std::fs::write(path("wasmod.conf"), site).expect("written");
         // What Debian's /etc/nginx/nginx.conf would hold, in the test's directory: logs,
         // temporary files and the pid file in it, no other site.
@@ -154,7 +160,7 @@ impl Nginx {
              pid {pid};\n\
              events {{ worker_connections 1024; }}\n\
              http {{\n\
-                 access_log {access};\n\
+                 access_log off;\n\
                  client_body_temp_path {temp}/body;\n\
                  proxy_temp_path {temp}/proxy;\n\
                  fastcgi_temp_path {temp}/fastcgi;\n\
@@ -163,7 +169,6 @@ impl Nginx {
                  include {site};\n\
              }}\n",
             pid = path("nginx.pid"),
-            access = path("access.log"),
             temp = dir.path().display(),
             site = path("wasmod.conf"),
         );
@@ -212,6 +217,11 @@ impl Nginx {
 
     fn log(&self, dir: &Path) -> String {
         std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+    }
+
+    /// What nginx wrote in the site's access log.
+    fn access_log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("wasmod.access.log")).unwrap_or_default()
     }
 
     /// `wss://127.0.0.1:PORT`: nginx's address, over TLS.
@@ -454,4 +464,22 @@ async fn refusals_reach_the_client_through_nginx_with_their_code() {
         .await
         .expect("a known identity connects");
     assert_eq!(known.identity(), clients[0].identity());
+}
+
+#[tokio::test]
+async fn the_access_log_keeps_no_token() {
+    let deployment = Deployment::start();
+    let secret = "wm1.a-token-in-the-query";
+    let answer = deployment
+        .https_agent()
+        .get(format!(
+            "{}/v1/subscribe?token={secret}",
+            deployment.nginx.https()
+        ))
+        .call()
+        .expect("an answer");
+    assert_eq!(answer.status(), 400, "not an upgrade");
+    let log = deployment.nginx.access_log();
+    assert!(log.contains("GET /v1/subscribe HTTP/1.1\" 400"), "{log}");
+    assert!(!log.contains(secret), "{log}");
 }

@@ -5,7 +5,9 @@
 use bytes::Bytes;
 use std::fmt;
 use std::time::Duration;
-use wasmod_protocol::errors::{ApiError, ErrorBody};
+use wasmod_protocol::errors::ApiError;
+#[cfg(not(target_arch = "wasm32"))]
+use wasmod_protocol::errors::ErrorBody;
 
 /// A data frame's payload, either way.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -105,8 +107,12 @@ impl std::error::Error for OpenError {}
 
 /// The most of a refusal's body that is kept as its reason, when it is not an API error (a
 /// proxy's HTML page can be long).
+#[cfg(not(target_arch = "wasm32"))]
 const REASON_BYTES: usize = 512;
 
+/// A browser's `WebSocket` shows no refused upgrade's status or body: only the native
+/// transport reads them.
+#[cfg(not(target_arch = "wasm32"))]
 impl OpenError {
     /// The refusal of an upgrade answered `status` (with its canonical reason, `Too Many
     /// Requests`) and `body`: the server's API error if the body is one, else its text.
@@ -133,7 +139,7 @@ impl OpenError {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use wasmod_protocol::errors::ErrorCode;
