@@ -411,20 +411,22 @@ async fn the_sdk_subscribes_calls_and_resumes_over_wss_through_nginx() {
 #[tokio::test]
 async fn without_the_test_ca_the_proxys_certificate_is_refused_with_a_certificate_error() {
     let deployment = Deployment::start();
-    let refused = Client::builder(deployment.nginx.url())
-        .connect()
-        .await
-        .err()
-        .expect("the platform's roots do not include the test CA");
-    let Error::Connect(why) = &refused else {
-        panic!("not a connection error: {refused:?}");
-    };
-    assert!(why.contains("TLS failed"), "{why}");
-    assert!(
-        why.contains("certificate was refused (UnknownIssuer)"),
-        "{why}"
-    );
-    assert!(why.contains("root_certificate"), "the fix is named: {why}");
+    for url in [deployment.nginx.url(), deployment.nginx.https()] {
+        let refused = Client::builder(url.as_str())
+            .connect()
+            .await
+            .err()
+            .expect("the platform's roots do not include the test CA");
+        let Error::Connect(why) = &refused else {
+            panic!("{url}: not a connection error: {refused:?}");
+        };
+        assert!(why.contains("TLS failed"), "{url}: {why}");
+        assert!(
+            why.contains("certificate was refused (UnknownIssuer)"),
+            "{url}: {why}"
+        );
+        assert!(why.contains("root_certificate"), "the fix is named: {why}");
+    }
 }
 
 #[tokio::test]
@@ -456,9 +458,10 @@ async fn refusals_reach_the_client_through_nginx_with_their_code() {
         matches!(&refused, Error::Refused { status: 429, reason, .. } if reason.contains("the proxy's limit")),
         "{refused:?}"
     );
-    // A client with a token is not a new identity: nginx lets it through.
-    let known = deployment
-        .client()
+    // A client with a token is not a new identity: nginx lets it through. (Given the
+    // `https://` base URL this time: the SDK makes it `wss://…/v1/subscribe`.)
+    let known = Client::builder(deployment.nginx.https())
+        .root_certificate(deployment.certificates.root())
         .token(clients[0].token())
         .connect()
         .await

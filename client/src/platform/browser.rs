@@ -134,7 +134,7 @@ pub(crate) struct Reader {
 /// What a `wss://` socket or an `https://` request trusts: in a browser, whatever the browser
 /// trusts, which the page has no say in.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Tls;
+pub(crate) struct Tls {}
 
 /// Opens a WebSocket at `url` speaking `subprotocol`, as `token`'s identity (a new one
 /// without), and waits until it is open. The browser bounds a frame's size itself;
