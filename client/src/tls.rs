@@ -124,7 +124,7 @@ impl Tls {
         let mut store = RootCertStore::empty();
         store.add_parsable_certificates(self.roots());
         if store.is_empty() {
-            return Err(nothing_trusted());
+            return Err(nothing_trusted(&platform_roots().errors));
         }
         let config = ClientConfig::builder_with_provider(Arc::new(ring::default_provider()))
             .with_safe_default_protocol_versions()
@@ -167,9 +167,9 @@ fn platform_roots() -> &'static PlatformRoots {
     })
 }
 
-/// Why a client with no root at all does not connect over TLS.
-fn nothing_trusted() -> String {
-    let errors = &platform_roots().errors;
+/// Why a client with no root at all does not connect over TLS: the platform's store gave
+/// none, with `errors` reading it.
+fn nothing_trusted(errors: &[String]) -> String {
     let why = if errors.is_empty() {
         String::from("it has none")
     } else {
@@ -208,6 +208,29 @@ mod tests {
             refused.to_string().contains("not a root certificate"),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn no_root_at_all_says_what_to_install_or_give() {
+        let none = nothing_trusted(&[]);
+        assert!(none.contains("it has none"), "{none}");
+        assert!(none.contains("`root_certificate`"), "{none}");
+        let unreadable = nothing_trusted(&["no such file".into(), "denied".into()]);
+        assert!(
+            unreadable.contains("(no such file; denied)"),
+            "{unreadable}"
+        );
+    }
+
+    #[test]
+    fn debug_shows_sizes_not_bytes() {
+        let ca = Certificate::from_pem(ca_pem().as_bytes()).expect("a certificate");
+        let shown = format!("{:?}", Tls::default().with_root(ca.clone()));
+        assert!(
+            shown.contains(&format!("der_bytes: {}", ca.der.len())),
+            "{shown}"
+        );
+        assert!(!shown.contains("48, 130"), "no DER dumped: {shown}");
     }
 
     #[test]
