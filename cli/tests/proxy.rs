@@ -10,7 +10,9 @@
 //! comes). Without the test CA (the platform's roots only) the connection fails with a
 //! certificate error that says so. The server's refusal of an upgrade (a bad token) reaches
 //! the client through nginx with its code, and so does nginx's own per-address limit of new
-//! identities, in the server's JSON error. The access log keeps no token (a browser sends its
+//! identities, in the server's JSON error. A new build published through nginx is followed:
+//! the client reads its description over `https://`, trusting the same CA. The access log
+//! keeps no token (a browser sends its
 //! token in the query).
 //!
 //! nginx runs as the test's own process (`-g 'daemon off;'`), with its prefix, logs and
@@ -23,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::nginx::{Certificates, Nginx, BEHIND_A_PROXY};
 use support::Served;
-use wasmod_client::{Backoff, Client, ClientBuilder, Error, ErrorCode};
+use wasmod_client::{Backoff, Client, ClientBuilder, Error, ErrorCode, NewBuild};
 use wasmod_wasm_tests::{built, Profile};
 
 #[path = "../../client/tests/shared/rows.rs"]
@@ -43,8 +45,14 @@ struct Deployment {
 }
 
 impl Deployment {
+    /// The quickstart behind nginx.
     fn start() -> Self {
-        let wasm = built(Profile::Release).library_path("quickstart");
+        Self::serving("quickstart")
+    }
+
+    /// The library `module` of the workspace's modules (built for wasm) behind nginx.
+    fn serving(module: &str) -> Self {
+        let wasm = built(Profile::Release).library_path(module);
         let data = tempfile::tempdir().expect("a data directory");
         let flags: Vec<&std::ffi::OsStr> =
             BEHIND_A_PROXY.iter().map(|flag| flag.as_ref()).collect();
@@ -283,4 +291,74 @@ async fn the_access_log_keeps_no_token() {
     .await;
     let log = deployment.nginx.access_log();
     assert!(!log.contains(secret), "{log}");
+}
+
+/// A row of the notes module's `note` table (`host/tests/modules/notes`), in build 1 and
+/// `notes_filtered`.
+#[derive(Clone, Debug, PartialEq, wasmod_abi::SchemaType)]
+#[wasmod(crate = wasmod_abi)]
+struct Note {
+    id: u64,
+    text: String,
+}
+
+#[tokio::test]
+async fn a_build_published_through_nginx_is_followed_with_its_description_over_https() {
+    let deployment = Deployment::serving("notes");
+    let client = Client::builder(deployment.nginx.url())
+        .root_certificate(deployment.certificates.root())
+        .keyed_table::<Note>("note", "id")
+        .connect()
+        .await
+        .expect("connected over wss");
+    for text in ["one", "hidden"] {
+        client
+            .call_reducer("add_note", &(text.to_owned(),))
+            .await
+            .expect("added");
+    }
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let subscription = client
+        .subscription()
+        .on_new_build(move |event: &NewBuild| seen.lock().expect("the log").push(event.clone()))
+        .subscribe(["SELECT * FROM note"]);
+    subscription.applied().await.expect("applied");
+
+    // `wasmod publish`'s request, through the proxy: notes gain a visibility filter, so the
+    // server ends the set, and the client reads the new build's description (`GET
+    // /v1/module`, over https with the same roots as its socket) to subscribe again.
+    let build = built(Profile::Release).example("notes_filtered");
+    let mut published = deployment
+        .https_agent()
+        .post(format!("{}/v1/admin/module", deployment.nginx.https()))
+        .header(
+            "authorization",
+            format!("Bearer {}", deployment.served.operator_token),
+        )
+        .send(&build[..])
+        .expect("an answer over https");
+    assert_eq!(
+        published.status(),
+        200,
+        "{}",
+        published.body_mut().read_to_string().unwrap_or_default()
+    );
+    eventually("the client heard of the new build", || {
+        !events.lock().expect("the log").is_empty()
+    })
+    .await;
+    let events = events.lock().expect("the log").clone();
+    assert!(
+        matches!(events.as_slice(), [NewBuild::Resubscribed { .. }]),
+        "subscribed again, the description read over https: {events:?}"
+    );
+    let texts: Vec<String> = client
+        .table::<Note>("note")
+        .rows()
+        .expect("rows decode")
+        .into_iter()
+        .map(|note| note.text)
+        .collect();
+    assert_eq!(texts, ["one"], "the new build's filter applies");
 }

@@ -201,20 +201,22 @@ pub(crate) async fn http_get(url: &str, tls: &Tls) -> Result<String, String> {
     let address = url.to_owned();
     let tls = tls.clone();
     let request = tokio::task::spawn_blocking(move || {
-        let roots: Vec<_> = tls
-            .roots()
-            .iter()
-            .map(|root| ureq::tls::Certificate::from_der(root).to_owned())
-            .collect();
-        let tls = ureq::tls::TlsConfig::builder()
-            .root_certs(ureq::tls::RootCerts::Specific(Arc::new(roots)))
-            .build();
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+        let mut config = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(HTTP_TIMEOUT))
-            .tls_config(tls)
-            .build()
-            .into();
+            .timeout_global(Some(HTTP_TIMEOUT));
+        // Over plain HTTP the platform's store is not read.
+        if address.starts_with("https://") {
+            let roots: Vec<_> = tls
+                .roots()
+                .iter()
+                .map(|root| ureq::tls::Certificate::from_der(root).to_owned())
+                .collect();
+            let tls = ureq::tls::TlsConfig::builder()
+                .root_certs(ureq::tls::RootCerts::Specific(Arc::new(roots)))
+                .build();
+            config = config.tls_config(tls);
+        }
+        let agent: ureq::Agent = config.build().into();
         let mut response = agent
             .get(&address)
             .call()
