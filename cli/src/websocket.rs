@@ -4,9 +4,9 @@
 //! what can go wrong said as the command's [`Failure`]s.
 //!
 //! The commands take the server's base URL, as `wasmod call` does: `http://host:port` (or
-//! `ws://host:port`) becomes `ws://host:port/v1/subscribe`. Only plain connections are made:
-//! this build has no TLS for WebSockets, so `https://` and `wss://` are refused by name rather
-//! than failing in the handshake.
+//! `ws://host:port`) becomes `ws://host:port/v1/subscribe`, and over TLS (a server behind a
+//! TLS-terminating proxy, `docs/deployment.md`) `https://host` (or `wss://host`) becomes
+//! `wss://host/v1/subscribe`, trusting the platform's root certificates (the SDK's default).
 //!
 //! [`Connection::connect`] does the handshake and reads the first message (`IdentityToken`),
 //! so a command starts from a connection that the server has accepted (its `client_connected`
@@ -25,45 +25,53 @@ use wasmod_protocol::ws::JsonClientMessage;
 const ENDPOINT: &str = "/v1/subscribe";
 
 /// Whether `target` names a server (rather than a module): a URL of one of the schemes the
-/// commands know, including the ones they refuse with a reason.
+/// commands know.
 pub fn is_server_url(target: &str) -> bool {
     ["http://", "https://", "ws://", "wss://"]
         .iter()
         .any(|scheme| target.starts_with(scheme))
 }
 
-/// The WebSocket endpoint of the server at `base`: `http://h:p` → `ws://h:p/v1/subscribe`.
+/// The WebSocket endpoint of the server at `base`: `http://h:p` → `ws://h:p/v1/subscribe`,
+/// `https://h` → `wss://h/v1/subscribe`.
 pub fn endpoint(base: &str) -> Result<String> {
-    Ok(format!("ws://{}{ENDPOINT}", server_address(base)?))
+    let (tls, address) = server_address(base)?;
+    let scheme = if tls { "wss" } else { "ws" };
+    Ok(format!("{scheme}://{address}{ENDPOINT}"))
 }
 
-/// The HTTP base URL of the server at `base`: `ws://h:p/v1/subscribe` → `http://h:p`.
+/// The HTTP base URL of the server at `base`: `ws://h:p/v1/subscribe` → `http://h:p`,
+/// `wss://h/v1/subscribe` → `https://h`.
 pub fn http_base(base: &str) -> Result<String> {
-    Ok(format!("http://{}", server_address(base)?))
+    let (tls, address) = server_address(base)?;
+    let scheme = if tls { "https" } else { "http" };
+    Ok(format!("{scheme}://{address}"))
 }
 
-/// What names the server in `base`, between the scheme and the endpoint: `host:port`, and a
-/// path prefix if the server is behind one.
-fn server_address(base: &str) -> Result<&str> {
+/// Whether `base` is over TLS, and what names the server in it, between the scheme and the
+/// endpoint: `host:port`, and a path prefix if the server is behind one.
+fn server_address(base: &str) -> Result<(bool, &str)> {
     let base = base.trim_end_matches('/');
-    let rest = if let Some(rest) = base.strip_prefix("http://") {
-        rest
-    } else if let Some(rest) = base.strip_prefix("ws://") {
-        rest
-    } else if base.starts_with("https://") || base.starts_with("wss://") {
+    let schemes = [
+        ("http://", false),
+        ("ws://", false),
+        ("https://", true),
+        ("wss://", true),
+    ];
+    let Some((tls, rest)) = schemes
+        .iter()
+        .find_map(|&(scheme, tls)| Some((tls, base.strip_prefix(scheme)?)))
+    else {
         return Err(Failure::usage(format!(
-            "{base}: this build of wasmod connects to WebSockets without TLS only (http:// or ws://)"
-        )));
-    } else {
-        return Err(Failure::usage(format!(
-            "{base} is not a server's URL: write it http://host:port (or ws://host:port)"
+            "{base} is not a server's URL: write it http://host:port (or ws://host:port; \
+             https:// or wss:// over TLS)"
         )));
     };
     let rest = rest.strip_suffix(ENDPOINT).unwrap_or(rest);
     if rest.is_empty() {
         return Err(Failure::usage(format!("{base} names no host")));
     }
-    Ok(rest)
+    Ok((tls, rest))
 }
 
 /// Runs `task` (a command's talk with a server) to its end on a runtime of its own.
@@ -161,7 +169,7 @@ fn closed_failure(url: &str, closed: Closed) -> Failure {
 /// the socket was open is the module's failure rather than a usage error.
 fn open_failure(url: &str, error: OpenError) -> Failure {
     match error {
-        OpenError::Refused { status, reason } => {
+        OpenError::Refused { status, reason, .. } => {
             Failure::usage(format!("{url} refused the connection ({status}): {reason}"))
         }
         OpenError::Token => {
@@ -194,6 +202,17 @@ mod tests {
     }
 
     #[test]
+    fn tls_urls_stay_over_tls() {
+        for base in ["https://example.org", "wss://example.org/v1/subscribe"] {
+            assert_eq!(
+                endpoint(base).expect(base),
+                "wss://example.org/v1/subscribe"
+            );
+            assert_eq!(http_base(base).expect(base), "https://example.org");
+        }
+    }
+
+    #[test]
     fn the_http_base_drops_the_endpoint() {
         assert_eq!(
             http_base("ws://127.0.0.1:3000/v1/subscribe").expect("a URL"),
@@ -206,15 +225,8 @@ mod tests {
     }
 
     #[test]
-    fn urls_without_a_plain_scheme_or_a_host_are_refused() {
-        for base in [
-            "https://example.org",
-            "wss://example.org",
-            "ftp://x",
-            "http://",
-            "ws:///v1/subscribe",
-            "x",
-        ] {
+    fn urls_without_a_known_scheme_or_a_host_are_refused() {
+        for base in ["wss://", "ftp://x", "http://", "ws:///v1/subscribe", "x"] {
             assert!(endpoint(base).is_err(), "{base}");
         }
     }

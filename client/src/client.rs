@@ -44,12 +44,15 @@ pub struct ClientBuilder {
     reconnect: Option<Backoff>,
     callbacks: Callbacks,
     compression: Compression,
+    tls: platform::Tls,
 }
 
 impl ClientBuilder {
-    /// A client of the server at `url`: its base URL (`http://host:port`, or `ws://`), or
-    /// the subscribe endpoint itself. Without a token it connects as a new identity;
-    /// reconnection is on, with the default [`Backoff`].
+    /// A client of the server at `url`: its base URL (`http://host:port`, or `ws://`; over TLS
+    /// `https://` or `wss://`), or the subscribe endpoint itself. Without a token it connects
+    /// as a new identity; reconnection is on, with the default [`Backoff`]. Over TLS it
+    /// trusts the platform's root certificates, and those given with
+    /// [`root_certificate`](Self::root_certificate).
     pub fn new(url: impl Into<String>) -> Self {
         Self {
             url: url.into(),
@@ -59,7 +62,17 @@ impl ClientBuilder {
             reconnect: Some(Backoff::default()),
             callbacks: Callbacks::default(),
             compression: Compression::None,
+            tls: platform::Tls::default(),
         }
+    }
+
+    /// Trusts `root` (a certificate authority's certificate) for the server's TLS certificate,
+    /// besides the platform's roots: for a server whose certificate a private CA signed. May
+    /// be given several times. See [`Certificate`](crate::Certificate) for an example.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn root_certificate(mut self, root: crate::Certificate) -> Self {
+        self.tls = self.tls.with_root(root);
+        self
     }
 
     /// Connects as the identity of `token` (one [`Client::token`] handed out earlier).
@@ -158,9 +171,13 @@ impl ClientBuilder {
             row_types.insert(table.name.clone(), row_type);
         }
         let url = socket::subscribe_url(&self.url, self.compression)?;
-        let socket =
-            socket::Connection::open(&url, self.token.as_deref(), socket::HANDSHAKE_TIMEOUT)
-                .await?;
+        let socket = socket::Connection::open_trusting(
+            &url,
+            self.token.as_deref(),
+            socket::HANDSHAKE_TIMEOUT,
+            &self.tls,
+        )
+        .await?;
         let shared = Arc::new(Shared {
             cache: Arc::new(RwLock::new(cache)),
             listeners: Arc::new(Listeners::default()),
@@ -171,6 +188,7 @@ impl ClientBuilder {
         let (commands, receiver) = mpsc::unbounded_channel();
         let connection = connection::Connection::new(
             url,
+            self.tls,
             socket,
             shared.clone(),
             self.reconnect,

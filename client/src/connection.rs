@@ -251,6 +251,8 @@ struct HeldCall {
 /// The connection task's state.
 pub(crate) struct Connection {
     url: String,
+    /// What a `wss://` socket and an `https://` description trust, on every reconnection.
+    tls: platform::Tls,
     socket: Option<socket::Connection>,
     shared: Arc<Shared>,
     reconnect: Option<Backoff>,
@@ -293,6 +295,7 @@ impl Connection {
     /// commands.
     pub(crate) fn new(
         url: String,
+        tls: platform::Tls,
         socket: socket::Connection,
         shared: Arc<Shared>,
         reconnect: Option<Backoff>,
@@ -301,6 +304,7 @@ impl Connection {
     ) -> Self {
         Self {
             url,
+            tls,
             socket: Some(socket),
             shared,
             reconnect,
@@ -764,9 +768,10 @@ impl Connection {
         }
         self.describing = true;
         let url = self.url.clone();
+        let tls = self.tls.clone();
         let commands = self.commands.clone();
         platform::spawn(async move {
-            let description = description::fetch(&url).await;
+            let description = description::fetch(&url, &tls).await;
             if let Some(commands) = commands.upgrade() {
                 let _ = commands.send(Command::Described {
                     query_sets: waiting,
@@ -932,7 +937,13 @@ impl Connection {
                     },
                 }
             }
-            match socket::Connection::open(&self.url, Some(&token), socket::HANDSHAKE_TIMEOUT).await
+            match socket::Connection::open_trusting(
+                &self.url,
+                Some(&token),
+                socket::HANDSHAKE_TIMEOUT,
+                &self.tls,
+            )
+            .await
             {
                 Ok(socket) => {
                     tracing::info!("reconnected");

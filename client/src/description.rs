@@ -6,10 +6,10 @@ use crate::platform;
 use wasmod_protocol::description::ModuleDescription;
 
 /// The description of the module served at `url` (a base URL or a subscribe endpoint), or
-/// why it could not be read.
-pub(crate) async fn fetch(url: &str) -> Result<ModuleDescription, String> {
+/// why it could not be read; over `https://` trusting `tls`.
+pub(crate) async fn fetch(url: &str, tls: &platform::Tls) -> Result<ModuleDescription, String> {
     let address = description_url(url);
-    let text = platform::http_get(&address).await?;
+    let text = platform::http_get(&address, tls).await?;
     serde_json::from_str(&text)
         .map_err(|error| format!("{address} is not a module's description: {error}"))
 }

@@ -1,11 +1,16 @@
 //! [`Error`]: every way a call, a query or a subscription can fail, as one enum, so that an
 //! application can tell "the module said no" from "the server refused the call" from "the
 //! connection went away" without parsing messages.
+//!
+//! What the server refused carries its [`ApiError`], whose [`ErrorCode`] is what to act on
+//! (`busy`: retry later; `too_many_calls`: slow down): [`Error::code`] reads it whichever
+//! way it came, a call's answer or a refused connection. Both types are this crate's
+//! (re-exported from the protocol's), so matching them needs no other crate.
 
 use crate::transport::OpenError;
 use std::fmt;
 use wasmod_abi::DecodeError;
-use wasmod_protocol::errors::ApiError;
+use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::ws::MessageError;
 
 /// Why a client operation failed.
@@ -24,7 +29,19 @@ pub enum Error {
     /// The connection ended before the answer came (whether a reducer call ran is then
     /// unknown), or the client is disconnected.
     Disconnected,
-    /// The connection could not be opened: the URL, the handshake or the first message.
+    /// The server (or a proxy in front of it) refused to open the connection, answering the
+    /// WebSocket upgrade with an HTTP error: too many new identities from this address
+    /// (`too_many_calls`), a bad or expired token, a server full or shutting down...
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// The server's API error; `None` when what answered was not the server (a proxy's
+        /// error page).
+        error: Option<ApiError>,
+        /// The error for people: the API error's `code: message`, else the answer's text.
+        reason: String,
+    },
+    /// The connection could not be opened: the URL, TLS, the handshake or the first message.
     Connect(String),
     /// A server message that is not a message of the protocol (the connection is dropped).
     Protocol(String),
@@ -47,6 +64,9 @@ impl fmt::Display for Error {
             Self::Aborted(reason) => write!(f, "the call aborted: {reason}"),
             Self::Query(message) => write!(f, "the query was refused: {message}"),
             Self::Disconnected => f.write_str("the connection ended before the answer"),
+            Self::Refused { status, reason, .. } => {
+                write!(f, "the server refused the connection ({status}): {reason}")
+            }
             Self::Connect(why) => write!(f, "could not connect: {why}"),
             Self::Protocol(why) => write!(f, "the server sent a malformed message: {why}"),
             Self::Decode(error) => write!(f, "could not decode the value: {error}"),
@@ -59,6 +79,28 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl Error {
+    /// The server's error code, when the server refused something: a call
+    /// ([`Error::Api`]) or the connection ([`Error::Refused`] with its API error).
+    ///
+    /// ```
+    /// use wasmod_client::{Error, ErrorCode};
+    ///
+    /// fn retry_later(error: &Error) -> bool {
+    ///     matches!(error.code(), Some(ErrorCode::Busy | ErrorCode::TooManyCalls))
+    /// }
+    /// ```
+    pub fn code(&self) -> Option<ErrorCode> {
+        match self {
+            Self::Api(error)
+            | Self::Refused {
+                error: Some(error), ..
+            } => Some(error.code),
+            _ => None,
+        }
+    }
+}
+
 impl From<DecodeError> for Error {
     fn from(error: DecodeError) -> Self {
         Self::Decode(error)
@@ -66,9 +108,21 @@ impl From<DecodeError> for Error {
 }
 
 impl From<OpenError> for Error {
-    /// A connection that did not open is [`Error::Connect`], saying why.
+    /// A refused upgrade is [`Error::Refused`], with the server's error; any other connection
+    /// that did not open is [`Error::Connect`], saying why.
     fn from(error: OpenError) -> Self {
-        Self::Connect(error.to_string())
+        match error {
+            OpenError::Refused {
+                status,
+                error,
+                reason,
+            } => Self::Refused {
+                status,
+                error,
+                reason,
+            },
+            other => Self::Connect(other.to_string()),
+        }
     }
 }
 

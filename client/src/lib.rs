@@ -55,6 +55,8 @@ pub mod socket;
 mod state;
 mod subscription;
 mod table;
+#[cfg(not(target_arch = "wasm32"))]
+mod tls;
 mod transport;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
@@ -68,4 +70,7 @@ pub use replay::Replay;
 pub use state::ConnectionState;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle};
 pub use table::TableHandle;
+#[cfg(not(target_arch = "wasm32"))]
+pub use tls::{Certificate, CertificateError, Tls};
+pub use wasmod_protocol::errors::{ApiError, ErrorCode};
 pub use wasmod_protocol::ws::{Compression, RowList, TableRows};

@@ -266,18 +266,44 @@ impl<P: Subprotocol> Connection<P> {
     /// Opens the socket at `url` (the server's `ws://host:port/v1/subscribe`, with its
     /// `compression` parameter if any) as `token`'s identity (a new one without), and reads
     /// its `IdentityToken`, all within `timeout` (the SDK's is [`HANDSHAKE_TIMEOUT`]).
+    /// A `wss://` socket trusts the platform's root certificates ([`Tls`](crate::Tls)'s
+    /// default); [`open_with_tls`](Self::open_with_tls) says what else to trust.
     pub async fn open(
         url: &str,
         token: Option<&str>,
         timeout: Duration,
     ) -> Result<Self, OpenError> {
-        platform::timeout(timeout, Self::open_unbounded(url, token))
+        Self::open_trusting(url, token, timeout, &platform::Tls::default()).await
+    }
+
+    /// [`open`](Self::open), a `wss://` socket trusting `tls`.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub async fn open_with_tls(
+        url: &str,
+        token: Option<&str>,
+        timeout: Duration,
+        tls: &crate::Tls,
+    ) -> Result<Self, OpenError> {
+        Self::open_trusting(url, token, timeout, tls).await
+    }
+
+    pub(crate) async fn open_trusting(
+        url: &str,
+        token: Option<&str>,
+        timeout: Duration,
+        tls: &platform::Tls,
+    ) -> Result<Self, OpenError> {
+        platform::timeout(timeout, Self::open_unbounded(url, token, tls))
             .await
             .ok_or(OpenError::TimedOut(timeout))?
     }
 
-    async fn open_unbounded(url: &str, token: Option<&str>) -> Result<Self, OpenError> {
-        let (writer, reader) = platform::connect(url, token, P::NAME, P::MAX_MESSAGE).await?;
+    async fn open_unbounded(
+        url: &str,
+        token: Option<&str>,
+        tls: &platform::Tls,
+    ) -> Result<Self, OpenError> {
+        let (writer, reader) = platform::connect(url, token, P::NAME, P::MAX_MESSAGE, tls).await?;
         let mut receiver = Receiver {
             reader,
             decoder: P::default(),

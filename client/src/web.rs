@@ -108,7 +108,7 @@ impl WasmodClient {
                 ))
             })?,
         };
-        let description = crate::description::fetch(&url)
+        let description = crate::description::fetch(&url, &crate::platform::Tls::default())
             .await
             .map_err(|error| JsError::new(&error))?;
         let module = JsonModule::new(&description).map_err(js_error)?;

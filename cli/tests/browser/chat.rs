@@ -7,8 +7,15 @@
 //! then connected again, and they catch up. The operator's console (`/admin`) shows a table's
 //! rows, and a new commit, without a reload. A screenshot of each page is saved in
 //! `target/browser-artifacts/`. The browser client's `.wasm` stays within its size budget.
+//!
+//! The same page served over `https:` through nginx (`deploy/nginx.conf`, as
+//! `docs/deployment.md` deploys it) chats over `wss:`: it connects to its own origin, and the
+//! only port it knows speaks TLS.
 
-use crate::driver::{browser, screenshot, start_driver, wait_for, web_dir};
+use crate::driver::{
+    browser, browser_with, screenshot, start_driver, wait_for, web_dir, SHOWN_WITHIN,
+};
+use crate::support::nginx::{Certificates, Nginx, BEHIND_A_PROXY};
 use crate::support::{agent, free_port, send, Served};
 use fantoccini::{Client, Locator};
 use serde_json::json;
@@ -194,6 +201,64 @@ async fn two_pages_chat_live_keep_their_identity_and_reconnect_after_a_restart()
     alice.close().await.expect("closed");
     bob.close().await.expect("closed");
     drop(served);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_served_over_https_through_nginx_chats_over_wss() {
+    let driver = start_driver();
+    let web = tokio::task::spawn_blocking(web_dir)
+        .await
+        .expect("the build");
+    let wasm = built(Profile::Release).library_path("quickstart");
+    let data = tempfile::tempdir().expect("a data directory");
+    let mut extra: Vec<&OsStr> = BEHIND_A_PROXY.iter().map(OsStr::new).collect();
+    extra.extend([OsStr::new("--web"), web.as_os_str()]);
+    let served = Served::start_with(&wasm, data.path(), "127.0.0.1:0", &extra);
+    let certificates = Certificates::new();
+    let upstream = served.base.strip_prefix("http://").expect("an address");
+    let nginx = Nginx::start(upstream, &certificates);
+
+    // The browser's trust is the browser's: this one is told to take the test CA's
+    // certificate (the Rust SDK's tests check trust itself, cli/tests/proxy.rs).
+    let profiles = tempfile::tempdir().expect("a profile");
+    let page = browser_with(
+        &driver,
+        &profiles.path().join("dana"),
+        &["--ignore-certificate-errors"],
+    )
+    .await;
+    page.goto(&format!("{}/", nginx.https()))
+        .await
+        .expect("the page loads over https");
+    wait_ready(&page).await;
+    submit(&page, "name", "dana", "rename").await;
+    submit(&page, "text", "hello over wss", "send").await;
+    wait_for(
+        &page,
+        "the message came back over the socket",
+        SHOWS_MESSAGE,
+        vec![json!("dana"), json!("hello over wss")],
+    )
+    .await;
+    let origin = page
+        .execute("return location.origin", vec![])
+        .await
+        .expect("the origin");
+    assert_eq!(origin, json!(nginx.https()));
+    let path = screenshot(&page, "dana-over-https").await;
+    assert!(std::fs::metadata(&path).expect("saved").len() > 1000);
+    page.close().await.expect("closed");
+    // nginx logs an upgraded request when its socket closes.
+    let upgraded = "GET /v1/subscribe HTTP/1.1\" 101";
+    let started = std::time::Instant::now();
+    while !nginx.access_log().contains(upgraded) {
+        assert!(
+            started.elapsed() < SHOWN_WITHIN,
+            "the page's socket went through nginx's TLS port: {}",
+            nginx.access_log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// The text of the element `id` in `page`.

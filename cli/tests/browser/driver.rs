@@ -85,18 +85,27 @@ fn build_package() -> PathBuf {
 
 /// A new headless Chromium with a fresh profile.
 pub async fn browser(driver: &Driver, profile: &Path) -> Client {
+    browser_with(driver, profile, &[]).await
+}
+
+/// A new headless Chromium with a fresh profile and the command-line switches `extra`.
+pub async fn browser_with(driver: &Driver, profile: &Path, extra: &[&str]) -> Client {
+    let mut args = vec![
+        "--headless".to_owned(),
+        "--no-sandbox".into(),
+        "--disable-gpu".into(),
+        "--disable-quic".into(),
+        "--no-first-run".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--window-size=1000,640".into(),
+        format!("--user-data-dir={}", profile.display()),
+    ];
+    args.extend(extra.iter().map(|arg| (*arg).to_owned()));
     let capabilities = json!({
         "browserName": "chrome",
-        "goog:chromeOptions": {
-            "binary": CHROMIUM,
-            "args": [
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync",
-                "--window-size=1000,640",
-                format!("--user-data-dir={}", profile.display()),
-            ],
-        },
+        "goog:chromeOptions": { "binary": CHROMIUM, "args": args },
     });
     let Value::Object(capabilities) = capabilities else {
         unreachable!("an object");

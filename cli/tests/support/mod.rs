@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // Each test binary uses the part it needs.
 
+pub mod nginx;
+
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

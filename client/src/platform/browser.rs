@@ -131,14 +131,20 @@ pub(crate) struct Reader {
     _shared: Rc<Shared>,
 }
 
+/// What a `wss://` socket or an `https://` request trusts: in a browser, whatever the browser
+/// trusts, which the page has no say in.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tls {}
+
 /// Opens a WebSocket at `url` speaking `subprotocol`, as `token`'s identity (a new one
 /// without), and waits until it is open. The browser bounds a frame's size itself;
-/// `max_message` bounds a gzip frame once inflated.
+/// `max_message` bounds a gzip frame once inflated. A `wss://` socket is the browser's TLS.
 pub(crate) async fn connect(
     url: &str,
     token: Option<&str>,
     subprotocol: &'static str,
     max_message: usize,
+    _tls: &Tls,
 ) -> Result<(Writer, Reader), OpenError> {
     let url = match token {
         Some(token) => {
@@ -281,7 +287,7 @@ extern "C" {
 
 /// The body of `GET url` through the global `fetch`, or why there is none (the request
 /// failed, or the server answered another status than 200).
-pub(crate) async fn http_get(url: &str) -> Result<String, String> {
+pub(crate) async fn http_get(url: &str, _tls: &Tls) -> Result<String, String> {
     let failed = |what: &str, error: JsValue| format!("{what} {url}: {}", describe(&error));
     let response: web_sys::Response = JsFuture::from(global_fetch(url))
         .await

@@ -5,12 +5,14 @@
 //!
 //! Each side provides the same few items, chosen by target:
 //!
-//! - `connect(url, token, subprotocol, max_message)`: the handshake, with the subprotocol
+//! - `Tls`: what a `wss://` socket trusts (natively the platform's roots and those the
+//!   application added, `tls.rs`; in a browser, the browser's, and nothing to say);
+//! - `connect(url, token, subprotocol, max_message, tls)`: the handshake, with the subprotocol
 //!   agreed, as the socket's two halves: a [`Writer`] (`send(payload)`, `close()`) and a
 //!   [`Reader`] (`next()`, the next [`Incoming`] frame; cancel-safe, as the connection task
 //!   polls it beside its commands), so that one task can send while another reads;
 //! - `spawn(task)`, `sleep(duration)` and `timeout(duration, future)`;
-//! - `http_get(url)`: a body over HTTP (the module's description), or why there is none;
+//! - `http_get(url, tls)`: a body over HTTP(S) (the module's description), or why there is none;
 //! - `decompresses(compression)`: whether the transport inflates frames of that compression
 //!   itself, before the decoder (the browser inflates gzip with its `DecompressionStream`).
 //!
@@ -21,14 +23,16 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 #[cfg(not(target_arch = "wasm32"))]
-pub(crate) use native::{connect, decompresses, http_get, sleep, spawn, timeout, Reader, Writer};
+pub(crate) use native::{
+    connect, decompresses, http_get, sleep, spawn, timeout, Reader, Tls, Writer,
+};
 
 #[cfg(target_arch = "wasm32")]
 mod browser;
 #[cfg(target_arch = "wasm32")]
 pub(crate) use browser::{
     connect, decompresses, describe, http_get, inflate, set_web_socket, sleep, spawn, timeout,
-    Reader, Writer,
+    Reader, Tls, Writer,
 };
 
 use crate::transport::{Closed, Payload};

@@ -1,5 +1,5 @@
 //! The native side: tokio-tungstenite's WebSocket on the tokio runtime the client was
-//! connected on.
+//! connected on, over TLS for `wss://` (rustls, trusting what [`Tls`] says: `tls.rs`).
 //!
 //! The socket is configured like the server's (`node/src/realtime/limits.rs`): its read and
 //! write buffers start at [`BUFFER`] and grow only while a large message goes through, and a
@@ -9,10 +9,12 @@
 
 use super::{Incoming, NORMAL_CLOSE};
 use crate::error::Error;
+pub(crate) use crate::tls::Tls;
 use crate::transport::{Closed, OpenError, Payload};
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -20,9 +22,8 @@ use tokio_tungstenite::tungstenite::http::header::{AUTHORIZATION, SEC_WEBSOCKET_
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Message};
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 use wasmod_protocol::ws::Compression;
-use wasmod_protocol::ErrorBody;
 
 /// The read and write buffers the socket starts with, as the server's (tungstenite's default
 /// is 128 KiB each): most messages are a transaction's few rows, and ten thousand idle
@@ -43,12 +44,13 @@ pub(crate) struct Reader {
 }
 
 /// Opens a WebSocket at `url` speaking `subprotocol`, as `token`'s identity (a new one
-/// without), reading messages of at most `max_message` bytes.
+/// without), reading messages of at most `max_message` bytes; a `wss://` one trusting `tls`.
 pub(crate) async fn connect(
     url: &str,
     token: Option<&str>,
     subprotocol: &'static str,
     max_message: usize,
+    tls: &Tls,
 ) -> Result<(Writer, Reader), OpenError> {
     let mut request = url
         .into_client_request()
@@ -68,8 +70,13 @@ pub(crate) async fn connect(
         .write_buffer_size(BUFFER)
         .max_message_size(Some(max_message))
         .max_frame_size(Some(max_message));
+    let connector = if request.uri().scheme_str() == Some("wss") {
+        Some(Connector::Rustls(tls.rustls()?))
+    } else {
+        None
+    };
     let (stream, response) =
-        tokio_tungstenite::connect_async_with_config(request, Some(config), true)
+        tokio_tungstenite::connect_async_tls_with_config(request, Some(config), true, connector)
             .await
             .map_err(handshake_error)?;
     let agreed = response.headers().get(SEC_WEBSOCKET_PROTOCOL);
@@ -83,23 +90,38 @@ pub(crate) async fn connect(
 }
 
 /// Why the handshake failed: a refused upgrade with the server's own error (its JSON error
-/// body's code and message, else the body's text), a URL tungstenite cannot open, or how
-/// the connection failed.
+/// body, else the body's text: what of it came with the headers, which is all of a small
+/// one), a URL tungstenite cannot open, a TLS handshake that failed, or how the connection
+/// failed.
 fn handshake_error(error: tungstenite::Error) -> OpenError {
     match error {
-        tungstenite::Error::Http(response) => {
-            let body = response.body().as_deref().unwrap_or_default();
-            let reason = match serde_json::from_slice::<ErrorBody>(body) {
-                Ok(body) => format!("{}: {}", body.error.code, body.error.message),
-                Err(_) => String::from_utf8_lossy(body).into_owned(),
-            };
-            OpenError::Refused {
-                status: response.status().as_u16(),
-                reason,
+        tungstenite::Error::Http(response) => OpenError::refused(
+            response.status().as_u16(),
+            response.status().canonical_reason(),
+            response.body().as_deref().unwrap_or_default(),
+        ),
+        tungstenite::Error::Url(error) => OpenError::Request(error.to_string()),
+        tungstenite::Error::Tls(error) => OpenError::Tls(error.to_string()),
+        tungstenite::Error::Io(error) => {
+            let inner = error.get_ref().and_then(|inner| inner.downcast_ref());
+            match inner {
+                Some(refused) => OpenError::Tls(tls_error(refused)),
+                None => OpenError::Failed(tungstenite::Error::Io(error).to_string()),
             }
         }
-        tungstenite::Error::Url(error) => OpenError::Request(error.to_string()),
         other => OpenError::Failed(other.to_string()),
+    }
+}
+
+/// A TLS handshake that failed (rustls's error, in the I/O error of the handshake), said so
+/// that the fix shows: a refused certificate names the roots the client trusts.
+fn tls_error(error: &rustls::Error) -> String {
+    match error {
+        rustls::Error::InvalidCertificate(why) => format!(
+            "the server's certificate was refused ({why:?}): this client trusts the \
+             platform's root certificates and those given with `root_certificate`"
+        ),
+        other => other.to_string(),
     }
 }
 
@@ -173,15 +195,28 @@ pub(crate) fn decompresses(_compression: Compression) -> bool {
 const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The body of `GET url`, or why there is none (the request failed, or the server answered
-/// another status than 200). The request blocks a thread of tokio's blocking pool.
-pub(crate) async fn http_get(url: &str) -> Result<String, String> {
+/// another status than 200); an `https://` one trusting `tls`, as the socket does. The
+/// request blocks a thread of tokio's blocking pool.
+pub(crate) async fn http_get(url: &str, tls: &Tls) -> Result<String, String> {
     let address = url.to_owned();
+    let tls = tls.clone();
     let request = tokio::task::spawn_blocking(move || {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+        let mut config = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(HTTP_TIMEOUT))
-            .build()
-            .into();
+            .timeout_global(Some(HTTP_TIMEOUT));
+        // Over plain HTTP the platform's store is not read.
+        if address.starts_with("https://") {
+            let roots: Vec<_> = tls
+                .roots()
+                .iter()
+                .map(|root| ureq::tls::Certificate::from_der(root).to_owned())
+                .collect();
+            let tls = ureq::tls::TlsConfig::builder()
+                .root_certs(ureq::tls::RootCerts::Specific(Arc::new(roots)))
+                .build();
+            config = config.tls_config(tls);
+        }
+        let agent: ureq::Agent = config.build().into();
         let mut response = agent
             .get(&address)
             .call()

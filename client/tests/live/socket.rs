@@ -1,13 +1,16 @@
 //! The layer below the client, `wasmod_client::socket`, against a real server: the JSON
 //! subprotocol with each message's text, a connection split between a task that sends and
-//! one that reads, a refused upgrade with the server's status and error, and a close.
+//! one that reads, a refused upgrade with the server's status and error (at the socket and at
+//! the client, where its code is matched without the protocol crate), and a close.
 
-use crate::support::{memory_server, Live, PATIENCE};
+use crate::support::{memory_server, memory_server_with, Live, PATIENCE};
 use serde_json::json;
 use wasmod_client::socket::{
     Binary, Closed, Connection, Json, JsonMessage, OpenError, Received, HANDSHAKE_TIMEOUT,
 };
+use wasmod_client::{Client, Error, ErrorCode};
 use wasmod_protocol::ws::{ClientMessage, ServerMessage, UpdateStatus};
+use wasmod_server::ServerConfig;
 
 /// The server's subscribe endpoint.
 fn endpoint(live: &Live) -> String {
@@ -92,8 +95,16 @@ async fn a_refused_upgrade_says_the_status_and_the_servers_error() {
         .await
         .expect_err("refused");
     match &refused {
-        OpenError::Refused { status, reason } => {
+        OpenError::Refused {
+            status,
+            error,
+            reason,
+        } => {
             assert_eq!(*status, 401);
+            assert_eq!(
+                error.as_ref().map(|error| error.code),
+                Some(ErrorCode::InvalidToken)
+            );
             assert!(reason.starts_with("invalid_token: "), "{reason}");
         }
         other => panic!("not refused: {other:?}"),
@@ -104,6 +115,43 @@ async fn a_refused_upgrade_says_the_status_and_the_servers_error() {
         .await
         .expect_err("nothing listens");
     assert!(matches!(nobody, OpenError::Failed(_)), "{nobody:?}");
+}
+
+#[tokio::test]
+async fn a_client_past_the_new_identities_limit_is_refused_with_the_servers_code_and_message() {
+    let mut config = ServerConfig::default();
+    config.identities_per_minute = 1;
+    let live = Live::serve(memory_server_with(config)).await;
+    let first = Client::builder(live.url())
+        .connect()
+        .await
+        .expect("the first");
+    let refused = Client::builder(live.url())
+        .connect()
+        .await
+        .err()
+        .expect("the second new identity within the minute is refused");
+    assert_eq!(refused.code(), Some(ErrorCode::TooManyCalls), "{refused:?}");
+    match &refused {
+        Error::Refused {
+            status,
+            error: Some(error),
+            reason,
+        } => {
+            assert_eq!(*status, 429);
+            assert!(error.message.contains("new identities"), "{error:?}");
+            assert!(reason.starts_with("too_many_calls: "), "{reason}");
+        }
+        other => panic!("not a refusal with the server's error: {other:?}"),
+    }
+    assert!(refused.to_string().contains("(429)"), "{refused}");
+    // The identity it has is not a new one: it connects again.
+    let again = Client::builder(live.url())
+        .token(first.token())
+        .connect()
+        .await
+        .expect("a known identity is not counted");
+    assert_eq!(again.identity(), first.identity());
 }
 
 #[tokio::test]
