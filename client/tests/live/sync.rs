@@ -35,23 +35,22 @@ async fn writes_over_http_are_in_the_cache_once_synced_to_their_offset() {
     // Already reached: resolves without asking.
     client.sync(offset).await.expect("synced again");
 
-    // Still to come: resolves once another client's commits get there.
-    let later = client.sync(offset + 2);
+    // Still to come: resolves once another client's commits get there (it connects first:
+    // opening a connection commits too).
+    let other = live.client().await;
+    let sent = |text: &str| other.call_reducer("send", &(text.to_owned(),));
+    let base = sent("zero").await.expect("sent").offset;
+    let later = client.sync(base + 2);
     let mut later = std::pin::pin!(later);
     assert!(
         tokio::time::timeout(Duration::from_millis(300), &mut later)
             .await
             .is_err(),
         "offset {} is not committed yet",
-        offset + 2
+        base + 2
     );
-    let other = live.client().await;
-    for text in ["one", "two"] {
-        other
-            .call_reducer("send", &(text.to_owned(),))
-            .await
-            .expect("sent");
-    }
+    assert_eq!(sent("one").await.expect("sent").offset, base + 1);
+    assert_eq!(sent("two").await.expect("sent").offset, base + 2);
     tokio::time::timeout(PATIENCE, later)
         .await
         .expect("synced in time")
