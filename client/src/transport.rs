@@ -84,7 +84,7 @@ impl fmt::Display for OpenError {
             Self::Refused { status, reason } => {
                 write!(f, "the server refused the connection ({status}): {reason}")
             }
-            Self::TimedOut(timeout) => write!(f, "no answer within {timeout:?}"),
+            Self::TimedOut(timeout) => write!(f, "no answer within {} ms", timeout.as_millis()),
             Self::Closed(closed) => write!(f, "before its first message, {closed}"),
         }
     }
