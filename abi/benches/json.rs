@@ -4,6 +4,9 @@
 //! described at run time against code compiled for one type. The two texts are checked equal
 //! before anything is timed.
 //!
+//! Also a page of `f32` values alone (`write_value_1000_f32`): their shortest decimal, laid out
+//! as an `f64`'s.
+//!
 //! `cargo bench -p wasmod-abi --bench json`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -89,5 +92,27 @@ fn json(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, json);
+/// A page of `f32` values (a float column's), which the writer writes in their shortest
+/// decimal form read as an `f64` (`0.1`, not `0.10000000149011612`).
+fn json_f32(c: &mut Criterion) {
+    let values: Vec<f32> = (0..1_000u32)
+        .map(|i| (i as f32 - 500.0) / 7.0 * 10f32.powi(i as i32 % 9 - 4))
+        .collect();
+    let mut typespace = Typespace::default();
+    let ty = <Vec<f32>>::schema(&mut typespace);
+    let bytes = to_vec(&values);
+    let mut out = Vec::new();
+    write_value(&mut out, &ty, &typespace, &bytes).expect("the values are their type");
+    let mut group = c.benchmark_group("json");
+    group.throughput(Throughput::Bytes(out.len() as u64));
+    group.bench_function("write_value_1000_f32", |b| {
+        b.iter(|| {
+            out.clear();
+            write_value(&mut out, &ty, &typespace, black_box(&bytes))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, json, json_f32);
 criterion_main!(benches);

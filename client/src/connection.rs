@@ -685,7 +685,9 @@ impl Connection {
                 }),
                 UpdateStatus::Failed { message } => Err(Error::Failed(message.clone())),
                 UpdateStatus::Aborted { reason } => Err(Error::Aborted(reason.clone())),
-                other => Err(Error::Protocol(format!("an unknown status {other:?}"))),
+                _ => Err(Error::Protocol(
+                    "a transaction status this client does not know".to_owned(),
+                )),
             };
             (request_id, self.answered(request_id), outcome)
         });

@@ -110,6 +110,10 @@ pub trait Subprotocol: sealed::Sealed + Default + Send + 'static {
 
     /// The session `message` announces, if it is an `IdentityToken`.
     fn session(message: &Self::Message) -> Option<Session>;
+
+    /// The name of `message`'s kind (`IdentityToken`, `TransactionUpdate`, ...), for errors
+    /// about a message that was not expected.
+    fn kind(message: &Self::Message) -> &'static str;
 }
 
 /// The binary subprotocol, `v1.bin.wasmod`: messages in the value encoding, each frame's
@@ -159,6 +163,10 @@ impl Subprotocol for Binary {
     fn session(message: &BinaryServerMessage) -> Option<Session> {
         Session::of(message)
     }
+
+    fn kind(message: &BinaryServerMessage) -> &'static str {
+        message.kind()
+    }
 }
 
 /// The JSON subprotocol, `v1.json.wasmod`: one message per text frame, rows and values in the
@@ -202,6 +210,10 @@ impl Subprotocol for Json {
 
     fn session(message: &JsonMessage) -> Option<Session> {
         Session::of(&message.message)
+    }
+
+    fn kind(message: &JsonMessage) -> &'static str {
+        message.message.kind()
     }
 }
 
@@ -316,7 +328,8 @@ impl<P: Subprotocol> Connection<P> {
         };
         let session = P::session(&first).ok_or_else(|| {
             OpenError::FirstMessage(format!(
-                "the first message was not IdentityToken: {first:?}"
+                "the first message was not IdentityToken but {}",
+                P::kind(&first)
             ))
         })?;
         Ok(Self {

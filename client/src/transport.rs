@@ -97,7 +97,7 @@ impl fmt::Display for OpenError {
                 write!(f, "the server refused the connection ({status}): {reason}")
             }
             Self::Tls(why) => write!(f, "TLS failed: {why}"),
-            Self::TimedOut(timeout) => write!(f, "no answer within {timeout:?}"),
+            Self::TimedOut(timeout) => write!(f, "no answer within {} ms", timeout.as_millis()),
             Self::Closed(closed) => write!(f, "before its first message, {closed}"),
         }
     }

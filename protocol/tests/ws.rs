@@ -217,6 +217,24 @@ fn every_server_message_round_trips_in_binary_and_json() {
 }
 
 #[test]
+fn a_server_message_s_kind_is_its_json_tag() {
+    let messages = server_messages(|_| raw(json!([])), raw(json!(1)));
+    let mut kinds: Vec<&str> = messages.iter().map(ServerMessage::kind).collect();
+    for (message, kind) in messages.iter().zip(&kinds) {
+        let json: serde_json::Value = serde_json::from_str(&message.to_json()).unwrap();
+        let tags: Vec<&String> = json.as_object().unwrap().keys().collect();
+        assert_eq!(tags, [kind]);
+    }
+    kinds.sort_unstable();
+    kinds.dedup();
+    assert_eq!(
+        kinds.len(),
+        8,
+        "every kind of message is among the examples"
+    );
+}
+
+#[test]
 fn json_server_messages_read_as_documented() {
     let messages = server_messages(|_| raw(json!([])), raw(json!(1)));
     assert_eq!(

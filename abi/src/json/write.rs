@@ -97,7 +97,11 @@ impl Writer<'_> {
             T::F32 => {
                 // The shortest decimal that reads back as the same `f32`.
                 let value = f32::decode(reader)?;
-                self.float(value.to_string().parse().unwrap_or(f64::from(value)));
+                if value.is_finite() {
+                    text::finite_f32(self.out, value);
+                } else {
+                    self.float(f64::from(value));
+                }
             }
             T::F64 => self.float(f64::decode(reader)?),
             T::String => {

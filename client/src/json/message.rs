@@ -93,7 +93,8 @@ impl JsonModule {
             },
             other => {
                 return Err(Error::Protocol(format!(
-                    "a message this client does not know: {other:?}"
+                    "a message this client does not know: {}",
+                    other.kind()
                 )))
             }
         };

@@ -14,18 +14,19 @@
 
 mod build;
 mod parse;
+mod read;
 mod type_name;
 
 pub use build::{describe, Tables};
 pub use parse::DescribedTypes;
 pub use type_name::type_name;
 
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use wasmod_abi::{EntryKind, Lifecycle};
 
 /// A module's description: its tables, its entry points by category with their ids, and its
 /// named types.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ModuleDescription {
     /// Views that do not see their caller.
     pub anonymous_views: Vec<FunctionDescription>,
@@ -63,7 +64,7 @@ impl ModuleDescription {
 }
 
 /// A table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TableDescription {
     /// The columns whose values the host generates, by name.
     pub auto_inc: Vec<String>,
@@ -82,16 +83,14 @@ pub struct TableDescription {
     /// The type of its rows, written as in Rust.
     pub row_type: String,
     /// If the table is a schedule: the reducer the host calls with its rows, and when.
-    #[serde(default)]
     pub schedule: Option<ScheduleDescription>,
     /// The condition a row meets for a client to read it (`:sender` is the client), if the
     /// table has one.
-    #[serde(default)]
     pub visibility: Option<String>,
 }
 
 /// What makes a table a schedule.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScheduleDescription {
     /// The column that says when each row is due, by name.
     pub at: String,
@@ -100,7 +99,7 @@ pub struct ScheduleDescription {
 }
 
 /// A name with a type written as in Rust: a column, a parameter, a struct's field.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Typed {
     /// The name.
     pub name: String,
@@ -110,7 +109,7 @@ pub struct Typed {
 }
 
 /// An index of a table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IndexDescription {
     /// The indexed columns, by name, in key order.
     pub columns: Vec<String>,
@@ -123,12 +122,12 @@ pub struct IndexDescription {
 }
 
 /// A reducer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ReducerDescription {
     /// Its id among the reducers.
     pub id: u32,
     /// Its lifecycle role: `"init"`, `"client_connected"`, `"client_disconnected"` or `null`.
-    #[serde(with = "lifecycle")]
+    #[serde(serialize_with = "lifecycle")]
     pub lifecycle: Option<Lifecycle>,
     /// Its name.
     pub name: String,
@@ -137,7 +136,7 @@ pub struct ReducerDescription {
 }
 
 /// A procedure or a view: an entry point that returns a value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FunctionDescription {
     /// Its id among the entry points of its kind.
     pub id: u32,
@@ -150,7 +149,7 @@ pub struct FunctionDescription {
 }
 
 /// An HTTP handler.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HttpHandlerDescription {
     /// Its id among the HTTP handlers.
     pub id: u32,
@@ -162,9 +161,10 @@ pub struct HttpHandlerDescription {
     pub path: String,
 }
 
-/// A named type of the module: `{"kind": "struct" | "enum" | "alias", "name": .., ..}`.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+/// A named type of the module: `{"kind": "struct" | "enum" | "alias", "name": .., ..}`
+/// (written and read by hand: `Serialize` below, `Deserialize` with the description's, in
+/// `read`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TypeDescription {
     /// A struct (a product with named or positional fields).
     Struct {
@@ -185,7 +185,6 @@ pub enum TypeDescription {
         /// The type's name.
         name: String,
         /// The type it names.
-        #[serde(rename = "type")]
         ty: String,
     },
 }
@@ -227,7 +226,7 @@ impl Serialize for TypeDescription {
 }
 
 /// A variant of an enum.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct VariantDescription {
     /// The variant's name (its position, for an unnamed one).
     pub name: String,
@@ -236,33 +235,11 @@ pub struct VariantDescription {
     pub payload: Option<String>,
 }
 
-/// A lifecycle role as its name: `init`, `client_connected`, `client_disconnected`.
-mod lifecycle {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::borrow::Cow;
-    use wasmod_abi::Lifecycle;
-
-    pub(super) fn serialize<S: Serializer>(
-        role: &Option<Lifecycle>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        match role {
-            None => serializer.serialize_none(),
-            Some(role) => serializer.serialize_some(role.as_str()),
-        }
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Lifecycle>, D::Error> {
-        let Some(text) = Option::<Cow<'de, str>>::deserialize(deserializer)? else {
-            return Ok(None);
-        };
-        Lifecycle::ALL
-            .into_iter()
-            .find(|role| role.as_str() == text)
-            .map(Some)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown lifecycle role `{text}`")))
+/// A lifecycle role written as its name: `init`, `client_connected`, `client_disconnected`.
+fn lifecycle<S: Serializer>(role: &Option<Lifecycle>, serializer: S) -> Result<S::Ok, S::Error> {
+    match role {
+        None => serializer.serialize_none(),
+        Some(role) => serializer.serialize_some(role.as_str()),
     }
 }
 

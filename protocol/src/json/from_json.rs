@@ -530,10 +530,9 @@ fn f32_from_json(json: &Json) -> Result<f32, JsonError> {
     let wide = float("f32", json)?;
     let narrow = wide as f32;
     if wide.is_finite() && narrow.is_infinite() {
-        return Err(mismatch(
-            format!("f32 (at most {:e} in magnitude)", f32::MAX),
-            json,
-        ));
+        // `f32::MAX` as `{:e}` writes it, spelt out: formatting it would bring core's
+        // float formatting into the browser client for one message.
+        return Err(mismatch("f32 (at most 3.4028235e38 in magnitude)", json));
     }
     Ok(narrow)
 }

@@ -105,6 +105,24 @@ pub enum ServerMessage<Rows, Value> {
     },
 }
 
+impl<Rows, Value> ServerMessage<Rows, Value> {
+    /// The message's name, as the JSON protocol tags it (`IdentityToken`,
+    /// `TransactionUpdate`, ...): what a client says of a message it did not expect, rather
+    /// than the whole message.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::IdentityToken { .. } => "IdentityToken",
+            Self::SubscribeApplied { .. } => "SubscribeApplied",
+            Self::TransactionUpdate(_) => "TransactionUpdate",
+            Self::CallResult { .. } => "CallResult",
+            Self::SubscriptionError { .. } => "SubscriptionError",
+            Self::OneOffQueryResult { .. } => "OneOffQueryResult",
+            Self::SubscribeRows { .. } => "SubscribeRows",
+            Self::CaughtUp { .. } => "CaughtUp",
+        }
+    }
+}
+
 /// One table's rows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, wasmod_abi::SchemaType)]
 #[wasmod(crate = wasmod_abi)]
