@@ -7,7 +7,7 @@
 //! waits for its own answer.
 
 use crate::cache::{Cache, PrimaryKey};
-use crate::connection::{self, Backoff, CallKind, Command, Pending, ReducerOutcome, Settle};
+use crate::connection::{self, Backoff, Command, Pending, ReducerOutcome, Settle};
 use crate::delivery::{Callbacks, Deliveries, Shared};
 use crate::error::Error;
 use crate::new_build::{RowType, RowTypes};
@@ -20,10 +20,10 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
-use wasmod_abi::encoding::{from_slice, to_vec};
+use wasmod_abi::encoding::from_slice;
 use wasmod_abi::{AlgebraicType, ConnectionId, Decode, Encode, Identity, SchemaType, Typespace};
 use wasmod_protocol::description::ModuleDescription;
-use wasmod_protocol::ws::{Compression, RowList, TableRows};
+use wasmod_protocol::ws::{BinaryClientMessage, CallKind, Compression, RowList, TableRows};
 
 /// A table the application reads with its row type, declared before connecting.
 struct DeclaredTable {
@@ -309,19 +309,32 @@ impl Client {
         name: &str,
         args: Vec<u8>,
     ) -> impl Future<Output = Result<ReducerOutcome, Error>> + Send + 'static {
-        let (sender, answer) = oneshot::channel();
-        self.call(CallKind::Reducer, name, args, Pending::Reducer(sender));
-        async move { answer.await.unwrap_or(Err(Error::Disconnected)) }
+        self.reducer(raw_frame(CallKind::Reducer, name, &args))
     }
 
     /// Calls reducer `name` with `args`: a tuple of its parameters, in order (`(text,)` for
-    /// one).
+    /// one). They are encoded straight into the call's message.
     pub fn call_reducer<A: Encode>(
         &self,
         name: &str,
         args: &A,
     ) -> impl Future<Output = Result<ReducerOutcome, Error>> + Send + 'static {
-        self.call_reducer_raw(name, to_vec(args))
+        self.reducer(BinaryClientMessage::call_frame_of(
+            CallKind::Reducer,
+            0,
+            name,
+            args,
+        ))
+    }
+
+    /// Sends the reducer call of `frame`; resolves with its answer.
+    fn reducer(
+        &self,
+        frame: Vec<u8>,
+    ) -> impl Future<Output = Result<ReducerOutcome, Error>> + Send + 'static {
+        let (sender, answer) = oneshot::channel();
+        self.call(frame, Pending::Reducer(sender));
+        async move { answer.await.unwrap_or(Err(Error::Disconnected)) }
     }
 
     /// Calls procedure `name` with the encoding of its parameters; resolves to the encoding of
@@ -332,7 +345,10 @@ impl Client {
         name: &str,
         args: Vec<u8>,
     ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
-        self.call_value(CallKind::Procedure, name, args)
+        self.call_value(
+            CallKind::Procedure,
+            raw_frame(CallKind::Procedure, name, &args),
+        )
     }
 
     /// Calls procedure `name` with a tuple of its parameters; resolves to its value.
@@ -341,7 +357,10 @@ impl Client {
         name: &str,
         args: &A,
     ) -> impl Future<Output = Result<R, Error>> + Send + 'static {
-        decoded(self.call_procedure_raw(name, to_vec(args)))
+        decoded(self.call_value(
+            CallKind::Procedure,
+            BinaryClientMessage::call_frame_of(CallKind::Procedure, 0, name, args),
+        ))
     }
 
     /// Calls view `name` with the encoding of its parameters; resolves to the encoding of its
@@ -351,7 +370,7 @@ impl Client {
         name: &str,
         args: Vec<u8>,
     ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
-        self.call_value(CallKind::View, name, args)
+        self.call_value(CallKind::View, raw_frame(CallKind::View, name, &args))
     }
 
     /// Calls view `name` with a tuple of its parameters; resolves to its value.
@@ -360,7 +379,10 @@ impl Client {
         name: &str,
         args: &A,
     ) -> impl Future<Output = Result<R, Error>> + Send + 'static {
-        decoded(self.call_view_raw(name, to_vec(args)))
+        decoded(self.call_value(
+            CallKind::View,
+            BinaryClientMessage::call_frame_of(CallKind::View, 0, name, args),
+        ))
     }
 
     /// Resolves once the cache holds every change of the commits up to `offset` that this
@@ -426,29 +448,32 @@ impl Client {
         self.inner.commands.send(command).is_ok()
     }
 
-    fn call(&self, kind: CallKind, name: &str, args: Vec<u8>, pending: Pending) {
-        self.command(Command::Call {
-            kind,
-            name: name.to_owned(),
-            args,
-            pending,
-        });
+    /// Sends the call of `frame` (the connection task numbers it); `pending` hears its
+    /// answer.
+    fn call(&self, frame: Vec<u8>, pending: Pending) {
+        self.command(Command::Call { frame, pending });
     }
 
+    /// Sends the procedure or view call (`kind`) of `frame`; resolves with its value's
+    /// encoding (a procedure's once what it committed is in the cache).
     fn call_value(
         &self,
         kind: CallKind,
-        name: &str,
-        args: Vec<u8>,
+        frame: Vec<u8>,
     ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
         let (sender, answer) = oneshot::channel();
         let pending = Pending::Value {
             answer: sender,
             writes: kind == CallKind::Procedure,
         };
-        self.call(kind, name, args, pending);
+        self.call(frame, pending);
         async move { answer.await.unwrap_or(Err(Error::Disconnected)) }
     }
+}
+
+/// The frame of a call of `name` of `kind` with `args`, the encoding of its parameters.
+fn raw_frame(kind: CallKind, name: &str, args: &[u8]) -> Vec<u8> {
+    BinaryClientMessage::call_frame(kind, 0, name, args.len(), |out| out.extend_from_slice(args))
 }
 
 /// `raw`'s value decoded as an `R`.

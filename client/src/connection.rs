@@ -70,13 +70,10 @@ impl Backoff {
 
 /// What the handle asks of the connection task.
 pub(crate) enum Command {
-    /// Send a call (the task gives it its request id) and answer `pending` with its answer.
-    Call {
-        kind: CallKind,
-        name: String,
-        args: Vec<u8>,
-        pending: Pending,
-    },
+    /// Send a call, its frame written where it was made
+    /// ([`BinaryClientMessage::call_frame`]; the task gives it its request id), and answer
+    /// `pending` with its answer.
+    Call { frame: Vec<u8>, pending: Pending },
     /// Run a one-off query.
     OneOff {
         query: String,
@@ -102,14 +99,6 @@ pub(crate) enum Command {
         query_sets: Vec<u32>,
         description: Result<ModuleDescription, String>,
     },
-}
-
-/// The kinds of entry point a client calls.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CallKind {
-    Reducer,
-    Procedure,
-    View,
 }
 
 /// The answer to a reducer call that committed.
@@ -242,9 +231,8 @@ pub const MAX_WAITS: usize = 16;
 
 /// A call held until fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
 struct HeldCall {
-    kind: CallKind,
-    name: String,
-    args: Vec<u8>,
+    /// Its frame, its request id not set yet.
+    frame: Vec<u8>,
     pending: Pending,
 }
 
@@ -372,18 +360,8 @@ impl Connection {
     /// Carries out one of the handle's commands on the open socket.
     async fn command(&mut self, command: Command) -> Turn {
         let message = match command {
-            Command::Call {
-                kind,
-                name,
-                args,
-                pending,
-            } => {
-                self.held_calls.push_back(HeldCall {
-                    kind,
-                    name,
-                    args,
-                    pending,
-                });
+            Command::Call { frame, pending } => {
+                self.held_calls.push_back(HeldCall { frame, pending });
                 return self.send_held().await;
             }
             Command::OneOff { query, answer } => {
@@ -466,14 +444,14 @@ impl Connection {
     /// Sends the calls held, oldest first, while fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
     async fn send_held_calls(&mut self) -> Turn {
         while self.calls_out < MAX_CALLS_IN_FLIGHT {
-            let Some(call) = self.held_calls.pop_front() else {
+            let Some(HeldCall { mut frame, pending }) = self.held_calls.pop_front() else {
                 break;
             };
             let request_id = self.request_id();
-            self.pending.insert(request_id, call.pending);
+            self.pending.insert(request_id, pending);
             self.calls_out += 1;
-            let message = call_message(call.kind, request_id, call.name, call.args);
-            if let Turn::Lost = self.send(&message).await {
+            BinaryClientMessage::set_call_request_id(&mut frame, request_id);
+            if let Turn::Lost = self.send_frame(frame).await {
                 return Turn::Lost;
             }
         }
@@ -505,10 +483,15 @@ impl Connection {
 
     /// Sends `message`; a failure to send is a lost socket.
     async fn send(&mut self, message: &BinaryClientMessage) -> Turn {
+        self.send_frame(message.to_bytes()).await
+    }
+
+    /// Sends a message's binary `frame`; a failure to send is a lost socket.
+    async fn send_frame(&mut self, frame: Vec<u8>) -> Turn {
         let Some(socket) = self.socket.as_mut() else {
             return Turn::Lost;
         };
-        match socket.send(message).await {
+        match socket.send_frame(frame).await {
             Ok(()) => Turn::Continue,
             Err(_) => Turn::Lost,
         }
@@ -1032,31 +1015,5 @@ impl Connection {
                 query_set.state.send_replace(SubscriptionState::Ended);
             }
         });
-    }
-}
-
-/// The message of a call.
-fn call_message(
-    kind: CallKind,
-    request_id: u32,
-    name: String,
-    args: Vec<u8>,
-) -> BinaryClientMessage {
-    match kind {
-        CallKind::Reducer => ClientMessage::CallReducer {
-            request_id,
-            name,
-            args,
-        },
-        CallKind::Procedure => ClientMessage::CallProcedure {
-            request_id,
-            name,
-            args,
-        },
-        CallKind::View => ClientMessage::CallView {
-            request_id,
-            name,
-            args,
-        },
     }
 }

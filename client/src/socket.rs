@@ -376,6 +376,13 @@ impl<P: Subprotocol> Connection<P> {
     }
 }
 
+impl Connection<Binary> {
+    /// Sends a binary message's `frame` as it is (see [`Sender::send_frame`]).
+    pub async fn send_frame(&mut self, frame: Vec<u8>) -> Result<(), Error> {
+        self.sender.send_frame(frame).await
+    }
+}
+
 impl<P: Subprotocol> Sender<P> {
     /// Sends `message` in one frame; [`Error::Disconnected`] if the socket is gone.
     pub async fn send(&mut self, message: &P::ClientMessage) -> Result<(), Error> {
@@ -386,6 +393,14 @@ impl<P: Subprotocol> Sender<P> {
     /// close frame is read by the [`Receiver`], if it still reads).
     pub async fn close(&mut self) {
         self.writer.close().await;
+    }
+}
+
+impl Sender<Binary> {
+    /// Sends `frame`, a binary message already encoded (a call's frame, written with its
+    /// arguments in one pass by [`BinaryClientMessage::call_frame`]), as it is.
+    pub async fn send_frame(&mut self, frame: Vec<u8>) -> Result<(), Error> {
+        self.writer.send(Payload::Binary(frame.into())).await
     }
 }
 

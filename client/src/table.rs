@@ -13,11 +13,12 @@
 //!
 //! Rows are also found by a column's value ([`TableHandle::find_by`],
 //! [`TableHandle::filter_by`]): the column is read from each row's encoding as a primary key
-//! is, and compared as bytes, so that neither the value nor the row type needs `Eq`.
+//! is, and compared as bytes, so that neither the value nor the row type needs `Eq`. The cache
+//! indexes a column the first time it is looked up, and keeps the index from then on.
 
 use crate::cache::{Cache, PrimaryKey, TableEvents};
 use crate::Error;
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -144,11 +145,7 @@ impl<T: Decode + 'static> TableHandle<T> {
     /// The table's rows in the cache, decoded (in no particular order); an error if one does
     /// not decode as `T`.
     pub fn rows(&self) -> Result<Vec<T>, Error> {
-        let cache = self.cache.read();
-        cache
-            .rows(&self.name)
-            .map(|row| from_slice(row).map_err(Error::from))
-            .collect()
+        decoded(self.cache.read().rows(&self.name))
     }
 
     /// Calls `callback` with each row that enters the cache, after the transaction that
@@ -206,31 +203,44 @@ impl<T: SchemaType + 'static> TableHandle<T> {
     }
 
     /// Up to `limit` rows whose `column` is encoded as `value` is (the encoding is canonical,
-    /// so equal values have equal bytes): read where a primary key is read.
+    /// so equal values have equal bytes), found through the column's index in the cache; the
+    /// first look-up of a column indexes it.
     fn matching<V: Encode + ?Sized>(
         &self,
         column: &str,
         value: &V,
         limit: usize,
     ) -> Result<Vec<T>, Error> {
+        let wanted = to_vec(value);
+        {
+            let cache = self.cache.read();
+            if let Some(rows) = cache.find_indexed(&self.name, column, &wanted) {
+                return decoded(rows.take(limit));
+            };
+        }
+        let reader = self.column_reader(column)?;
+        let mut cache = self.cache.write();
+        cache.index_column(&self.name, column, reader);
+        let cache = RwLockWriteGuard::downgrade(cache);
+        let rows = cache.find_indexed(&self.name, column, &wanted);
+        decoded(rows.into_iter().flatten().take(limit))
+    }
+
+    /// What finds column `column` in the encoding of `T`s.
+    fn column_reader(&self, column: &str) -> Result<PrimaryKey, Error> {
         let mut typespace = Typespace::default();
         let row_type = T::schema(&mut typespace);
-        let no_such_column = || Error::NoSuchColumn {
+        PrimaryKey::named(&row_type, typespace, column).ok_or_else(|| Error::NoSuchColumn {
             table: self.name.to_string(),
             column: column.to_owned(),
-        };
-        let index =
-            PrimaryKey::column_named(&row_type, &typespace, column).ok_or_else(no_such_column)?;
-        let reader = PrimaryKey::new(&row_type, typespace, index).ok_or_else(no_such_column)?;
-        let wanted = to_vec(value);
-        let cache = self.cache.read();
-        cache
-            .rows(&self.name)
-            .filter(|row| reader.key(row) == Some(&wanted[..]))
-            .take(limit)
-            .map(|row| from_slice(row).map_err(Error::from))
-            .collect()
+        })
     }
+}
+
+/// `rows` decoded; an error if one does not decode as `T`.
+fn decoded<'r, T: Decode>(rows: impl Iterator<Item = &'r [u8]>) -> Result<Vec<T>, Error> {
+    rows.map(|row| from_slice(row).map_err(Error::from))
+        .collect()
 }
 
 /// Calls `callback` with `row` decoded; a row that does not decode is logged and skipped.

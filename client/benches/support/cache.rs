@@ -24,8 +24,8 @@ pub fn rows(count: usize, text: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// An empty cache whose `message` table is keyed by its `id`.
-pub fn keyed_cache() -> Cache {
+/// Reads column `column` of `message` rows.
+pub fn message_column(column: &str) -> PrimaryKey {
     let mut typespace = Typespace::default();
     let row_type = AlgebraicType::Product(vec![
         Field::named("id", u64::schema(&mut typespace)),
@@ -33,9 +33,13 @@ pub fn keyed_cache() -> Cache {
         Field::named("sent", i64::schema(&mut typespace)),
         Field::named("text", String::schema(&mut typespace)),
     ]);
-    let key = PrimaryKey::new(&row_type, typespace, 0).expect("a product");
+    PrimaryKey::named(&row_type, typespace, column).expect("a column of `message`")
+}
+
+/// An empty cache whose `message` table is keyed by its `id`.
+pub fn keyed_cache() -> Cache {
     let mut cache = Cache::new();
-    cache.set_primary_key("message", key);
+    cache.set_primary_key("message", message_column("id"));
     cache
 }
 

@@ -1,6 +1,7 @@
 //! Where a table's primary key is in its rows' encoding, so that the cache can pair a delete
 //! and an insert of one key into an update without decoding rows into user types.
 
+use std::ops::Range;
 use wasmod_abi::{AlgebraicType, Reader, Typespace, Value};
 
 /// How to find a table's primary key in its rows' encoding: the row type and the position of
@@ -53,12 +54,18 @@ impl PrimaryKey {
 
     /// The key column's encoding within `row`; `None` if the row does not decode that far.
     pub fn key<'r>(&self, row: &'r [u8]) -> Option<&'r [u8]> {
+        row.get(self.key_range(row)?)
+    }
+
+    /// Where the key column's encoding is within `row`; `None` if the row does not decode
+    /// that far.
+    pub(crate) fn key_range(&self, row: &[u8]) -> Option<Range<usize>> {
         let mut reader = Reader::new(row);
         for ty in &self.fields[..self.column] {
             Value::skip(ty, &self.typespace, &mut reader).ok()?;
         }
         let start = row.len() - reader.remaining();
         Value::skip(&self.fields[self.column], &self.typespace, &mut reader).ok()?;
-        row.get(start..row.len() - reader.remaining())
+        Some(start..row.len() - reader.remaining())
     }
 }

@@ -15,12 +15,17 @@
 //!
 //! A change hashes its row once ([`holdings`]): the table, the query set and the batch all
 //! find the row by that hash.
+//!
+//! A column looked up by value (`find_by_<column>`) is indexed from its first look-up on
+//! ([`index`]), and the index kept as rows enter and leave the table.
 
 mod holdings;
+mod index;
 mod key;
 
 use foldhash::fast::RandomState;
 use holdings::{Holdings, RowHash};
+use index::ColumnIndex;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
@@ -58,6 +63,36 @@ impl TableEvents {
 struct TableRows {
     rows: Holdings,
     primary_key: Option<PrimaryKey>,
+    /// The columns looked up so far, each indexed.
+    indexes: Vec<ColumnIndex>,
+}
+
+impl TableRows {
+    /// `row` entered the table: its indexes add it.
+    fn entered(&mut self, hasher: &RandomState, row: &RowBytes) {
+        for index in &mut self.indexes {
+            index.insert(hasher, row);
+        }
+    }
+
+    /// `row` left the table: its indexes drop it.
+    fn left(&mut self, hasher: &RandomState, row: &RowBytes) {
+        for index in &mut self.indexes {
+            index.remove(hasher, row);
+        }
+    }
+
+    /// Room for `additional` more rows, in the indexes too.
+    fn reserve(&mut self, additional: usize) {
+        self.rows.reserve(additional);
+        for index in &mut self.indexes {
+            index.reserve(additional);
+        }
+    }
+
+    fn index(&self, column: &str) -> Option<&ColumnIndex> {
+        self.indexes.iter().find(|index| index.column() == column)
+    }
 }
 
 /// The rows one query set holds, per table, with their multiplicity.
@@ -106,15 +141,29 @@ impl Cache {
             .map_or(0, |held| held.count)
     }
 
-    /// The row of `table` whose primary key is encoded as `key`.
-    pub fn find_by_key(&self, table: &str, key: &[u8]) -> Option<&[u8]> {
-        let table = self.tables.get(table)?;
-        let primary_key = table.primary_key.as_ref()?;
-        table
-            .rows
-            .iter()
-            .map(|held| &held.row[..])
-            .find(|row| primary_key.key(row) == Some(key))
+    /// Indexes `table`'s rows by their column `column`, whose encoding `reader` finds, unless
+    /// it is indexed already; from then on the index is kept as rows enter and leave. The
+    /// rows held now are read once.
+    pub fn index_column(&mut self, table: &str, column: &str, reader: PrimaryKey) {
+        let table = self.tables.entry_ref(table).or_default();
+        if table.index(column).is_none() {
+            let rows = table.rows.iter().map(|held| &held.row);
+            let index = ColumnIndex::new(column, reader, &self.hasher, (rows, table.rows.len()));
+            table.indexes.push(index);
+        }
+    }
+
+    /// The rows of `table` whose column `column` is encoded as `key`, in no particular order,
+    /// found through the column's index; `None` if the column is not indexed
+    /// ([`Cache::index_column`]).
+    pub fn find_indexed<'c>(
+        &'c self,
+        table: &str,
+        column: &str,
+        key: &'c [u8],
+    ) -> Option<impl Iterator<Item = &'c [u8]> + 'c> {
+        let index = self.tables.get(table)?.index(column)?;
+        Some(index.find(&self.hasher, key))
     }
 
     /// Whether the cache holds the query set `query_set`.
@@ -225,7 +274,7 @@ impl Batch<'_> {
             tables,
             query_sets,
         } = &mut *self.cache;
-        let table_rows = &mut tables.entry_ref(table).or_default().rows;
+        let table_rows = tables.entry_ref(table).or_default();
         let held = query_sets
             .entry(query_set)
             .or_default()
@@ -237,7 +286,10 @@ impl Batch<'_> {
         touched.reserve(additional);
         for row in rows {
             let hash = hasher.hash_one(row);
-            let (shared, before) = table_rows.add(hash, row, || RowBytes::from(row));
+            let (shared, before) = table_rows.rows.add(hash, row, || RowBytes::from(row));
+            if before == 0 {
+                table_rows.entered(hasher, &shared);
+            }
             held.add(hash, row, || shared.clone());
             touched.note(hash, shared, before > 0, false);
         }
@@ -275,23 +327,35 @@ impl Batch<'_> {
         for row in rows {
             let hash = hasher.hash_one(row);
             if held.remove(hash, row, 1).is_some() {
-                release(table_rows, touched, hash, row, 1);
+                release(hasher, table_rows, touched, hash, row, 1);
             }
         }
     }
 
     /// Query set `query_set` now holds nothing: every row it held is released.
     pub fn clear_query_set(&mut self, query_set: u32) {
-        let Some(query_set_tables) = self.cache.query_sets.remove(&query_set) else {
+        let Cache {
+            hasher,
+            tables,
+            query_sets,
+        } = &mut *self.cache;
+        let Some(query_set_tables) = query_sets.remove(&query_set) else {
             return;
         };
         for (table, mut held) in query_set_tables {
-            let Some(table_rows) = self.cache.tables.get_mut(&table) else {
+            let Some(table_rows) = tables.get_mut(&table) else {
                 continue;
             };
             let touched = touched_for(&mut self.touched, &table);
             for held in held.drain() {
-                release(table_rows, touched, held.hash(), &held.row, held.count);
+                release(
+                    hasher,
+                    table_rows,
+                    touched,
+                    held.hash(),
+                    &held.row,
+                    held.count,
+                );
             }
         }
     }
@@ -333,6 +397,7 @@ impl Batch<'_> {
 
 /// `times` holders less for `row` of a table's rows; the row leaves the cache at zero.
 fn release(
+    hasher: &RandomState,
     table_rows: &mut TableRows,
     touched: &mut Touched,
     hash: RowHash,
@@ -340,6 +405,9 @@ fn release(
     times: usize,
 ) {
     if let Some((shared, before)) = table_rows.rows.remove(hash, row, times) {
+        if before <= times {
+            table_rows.left(hasher, &shared);
+        }
         touched.note(hash, shared, before > 0, true);
     }
 }
@@ -402,6 +470,137 @@ mod tests {
 
     fn rows(list: &[RowBytes]) -> Vec<Vec<u8>> {
         list.iter().map(|row| row.to_vec()).collect()
+    }
+
+    /// Reads column `column` of the `(id, name)` rows.
+    fn reader(column: &str) -> PrimaryKey {
+        let mut typespace = Typespace::default();
+        let row_type = AlgebraicType::Product(vec![
+            Field::named("id", u32::schema(&mut typespace)),
+            Field::named("name", String::schema(&mut typespace)),
+        ]);
+        PrimaryKey::named(&row_type, typespace, column).expect("a column")
+    }
+
+    fn id_reader() -> PrimaryKey {
+        reader("id")
+    }
+
+    /// The rows of `t` found through `column`'s index by `key`, sorted.
+    fn found(cache: &Cache, column: &str, key: &[u8]) -> Vec<Vec<u8>> {
+        let mut found: Vec<Vec<u8>> = cache
+            .find_indexed("t", column, key)
+            .expect("indexed")
+            .map(<[u8]>::to_vec)
+            .collect();
+        found.sort();
+        found
+    }
+
+    /// The rows of `t` whose `column` is encoded as `key`, by reading every row, sorted.
+    fn scanned(cache: &Cache, column: &str, key: &[u8]) -> Vec<Vec<u8>> {
+        let reader = reader(column);
+        let mut rows: Vec<Vec<u8>> = cache
+            .rows("t")
+            .filter(|row| reader.key(row) == Some(key))
+            .map(<[u8]>::to_vec)
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    /// Every id and name of these tests' rows finds through the indexes what a scan finds,
+    /// and the indexes hold exactly the table's rows.
+    fn assert_indexes_match(cache: &Cache) {
+        for id in 0..8u32 {
+            let key = to_vec(&id);
+            assert_eq!(
+                found(cache, "id", &key),
+                scanned(cache, "id", &key),
+                "id {id}"
+            );
+        }
+        for name in ["a", "b", "c", "d"] {
+            let key = to_vec(&name.to_owned());
+            assert_eq!(
+                found(cache, "name", &key),
+                scanned(cache, "name", &key),
+                "{name}"
+            );
+        }
+        for index in &cache.tables["t"].indexes {
+            assert_eq!(index.len(), cache.count("t"), "{}", index.column());
+        }
+    }
+
+    #[test]
+    fn column_indexes_follow_inserts_updates_deletes_and_cleared_query_sets() {
+        let mut cache = keyed_cache();
+        cache.index_column("t", "id", id_reader());
+        let mut batch = cache.batch();
+        for (id, name) in [(1, "a"), (2, "b"), (3, "a")] {
+            batch.insert(1, "t", &row(id, name));
+        }
+        batch.insert(2, "t", &row(4, "c"));
+        batch.finish();
+        // Indexed after rows arrived: the rows held are read once.
+        cache.index_column("t", "name", reader("name"));
+        assert_indexes_match(&cache);
+        assert_eq!(found(&cache, "id", &to_vec(&2u32)), vec![row(2, "b")]);
+        assert_eq!(
+            found(&cache, "name", &to_vec(&"a".to_owned())),
+            vec![row(1, "a"), row(3, "a")],
+            "a column that is not unique finds every row of the value"
+        );
+
+        // An update: the key keeps its row, the new one.
+        let mut batch = cache.batch();
+        batch.delete(1, "t", &row(2, "b"));
+        batch.insert(1, "t", &row(2, "d"));
+        assert_eq!(batch.finish()[0].updates.len(), 1);
+        assert_indexes_match(&cache);
+        assert_eq!(found(&cache, "id", &to_vec(&2u32)), vec![row(2, "d")]);
+        assert!(found(&cache, "name", &to_vec(&"b".to_owned())).is_empty());
+
+        // A row held by two query sets stays found until the last lets it go.
+        let mut batch = cache.batch();
+        batch.insert(2, "t", &row(1, "a"));
+        batch.delete(1, "t", &row(1, "a"));
+        batch.finish();
+        assert_indexes_match(&cache);
+        assert_eq!(found(&cache, "id", &to_vec(&1u32)), vec![row(1, "a")]);
+
+        // A cleared query set takes its rows out of the indexes; inserted again, they are
+        // found again.
+        let mut batch = cache.batch();
+        batch.clear_query_set(2);
+        batch.finish();
+        assert_indexes_match(&cache);
+        assert!(found(&cache, "id", &to_vec(&1u32)).is_empty());
+        assert!(found(&cache, "id", &to_vec(&4u32)).is_empty());
+        let mut batch = cache.batch();
+        batch.insert(3, "t", &row(4, "c"));
+        batch.finish();
+        assert_indexes_match(&cache);
+        assert_eq!(found(&cache, "id", &to_vec(&4u32)), vec![row(4, "c")]);
+    }
+
+    #[test]
+    fn a_column_never_looked_up_has_no_index() {
+        let mut cache = keyed_cache();
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &row(1, "a"));
+        batch.finish();
+        assert!(cache.find_indexed("t", "id", &to_vec(&1u32)).is_none());
+        assert!(cache.find_indexed("other", "id", &to_vec(&1u32)).is_none());
+        cache.index_column("other", "id", id_reader());
+        assert_eq!(
+            cache
+                .find_indexed("other", "id", &to_vec(&1u32))
+                .map(Iterator::count),
+            Some(0),
+            "a table with no rows yet is indexed, empty"
+        );
     }
 
     #[test]
@@ -475,7 +674,8 @@ mod tests {
         assert_eq!(rows(&events[0].inserts), vec![other]);
         assert!(events[0].deletes.is_empty());
         let key = to_vec(&1u32);
-        assert_eq!(cache.find_by_key("t", &key), Some(&new[..]));
+        cache.index_column("t", "id", id_reader());
+        assert_eq!(found(&cache, "id", &key), vec![new]);
     }
 
     #[test]

@@ -37,12 +37,14 @@
 //!
 //! Decoding never panics: bytes or text that are not a message give a [`MessageError`].
 
+mod call_frame;
 mod client;
 pub mod compression;
 mod fields;
 mod rows;
 mod server;
 
+pub use call_frame::CallKind;
 pub use client::ClientMessage;
 pub use compression::Compression;
 pub use rows::{RowList, RowTypes};
