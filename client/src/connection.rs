@@ -26,6 +26,7 @@ use crate::new_build::{self, NewBuild, RowTypes};
 use crate::platform;
 use crate::socket::{self, Received};
 use crate::state::ConnectionState;
+use bytes::Bytes;
 use parking_lot::Mutex;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +34,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use wasmod_protocol::description::ModuleDescription;
-use wasmod_protocol::errors::ApiError;
+use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::ws::{
     BinaryClientMessage, BinaryServerMessage, ClientMessage, RowList, ServerMessage, TableRows,
     TransactionUpdate, UpdateStatus,
@@ -93,6 +94,8 @@ pub(crate) enum Command {
     Sync { offset: u64, settle: Settle },
     /// Close the socket and end the task.
     Disconnect { done: oneshot::Sender<()> },
+    /// Send the call `request_id` again, which the server answered `busy` (it never ran).
+    Retry { request_id: u32 },
     /// The description of the build serving now, read for `query_sets`, which a new build
     /// ended (or why it could not be read): from the task's own read ([`Connection::describe`]).
     Described {
@@ -229,6 +232,14 @@ pub const MAX_CALLS_IN_FLIGHT: usize = 16;
 /// has not evaluated yet; the client keeps at most this many out and holds the rest.
 pub const MAX_WAITS: usize = 16;
 
+/// How often a call answered `busy` (it never ran: the server, or an edge's way to its
+/// primary, had no room) is sent again before `busy` is its answer; the waits between double
+/// from [`BUSY_FIRST_WAIT`]: 25 ms, 50 ms, … 1.6 s, about 3 s in all.
+pub const BUSY_RETRIES: u32 = 7;
+
+/// The wait before a call answered `busy` is sent again the first time.
+const BUSY_FIRST_WAIT: Duration = Duration::from_millis(25);
+
 /// A call held until fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
 struct HeldCall {
     /// Its frame, its request id not set yet.
@@ -248,6 +259,10 @@ pub(crate) struct Connection {
     pending: HashMap<u32, Pending>,
     /// Calls sent and not answered yet (among `pending`, which has queries too).
     calls_out: usize,
+    /// The frames of the calls out, by request id, with how often each was answered `busy`:
+    /// sent again after a wait rather than failed ([`BUSY_RETRIES`]). Shared bytes, not
+    /// copies.
+    frames_out: HashMap<u32, (Bytes, u32)>,
     /// Calls not sent yet, oldest first.
     held_calls: VecDeque<HeldCall>,
     /// `WaitFor` requests sent and not answered yet.
@@ -298,6 +313,7 @@ impl Connection {
             reconnect,
             next_request_id: 1,
             pending: HashMap::new(),
+            frames_out: HashMap::new(),
             calls_out: 0,
             held_calls: VecDeque::new(),
             waits_out: 0,
@@ -395,6 +411,14 @@ impl Connection {
                 self.sync(offset, settle);
                 return self.send_held().await;
             }
+            Command::Retry { request_id } => {
+                // Gone if the socket was lost meanwhile: the call failed with it.
+                let Some((frame, _)) = self.frames_out.get(&request_id) else {
+                    return Turn::Continue;
+                };
+                let frame = frame.clone();
+                return self.send_frame(frame).await;
+            }
             Command::Disconnect { done } => {
                 let _ = done.send(());
                 return Turn::Stop;
@@ -451,6 +475,8 @@ impl Connection {
             self.pending.insert(request_id, pending);
             self.calls_out += 1;
             BinaryClientMessage::set_call_request_id(&mut frame, request_id);
+            let frame = Bytes::from(frame);
+            self.frames_out.insert(request_id, (frame.clone(), 0));
             if let Turn::Lost = self.send_frame(frame).await {
                 return Turn::Lost;
             }
@@ -474,6 +500,7 @@ impl Connection {
         match pending {
             Pending::Reducer(_) | Pending::Value { .. } => {
                 self.calls_out = self.calls_out.saturating_sub(1);
+                self.frames_out.remove(&request_id);
             }
             Pending::Sync(_) => self.waits_out = self.waits_out.saturating_sub(1),
             Pending::Query(_) => {}
@@ -483,11 +510,11 @@ impl Connection {
 
     /// Sends `message`; a failure to send is a lost socket.
     async fn send(&mut self, message: &BinaryClientMessage) -> Turn {
-        self.send_frame(message.to_bytes()).await
+        self.send_frame(message.to_bytes().into()).await
     }
 
     /// Sends a message's binary `frame`; a failure to send is a lost socket.
-    async fn send_frame(&mut self, frame: Vec<u8>) -> Turn {
+    async fn send_frame(&mut self, frame: Bytes) -> Turn {
         let Some(socket) = self.socket.as_mut() else {
             return Turn::Lost;
         };
@@ -579,6 +606,11 @@ impl Connection {
     /// The answer to call (or wait) `request_id`, when the server's last commit was `offset`:
     /// a view's value at once, a procedure's once the cache holds what it wrote.
     fn call_result(&mut self, request_id: u32, offset: u64, result: Result<Vec<u8>, ApiError>) {
+        if matches!(&result, Err(error) if error.code == ErrorCode::Busy)
+            && self.retry_later(request_id)
+        {
+            return;
+        }
         match self.answered(request_id) {
             Some(Pending::Value {
                 answer,
@@ -609,6 +641,30 @@ impl Connection {
             )),
             None => tracing::warn!(request_id, "an answer to no call"),
         }
+    }
+
+    /// Sends call `request_id`, answered `busy`, again after a wait that doubles with each
+    /// `busy` ([`BUSY_RETRIES`] times at most); `false` if it has been retried enough (or is no
+    /// call out), and the `busy` is its answer. Its slot among the calls out stays taken
+    /// meanwhile, so later calls do not overtake it by more than the window did.
+    fn retry_later(&mut self, request_id: u32) -> bool {
+        let Some((_, busy)) = self.frames_out.get_mut(&request_id) else {
+            return false;
+        };
+        if *busy >= BUSY_RETRIES {
+            return false;
+        }
+        let wait = BUSY_FIRST_WAIT * 2u32.pow(*busy);
+        *busy += 1;
+        tracing::debug!(request_id, ?wait, "a call answered busy is sent again");
+        let commands = self.commands.clone();
+        platform::spawn(async move {
+            platform::sleep(wait).await;
+            if let Some(commands) = commands.upgrade() {
+                let _ = commands.send(Command::Retry { request_id });
+            }
+        });
+        true
     }
 
     /// A query set's rows, the parts received before and `last`: all of them (replacing what
@@ -890,6 +946,7 @@ impl Connection {
             pending.fail(Error::Disconnected);
         }
         self.calls_out = 0;
+        self.frames_out.clear();
         for call in self.held_calls.drain(..) {
             call.pending.fail(Error::Disconnected);
         }
@@ -949,6 +1006,8 @@ impl Connection {
             Command::Call { pending, .. } => pending.fail(Error::Disconnected),
             Command::OneOff { answer, .. } => drop(answer.send(Err(Error::Disconnected))),
             Command::Sync { settle, .. } => settle(Err(Error::Disconnected)),
+            // The call failed when the socket was lost.
+            Command::Retry { .. } => {}
             Command::Subscribe {
                 query_set_id,
                 queries,

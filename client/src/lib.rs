@@ -62,7 +62,9 @@ mod transport;
 pub mod web;
 
 pub use client::{Client, ClientBuilder};
-pub use connection::{Backoff, ReducerOutcome, SubscriptionState, MAX_CALLS_IN_FLIGHT, MAX_WAITS};
+pub use connection::{
+    Backoff, ReducerOutcome, SubscriptionState, BUSY_RETRIES, MAX_CALLS_IN_FLIGHT, MAX_WAITS,
+};
 pub use delivery::Callbacks;
 pub use error::Error;
 pub use new_build::NewBuild;

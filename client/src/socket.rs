@@ -26,6 +26,7 @@
 use crate::error::Error;
 use crate::platform::{self, Incoming, Reader, Writer};
 pub use crate::transport::{Closed, OpenError, Payload};
+use bytes::Bytes;
 use std::fmt;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -378,7 +379,7 @@ impl<P: Subprotocol> Connection<P> {
 
 impl Connection<Binary> {
     /// Sends a binary message's `frame` as it is (see [`Sender::send_frame`]).
-    pub async fn send_frame(&mut self, frame: Vec<u8>) -> Result<(), Error> {
+    pub async fn send_frame(&mut self, frame: Bytes) -> Result<(), Error> {
         self.sender.send_frame(frame).await
     }
 }
@@ -399,8 +400,8 @@ impl<P: Subprotocol> Sender<P> {
 impl Sender<Binary> {
     /// Sends `frame`, a binary message already encoded (a call's frame, written with its
     /// arguments in one pass by [`BinaryClientMessage::call_frame`]), as it is.
-    pub async fn send_frame(&mut self, frame: Vec<u8>) -> Result<(), Error> {
-        self.writer.send(Payload::Binary(frame.into())).await
+    pub async fn send_frame(&mut self, frame: Bytes) -> Result<(), Error> {
+        self.writer.send(Payload::Binary(frame)).await
     }
 }
 

@@ -4,6 +4,7 @@
 //! below the client.
 
 mod bindings;
+mod busy;
 mod calls;
 mod compression;
 mod frame_tick;

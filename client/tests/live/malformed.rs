@@ -12,7 +12,7 @@ use wasmod_client::{Client, Error};
 use wasmod_protocol::ws::{BinaryServerMessage, ServerMessage, BIN_PROTOCOL};
 
 /// The `IdentityToken` the fake server greets with.
-fn hello() -> Vec<u8> {
+pub(crate) fn hello() -> Vec<u8> {
     let message: BinaryServerMessage = ServerMessage::IdentityToken {
         identity: Identity::from_bytes([0xab; 32]),
         token: "t0k3n".into(),
@@ -24,7 +24,7 @@ fn hello() -> Vec<u8> {
 /// Agrees to the binary subprotocol. The signature is tungstenite's handshake callback's,
 /// whose error is a whole HTTP response.
 #[allow(clippy::result_large_err)]
-fn agree(_: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
+pub(crate) fn agree(_: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
     response.headers_mut().insert(
         "sec-websocket-protocol",
         HeaderValue::from_static(BIN_PROTOCOL),
