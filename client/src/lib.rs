@@ -71,7 +71,7 @@ pub use new_build::NewBuild;
 pub use replay::Replay;
 pub use state::ConnectionState;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle};
-pub use table::TableHandle;
+pub use table::{CallbackId, TableHandle};
 #[cfg(not(target_arch = "wasm32"))]
 pub use tls::{Certificate, CertificateError, Tls};
 pub use wasmod_protocol::errors::{ApiError, ErrorCode};

@@ -21,6 +21,7 @@ use crate::Error;
 use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::collections::HashMap;
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::{Decode, Encode, SchemaType, Typespace};
@@ -31,18 +32,36 @@ pub(crate) type RowCallback = Box<dyn FnMut(&[u8]) + Send>;
 /// A callback of a row replaced by another: `(old, new)`.
 type UpdateCallback = Box<dyn FnMut(&[u8], &[u8]) + Send>;
 
-/// One table's callbacks.
+/// A row callback registered on a table ([`TableHandle::on_insert`] and the others): what
+/// [`TableHandle::remove_callback`] takes to remove it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CallbackId(u64);
+
+/// One table's callbacks, each with its id, in the order they were registered.
 #[derive(Default)]
 struct TableListeners {
-    inserts: Vec<RowCallback>,
-    deletes: Vec<RowCallback>,
-    updates: Vec<UpdateCallback>,
+    inserts: Vec<(CallbackId, RowCallback)>,
+    deletes: Vec<(CallbackId, RowCallback)>,
+    updates: Vec<(CallbackId, UpdateCallback)>,
+}
+
+impl TableListeners {
+    /// Removes callback `id`; whether it was there.
+    fn remove(&mut self, id: CallbackId) -> bool {
+        let before = self.inserts.len() + self.deletes.len() + self.updates.len();
+        self.inserts.retain(|(kept, _)| *kept != id);
+        self.deletes.retain(|(kept, _)| *kept != id);
+        self.updates.retain(|(kept, _)| *kept != id);
+        before != self.inserts.len() + self.deletes.len() + self.updates.len()
+    }
 }
 
 /// Every table's callbacks.
 #[derive(Default)]
 pub(crate) struct Listeners {
     tables: Mutex<HashMap<String, TableListeners>>,
+    /// The id of the next callback registered.
+    next_id: AtomicU64,
 }
 
 impl Listeners {
@@ -59,35 +78,50 @@ impl Listeners {
                 listeners
                     .deletes
                     .iter_mut()
-                    .for_each(|callback| callback(row));
+                    .for_each(|(_, callback)| callback(row));
             }
             for (old, new) in &table_events.updates {
                 listeners
                     .updates
                     .iter_mut()
-                    .for_each(|callback| callback(old, new));
+                    .for_each(|(_, callback)| callback(old, new));
             }
             for row in &table_events.inserts {
                 listeners
                     .inserts
                     .iter_mut()
-                    .for_each(|callback| callback(row));
+                    .for_each(|(_, callback)| callback(row));
             }
         }
     }
 
-    fn table<R>(&self, table: &str, register: impl FnOnce(&mut TableListeners) -> R) -> R {
-        register(self.tables.lock().entry(table.to_owned()).or_default())
+    /// Registers a callback of `table` with `register`, which is given the callback's id.
+    fn register(
+        &self,
+        table: &str,
+        register: impl FnOnce(&mut TableListeners, CallbackId),
+    ) -> CallbackId {
+        let id = CallbackId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        register(self.tables.lock().entry(table.to_owned()).or_default(), id);
+        id
+    }
+
+    /// Removes callback `id` of `table`; whether it was there.
+    fn remove(&self, table: &str, id: CallbackId) -> bool {
+        self.tables
+            .lock()
+            .get_mut(table)
+            .is_some_and(|listeners| listeners.remove(id))
     }
 
     /// Registers a callback of `table`'s encoded rows (the browser client converts them to
     /// JavaScript itself).
     #[cfg(target_arch = "wasm32")]
     pub(crate) fn listen(&self, table: &str, listener: RawListener) {
-        self.table(table, |listeners| match listener {
-            RawListener::Insert(callback) => listeners.inserts.push(callback),
-            RawListener::Delete(callback) => listeners.deletes.push(callback),
-            RawListener::Update(callback) => listeners.updates.push(callback),
+        self.register(table, |listeners, id| match listener {
+            RawListener::Insert(callback) => listeners.inserts.push((id, callback)),
+            RawListener::Delete(callback) => listeners.deletes.push((id, callback)),
+            RawListener::Update(callback) => listeners.updates.push((id, callback)),
         });
     }
 }
@@ -149,42 +183,50 @@ impl<T: Decode + 'static> TableHandle<T> {
     }
 
     /// Calls `callback` with each row that enters the cache, after the transaction that
-    /// brought it is applied.
-    pub fn on_insert(&self, mut callback: impl FnMut(&T) + Send + 'static) {
+    /// brought it is applied; returns its id, to remove it.
+    pub fn on_insert(&self, mut callback: impl FnMut(&T) + Send + 'static) -> CallbackId {
         let name = self.name.clone();
-        self.listeners.table(&self.name, |listeners| {
-            listeners
-                .inserts
-                .push(Box::new(move |row| with_row(&name, row, &mut callback)));
-        });
+        let callback: RowCallback = Box::new(move |row| with_row(&name, row, &mut callback));
+        self.listeners.register(&self.name, |listeners, id| {
+            listeners.inserts.push((id, callback));
+        })
     }
 
-    /// Calls `callback` with each row that leaves the cache.
-    pub fn on_delete(&self, mut callback: impl FnMut(&T) + Send + 'static) {
+    /// Calls `callback` with each row that leaves the cache; returns its id, to remove it.
+    pub fn on_delete(&self, mut callback: impl FnMut(&T) + Send + 'static) -> CallbackId {
         let name = self.name.clone();
-        self.listeners.table(&self.name, |listeners| {
-            listeners
-                .deletes
-                .push(Box::new(move |row| with_row(&name, row, &mut callback)));
-        });
+        let callback: RowCallback = Box::new(move |row| with_row(&name, row, &mut callback));
+        self.listeners.register(&self.name, |listeners, id| {
+            listeners.deletes.push((id, callback));
+        })
     }
 
     /// Calls `callback` with `(old, new)` for each row replaced by another with the same
-    /// primary key in one transaction. Only tables whose primary key the client knows (see
-    /// [`ClientBuilder::table`](crate::ClientBuilder::table)) have updates; in others a
-    /// replaced row is a delete and an insert.
-    pub fn on_update(&self, mut callback: impl FnMut(&T, &T) + Send + 'static) {
+    /// primary key in one transaction; returns its id, to remove it. Only tables whose primary
+    /// key the client knows (see [`ClientBuilder::table`](crate::ClientBuilder::table)) have
+    /// updates; in others a replaced row is a delete and an insert.
+    pub fn on_update(&self, mut callback: impl FnMut(&T, &T) + Send + 'static) -> CallbackId {
         let name = self.name.clone();
-        self.listeners.table(&self.name, |listeners| {
-            listeners.updates.push(Box::new(move |old, new| {
-                match (from_slice::<T>(old), from_slice::<T>(new)) {
+        let callback: UpdateCallback =
+            Box::new(
+                move |old, new| match (from_slice::<T>(old), from_slice::<T>(new)) {
                     (Ok(old), Ok(new)) => callback(&old, &new),
                     (Err(error), _) | (_, Err(error)) => {
                         tracing::warn!(table = %name, %error, "a row that does not decode");
                     }
-                }
-            }));
-        });
+                },
+            );
+        self.listeners.register(&self.name, |listeners, id| {
+            listeners.updates.push((id, callback));
+        })
+    }
+
+    /// Removes the callback `id` of this table (from [`on_insert`](Self::on_insert),
+    /// [`on_delete`](Self::on_delete) or [`on_update`](Self::on_update)): it is not called
+    /// again. Returns whether it was registered. Not from inside a callback, which runs with
+    /// the callbacks locked (as registering is not).
+    pub fn remove_callback(&self, id: CallbackId) -> bool {
+        self.listeners.remove(&self.name, id)
     }
 }
 

@@ -205,6 +205,7 @@ impl Writer<'_> {
                 "on_insert",
                 "on_delete",
                 "on_update",
+                "remove_callback",
             ]
             .map(String::from)
             .to_vec();
@@ -476,9 +477,12 @@ impl Writer<'_> {
         let on_update = table.primary_key.map(|_| {
             quote! {
                 /// Calls `callback` with `(old, new)` for each row replaced by another with the
-                /// same primary key in one transaction.
-                pub fn on_update(&self, callback: impl FnMut(&#row, &#row) + Send + 'static) {
-                    self.handle.on_update(callback);
+                /// same primary key in one transaction; returns its id, for `remove_callback`.
+                pub fn on_update(
+                    &self,
+                    callback: impl FnMut(&#row, &#row) + Send + 'static,
+                ) -> wasmod_client::CallbackId {
+                    self.handle.on_update(callback)
                 }
             }
         });
@@ -503,17 +507,30 @@ impl Writer<'_> {
                 #(#lookups)*
 
                 /// Calls `callback` with each row that enters the cache, once its transaction is
-                /// applied.
-                pub fn on_insert(&self, callback: impl FnMut(&#row) + Send + 'static) {
-                    self.handle.on_insert(callback);
+                /// applied; returns its id, for `remove_callback`.
+                pub fn on_insert(
+                    &self,
+                    callback: impl FnMut(&#row) + Send + 'static,
+                ) -> wasmod_client::CallbackId {
+                    self.handle.on_insert(callback)
                 }
 
-                /// Calls `callback` with each row that leaves the cache.
-                pub fn on_delete(&self, callback: impl FnMut(&#row) + Send + 'static) {
-                    self.handle.on_delete(callback);
+                /// Calls `callback` with each row that leaves the cache; returns its id, for
+                /// `remove_callback`.
+                pub fn on_delete(
+                    &self,
+                    callback: impl FnMut(&#row) + Send + 'static,
+                ) -> wasmod_client::CallbackId {
+                    self.handle.on_delete(callback)
                 }
 
                 #on_update
+
+                /// Removes callback `id` of this table: it is not called again. Whether it was
+                /// registered.
+                pub fn remove_callback(&self, id: wasmod_client::CallbackId) -> bool {
+                    self.handle.remove_callback(id)
+                }
 
                 /// The untyped handle this one reads through.
                 pub fn handle(&self) -> &wasmod_client::TableHandle<#row> {

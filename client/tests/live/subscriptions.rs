@@ -270,3 +270,30 @@ async fn overlapping_queries_in_one_set_call_back_once_per_row() {
     assert_eq!(offline.map(|user| user.online), Some(false));
     assert_eq!(inserted.lock().len(), 2, "no second insert");
 }
+
+/// A removed callback is not called again; the others are; removing twice says so.
+#[tokio::test]
+async fn a_removed_callback_is_not_called_again() {
+    let live = Live::serve(memory_server()).await;
+    let client = live.client().await;
+    let messages = client.table::<Message>("message");
+    let (kept, removed) = (log(), log());
+    let seen = kept.clone();
+    messages.on_insert(move |message: &Message| seen.lock().push(message.text.clone()));
+    let seen = removed.clone();
+    let id = messages.on_insert(move |message: &Message| seen.lock().push(message.text.clone()));
+    let subscription = client.subscription().subscribe([MESSAGES]);
+    subscription.applied().await.expect("applied");
+    client
+        .call_reducer("send", &("before".to_owned(),))
+        .await
+        .expect("sent");
+    assert!(messages.remove_callback(id));
+    assert!(!messages.remove_callback(id), "already removed");
+    client
+        .call_reducer("send", &("after".to_owned(),))
+        .await
+        .expect("sent");
+    assert_eq!(*kept.lock(), ["before", "after"]);
+    assert_eq!(*removed.lock(), ["before"]);
+}

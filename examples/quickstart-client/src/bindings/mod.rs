@@ -64,18 +64,33 @@ impl MessageTable {
         self.handle.filter_by("sender", &sender)
     }
     /// Calls `callback` with each row that enters the cache, once its transaction is
-    /// applied.
-    pub fn on_insert(&self, callback: impl FnMut(&Message) + Send + 'static) {
-        self.handle.on_insert(callback);
+    /// applied; returns its id, for `remove_callback`.
+    pub fn on_insert(
+        &self,
+        callback: impl FnMut(&Message) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_insert(callback)
     }
-    /// Calls `callback` with each row that leaves the cache.
-    pub fn on_delete(&self, callback: impl FnMut(&Message) + Send + 'static) {
-        self.handle.on_delete(callback);
+    /// Calls `callback` with each row that leaves the cache; returns its id, for
+    /// `remove_callback`.
+    pub fn on_delete(
+        &self,
+        callback: impl FnMut(&Message) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_delete(callback)
     }
     /// Calls `callback` with `(old, new)` for each row replaced by another with the
-    /// same primary key in one transaction.
-    pub fn on_update(&self, callback: impl FnMut(&Message, &Message) + Send + 'static) {
-        self.handle.on_update(callback);
+    /// same primary key in one transaction; returns its id, for `remove_callback`.
+    pub fn on_update(
+        &self,
+        callback: impl FnMut(&Message, &Message) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_update(callback)
+    }
+    /// Removes callback `id` of this table: it is not called again. Whether it was
+    /// registered.
+    pub fn remove_callback(&self, id: wasmod_client::CallbackId) -> bool {
+        self.handle.remove_callback(id)
     }
     /// The untyped handle this one reads through.
     pub fn handle(&self) -> &wasmod_client::TableHandle<Message> {
@@ -111,18 +126,33 @@ impl UserTable {
         self.handle.find_by("name", name)
     }
     /// Calls `callback` with each row that enters the cache, once its transaction is
-    /// applied.
-    pub fn on_insert(&self, callback: impl FnMut(&User) + Send + 'static) {
-        self.handle.on_insert(callback);
+    /// applied; returns its id, for `remove_callback`.
+    pub fn on_insert(
+        &self,
+        callback: impl FnMut(&User) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_insert(callback)
     }
-    /// Calls `callback` with each row that leaves the cache.
-    pub fn on_delete(&self, callback: impl FnMut(&User) + Send + 'static) {
-        self.handle.on_delete(callback);
+    /// Calls `callback` with each row that leaves the cache; returns its id, for
+    /// `remove_callback`.
+    pub fn on_delete(
+        &self,
+        callback: impl FnMut(&User) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_delete(callback)
     }
     /// Calls `callback` with `(old, new)` for each row replaced by another with the
-    /// same primary key in one transaction.
-    pub fn on_update(&self, callback: impl FnMut(&User, &User) + Send + 'static) {
-        self.handle.on_update(callback);
+    /// same primary key in one transaction; returns its id, for `remove_callback`.
+    pub fn on_update(
+        &self,
+        callback: impl FnMut(&User, &User) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_update(callback)
+    }
+    /// Removes callback `id` of this table: it is not called again. Whether it was
+    /// registered.
+    pub fn remove_callback(&self, id: wasmod_client::CallbackId) -> bool {
+        self.handle.remove_callback(id)
     }
     /// The untyped handle this one reads through.
     pub fn handle(&self) -> &wasmod_client::TableHandle<User> {
@@ -155,18 +185,33 @@ impl DraftTable {
         self.handle.filter_by("owner", &owner)
     }
     /// Calls `callback` with each row that enters the cache, once its transaction is
-    /// applied.
-    pub fn on_insert(&self, callback: impl FnMut(&Draft) + Send + 'static) {
-        self.handle.on_insert(callback);
+    /// applied; returns its id, for `remove_callback`.
+    pub fn on_insert(
+        &self,
+        callback: impl FnMut(&Draft) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_insert(callback)
     }
-    /// Calls `callback` with each row that leaves the cache.
-    pub fn on_delete(&self, callback: impl FnMut(&Draft) + Send + 'static) {
-        self.handle.on_delete(callback);
+    /// Calls `callback` with each row that leaves the cache; returns its id, for
+    /// `remove_callback`.
+    pub fn on_delete(
+        &self,
+        callback: impl FnMut(&Draft) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_delete(callback)
     }
     /// Calls `callback` with `(old, new)` for each row replaced by another with the
-    /// same primary key in one transaction.
-    pub fn on_update(&self, callback: impl FnMut(&Draft, &Draft) + Send + 'static) {
-        self.handle.on_update(callback);
+    /// same primary key in one transaction; returns its id, for `remove_callback`.
+    pub fn on_update(
+        &self,
+        callback: impl FnMut(&Draft, &Draft) + Send + 'static,
+    ) -> wasmod_client::CallbackId {
+        self.handle.on_update(callback)
+    }
+    /// Removes callback `id` of this table: it is not called again. Whether it was
+    /// registered.
+    pub fn remove_callback(&self, id: wasmod_client::CallbackId) -> bool {
+        self.handle.remove_callback(id)
     }
     /// The untyped handle this one reads through.
     pub fn handle(&self) -> &wasmod_client::TableHandle<Draft> {
