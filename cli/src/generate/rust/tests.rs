@@ -228,7 +228,7 @@ fn a_module_gives_one_deterministic_formatted_file_with_every_part() {
         "self.handle.find_by(\"id\", &id)",
         "pub fn filter_by_type(",
         "self.handle.filter_by(\"type\", r#type)",
-        "pub fn on_update(&self, callback: impl FnMut(&Thing, &Thing) + Send + 'static) -> wasmod_client::CallbackId {",
+        "pub fn on_update(&self, callback: impl FnMut(&Thing, &Thing) + Send + 'static,) -> wasmod_client::CallbackId {",
         "pub fn remove_callback(&self, id: wasmod_client::CallbackId) -> bool {",
         "self.client.call_reducer_raw(\"make\", wasmod_abi::encoding::to_vec(&(r#type, count)))",
         "let call = self.client.call_procedure_raw(\"roll\", wasmod_abi::encoding::to_vec(&()));",
