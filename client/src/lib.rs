@@ -67,5 +67,5 @@ pub use new_build::NewBuild;
 pub use replay::Replay;
 pub use state::ConnectionState;
 pub use subscription::{SubscriptionBuilder, SubscriptionHandle};
-pub use table::TableHandle;
+pub use table::{CallbackId, TableHandle};
 pub use wasmod_protocol::ws::{Compression, RowList, TableRows};

@@ -193,12 +193,19 @@ pub struct Batch<'c> {
 
 /// The rows of one table a batch touched, in the order first touched, with whether each was
 /// in the cache then.
+///
+/// While the batch only adds rows to the table (a subscription's rows, a transaction that
+/// only inserts), the rows are only listed: a row added twice is listed twice, the second
+/// time as present before, which [`Batch::finish`] reads as no change, and its first entry
+/// says rightly whether it was in the cache before the batch. The first release of a row
+/// makes the list a set (`seen`, each row once, its first entry kept), since from then on a
+/// row's entries must agree on whether it left.
 #[derive(Default)]
 struct Touched {
     /// The rows, in the order first touched.
     order: Vec<Touch>,
-    /// Indexes into `order`, found by the row's hash.
-    seen: hashbrown::HashTable<usize>,
+    /// Once a row was released: indexes into `order`, found by the row's hash.
+    seen: Option<hashbrown::HashTable<usize>>,
 }
 
 /// One row a batch touched.
@@ -217,28 +224,55 @@ impl Touched {
     fn reserve(&mut self, additional: usize) {
         let Self { order, seen } = self;
         order.reserve(additional);
-        seen.reserve(additional, |&at| order[at].hash);
+        if let Some(seen) = seen {
+            seen.reserve(additional, |&at| order[at].hash);
+        }
     }
 
     /// Notes a change to `row`: whether it was in the cache before (kept from the first
     /// touch), and whether a holder was released.
     fn note(&mut self, hash: RowHash, row: RowBytes, was_present: bool, released: bool) {
+        let touch = Touch {
+            hash,
+            row,
+            was_present,
+            released,
+        };
+        if self.seen.is_none() && !released {
+            self.order.push(touch);
+            return;
+        }
         let Self { order, seen } = self;
-        match seen.entry(hash, |&at| order[at].row == row, |&at| order[at].hash) {
+        let seen = seen.get_or_insert_with(|| set_of(order));
+        match seen.entry(hash, |&at| order[at].row == touch.row, |&at| order[at].hash) {
             hashbrown::hash_table::Entry::Vacant(vacant) => {
                 vacant.insert(order.len());
-                order.push(Touch {
-                    hash,
-                    row,
-                    was_present,
-                    released,
-                });
+                order.push(touch);
             }
             hashbrown::hash_table::Entry::Occupied(occupied) => {
                 order[*occupied.get()].released |= released;
             }
         }
     }
+}
+
+/// The rows of `order` (touched by adds only) made a set: each row's first entry kept, in
+/// order, and indexed by its hash.
+fn set_of(order: &mut Vec<Touch>) -> hashbrown::HashTable<usize> {
+    let mut seen: hashbrown::HashTable<usize> = hashbrown::HashTable::with_capacity(order.len());
+    let listed = std::mem::take(order);
+    order.reserve(listed.len());
+    for touch in listed {
+        if let hashbrown::hash_table::Entry::Vacant(vacant) = seen.entry(
+            touch.hash,
+            |&at: &usize| order[at].row == touch.row,
+            |&at: &usize| order[at].hash,
+        ) {
+            vacant.insert(order.len());
+            order.push(touch);
+        }
+    }
+    seen
 }
 
 /// What `touched` holds for `table`, added (empty) if the batch has not touched it yet.
@@ -741,6 +775,58 @@ mod tests {
         batch.delete(1, "t", &a);
         assert!(batch.finish().is_empty());
         assert_eq!(cache.count("t"), 0);
+    }
+
+    #[test]
+    fn a_row_added_twice_in_a_batch_is_one_event_whatever_is_released_after() {
+        let (a, b) = (row(1, "a"), row(2, "b"));
+        // Added by two query sets: one insert.
+        let mut cache = Cache::new();
+        let mut batch = cache.batch();
+        batch.insert_all(1, "t", [&a[..], &b[..]]);
+        batch.insert(2, "t", &a);
+        let events = batch.finish();
+        assert_eq!(rows(&events[0].inserts), vec![a.clone(), b.clone()]);
+        // Added twice, then one holder released: still an insert.
+        let mut cache = Cache::new();
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &a);
+        batch.insert(2, "t", &a);
+        batch.delete(1, "t", &a);
+        let events = batch.finish();
+        assert_eq!(rows(&events[0].inserts), vec![a.clone()]);
+        assert_eq!(cache.holders("t", &a), 1);
+        // Added twice, then both released: nothing.
+        let mut cache = Cache::new();
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &a);
+        batch.insert(2, "t", &a);
+        batch.insert(2, "t", &b);
+        batch.clear_query_set(1);
+        batch.clear_query_set(2);
+        assert!(batch.finish().is_empty());
+        assert_eq!(cache.count("t"), 0);
+    }
+
+    #[test]
+    fn the_first_release_makes_the_touched_rows_a_set_keeping_first_entries() {
+        let (a, b): (RowBytes, RowBytes) = (row(1, "a").into(), row(2, "b").into());
+        let mut touched = Touched::default();
+        touched.note(1, a.clone(), false, false);
+        touched.note(1, a.clone(), true, false);
+        touched.note(2, b.clone(), true, false);
+        assert_eq!(touched.order.len(), 3, "adds only: listed");
+        touched.note(1, a.clone(), true, true);
+        let listed: Vec<(&[u8], bool, bool)> = touched
+            .order
+            .iter()
+            .map(|touch| (&touch.row[..], touch.was_present, touch.released))
+            .collect();
+        assert_eq!(
+            listed,
+            vec![(&a[..], false, true), (&b[..], true, false)],
+            "each row once, its first entry's presence, the release on it"
+        );
     }
 
     #[test]
