@@ -40,7 +40,18 @@ pub(crate) fn query_set_rows(
             batch.clear_query_set(query_set_id);
         }
         batch.open_query_set(query_set_id);
-        for entry in parts.iter().flat_map(|part| &part.tables) {
+        let tables = || parts.iter().flat_map(|part| &part.tables);
+        for (index, entry) in tables().enumerate() {
+            // Each table's room made once, for all its parts' rows, where it first comes.
+            if tables().position(|first| first.table == entry.table) == Some(index) {
+                let rows = tables()
+                    .filter(|other| other.table == entry.table)
+                    .map(|other| other.rows.len())
+                    .sum();
+                batch.reserve(query_set_id, &entry.table, rows);
+            }
+        }
+        for entry in tables() {
             batch.insert_all(query_set_id, &entry.table, entry.rows.iter());
         }
     });

@@ -293,16 +293,21 @@ impl Batch<'_> {
         self.insert_all(query_set, table, [row]);
     }
 
-    /// Query set `query_set` now selects each of `rows` of `table` once more. The table is
-    /// looked up once, and room made for as many rows as the iterator's size hint says.
-    pub fn insert_all<'r>(
+    /// Makes room for `rows` more rows of `table` held by query set `query_set`, for rows
+    /// that come in several lists (a subscription's parts): the tables then grow once, not
+    /// once per list (each growth moves every row there and touches memory anew).
+    pub fn reserve(&mut self, query_set: u32, table: &str, rows: usize) {
+        self.room(query_set, table, rows);
+    }
+
+    /// What adding rows of `table` for `query_set` changes (the cache's hasher, the table,
+    /// the query set's rows of it, the batch's record), with room made for `additional` rows.
+    fn room(
         &mut self,
         query_set: u32,
         table: &str,
-        rows: impl IntoIterator<Item = &'r [u8]>,
-    ) {
-        let rows = rows.into_iter();
-        let additional = rows.size_hint().0;
+        additional: usize,
+    ) -> (&RandomState, &mut TableRows, &mut Holdings, &mut Touched) {
         let Cache {
             hasher,
             tables,
@@ -318,6 +323,19 @@ impl Batch<'_> {
         table_rows.reserve(additional);
         held.reserve(additional);
         touched.reserve(additional);
+        (hasher, table_rows, held, touched)
+    }
+
+    /// Query set `query_set` now selects each of `rows` of `table` once more. The table is
+    /// looked up once, and room made for as many rows as the iterator's size hint says.
+    pub fn insert_all<'r>(
+        &mut self,
+        query_set: u32,
+        table: &str,
+        rows: impl IntoIterator<Item = &'r [u8]>,
+    ) {
+        let rows = rows.into_iter();
+        let (hasher, table_rows, held, touched) = self.room(query_set, table, rows.size_hint().0);
         for row in rows {
             let hash = hasher.hash_one(row);
             let (shared, before) = table_rows.rows.add(hash, row, || RowBytes::from(row));
@@ -406,6 +424,7 @@ impl Batch<'_> {
         for (table, touched) in self.touched {
             let mut table_events = TableEvents {
                 table,
+                inserts: Vec::with_capacity(touched.order.len()),
                 ..TableEvents::default()
             };
             let rows = self.cache.tables.get(&table_events.table);
