@@ -40,18 +40,18 @@ pub(crate) fn query_set_rows(
             batch.clear_query_set(query_set_id);
         }
         batch.open_query_set(query_set_id);
-        let tables = || parts.iter().flat_map(|part| &part.tables);
-        for (index, entry) in tables().enumerate() {
-            // Each table's room made once, for all its parts' rows, where it first comes.
-            if tables().position(|first| first.table == entry.table) == Some(index) {
-                let rows = tables()
-                    .filter(|other| other.table == entry.table)
-                    .map(|other| other.rows.len())
-                    .sum();
-                batch.reserve(query_set_id, &entry.table, rows);
+        // Each table's room made once, for the rows of all the parts.
+        let mut totals: Vec<(&str, usize)> = Vec::new();
+        for entry in parts.iter().flat_map(|part| &part.tables) {
+            match totals.iter_mut().find(|(table, _)| *table == entry.table) {
+                Some((_, rows)) => *rows += entry.rows.len(),
+                None => totals.push((&entry.table, entry.rows.len())),
             }
         }
-        for entry in tables() {
+        for (table, rows) in totals {
+            batch.reserve(query_set_id, table, rows);
+        }
+        for entry in parts.iter().flat_map(|part| &part.tables) {
             batch.insert_all(query_set_id, &entry.table, entry.rows.iter());
         }
     });

@@ -238,41 +238,41 @@ impl Touched {
             was_present,
             released,
         };
-        if self.seen.is_none() && !released {
-            self.order.push(touch);
-            return;
-        }
-        let Self { order, seen } = self;
-        let seen = seen.get_or_insert_with(|| set_of(order));
-        match seen.entry(hash, |&at| order[at].row == touch.row, |&at| order[at].hash) {
-            hashbrown::hash_table::Entry::Vacant(vacant) => {
-                vacant.insert(order.len());
-                order.push(touch);
+        match &mut self.seen {
+            None if !released => self.order.push(touch),
+            None => {
+                // The first release: the rows listed so far made a set, each row's first
+                // entry kept (the later ones, all adds, say nothing more).
+                let listed = std::mem::take(&mut self.order);
+                self.order.reserve(listed.len() + 1);
+                let seen = self
+                    .seen
+                    .insert(hashbrown::HashTable::with_capacity(listed.len() + 1));
+                for touch in listed.into_iter().chain([touch]) {
+                    merge(&mut self.order, seen, touch);
+                }
             }
-            hashbrown::hash_table::Entry::Occupied(occupied) => {
-                order[*occupied.get()].released |= released;
-            }
+            Some(seen) => merge(&mut self.order, seen, touch),
         }
     }
 }
 
-/// The rows of `order` (touched by adds only) made a set: each row's first entry kept, in
-/// order, and indexed by its hash.
-fn set_of(order: &mut Vec<Touch>) -> hashbrown::HashTable<usize> {
-    let mut seen: hashbrown::HashTable<usize> = hashbrown::HashTable::with_capacity(order.len());
-    let listed = std::mem::take(order);
-    order.reserve(listed.len());
-    for touch in listed {
-        if let hashbrown::hash_table::Entry::Vacant(vacant) = seen.entry(
-            touch.hash,
-            |&at: &usize| order[at].row == touch.row,
-            |&at: &usize| order[at].hash,
-        ) {
+/// Adds `touch` to the rows of `order` indexed by `seen`, or, if its row is there already,
+/// adds its release to that entry.
+fn merge(order: &mut Vec<Touch>, seen: &mut hashbrown::HashTable<usize>, touch: Touch) {
+    match seen.entry(
+        touch.hash,
+        |&at| order[at].row == touch.row,
+        |&at| order[at].hash,
+    ) {
+        hashbrown::hash_table::Entry::Vacant(vacant) => {
             vacant.insert(order.len());
             order.push(touch);
         }
+        hashbrown::hash_table::Entry::Occupied(occupied) => {
+            order[*occupied.get()].released |= touch.released;
+        }
     }
-    seen
 }
 
 /// What `touched` holds for `table`, added (empty) if the batch has not touched it yet.
