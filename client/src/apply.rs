@@ -40,6 +40,17 @@ pub(crate) fn query_set_rows(
             batch.clear_query_set(query_set_id);
         }
         batch.open_query_set(query_set_id);
+        // Each table's room made once, for the rows of all the parts.
+        let mut totals: Vec<(&str, usize)> = Vec::new();
+        for entry in parts.iter().flat_map(|part| &part.tables) {
+            match totals.iter_mut().find(|(table, _)| *table == entry.table) {
+                Some((_, rows)) => *rows += entry.rows.len(),
+                None => totals.push((&entry.table, entry.rows.len())),
+            }
+        }
+        for (table, rows) in totals {
+            batch.reserve(query_set_id, table, rows);
+        }
         for entry in parts.iter().flat_map(|part| &part.tables) {
             batch.insert_all(query_set_id, &entry.table, entry.rows.iter());
         }

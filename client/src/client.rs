@@ -23,7 +23,9 @@ use tokio::sync::{mpsc, oneshot};
 use wasmod_abi::encoding::from_slice;
 use wasmod_abi::{AlgebraicType, ConnectionId, Decode, Encode, Identity, SchemaType, Typespace};
 use wasmod_protocol::description::ModuleDescription;
-use wasmod_protocol::ws::{BinaryClientMessage, CallKind, Compression, RowList, TableRows};
+use wasmod_protocol::ws::{
+    BinaryClientMessage, CallKind, ClientMessage, Compression, RowList, TableRows,
+};
 
 /// A table the application reads with its row type, declared before connecting.
 struct DeclaredTable {
@@ -309,7 +311,7 @@ impl Client {
         name: &str,
         args: Vec<u8>,
     ) -> impl Future<Output = Result<ReducerOutcome, Error>> + Send + 'static {
-        self.reducer(raw_frame(CallKind::Reducer, name, &args))
+        self.reducer(raw_frame(CallKind::Reducer, name, args))
     }
 
     /// Calls reducer `name` with `args`: a tuple of its parameters, in order (`(text,)` for
@@ -347,7 +349,7 @@ impl Client {
     ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
         self.call_value(
             CallKind::Procedure,
-            raw_frame(CallKind::Procedure, name, &args),
+            raw_frame(CallKind::Procedure, name, args),
         )
     }
 
@@ -370,7 +372,7 @@ impl Client {
         name: &str,
         args: Vec<u8>,
     ) -> impl Future<Output = Result<Vec<u8>, Error>> + Send + 'static {
-        self.call_value(CallKind::View, raw_frame(CallKind::View, name, &args))
+        self.call_value(CallKind::View, raw_frame(CallKind::View, name, args))
     }
 
     /// Calls view `name` with a tuple of its parameters; resolves to its value.
@@ -471,9 +473,29 @@ impl Client {
     }
 }
 
-/// The frame of a call of `name` of `kind` with `args`, the encoding of its parameters.
-fn raw_frame(kind: CallKind, name: &str, args: &[u8]) -> Vec<u8> {
-    BinaryClientMessage::call_frame(kind, 0, name, args.len(), |out| out.extend_from_slice(args))
+/// The frame of a call of `name` of `kind` with `args`, the encoding of its parameters: the
+/// message's own encoder copies them once, as [`BinaryClientMessage::call_frame`] would (the
+/// browser client, whose calls all come this way, then needs no second encoder).
+fn raw_frame(kind: CallKind, name: &str, args: Vec<u8>) -> Vec<u8> {
+    let (request_id, name) = (0, name.to_owned());
+    let message: BinaryClientMessage = match kind {
+        CallKind::Reducer => ClientMessage::CallReducer {
+            request_id,
+            name,
+            args,
+        },
+        CallKind::Procedure => ClientMessage::CallProcedure {
+            request_id,
+            name,
+            args,
+        },
+        CallKind::View => ClientMessage::CallView {
+            request_id,
+            name,
+            args,
+        },
+    };
+    message.to_bytes()
 }
 
 /// `raw`'s value decoded as an `R`.

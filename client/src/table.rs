@@ -8,8 +8,9 @@
 //! Callbacks run on the connection task (or, for a client built with
 //! [`Callbacks::OnFrameTick`](crate::Callbacks::OnFrameTick), in the application's
 //! `frame_tick`), one transaction's after another: a callback that blocks holds up the
-//! connection, and a callback must not register callbacks itself (the registry is locked
-//! while they run). They may read the cache through any handle.
+//! connection, and a callback must not register or remove callbacks itself (the registry is
+//! locked while they run). Each registration returns a [`CallbackId`], which
+//! [`TableHandle::remove_callback`] takes. They may read the cache through any handle.
 //!
 //! Rows are also found by a column's value ([`TableHandle::find_by`],
 //! [`TableHandle::filter_by`]): the column is read from each row's encoding as a primary key
@@ -32,12 +33,12 @@ pub(crate) type RowCallback = Box<dyn FnMut(&[u8]) + Send>;
 /// A callback of a row replaced by another: `(old, new)`.
 type UpdateCallback = Box<dyn FnMut(&[u8], &[u8]) + Send>;
 
-/// A row callback registered on a table ([`TableHandle::on_insert`] and the others): what
-/// [`TableHandle::remove_callback`] takes to remove it.
+/// A row callback registered on a [`TableHandle`], to remove it with
+/// [`TableHandle::remove_callback`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CallbackId(u64);
 
-/// One table's callbacks, each with its id, in the order they were registered.
+/// One table's callbacks, each with its id.
 #[derive(Default)]
 struct TableListeners {
     inserts: Vec<(CallbackId, RowCallback)>,
@@ -45,22 +46,11 @@ struct TableListeners {
     updates: Vec<(CallbackId, UpdateCallback)>,
 }
 
-impl TableListeners {
-    /// Removes callback `id`; whether it was there.
-    fn remove(&mut self, id: CallbackId) -> bool {
-        let before = self.inserts.len() + self.deletes.len() + self.updates.len();
-        self.inserts.retain(|(kept, _)| *kept != id);
-        self.deletes.retain(|(kept, _)| *kept != id);
-        self.updates.retain(|(kept, _)| *kept != id);
-        before != self.inserts.len() + self.deletes.len() + self.updates.len()
-    }
-}
-
 /// Every table's callbacks.
 #[derive(Default)]
 pub(crate) struct Listeners {
     tables: Mutex<HashMap<String, TableListeners>>,
-    /// The id of the next callback registered.
+    /// The next callback's id.
     next_id: AtomicU64,
 }
 
@@ -95,7 +85,7 @@ impl Listeners {
         }
     }
 
-    /// Registers a callback of `table` with `register`, which is given the callback's id.
+    /// Registers a callback of `table` through `register`, under a new id, and returns the id.
     fn register(
         &self,
         table: &str,
@@ -106,12 +96,17 @@ impl Listeners {
         id
     }
 
-    /// Removes callback `id` of `table`; whether it was there.
+    /// Removes callback `id` of `table`; whether it was registered.
     fn remove(&self, table: &str, id: CallbackId) -> bool {
-        self.tables
-            .lock()
-            .get_mut(table)
-            .is_some_and(|listeners| listeners.remove(id))
+        let mut tables = self.tables.lock();
+        let Some(listeners) = tables.get_mut(table) else {
+            return false;
+        };
+        let before = listeners.inserts.len() + listeners.deletes.len() + listeners.updates.len();
+        listeners.inserts.retain(|(of, _)| *of != id);
+        listeners.deletes.retain(|(of, _)| *of != id);
+        listeners.updates.retain(|(of, _)| *of != id);
+        before != listeners.inserts.len() + listeners.deletes.len() + listeners.updates.len()
     }
 
     /// Registers a callback of `table`'s encoded rows (the browser client converts them to
@@ -186,8 +181,8 @@ impl<T: Decode + 'static> TableHandle<T> {
     /// brought it is applied; returns its id, to remove it.
     pub fn on_insert(&self, mut callback: impl FnMut(&T) + Send + 'static) -> CallbackId {
         let name = self.name.clone();
-        let callback: RowCallback = Box::new(move |row| with_row(&name, row, &mut callback));
         self.listeners.register(&self.name, |listeners, id| {
+            let callback: RowCallback = Box::new(move |row| with_row(&name, row, &mut callback));
             listeners.inserts.push((id, callback));
         })
     }
@@ -195,36 +190,36 @@ impl<T: Decode + 'static> TableHandle<T> {
     /// Calls `callback` with each row that leaves the cache; returns its id, to remove it.
     pub fn on_delete(&self, mut callback: impl FnMut(&T) + Send + 'static) -> CallbackId {
         let name = self.name.clone();
-        let callback: RowCallback = Box::new(move |row| with_row(&name, row, &mut callback));
         self.listeners.register(&self.name, |listeners, id| {
+            let callback: RowCallback = Box::new(move |row| with_row(&name, row, &mut callback));
             listeners.deletes.push((id, callback));
         })
     }
 
     /// Calls `callback` with `(old, new)` for each row replaced by another with the same
-    /// primary key in one transaction; returns its id, to remove it. Only tables whose primary
-    /// key the client knows (see [`ClientBuilder::table`](crate::ClientBuilder::table)) have
-    /// updates; in others a replaced row is a delete and an insert.
+    /// primary key in one transaction. Only tables whose primary key the client knows (see
+    /// [`ClientBuilder::table`](crate::ClientBuilder::table)) have updates; in others a
+    /// replaced row is a delete and an insert. Returns its id, to remove it.
     pub fn on_update(&self, mut callback: impl FnMut(&T, &T) + Send + 'static) -> CallbackId {
         let name = self.name.clone();
-        let callback: UpdateCallback =
-            Box::new(
-                move |old, new| match (from_slice::<T>(old), from_slice::<T>(new)) {
-                    (Ok(old), Ok(new)) => callback(&old, &new),
-                    (Err(error), _) | (_, Err(error)) => {
-                        tracing::warn!(table = %name, %error, "a row that does not decode");
-                    }
-                },
-            );
         self.listeners.register(&self.name, |listeners, id| {
+            let callback: UpdateCallback =
+                Box::new(
+                    move |old, new| match (from_slice::<T>(old), from_slice::<T>(new)) {
+                        (Ok(old), Ok(new)) => callback(&old, &new),
+                        (Err(error), _) | (_, Err(error)) => {
+                            tracing::warn!(table = %name, %error, "a row that does not decode");
+                        }
+                    },
+                );
             listeners.updates.push((id, callback));
         })
     }
 
     /// Removes the callback `id` of this table (from [`on_insert`](Self::on_insert),
     /// [`on_delete`](Self::on_delete) or [`on_update`](Self::on_update)): it is not called
-    /// again. Returns whether it was registered. Not from inside a callback, which runs with
-    /// the callbacks locked (as registering is not).
+    /// again. Whether it was registered (`false` for one removed already, or another table's).
+    /// Like registering, not from within a callback (the registry is locked while they run).
     pub fn remove_callback(&self, id: CallbackId) -> bool {
         self.listeners.remove(&self.name, id)
     }
@@ -290,5 +285,69 @@ fn with_row<T: Decode>(table: &str, row: &[u8], callback: &mut impl FnMut(&T)) {
     match from_slice::<T>(row) {
         Ok(row) => callback(&row),
         Err(error) => tracing::warn!(table, %error, "a row that does not decode"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Events of `table`: `inserts` rows inserted, and one `(1, "old")` → `(1, "new")` update.
+    fn events(table: &str, inserts: usize) -> Vec<TableEvents> {
+        let row = |id: u32, name: &str| -> Arc<[u8]> { to_vec(&(id, name.to_owned())).into() };
+        vec![TableEvents {
+            table: table.to_owned(),
+            inserts: (0..inserts as u32).map(|id| row(id, "x")).collect(),
+            deletes: Vec::new(),
+            updates: vec![(row(1, "old"), row(1, "new"))],
+        }]
+    }
+
+    /// A counter, and a callback that adds one to it.
+    fn counter() -> (
+        Arc<AtomicUsize>,
+        impl FnMut(&(u32, String)) + Send + 'static,
+    ) {
+        let count = Arc::new(AtomicUsize::new(0));
+        let counted = count.clone();
+        (count, move |_: &(u32, String)| {
+            counted.fetch_add(1, Ordering::Relaxed);
+        })
+    }
+
+    #[test]
+    fn a_removed_callback_is_not_called_again_and_the_others_are() {
+        let listeners = Arc::new(Listeners::default());
+        let cache = Arc::new(RwLock::new(Cache::new()));
+        let handle = TableHandle::<(u32, String)>::new("t", cache.clone(), listeners.clone());
+        let other = TableHandle::<(u32, String)>::new("u", cache, listeners.clone());
+        let (kept, keep) = counter();
+        let (removed, remove) = counter();
+        let updates = Arc::new(AtomicUsize::new(0));
+        let updated = updates.clone();
+        handle.on_insert(keep);
+        let id = handle.on_insert(remove);
+        let update = handle.on_update(move |old, new| {
+            assert_eq!((old.1.as_str(), new.1.as_str()), ("old", "new"));
+            updated.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_ne!(id, update, "ids are unique");
+        listeners.dispatch(&events("t", 3));
+        assert_eq!(kept.load(Ordering::Relaxed), 3);
+        assert_eq!(removed.load(Ordering::Relaxed), 3);
+        assert_eq!(updates.load(Ordering::Relaxed), 1);
+
+        assert!(
+            !other.remove_callback(id),
+            "another table's handle does not remove it"
+        );
+        assert!(handle.remove_callback(id));
+        assert!(!handle.remove_callback(id), "removed already");
+        assert!(handle.remove_callback(update));
+        listeners.dispatch(&events("t", 2));
+        assert_eq!(kept.load(Ordering::Relaxed), 5, "still called");
+        assert_eq!(removed.load(Ordering::Relaxed), 3, "not called again");
+        assert_eq!(updates.load(Ordering::Relaxed), 1, "not called again");
     }
 }

@@ -43,6 +43,9 @@ fn rows(count: usize) -> Vec<Row> {
         .collect()
 }
 
+/// One way of writing a call's frame.
+type Encoder = fn(&Vec<Row>) -> Vec<u8>;
+
 /// The frame of a call of `send_batch(rows)`, the arguments encoded into it.
 fn call_frame(rows: &Vec<Row>) -> Vec<u8> {
     BinaryClientMessage::call_frame_of(CallKind::Reducer, 7, "send_batch", &(rows,))
@@ -57,9 +60,6 @@ fn call_frame_copied(rows: &Vec<Row>) -> Vec<u8> {
     };
     message.to_bytes()
 }
-
-/// A way to encode a call of `send_batch` with some rows.
-type Encoder = fn(&Vec<Row>) -> Vec<u8>;
 
 fn encode(c: &mut Criterion) {
     let ways: [(&str, Encoder); 2] = [

@@ -193,12 +193,19 @@ pub struct Batch<'c> {
 
 /// The rows of one table a batch touched, in the order first touched, with whether each was
 /// in the cache then.
+///
+/// While the batch only adds rows to the table (a subscription's rows, a transaction that
+/// only inserts), the rows are only listed: a row added twice is listed twice, the second
+/// time as present before, which [`Batch::finish`] reads as no change, and its first entry
+/// says rightly whether it was in the cache before the batch. The first release of a row
+/// makes the list a set (`seen`, each row once, its first entry kept), since from then on a
+/// row's entries must agree on whether it left.
 #[derive(Default)]
 struct Touched {
     /// The rows, in the order first touched.
     order: Vec<Touch>,
-    /// Indexes into `order`, found by the row's hash.
-    seen: hashbrown::HashTable<usize>,
+    /// Once a row was released: indexes into `order`, found by the row's hash.
+    seen: Option<hashbrown::HashTable<usize>>,
 }
 
 /// One row a batch touched.
@@ -217,26 +224,53 @@ impl Touched {
     fn reserve(&mut self, additional: usize) {
         let Self { order, seen } = self;
         order.reserve(additional);
-        seen.reserve(additional, |&at| order[at].hash);
+        if let Some(seen) = seen {
+            seen.reserve(additional, |&at| order[at].hash);
+        }
     }
 
     /// Notes a change to `row`: whether it was in the cache before (kept from the first
     /// touch), and whether a holder was released.
     fn note(&mut self, hash: RowHash, row: RowBytes, was_present: bool, released: bool) {
-        let Self { order, seen } = self;
-        match seen.entry(hash, |&at| order[at].row == row, |&at| order[at].hash) {
-            hashbrown::hash_table::Entry::Vacant(vacant) => {
-                vacant.insert(order.len());
-                order.push(Touch {
-                    hash,
-                    row,
-                    was_present,
-                    released,
-                });
+        let touch = Touch {
+            hash,
+            row,
+            was_present,
+            released,
+        };
+        match &mut self.seen {
+            None if !released => self.order.push(touch),
+            None => {
+                // The first release: the rows listed so far made a set, each row's first
+                // entry kept (the later ones, all adds, say nothing more).
+                let listed = std::mem::take(&mut self.order);
+                self.order.reserve(listed.len() + 1);
+                let seen = self
+                    .seen
+                    .insert(hashbrown::HashTable::with_capacity(listed.len() + 1));
+                for touch in listed.into_iter().chain([touch]) {
+                    merge(&mut self.order, seen, touch);
+                }
             }
-            hashbrown::hash_table::Entry::Occupied(occupied) => {
-                order[*occupied.get()].released |= released;
-            }
+            Some(seen) => merge(&mut self.order, seen, touch),
+        }
+    }
+}
+
+/// Adds `touch` to the rows of `order` indexed by `seen`, or, if its row is there already,
+/// adds its release to that entry.
+fn merge(order: &mut Vec<Touch>, seen: &mut hashbrown::HashTable<usize>, touch: Touch) {
+    match seen.entry(
+        touch.hash,
+        |&at| order[at].row == touch.row,
+        |&at| order[at].hash,
+    ) {
+        hashbrown::hash_table::Entry::Vacant(vacant) => {
+            vacant.insert(order.len());
+            order.push(touch);
+        }
+        hashbrown::hash_table::Entry::Occupied(occupied) => {
+            order[*occupied.get()].released |= touch.released;
         }
     }
 }
@@ -259,16 +293,21 @@ impl Batch<'_> {
         self.insert_all(query_set, table, [row]);
     }
 
-    /// Query set `query_set` now selects each of `rows` of `table` once more. The table is
-    /// looked up once, and room made for as many rows as the iterator's size hint says.
-    pub fn insert_all<'r>(
+    /// Makes room for `rows` more rows of `table` held by query set `query_set`, for rows
+    /// that come in several lists (a subscription's parts): the tables then grow once, not
+    /// once per list (each growth moves every row there and touches memory anew).
+    pub fn reserve(&mut self, query_set: u32, table: &str, rows: usize) {
+        self.room(query_set, table, rows);
+    }
+
+    /// What adding rows of `table` for `query_set` changes (the cache's hasher, the table,
+    /// the query set's rows of it, the batch's record), with room made for `additional` rows.
+    fn room(
         &mut self,
         query_set: u32,
         table: &str,
-        rows: impl IntoIterator<Item = &'r [u8]>,
-    ) {
-        let rows = rows.into_iter();
-        let additional = rows.size_hint().0;
+        additional: usize,
+    ) -> (&RandomState, &mut TableRows, &mut Holdings, &mut Touched) {
         let Cache {
             hasher,
             tables,
@@ -284,6 +323,19 @@ impl Batch<'_> {
         table_rows.reserve(additional);
         held.reserve(additional);
         touched.reserve(additional);
+        (hasher, table_rows, held, touched)
+    }
+
+    /// Query set `query_set` now selects each of `rows` of `table` once more. The table is
+    /// looked up once, and room made for as many rows as the iterator's size hint says.
+    pub fn insert_all<'r>(
+        &mut self,
+        query_set: u32,
+        table: &str,
+        rows: impl IntoIterator<Item = &'r [u8]>,
+    ) {
+        let rows = rows.into_iter();
+        let (hasher, table_rows, held, touched) = self.room(query_set, table, rows.size_hint().0);
         for row in rows {
             let hash = hasher.hash_one(row);
             let (shared, before) = table_rows.rows.add(hash, row, || RowBytes::from(row));
@@ -372,6 +424,7 @@ impl Batch<'_> {
         for (table, touched) in self.touched {
             let mut table_events = TableEvents {
                 table,
+                inserts: Vec::with_capacity(touched.order.len()),
                 ..TableEvents::default()
             };
             let rows = self.cache.tables.get(&table_events.table);
@@ -741,6 +794,58 @@ mod tests {
         batch.delete(1, "t", &a);
         assert!(batch.finish().is_empty());
         assert_eq!(cache.count("t"), 0);
+    }
+
+    #[test]
+    fn a_row_added_twice_in_a_batch_is_one_event_whatever_is_released_after() {
+        let (a, b) = (row(1, "a"), row(2, "b"));
+        // Added by two query sets: one insert.
+        let mut cache = Cache::new();
+        let mut batch = cache.batch();
+        batch.insert_all(1, "t", [&a[..], &b[..]]);
+        batch.insert(2, "t", &a);
+        let events = batch.finish();
+        assert_eq!(rows(&events[0].inserts), vec![a.clone(), b.clone()]);
+        // Added twice, then one holder released: still an insert.
+        let mut cache = Cache::new();
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &a);
+        batch.insert(2, "t", &a);
+        batch.delete(1, "t", &a);
+        let events = batch.finish();
+        assert_eq!(rows(&events[0].inserts), vec![a.clone()]);
+        assert_eq!(cache.holders("t", &a), 1);
+        // Added twice, then both released: nothing.
+        let mut cache = Cache::new();
+        let mut batch = cache.batch();
+        batch.insert(1, "t", &a);
+        batch.insert(2, "t", &a);
+        batch.insert(2, "t", &b);
+        batch.clear_query_set(1);
+        batch.clear_query_set(2);
+        assert!(batch.finish().is_empty());
+        assert_eq!(cache.count("t"), 0);
+    }
+
+    #[test]
+    fn the_first_release_makes_the_touched_rows_a_set_keeping_first_entries() {
+        let (a, b): (RowBytes, RowBytes) = (row(1, "a").into(), row(2, "b").into());
+        let mut touched = Touched::default();
+        touched.note(1, a.clone(), false, false);
+        touched.note(1, a.clone(), true, false);
+        touched.note(2, b.clone(), true, false);
+        assert_eq!(touched.order.len(), 3, "adds only: listed");
+        touched.note(1, a.clone(), true, true);
+        let listed: Vec<(&[u8], bool, bool)> = touched
+            .order
+            .iter()
+            .map(|touch| (&touch.row[..], touch.was_present, touch.released))
+            .collect();
+        assert_eq!(
+            listed,
+            vec![(&a[..], false, true), (&b[..], true, false)],
+            "each row once, its first entry's presence, the release on it"
+        );
     }
 
     #[test]
