@@ -415,29 +415,41 @@ fn single_entry(json: &Json) -> Option<(&str, &Json)> {
 }
 
 /// An integer type of the encoding.
-trait Integer: Copy + fmt::Display + TryFrom<u128> + TryFrom<i128> {
-    const NAME: &'static str;
-    const MIN: Self;
-    const MAX: Self;
+trait Integer: Copy + TryFrom<u128> + TryFrom<i128> {
+    /// What a value of the type is, for messages: its name and range, written out rather
+    /// than formatted from `MIN` and `MAX` (which would link the formatting of every width,
+    /// 128 bits' included, into the browser client for one message).
+    const EXPECTED: &'static str;
     /// 64 and 128 bits: also read from decimal strings, since JSON numbers beyond 2^53 are not
     /// exact in many readers.
     const WIDE: bool;
 }
 
 macro_rules! impl_integer {
-    ($($ty:ident: $wide:literal),* $(,)?) => {$(
+    ($($ty:ident: $range:literal),* $(,)?) => {$(
         impl Integer for $ty {
-            const NAME: &'static str = stringify!($ty);
-            const MIN: Self = $ty::MIN;
-            const MAX: Self = $ty::MAX;
-            const WIDE: bool = $wide;
+            const EXPECTED: &'static str = concat!(stringify!($ty), " (", $range, ")");
+            const WIDE: bool = false;
+        }
+    )*};
+    (wide $($ty:ident: $range:literal),* $(,)?) => {$(
+        impl Integer for $ty {
+            const EXPECTED: &'static str =
+                concat!(stringify!($ty), " (", $range, ", as a number or a decimal string)");
+            const WIDE: bool = true;
         }
     )*};
 }
 
 impl_integer!(
-    i8: false, u8: false, i16: false, u16: false, i32: false, u32: false,
-    i64: true, u64: true, i128: true, u128: true,
+    i8: "-128..=127", u8: "0..=255", i16: "-32768..=32767", u16: "0..=65535",
+    i32: "-2147483648..=2147483647", u32: "0..=4294967295",
+);
+impl_integer!(wide
+    i64: "-9223372036854775808..=9223372036854775807",
+    u64: "0..=18446744073709551615",
+    i128: "-170141183460469231731687303715884105728..=170141183460469231731687303715884105727",
+    u128: "0..=340282366920938463463374607431768211455",
 );
 
 /// An integer read from JSON, before its range is checked.
@@ -447,35 +459,36 @@ enum Whole {
 }
 
 fn integer<T: Integer>(json: &Json) -> Result<T, JsonError> {
-    let whole = match json {
+    whole(json, T::WIDE)
+        .and_then(|whole| match whole {
+            Whole::NonNegative(value) => T::try_from(value).ok(),
+            Whole::Negative(value) => T::try_from(value).ok(),
+        })
+        .ok_or_else(|| integer_mismatch(T::EXPECTED, T::WIDE, json))
+}
+
+/// `json` as a whole number (from a decimal string too if `wide`), its range not checked.
+/// Kept out of [`integer`], which is generic, so that its ten copies stay small.
+fn whole(json: &Json, wide: bool) -> Option<Whole> {
+    match json {
         Json::Number(number) => whole_number(number),
-        Json::String(text) if T::WIDE => text
+        Json::String(text) if wide => text
             .parse::<u128>()
             .map(Whole::NonNegative)
             .or_else(|_| text.parse::<i128>().map(Whole::Negative))
             .ok(),
         _ => None,
-    };
-    let value = whole.and_then(|whole| match whole {
-        Whole::NonNegative(value) => T::try_from(value).ok(),
-        Whole::Negative(value) => T::try_from(value).ok(),
-    });
-    value.ok_or_else(|| {
-        let strings = if T::WIDE {
-            ", as a number or a decimal string"
-        } else {
-            ""
-        };
-        let error = mismatch(
-            format!("{} ({}..={}{strings})", T::NAME, T::MIN, T::MAX),
-            json,
-        );
-        if T::WIDE && is_inexact_integer(json) {
-            error.noted(" (a JSON number this large is not exact: send it as a decimal string)")
-        } else {
-            error
-        }
-    })
+    }
+}
+
+/// The error for `json` where an integer, `expected`, was.
+fn integer_mismatch(expected: &str, wide: bool, json: &Json) -> JsonError {
+    let error = mismatch(expected, json);
+    if wide && is_inexact_integer(json) {
+        error.noted(" (a JSON number this large is not exact: send it as a decimal string)")
+    } else {
+        error
+    }
 }
 
 /// A JSON number as an integer, if it is one exactly.
