@@ -123,7 +123,7 @@ fn found(json: &Json) -> String {
     match json {
         Json::String(text) if text.chars().count() > MAX_CHARS => {
             let head: String = text.chars().take(MAX_CHARS).collect();
-            format!("{}…", Json::String(head))
+            json_text(&Json::String(head)) + "…"
         }
         Json::Array(items) => items_phrase("an array of", items.len()),
         Json::Object(map) if map.is_empty() => "an empty object".to_owned(),
@@ -131,8 +131,16 @@ fn found(json: &Json) -> String {
             "an object with keys {}",
             name_list(map.keys().map(String::as_str))
         ),
-        other => other.to_string(),
+        other => json_text(other),
     }
+}
+
+/// `json` as compact JSON text. Not its `Display` (`to_string`), which serializes through a
+/// `fmt::Formatter`, pretty-printing too for `{:#}`: two more copies of the serializer in
+/// the browser client beside the one writing into a `String`.
+fn json_text(json: &Json) -> String {
+    // A `Value` always serializes: its map keys are strings.
+    serde_json::to_string(json).unwrap_or_default()
 }
 
 /// `an array of 1 item`, `an array of 3 items`.
