@@ -27,7 +27,8 @@ use crate::platform;
 use crate::socket::{self, Received};
 use crate::state::ConnectionState;
 use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use crate::HashMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -297,7 +298,7 @@ impl Connection {
             shared,
             reconnect,
             next_request_id: 1,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             calls_out: 0,
             held_calls: VecDeque::new(),
             waits_out: 0,
