@@ -339,7 +339,7 @@ impl WasmodReplay {
     /// `GET /v1/module`).
     #[wasm_bindgen(constructor)]
     pub fn new(description: &str) -> Result<WasmodReplay, JsError> {
-        let description: ModuleDescription = serde_json::from_str(description)
+        let description = ModuleDescription::from_json(description)
             .map_err(|error| JsError::new(&format!("not a module's description: {error}")))?;
         let module = JsonModule::new(&description).map_err(js_error)?;
         let replay = Replay::new(&module).map_err(js_error)?;
