@@ -54,6 +54,7 @@ mod replay;
 pub mod socket;
 mod state;
 mod subscription;
+mod sync;
 mod table;
 #[cfg(not(target_arch = "wasm32"))]
 mod tls;

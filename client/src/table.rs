@@ -17,9 +17,9 @@
 //! indexes a column the first time it is looked up, and keeps the index from then on.
 
 use crate::cache::{Cache, PrimaryKey, TableEvents};
+use crate::sync::{Mutex, RwLock, RwLockWriteGuard};
 use crate::Error;
 use crate::HashMap;
-use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::marker::PhantomData;
 use std::sync::Arc;
 use wasmod_abi::encoding::{from_slice, to_vec};

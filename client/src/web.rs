@@ -18,10 +18,10 @@
 
 use crate::cache::Cache;
 use crate::json::{JsonCall, JsonModule};
+use crate::sync::RwLock;
 use crate::table::{Listeners, RawListener, RowCallback};
 use crate::{Client, Compression, Error, NewBuild, Replay, SubscriptionHandle};
 use js_sys::{Array, Function, Promise};
-use parking_lot::RwLock;
 use send_wrapper::SendWrapper;
 use std::cell::RefCell;
 use std::rc::Rc;
