@@ -47,6 +47,7 @@ mod connection;
 mod delivery;
 mod description;
 mod error;
+mod id_map;
 pub mod json;
 mod new_build;
 mod platform;
