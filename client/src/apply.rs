@@ -8,8 +8,8 @@
 //! applied, which parts of rows wait for their `SubscribeApplied`) is the caller's.
 
 use crate::cache::{Batch, Cache};
+use crate::sync::RwLock;
 use crate::table::Listeners;
-use parking_lot::RwLock;
 use wasmod_protocol::ws::{QuerySetUpdate, RowList, TableRows};
 
 /// Part of a query set's rows: rows in (or, resumed, entering) its result, and, resumed,

@@ -14,8 +14,8 @@ use crate::new_build::{RowType, RowTypes};
 use crate::platform;
 use crate::socket;
 use crate::state::{ConnectionState, ConnectionStates};
+use crate::sync::{Mutex, RwLock};
 use crate::table::{Listeners, TableHandle};
-use parking_lot::{Mutex, RwLock};
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -161,7 +161,7 @@ impl ClientBuilder {
             )));
         }
         let mut cache = Cache::new();
-        let mut row_types = RowTypes::new();
+        let mut row_types = RowTypes::default();
         for table in &self.tables {
             if let Some(key) = self.primary_key(table)? {
                 cache.set_primary_key(&table.name, key);

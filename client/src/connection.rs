@@ -22,13 +22,15 @@ use crate::apply::{self, RowsPart};
 use crate::delivery::Shared;
 use crate::description;
 use crate::error::Error;
+use crate::id_map::IdMap;
 use crate::new_build::{self, NewBuild, RowTypes};
 use crate::platform;
 use crate::socket::{self, Received};
 use crate::state::ConnectionState;
+use crate::sync::Mutex;
+use crate::HashMap;
 use bytes::Bytes;
-use parking_lot::Mutex;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -269,7 +271,7 @@ pub(crate) struct Connection {
     waits_out: usize,
     /// Waits not sent yet, oldest first: each offset and what settles it.
     held_waits: VecDeque<(u64, Settle)>,
-    query_sets: BTreeMap<u32, QuerySet>,
+    query_sets: IdMap<QuerySet>,
     /// The offset of the last transaction whose changes the cache holds.
     last_offset: Option<u64>,
     /// The row types the application reads, by table: what a new build must still send.
@@ -312,13 +314,13 @@ impl Connection {
             shared,
             reconnect,
             next_request_id: 1,
-            pending: HashMap::new(),
-            frames_out: HashMap::new(),
+            pending: HashMap::default(),
+            frames_out: HashMap::default(),
             calls_out: 0,
             held_calls: VecDeque::new(),
             waits_out: 0,
             held_waits: VecDeque::new(),
-            query_sets: BTreeMap::new(),
+            query_sets: IdMap::default(),
             last_offset: None,
             row_types,
             commands: commands.downgrade(),

@@ -12,8 +12,8 @@
 use crate::cache::Cache;
 use crate::socket::Session;
 use crate::state::ConnectionStates;
+use crate::sync::{Mutex, RwLock};
 use crate::table::Listeners;
-use parking_lot::{Mutex, RwLock};
 use std::collections::VecDeque;
 use std::sync::Arc;
 

@@ -10,7 +10,7 @@ use wasmod_protocol::description::ModuleDescription;
 pub(crate) async fn fetch(url: &str, tls: &platform::Tls) -> Result<ModuleDescription, String> {
     let address = description_url(url);
     let text = platform::http_get(&address, tls).await?;
-    serde_json::from_str(&text)
+    ModuleDescription::from_json(&text)
         .map_err(|error| format!("{address} is not a module's description: {error}"))
 }
 

@@ -47,6 +47,7 @@ mod connection;
 mod delivery;
 mod description;
 mod error;
+mod id_map;
 pub mod json;
 mod new_build;
 mod platform;
@@ -54,6 +55,7 @@ mod replay;
 pub mod socket;
 mod state;
 mod subscription;
+mod sync;
 mod table;
 #[cfg(not(target_arch = "wasm32"))]
 mod tls;
@@ -76,3 +78,9 @@ pub use table::{CallbackId, TableHandle};
 pub use tls::{Certificate, CertificateError, Tls};
 pub use wasmod_protocol::errors::{ApiError, ErrorCode};
 pub use wasmod_protocol::ws::{Compression, RowList, TableRows};
+
+/// The client's hash maps (by table name, query set id, call id, ...): hashbrown with foldhash,
+/// much faster than std's SipHash on short keys (rows and names come from the server the
+/// client chose to trust). One kind of map for all of them rather than std's `HashMap` beside
+/// it: std's is a second copy of hashbrown's code, with SipHash, in the browser client's wasm.
+type HashMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::RandomState>;

@@ -27,7 +27,7 @@
 //! outright (its rows of the old build can no longer be read); that refusal reaches
 //! `on_error` as any other, and is not retried.
 
-use std::collections::HashMap;
+use crate::HashMap;
 use wasmod_abi::schema::same_encoding;
 use wasmod_abi::{AlgebraicType, Typespace};
 use wasmod_protocol::description::ModuleDescription;
@@ -265,7 +265,7 @@ mod tests {
             row_type: table.row_type,
             typespace,
         };
-        RowTypes::from([("note".to_owned(), row_type)])
+        RowTypes::from_iter([("note".to_owned(), row_type)])
     }
 
     #[test]
@@ -276,7 +276,7 @@ mod tests {
         assert!(changed.contains("table `note`"), "{changed}");
         assert!(changed.contains("new build's bindings"), "{changed}");
         assert_eq!(
-            unreadable(&RowTypes::new(), &described(AFTER), &note),
+            unreadable(&RowTypes::default(), &described(AFTER), &note),
             None,
             "a table of unknown row type is not checked"
         );

@@ -20,11 +20,11 @@ use crate::apply::{self, RowsPart};
 use crate::cache::{Cache, PrimaryKey};
 use crate::json::JsonModule;
 use crate::socket::MAX_MESSAGE;
+use crate::sync::RwLock;
 use crate::table::Listeners;
+use crate::HashMap;
 use crate::{Error, TableHandle};
 use bytes::Bytes;
-use parking_lot::RwLock;
-use std::collections::HashMap;
 use std::sync::Arc;
 use wasmod_abi::Decode;
 use wasmod_protocol::ws::compression::Decompressor;
@@ -73,7 +73,7 @@ impl Replay {
             cache: Arc::new(RwLock::new(cache)),
             listeners: Arc::new(Listeners::default()),
             decompressor: Decompressor::new(MAX_MESSAGE as u64),
-            query_sets: HashMap::new(),
+            query_sets: HashMap::default(),
         })
     }
 

@@ -5,7 +5,7 @@
 //! the callbacks there and then (not queued for a frame tick: the state is about the socket,
 //! not the cache), so that a status line changes as the connection does.
 
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 
 /// Where a client's connection stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use crate::client::Client;
 use crate::connection::{Command, Handlers, SubscriptionState};
 use crate::error::Error;
 use crate::new_build::NewBuild;
-use parking_lot::Mutex;
+use crate::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::watch;

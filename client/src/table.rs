@@ -18,9 +18,9 @@
 //! indexes a column the first time it is looked up, and keeps the index from then on.
 
 use crate::cache::{Cache, PrimaryKey, TableEvents};
+use crate::sync::{Mutex, RwLock, RwLockWriteGuard};
 use crate::Error;
-use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
-use std::collections::HashMap;
+use crate::HashMap;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -18,10 +18,10 @@
 
 use crate::cache::Cache;
 use crate::json::{JsonCall, JsonModule};
+use crate::sync::RwLock;
 use crate::table::{Listeners, RawListener, RowCallback};
 use crate::{Client, Compression, Error, NewBuild, Replay, SubscriptionHandle};
 use js_sys::{Array, Function, Promise};
-use parking_lot::RwLock;
 use send_wrapper::SendWrapper;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -339,7 +339,7 @@ impl WasmodReplay {
     /// `GET /v1/module`).
     #[wasm_bindgen(constructor)]
     pub fn new(description: &str) -> Result<WasmodReplay, JsError> {
-        let description: ModuleDescription = serde_json::from_str(description)
+        let description = ModuleDescription::from_json(description)
             .map_err(|error| JsError::new(&format!("not a module's description: {error}")))?;
         let module = JsonModule::new(&description).map_err(js_error)?;
         let replay = Replay::new(&module).map_err(js_error)?;

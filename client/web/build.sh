@@ -7,9 +7,10 @@
 #
 # Built in the `web` profile (Cargo.toml: for size), with the crate features WEB_FEATURES names
 # (`bench`: the browser benchmark's, client/npm/bench/). With WASM_OPT set to a wasm-opt binary,
-# the wasm also goes through `wasm-opt -Oz`: the npm build passes npm's `binaryen`, a current
-# one; Debian's binaryen (108) breaks the reference-types table wasm-bindgen sets up, so none
-# is used by default.
+# the wasm also goes through `wasm-opt -Os --converge` (511 B smaller gzipped than `-Oz`, whose
+# raw file is smaller but compresses less; no slower: benches/RESULTS.md, "Toward 180 KB"): the
+# npm build passes npm's `binaryen`, a current one; Debian's binaryen (108) breaks the
+# reference-types table wasm-bindgen sets up, so none is used by default.
 #
 # Needs the wasm32-unknown-unknown target and wasm-bindgen's CLI at the version of the
 # wasm-bindgen crate in Cargo.lock (.ci/run installs both).
@@ -24,6 +25,6 @@ wasm-bindgen --target web --out-dir "$out" \
     "$target/wasm32-unknown-unknown/web/wasmod_client_web.wasm"
 if [ -n "${WASM_OPT:-}" ]; then
     wasm="$out/wasmod_client_web_bg.wasm"
-    "$WASM_OPT" -Oz --strip-debug --strip-producers "$wasm" -o "$wasm.opt"
+    "$WASM_OPT" -Os --converge --strip-debug --strip-producers "$wasm" -o "$wasm.opt"
     mv "$wasm.opt" "$wasm"
 fi

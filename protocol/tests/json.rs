@@ -190,6 +190,47 @@ fn wide_integers_out_of_range_or_inexact() {
     );
 }
 
+/// The ranges in integer errors are written out in the sources (formatting `MIN` and `MAX`
+/// would link every width's formatting into the browser client): each is checked against
+/// the formatted one, with a value past each end.
+#[test]
+fn integer_errors_name_each_width_exact_range() {
+    fn range<T: SchemaType + std::fmt::Display>(min: T, max: T, wide: bool) {
+        let strings = if wide {
+            ", as a number or a decimal string"
+        } else {
+            ""
+        };
+        let name = std::any::type_name::<T>();
+        let expected = format!("expected {name} ({min}..={max}{strings}), found");
+        // Past each end: a digit more (or -1 for an unsigned type).
+        let below = if min.to_string() == "0" {
+            "-1".to_owned()
+        } else {
+            format!("{min}0")
+        };
+        for past in [below, format!("{max}0")] {
+            let json = if wide {
+                json!(past)
+            } else {
+                serde_json::from_str(&past).unwrap()
+            };
+            let error = error::<T>(json);
+            assert!(error.starts_with(&expected), "{error}");
+        }
+    }
+    range(i8::MIN, i8::MAX, false);
+    range(u8::MIN, u8::MAX, false);
+    range(i16::MIN, i16::MAX, false);
+    range(u16::MIN, u16::MAX, false);
+    range(i32::MIN, i32::MAX, false);
+    range(u32::MIN, u32::MAX, false);
+    range(i64::MIN, i64::MAX, true);
+    range(u64::MIN, u64::MAX, true);
+    range(i128::MIN, i128::MAX, true);
+    range(u128::MIN, u128::MAX, true);
+}
+
 #[test]
 fn floats_and_the_values_json_cannot_write() {
     same(1.5f64, json!(1.5));

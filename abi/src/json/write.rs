@@ -23,7 +23,6 @@ use crate::value::{MAX_DEPTH, MAX_ZERO_SIZED_ELEMENTS};
 use crate::{
     AlgebraicType, ConnectionId, Decode, DecodeError, Field, Identity, Reader, Timestamp, Typespace,
 };
-use std::cmp::Reverse;
 use std::ops::Range;
 
 /// Appends the JSON of the encoded value `bytes`, of type `ty` (resolved in `typespace`), to
@@ -251,18 +250,27 @@ impl Writer<'_> {
         depth: usize,
     ) -> Result<(), DecodeError> {
         let start = self.out.len();
-        let mut spans: Vec<(&str, usize, Range<usize>)> = Vec::with_capacity(fields.len());
-        for (index, field) in fields.iter().enumerate() {
+        // By name, each span inserted in its place as it is written (a binary search), rather
+        // than sorted after: core's sort would add kilobytes to the browser client. Of several
+        // fields with one name, the last declared comes first, and only it is kept, as in a map.
+        let mut spans: Vec<(&str, Range<usize>)> = Vec::with_capacity(fields.len());
+        for field in fields {
             let from = self.out.len();
             self.value(&field.ty, reader, depth)?;
-            spans.push((field_name(field), index, from..self.out.len()));
+            let name = field_name(field);
+            let span = (name, from..self.out.len());
+            match spans.last() {
+                Some(&(last, _)) if last >= name => {
+                    let place = spans.partition_point(|&(before, _)| before < name);
+                    spans.insert(place, span);
+                }
+                _ => spans.push(span),
+            }
         }
         let end = self.out.len();
-        // By name; of several fields with one name, only the last declared, as in a map.
-        spans.sort_by_key(|&(name, index, _)| (name, Reverse(index)));
         spans.dedup_by(|later, kept| later.0 == kept.0);
         self.out.push(b'{');
-        for (position, (name, _, span)) in spans.into_iter().enumerate() {
+        for (position, (name, span)) in spans.into_iter().enumerate() {
             if position > 0 {
                 self.out.push(b',');
             }

@@ -7,7 +7,7 @@
  *
  * It builds the browser client with its `bench` feature (client/web/src/bench.rs: the same
  * scenario files as the native benches), optimised as the package is (`web` profile,
- * `wasm-opt -Oz`), into a temporary directory, serves it with a page that times each scenario
+ * `wasm-opt -Os --converge`), into a temporary directory, serves it with a page that times each scenario
  * (iterations doubled until one sample takes at least 25 ms, then 15 samples; the median and
  * the fastest, per run), drives Chromium to it, and prints the table. Gzip stands in for the
  * native benches' brotli: the browser build reads no brotli. Gzip is timed twice: inflated by

@@ -3,7 +3,7 @@
 // 1. `client/web/build.sh` (the one build of the browser client, which the quickstart page
 //    and the browser tests use too) builds `wasmod-client-web` for wasm32 in the `web` profile
 //    (for size) and runs wasm-bindgen's CLI (`--target web`) into wasm/; here it also runs
-//    `wasm-opt -Oz` from npm's `binaryen` package (WASM_OPT), a current one: Debian's
+//    `wasm-opt -Os --converge` from npm's `binaryen` package (WASM_OPT), a current one: Debian's
 //    binaryen 108 breaks the reference-types table wasm-bindgen sets up.
 // 2. `tsc` compiles src/ (the typed API and the entry points) into dist/.
 // 3. It prints the sizes the budget (test/size.test.ts) is about.

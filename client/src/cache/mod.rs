@@ -34,9 +34,7 @@ pub use key::PrimaryKey;
 /// A row's encoding, shared by the cache's tables and query sets.
 pub type RowBytes = Arc<[u8]>;
 
-/// The cache's maps by table name and query set id, with foldhash (much faster than SipHash on
-/// short keys; rows come from the server the client chose to trust).
-type HashMap<K, V> = hashbrown::HashMap<K, V, RandomState>;
+use crate::HashMap;
 
 /// What one transaction changed in one table, once applied.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -12,9 +12,9 @@
 mod message;
 
 use crate::Error;
+use crate::HashMap;
 use serde_json::value::RawValue;
 use serde_json::Value as Json;
-use std::collections::HashMap;
 use wasmod_abi::{AlgebraicType, ParamDef, Typespace};
 use wasmod_protocol::description::{DescribedTypes, FunctionDescription, ModuleDescription};
 use wasmod_protocol::errors::{ApiError, ErrorCode};
@@ -63,15 +63,15 @@ impl JsonModule {
     pub fn new(description: &ModuleDescription) -> Result<Self, Error> {
         let types = description.typespace().map_err(Error::Protocol)?;
         let parse = |text: &str| types.parse(text).map_err(Error::Protocol);
-        let mut tables = HashMap::new();
-        let mut primary_keys = HashMap::new();
+        let mut tables = HashMap::default();
+        let mut primary_keys = HashMap::default();
         for table in &description.tables {
             tables.insert(table.name.clone(), parse(&table.row_type)?);
             if let Some(key) = &table.primary_key {
                 primary_keys.insert(table.name.clone(), key.clone());
             }
         }
-        let mut calls = HashMap::new();
+        let mut calls = HashMap::default();
         for reducer in &description.reducers {
             let signature = Signature {
                 params: params(&types, &reducer.params)?,

@@ -8,9 +8,12 @@
 //! and nesting is bounded by [`MAX_DEPTH`].
 
 use super::{ModuleDescription, TypeDescription, Typed};
-use std::collections::HashMap;
 use wasmod_abi::value::MAX_DEPTH;
 use wasmod_abi::{AlgebraicType, Field, TypeDef, Typespace};
+
+/// hashbrown with foldhash rather than std's `HashMap`: the browser client uses no other kind,
+/// and std's is a second copy of hashbrown's code, with SipHash, in its wasm.
+type HashMap<K, V> = hashbrown::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The named types of a description, and how their names resolve.
 #[derive(Clone, Debug, Default)]
@@ -25,8 +28,8 @@ impl ModuleDescription {
     /// The typespace of the named types this description lists; an error naming the type
     /// whose text does not read back.
     pub fn typespace(&self) -> Result<DescribedTypes, String> {
-        let mut names = HashMap::new();
-        let mut short_counts: HashMap<&str, usize> = HashMap::new();
+        let mut names = HashMap::default();
+        let mut short_counts: HashMap<&str, usize> = HashMap::default();
         for description in &self.types {
             *short_counts
                 .entry(last_segment(description.name()))

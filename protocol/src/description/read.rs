@@ -28,6 +28,18 @@ impl<'de> Deserialize<'de> for ModuleDescription {
     }
 }
 
+impl ModuleDescription {
+    /// The description whose JSON is `text`: what `serde_json::from_str` reads, with the same
+    /// errors (but for text that is both not a description and followed by more than
+    /// whitespace: the latter is the error here, the former there). Through the `Value` parser that reading a call's arguments uses too, where
+    /// `from_str::<ModuleDescription>` would inline a copy of it (6 KB of the browser
+    /// client's wasm).
+    pub fn from_json(text: &str) -> serde_json::Result<Self> {
+        let json: Value = serde_json::from_str(text)?;
+        module(json).map_err(|wrong| serde_json::Error::custom(wrong.message()))
+    }
+}
+
 /// What is wrong with the JSON, and where: the keys and positions leading to it, innermost
 /// last.
 struct Wrong {
@@ -413,5 +425,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("EOF"), "{error}");
+    }
+
+    /// `from_json` reads what `serde_json::from_str` reads, with the same errors: bad JSON
+    /// (with its position) and JSON that is not a description (with its path).
+    #[test]
+    fn from_json_reads_as_from_str() {
+        let text = full().to_string();
+        assert_eq!(
+            ModuleDescription::from_json(&text).unwrap(),
+            serde_json::from_str::<ModuleDescription>(&text).unwrap()
+        );
+        let trailing = format!("{text} x");
+        for bad in ["{\"tables\": 1", "{\"tables\": 1}", "[]", &trailing] {
+            let ours = ModuleDescription::from_json(bad).unwrap_err().to_string();
+            let serde = serde_json::from_str::<ModuleDescription>(bad)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(ours, serde, "{bad}");
+        }
     }
 }

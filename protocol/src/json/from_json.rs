@@ -123,7 +123,7 @@ fn found(json: &Json) -> String {
     match json {
         Json::String(text) if text.chars().count() > MAX_CHARS => {
             let head: String = text.chars().take(MAX_CHARS).collect();
-            format!("{}…", Json::String(head))
+            json_text(&Json::String(head)) + "…"
         }
         Json::Array(items) => items_phrase("an array of", items.len()),
         Json::Object(map) if map.is_empty() => "an empty object".to_owned(),
@@ -131,8 +131,16 @@ fn found(json: &Json) -> String {
             "an object with keys {}",
             name_list(map.keys().map(String::as_str))
         ),
-        other => other.to_string(),
+        other => json_text(other),
     }
+}
+
+/// `json` as compact JSON text. Not its `Display` (`to_string`), which serializes through a
+/// `fmt::Formatter`, pretty-printing too for `{:#}`: two more copies of the serializer in
+/// the browser client beside the one writing into a `String`.
+fn json_text(json: &Json) -> String {
+    // A `Value` always serializes: its map keys are strings.
+    serde_json::to_string(json).unwrap_or_default()
 }
 
 /// `an array of 1 item`, `an array of 3 items`.
@@ -415,29 +423,41 @@ fn single_entry(json: &Json) -> Option<(&str, &Json)> {
 }
 
 /// An integer type of the encoding.
-trait Integer: Copy + fmt::Display + TryFrom<u128> + TryFrom<i128> {
-    const NAME: &'static str;
-    const MIN: Self;
-    const MAX: Self;
+trait Integer: Copy + TryFrom<u128> + TryFrom<i128> {
+    /// What a value of the type is, for messages: its name and range, written out rather
+    /// than formatted from `MIN` and `MAX` (which would link the formatting of every width,
+    /// 128 bits' included, into the browser client for one message).
+    const EXPECTED: &'static str;
     /// 64 and 128 bits: also read from decimal strings, since JSON numbers beyond 2^53 are not
     /// exact in many readers.
     const WIDE: bool;
 }
 
 macro_rules! impl_integer {
-    ($($ty:ident: $wide:literal),* $(,)?) => {$(
+    ($($ty:ident: $range:literal),* $(,)?) => {$(
         impl Integer for $ty {
-            const NAME: &'static str = stringify!($ty);
-            const MIN: Self = $ty::MIN;
-            const MAX: Self = $ty::MAX;
-            const WIDE: bool = $wide;
+            const EXPECTED: &'static str = concat!(stringify!($ty), " (", $range, ")");
+            const WIDE: bool = false;
+        }
+    )*};
+    (wide $($ty:ident: $range:literal),* $(,)?) => {$(
+        impl Integer for $ty {
+            const EXPECTED: &'static str =
+                concat!(stringify!($ty), " (", $range, ", as a number or a decimal string)");
+            const WIDE: bool = true;
         }
     )*};
 }
 
 impl_integer!(
-    i8: false, u8: false, i16: false, u16: false, i32: false, u32: false,
-    i64: true, u64: true, i128: true, u128: true,
+    i8: "-128..=127", u8: "0..=255", i16: "-32768..=32767", u16: "0..=65535",
+    i32: "-2147483648..=2147483647", u32: "0..=4294967295",
+);
+impl_integer!(wide
+    i64: "-9223372036854775808..=9223372036854775807",
+    u64: "0..=18446744073709551615",
+    i128: "-170141183460469231731687303715884105728..=170141183460469231731687303715884105727",
+    u128: "0..=340282366920938463463374607431768211455",
 );
 
 /// An integer read from JSON, before its range is checked.
@@ -447,35 +467,36 @@ enum Whole {
 }
 
 fn integer<T: Integer>(json: &Json) -> Result<T, JsonError> {
-    let whole = match json {
+    whole(json, T::WIDE)
+        .and_then(|whole| match whole {
+            Whole::NonNegative(value) => T::try_from(value).ok(),
+            Whole::Negative(value) => T::try_from(value).ok(),
+        })
+        .ok_or_else(|| integer_mismatch(T::EXPECTED, T::WIDE, json))
+}
+
+/// `json` as a whole number (from a decimal string too if `wide`), its range not checked.
+/// Kept out of [`integer`], which is generic, so that its ten copies stay small.
+fn whole(json: &Json, wide: bool) -> Option<Whole> {
+    match json {
         Json::Number(number) => whole_number(number),
-        Json::String(text) if T::WIDE => text
+        Json::String(text) if wide => text
             .parse::<u128>()
             .map(Whole::NonNegative)
             .or_else(|_| text.parse::<i128>().map(Whole::Negative))
             .ok(),
         _ => None,
-    };
-    let value = whole.and_then(|whole| match whole {
-        Whole::NonNegative(value) => T::try_from(value).ok(),
-        Whole::Negative(value) => T::try_from(value).ok(),
-    });
-    value.ok_or_else(|| {
-        let strings = if T::WIDE {
-            ", as a number or a decimal string"
-        } else {
-            ""
-        };
-        let error = mismatch(
-            format!("{} ({}..={}{strings})", T::NAME, T::MIN, T::MAX),
-            json,
-        );
-        if T::WIDE && is_inexact_integer(json) {
-            error.noted(" (a JSON number this large is not exact: send it as a decimal string)")
-        } else {
-            error
-        }
-    })
+    }
+}
+
+/// The error for `json` where an integer, `expected`, was.
+fn integer_mismatch(expected: &str, wide: bool, json: &Json) -> JsonError {
+    let error = mismatch(expected, json);
+    if wide && is_inexact_integer(json) {
+        error.noted(" (a JSON number this large is not exact: send it as a decimal string)")
+    } else {
+        error
+    }
 }
 
 /// A JSON number as an integer, if it is one exactly.
