@@ -11,9 +11,11 @@
 //! 2. The scheduler stops ([`Scheduling`]): its timers are the old build's.
 //! 3. **On the module's thread**, as one job of its queue (so the calls queued before it run on
 //!    the old build and those after it on the new one): [`WasmModule::replace`] carries the rows
-//!    over and moves the commit log; the real-time side is told where the new build's commits
-//!    start ([`Realtime::rebuilt`](crate::realtime::Realtime::rebuilt)); the new [`Build`] takes
-//!    over for every request that starts from then on ([`CurrentBuild`]). Nothing commits
+//!    over and moves the commit log; the new [`Build`] takes over for every request that starts
+//!    from then on ([`CurrentBuild`]), and then the real-time side is told where the new
+//!    build's commits start ([`Realtime::rebuilt`](crate::realtime::Realtime::rebuilt)), in
+//!    that order: the query sets the swap ends are ended by the real-time side, and a client
+//!    told so finds the new build serving when it subscribes again. Nothing commits
 //!    meanwhile: the module's thread is the only one that commits.
 //! 4. The scheduler starts for whichever build serves now; with a data directory, the
 //!    published build is kept there (`published.wasm`), so that the operator can serve it
@@ -186,8 +188,11 @@ impl Swap {
                 catalog,
                 tables.datastore,
             ));
-            realtime.rebuilt(build.clone(), tables.offset);
-            current.set(build);
+            // The new build serves requests before the evaluation task hears of it: the task
+            // ends the query sets that cannot carry on, and a client that subscribes again
+            // when told so (or reads `GET /v1/module` then) must find the new build serving.
+            current.set(build.clone());
+            realtime.rebuilt(build, tables.offset);
             Ok(published)
         };
         self.parts.worker.run_when_room(job).await?
