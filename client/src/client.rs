@@ -23,9 +23,7 @@ use tokio::sync::{mpsc, oneshot};
 use wasmod_abi::encoding::from_slice;
 use wasmod_abi::{AlgebraicType, ConnectionId, Decode, Encode, Identity, SchemaType, Typespace};
 use wasmod_protocol::description::ModuleDescription;
-use wasmod_protocol::ws::{
-    BinaryClientMessage, CallKind, ClientMessage, Compression, RowList, TableRows,
-};
+use wasmod_protocol::ws::{BinaryClientMessage, CallKind, Compression, RowList, TableRows};
 
 /// A table the application reads with its row type, declared before connecting.
 struct DeclaredTable {
@@ -477,25 +475,7 @@ impl Client {
 /// message's own encoder copies them once, as [`BinaryClientMessage::call_frame`] would (the
 /// browser client, whose calls all come this way, then needs no second encoder).
 fn raw_frame(kind: CallKind, name: &str, args: Vec<u8>) -> Vec<u8> {
-    let (request_id, name) = (0, name.to_owned());
-    let message: BinaryClientMessage = match kind {
-        CallKind::Reducer => ClientMessage::CallReducer {
-            request_id,
-            name,
-            args,
-        },
-        CallKind::Procedure => ClientMessage::CallProcedure {
-            request_id,
-            name,
-            args,
-        },
-        CallKind::View => ClientMessage::CallView {
-            request_id,
-            name,
-            args,
-        },
-    };
-    message.to_bytes()
+    BinaryClientMessage::call(kind, 0, name.to_owned(), args).to_bytes()
 }
 
 /// `raw`'s value decoded as an `R`.

@@ -37,6 +37,29 @@ impl CallKind {
 /// Where a call's request id is in its frame: after the message's tag.
 const REQUEST_ID: std::ops::Range<usize> = 1..5;
 
+impl<Args> super::ClientMessage<Args> {
+    /// The call of `name` of `kind`, with `args` as its arguments.
+    pub fn call(kind: CallKind, request_id: u32, name: String, args: Args) -> Self {
+        match kind {
+            CallKind::Reducer => Self::CallReducer {
+                request_id,
+                name,
+                args,
+            },
+            CallKind::Procedure => Self::CallProcedure {
+                request_id,
+                name,
+                args,
+            },
+            CallKind::View => Self::CallView {
+                request_id,
+                name,
+                args,
+            },
+        }
+    }
+}
+
 impl BinaryClientMessage {
     /// The frame of a call of `name`, exactly as [`to_bytes`](Self::to_bytes) writes the
     /// message of `kind` with this `request_id` and `args` as its arguments, written in one
@@ -95,24 +118,7 @@ mod tests {
 
     /// The message of `kind` as built with its arguments' bytes.
     fn message(kind: CallKind, request_id: u32, name: &str, args: Vec<u8>) -> BinaryClientMessage {
-        let name = name.to_owned();
-        match kind {
-            CallKind::Reducer => ClientMessage::CallReducer {
-                request_id,
-                name,
-                args,
-            },
-            CallKind::Procedure => ClientMessage::CallProcedure {
-                request_id,
-                name,
-                args,
-            },
-            CallKind::View => ClientMessage::CallView {
-                request_id,
-                name,
-                args,
-            },
-        }
+        ClientMessage::call(kind, request_id, name.to_owned(), args)
     }
 
     #[test]
