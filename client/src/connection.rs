@@ -626,18 +626,14 @@ impl Connection {
             Some(Pending::Value { answer, .. }) => {
                 self.deliver(move |_| drop(answer.send(result.map_err(Error::Api))));
             }
-            Some(Pending::Reducer(answer)) => self.deliver(move |_| {
-                let _ = answer.send(Err(result.err().map_or_else(
-                    || Error::Protocol("a reducer call answered with a value".into()),
+            // Answered by a `TransactionUpdate` or a `CaughtUp`: a `CallResult` refuses them.
+            Some(pending @ (Pending::Reducer(_) | Pending::Sync(_))) => {
+                let refusal = result.err().map_or_else(
+                    || Error::Protocol("a reducer call or a WaitFor answered with a value".into()),
                     Error::Api,
-                )));
-            }),
-            Some(Pending::Sync(settle)) => self.deliver(move |_| {
-                settle(Err(result.err().map_or_else(
-                    || Error::Protocol("a WaitFor answered with a value".into()),
-                    Error::Api,
-                )))
-            }),
+                );
+                self.deliver(move |_| pending.fail(refusal));
+            }
             Some(other) => other.fail(Error::Protocol(
                 "a one-off query answered with a call result".into(),
             )),

@@ -612,10 +612,7 @@ impl Evaluator {
             return;
         };
         let answer = if wait.offset < self.published {
-            Outbound::CaughtUp {
-                request_id: wait.request_id,
-                offset: wait.offset,
-            }
+            caught_up(wait)
         } else if session.wait(wait).is_ok() {
             self.waiting.insert(connection);
             return;
@@ -644,11 +641,8 @@ impl Evaluator {
                 return false;
             };
             for wait in session.reached(published) {
-                let caught_up = Outbound::CaughtUp {
-                    request_id: wait.request_id,
-                    offset: wait.offset,
-                };
-                self.outgoing.send(*connection, &session.outbox, caught_up);
+                self.outgoing
+                    .send(*connection, &session.outbox, caught_up(wait));
             }
             session.is_waiting()
         });
@@ -881,6 +875,14 @@ impl Evaluator {
         self.groups.clear();
         self.held.clear();
         self.subscriptions = Subscriptions::new(self.build.catalog.clone());
+    }
+}
+
+/// The answer to `wait`, once its commit is published.
+fn caught_up(wait: Wait) -> Outbound {
+    Outbound::CaughtUp {
+        request_id: wait.request_id,
+        offset: wait.offset,
     }
 }
 
