@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use wasmod_abi::{AlgebraicType, ConnectionId, Identity, ModuleDef, TableDef, Value};
 use wasmod_host::datastore::{CommitMeta, Database};
 use wasmod_node::build::Build;
+use wasmod_node::memory::{ClientMemory, Holder};
 use wasmod_node::realtime::broadcast;
 use wasmod_node::realtime::fanout::{Evaluator, Request, Subscribing};
 use wasmod_node::realtime::frame::Frame;
@@ -94,6 +95,7 @@ impl Fanout {
         let catalog = Arc::new(Catalog::new(&module).expect("no visibility filters"));
         let build = Arc::new(Build::new(0, module, catalog, database.datastore()));
         let stats = Arc::new(Stats::default());
+        let memory = ClientMemory::new(usize::MAX);
         let no_resuming = WindowBounds {
             commits: 0,
             bytes: 0,
@@ -130,6 +132,9 @@ impl Fanout {
                 queries: vec![query.bind(Identity::ZERO)],
                 build: build.number,
                 resume_from: None,
+                charge: memory
+                    .charge(Holder::default(), text.len())
+                    .expect("no ceiling"),
             });
             for request in [open, subscribe] {
                 let mut request = Some(request);

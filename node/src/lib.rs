@@ -58,6 +58,7 @@ pub mod connections;
 pub mod durable;
 pub mod entry;
 pub mod health;
+pub mod memory;
 pub mod metrics;
 mod node;
 pub mod realtime;

@@ -7,6 +7,7 @@
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{future, SinkExt, StreamExt};
+use std::net::IpAddr;
 use std::sync::Arc;
 use wasmod_abi::Identity;
 use wasmod_node::realtime::close::Close;
@@ -23,11 +24,21 @@ pub(crate) async fn serve<W: Wire>(
     identity: Identity,
     token: String,
     compression: Compression,
+    source: Option<IpAddr>,
 ) {
     let (sink, stream) = ws.split();
     let sink = sink.with(|frame| future::ready(message(frame)));
     let stream = stream.map(|read| read.map(frame));
-    socket::serve::<W, _, _, _>(sink, stream, realtime, identity, token, compression).await;
+    socket::serve::<W, _, _, _>(
+        sink,
+        stream,
+        realtime,
+        identity,
+        token,
+        compression,
+        source,
+    )
+    .await;
 }
 
 /// The node's frame of a message read from a socket.

@@ -108,9 +108,11 @@ use super::rows::QueryRows;
 use super::session::{QuerySet, Session, Wait};
 use super::snapshot::Snapshot;
 use super::stats::{Dropped, Registry, Stats};
+use super::texts::Texts;
 use super::window::{ResumeWindow, WindowBounds};
 use super::SubscriptionLimits;
 use crate::build::Build;
+use crate::memory::Charge;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
@@ -183,6 +185,8 @@ pub struct Evaluator {
     limits: SubscriptionLimits,
     /// Each identity's distinct queries, and what they cost.
     held: Held,
+    /// The query sets' texts, each held once.
+    texts: Texts,
     /// The rows the first evaluations may still read under the round's read transaction.
     reads: usize,
     /// Requests put off to the next round, in the order they came.
@@ -249,6 +253,7 @@ impl Evaluator {
             requests,
             limits,
             held: Held::default(),
+            texts: Texts::default(),
             reads: limits.reads,
             pending: VecDeque::new(),
             carried: Vec::new(),
@@ -736,7 +741,12 @@ impl Evaluator {
             let message = too_many_rows(outbox.bounds().bytes);
             return refuse(&mut self.outgoing, message);
         }
-        let Subscribing { texts, queries, .. } = subscribing;
+        let Subscribing {
+            texts,
+            queries,
+            charge,
+            ..
+        } = subscribing;
         let queries = match add_all(&mut self.subscriptions, queries) {
             Ok(queries) => queries,
             Err(message) => return refuse(&mut self.outgoing, message),
@@ -745,7 +755,13 @@ impl Evaluator {
         if let Some(session) = self.sessions.get_mut(&connection) {
             self.groups
                 .add(connection, query_set_id, &queries, &session.outbox);
-            session.insert(query_set_id, QuerySet { texts, queries });
+            let texts = self.texts.intern(texts);
+            let set = QuerySet {
+                texts,
+                queries,
+                charge,
+            };
+            session.insert(query_set_id, set);
         }
         let applied = Outbound::Applied(Box::new(snapshot));
         self.outgoing.send(connection, &outbox, applied);
@@ -820,9 +836,10 @@ impl Evaluator {
             Some(set) => {
                 self.groups.remove(connection, query_set_id);
                 self.held.release(session.identity, &set.queries);
-                for id in set.queries {
+                for &id in &set.queries {
                     self.subscriptions.remove(id);
                 }
+                self.texts.release(set.texts);
             }
             None => {
                 let error = Outbound::SubscriptionError {
@@ -845,9 +862,10 @@ impl Evaluator {
         let identity = session.identity;
         for set in session.into_sets().into_values() {
             self.held.release(identity, &set.queries);
-            for id in set.queries {
+            for &id in &set.queries {
                 self.subscriptions.remove(id);
             }
+            self.texts.release(set.texts);
         }
     }
 
@@ -871,6 +889,7 @@ impl Evaluator {
         for (_, session) in self.sessions.drain() {
             session.outbox.close(close.clone());
         }
+        self.texts.prune();
         self.waiting.clear();
         self.groups.clear();
         self.held.clear();
@@ -925,6 +944,9 @@ pub struct Subscribing {
     pub build: u64,
     /// The last offset the client applied, if it is resuming.
     pub resume_from: Option<u64>,
+    /// The texts' bytes, charged to the connection's holder ([`crate::memory`]); the query
+    /// set keeps it, so that a refused or ended set gives them back.
+    pub charge: Charge,
 }
 
 /// Runs `evaluate`, the evaluation of one client's query set, so that a panic in it (a bug:
@@ -990,10 +1012,18 @@ impl fmt::Debug for Evaluator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::{ClientMemory, Holder};
     use crate::realtime::outbox::{self, Bounds, OutboxReceiver};
     use wasmod_abi::{AlgebraicType, ModuleDef, TableDef, Value};
     use wasmod_host::datastore::CommitMeta;
     use wasmod_subscription::{Catalog, Query};
+
+    /// A charge under no ceiling, for a test's query set.
+    fn unbounded_charge() -> Charge {
+        ClientMemory::new(usize::MAX)
+            .charge(Holder::default(), 0)
+            .expect("no ceiling")
+    }
 
     const MESSAGES: &str = "SELECT * FROM message";
 
@@ -1081,6 +1111,7 @@ mod tests {
                 queries: vec![query.bind(Identity::ZERO)],
                 build: self.build.number,
                 resume_from: None,
+                charge: unbounded_charge(),
             }));
         }
 

@@ -79,12 +79,14 @@ pub mod session;
 pub mod snapshot;
 pub mod socket;
 pub mod stats;
+mod texts;
 pub mod window;
 pub mod wire;
 pub mod writer;
 
 use crate::build::{Build, CurrentBuild};
 use crate::connections::Connections;
+use crate::memory::ClientMemory;
 use crate::results::Results;
 use crate::runner::Runner;
 use crate::slots::CallSlots;
@@ -92,6 +94,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Semaphore};
 use wasmod_host::datastore::Database;
+
+/// The most queries parsed at once, every socket together: the machine's cores are shared
+/// with the module's thread and the evaluation task.
+pub const PARSERS: usize = 2;
 
 /// What every socket of the server shares.
 #[derive(Debug)]
@@ -116,8 +122,13 @@ pub struct Realtime {
     pub slots: CallSlots,
     /// The turns of one-off queries ([`Settings::one_offs`]).
     pub one_offs: Semaphore,
+    /// The turns of parsing queries, off the runtime's workers ([`Realtime::parse`]).
+    parsing: Semaphore,
     /// The counters of `/metrics`.
     pub stats: Arc<stats::Stats>,
+    /// What clients make the server hold, in bytes ([`crate::memory`]): query texts, one-off
+    /// answers.
+    pub memory: Arc<ClientMemory>,
     /// The sockets open now, for the admin API.
     pub open: open::OpenSockets,
     /// Becomes `true` when the server shuts down: every socket closes.
@@ -214,6 +225,7 @@ impl Realtime {
         settings: Settings,
         results: Results,
         slots: CallSlots,
+        memory: Arc<ClientMemory>,
     ) -> (Arc<Self>, RealtimeControl) {
         let stats = Arc::new(stats::Stats::default());
         let (requests, evaluator) = fanout::Evaluator::new(
@@ -235,7 +247,9 @@ impl Realtime {
             results,
             slots,
             one_offs: Semaphore::new(settings.one_offs),
+            parsing: Semaphore::new(PARSERS),
             stats,
+            memory,
             open: open::OpenSockets::default(),
             shutdown,
             sockets,
@@ -278,6 +292,27 @@ impl Realtime {
                 "a new build took over after the subscription evaluation stopped"
             );
         }
+    }
+
+    /// Runs `parse` (the parsing and binding of a client's queries) on the blocking pool, at
+    /// most [`PARSERS`] at once for every socket together, and returns what it returned.
+    ///
+    /// A query of 4,096 tokens parses in milliseconds, but a message of a megabyte of them
+    /// takes a few hundred: on the runtime's workers that time was taken from every other
+    /// socket's reads and writes and from `/health`. Here it waits its turn instead, and the
+    /// socket that sent it reads nothing more meanwhile.
+    pub async fn parse<T: Send + 'static>(
+        &self,
+        parse: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, String> {
+        let _turn = self
+            .parsing
+            .acquire()
+            .await
+            .map_err(|_| "the server is shutting down".to_owned())?;
+        tokio::task::spawn_blocking(parse)
+            .await
+            .map_err(|error| format!("the query could not be parsed: {error}"))
     }
 
     /// A receiver that sees `true` once the server shuts down.

@@ -19,6 +19,7 @@ use super::queue::{self, Full, Refused, Weighed};
 use super::rows::QueryRows;
 use super::snapshot::Snapshot;
 use super::stats::{Dropped, Stats};
+use crate::memory::Charge;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::Notify;
 use wasmod_abi::{ConnectionId, Identity, ModuleDef};
@@ -79,6 +80,10 @@ pub struct OneOffRows {
     pub module: Arc<ModuleDef>,
     /// The rows.
     pub rows: QueryRows,
+    /// What the answer holds, in bytes, as it is queued: its rows, rendered in the client's
+    /// encoding ([`QueryRows::held_bytes`]). The queue counts it as this, and the connection's
+    /// holder is charged as much until it is sent.
+    pub charge: Charge,
 }
 
 /// A connection's first message: who it is.
@@ -157,7 +162,7 @@ impl Weighed for Outbound {
         match self {
             Self::Applied(snapshot) => snapshot.bytes(),
             Self::Update(update) => update.shared.bytes(),
-            Self::OneOff { result, .. } => result.as_ref().map_or(0, |found| found.rows.bytes()),
+            Self::OneOff { result, .. } => result.as_ref().map_or(0, |found| found.charge.bytes()),
             Self::Identity { .. }
             | Self::SubscriptionError { .. }
             | Self::CaughtUp { .. }
@@ -309,11 +314,15 @@ mod tests {
     fn rows(bytes: usize) -> Outbound {
         let row: wasmod_host::datastore::Row = vec![7; bytes].into();
         let rows = QueryRows::new("message", &[row], &[]).expect("rows");
+        let charge = crate::memory::ClientMemory::new(usize::MAX)
+            .charge(Default::default(), rows.held_bytes())
+            .expect("no ceiling");
         Outbound::OneOff {
             request_id: 1,
             result: Ok(Box::new(OneOffRows {
                 module: Default::default(),
                 rows,
+                charge,
             })),
         }
     }

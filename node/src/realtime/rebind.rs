@@ -23,11 +23,12 @@ pub fn rebind(
     old: &Build,
     new: &Build,
     identity: Identity,
-    texts: &[String],
+    texts: &[impl AsRef<str>],
 ) -> Result<Vec<BoundQuery>, String> {
     texts
         .iter()
         .map(|text| {
+            let text = text.as_ref();
             let query = Query::parse(&new.catalog, text)
                 .map_err(|error| format!("`{text}` is no longer a valid query: {error}"))?;
             for table in query.tables() {

@@ -63,6 +63,15 @@ impl QueryRows {
         self.inserts.encoded_len() + self.deletes.encoded_len()
     }
 
+    /// The bytes the rows take now: their binary encoding, and their JSON once rendered.
+    pub fn held_bytes(&self) -> usize {
+        let json = match self.json.get() {
+            Some(Ok(json)) => json.inserts.0.get().len() + json.deletes.0.get().len(),
+            _ => 0,
+        };
+        self.bytes() + json
+    }
+
     /// The rows as JSON in `module`'s mapping, rendered by the first caller and shared after.
     pub fn json(&self, module: &ModuleDef) -> Result<&JsonRows, String> {
         self.json

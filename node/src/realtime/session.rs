@@ -15,6 +15,8 @@
 
 use super::limits::MAX_WAITS;
 use super::outbox::Outbox;
+use crate::memory::Charge;
+use std::sync::Arc;
 use std::collections::BTreeMap;
 use wasmod_abi::Identity;
 use wasmod_subscription::QueryId;
@@ -52,10 +54,12 @@ pub struct TooManyWaits;
 #[derive(Debug)]
 pub struct QuerySet {
     /// The queries as the client wrote them, without repeats (one text per distinct query),
-    /// in the order it sent them.
-    pub texts: Vec<String>,
+    /// in the order it sent them; each the server's one copy of it ([`super::texts`]).
+    pub texts: Vec<Arc<str>>,
     /// The queries in the registry, one per text.
     pub queries: Vec<QueryId>,
+    /// What the texts are charged to the connection's holder, given back when the set ends.
+    pub charge: Charge,
 }
 
 impl Session {

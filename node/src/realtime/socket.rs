@@ -30,9 +30,11 @@ use super::stats::Dropped;
 use super::wire::Wire;
 use super::writer::{self, Renderer};
 use super::Realtime;
+use crate::memory::{Charge, Holder};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use std::collections::HashSet;
 use std::fmt::Display;
+use std::net::IpAddr;
 use std::sync::Arc;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::{ClientMessage, Compression};
@@ -40,7 +42,9 @@ use wasmod_subscription::{BoundQuery, Budget, BudgetError, Catalog, Query};
 
 /// Serves the socket of `identity` (whose token is `token`) in the encoding `W`, compressing
 /// its binary frames with `compression`: reads the frames of `stream`, writes frames into
-/// `sink` (the transport's two halves of the socket, [`super::frame`]).
+/// `sink` (the transport's two halves of the socket, [`super::frame`]). `source` is the
+/// address it came from, if the transport knows it: what the client makes the server hold
+/// is counted against it too ([`crate::memory`]).
 pub async fn serve<W, S, R, E>(
     mut sink: S,
     mut stream: R,
@@ -48,6 +52,7 @@ pub async fn serve<W, S, R, E>(
     identity: Identity,
     token: String,
     compression: Compression,
+    source: Option<IpAddr>,
 ) where
     W: Wire,
     S: Sink<Frame> + Unpin + Send + 'static,
@@ -116,6 +121,7 @@ pub async fn serve<W, S, R, E>(
         calls: &calls,
         outbox: &outbox,
         identity,
+        holder: Holder::new(Some(identity), source),
         connection: connection_id,
     };
     tokio::select! {
@@ -142,6 +148,8 @@ struct Reader<'a, W: Wire> {
     calls: &'a Calls<W>,
     outbox: &'a Outbox,
     identity: Identity,
+    /// Who holds what the connection makes the server keep.
+    holder: Holder,
     connection: ConnectionId,
 }
 
@@ -259,28 +267,19 @@ impl<W: Wire> Reader<'_, W> {
     /// Parses and binds `queries` (all or nothing, each distinct query once: [`distinct`])
     /// against the tables of the build serving the module, and asks the evaluation task to
     /// subscribe them as query set `query_set_id`, resuming from offset `resume_from` if it
-    /// can. More queries than a set may hold are refused before any is parsed.
+    /// can. More queries than a set may hold are refused before any is parsed; the texts kept
+    /// are charged to the connection's holder until the set ends ([`crate::memory`]).
     async fn subscribe(&self, query_set_id: u32, queries: Vec<String>, resume_from: Option<u64>) {
-        let most = self.realtime.settings.subscriptions.queries_per_set;
-        let distinct = if queries.len() > most {
-            Err(format!(
-                "the query set has {} queries, more than the {most} one Subscribe may carry \
-                 (--max-queries-per-set)",
-                queries.len()
-            ))
-        } else {
-            let build = self.realtime.build.get();
-            distinct(&build.catalog, self.identity, queries).map(|queries| (build, queries))
-        };
-        match distinct {
-            Ok((build, (texts, queries))) => {
+        match self.parse_set(queries).await {
+            Ok((build, texts, queries, charge)) => {
                 self.request(Request::Subscribe(Subscribing {
                     connection: self.connection,
                     query_set_id,
                     texts,
                     queries,
-                    build: build.number,
+                    build,
                     resume_from,
+                    charge,
                 }))
                 .await
             }
@@ -293,6 +292,37 @@ impl<W: Wire> Reader<'_, W> {
         }
     }
 
+    /// The distinct queries of `texts` with their texts, parsed and bound off the runtime's
+    /// workers ([`Realtime::parse`]), the number of the build they were bound against, and
+    /// the charge of their texts; or why not.
+    async fn parse_set(
+        &self,
+        texts: Vec<String>,
+    ) -> Result<(u64, Vec<String>, Vec<BoundQuery>, Charge), String> {
+        let most = self.realtime.settings.subscriptions.queries_per_set;
+        if texts.len() > most {
+            return Err(format!(
+                "the query set has {} queries, more than the {most} one Subscribe may carry \
+                 (--max-queries-per-set)",
+                texts.len()
+            ));
+        }
+        let build = self.realtime.build.get();
+        let number = build.number;
+        let identity = self.identity;
+        let (texts, queries) = self
+            .realtime
+            .parse(move || distinct(&build.catalog, identity, texts))
+            .await??;
+        let bytes = texts.iter().map(String::len).sum();
+        let charge = self
+            .realtime
+            .memory
+            .charge(self.holder, bytes)
+            .map_err(|refused| format!("the query set's texts are not kept: {refused}"))?;
+        Ok((number, texts, queries, charge))
+    }
+
     /// The rows of `query` in the committed tables of the build serving the module, read on a
     /// blocking thread, a few queries of all connections at a time ([`Realtime::one_offs`]),
     /// reading at most as many rows as subscriptions may under one read transaction
@@ -301,9 +331,13 @@ impl<W: Wire> Reader<'_, W> {
     /// those that are not are rendered for `W` on that thread too, not on the writer's task.
     async fn one_off(&self, query: &str) -> Result<Box<OneOffRows>, String> {
         let build = self.realtime.build.get();
-        let bound = Query::parse(&build.catalog, query)
-            .map_err(|error| error.to_string())?
-            .bind(self.identity);
+        let catalog = build.catalog.clone();
+        let (identity, query) = (self.identity, query.to_owned());
+        let bound = self
+            .realtime
+            .parse(move || Query::parse(&catalog, &query).map(|query| query.bind(identity)))
+            .await?
+            .map_err(|error| error.to_string())?;
         let _turn = self
             .realtime
             .one_offs
@@ -312,6 +346,7 @@ impl<W: Wire> Reader<'_, W> {
             .map_err(|_| "the server is shutting down".to_owned())?;
         let most = self.outbox.bounds().bytes;
         let reads = self.realtime.settings.subscriptions.reads;
+        let (memory, holder) = (self.realtime.memory.clone(), self.holder);
         let rows = tokio::task::spawn_blocking(move || {
             let mut budget = Budget::new(reads, usize::MAX);
             let rows = bound
@@ -328,6 +363,10 @@ impl<W: Wire> Reader<'_, W> {
             if bytes > most {
                 return Err(too_many_rows(bytes));
             }
+            // What rendering may take, charged before it is: then what it took.
+            let mut charge = memory
+                .charge(holder, bytes.saturating_mul(W::EXPANSION))
+                .map_err(|refused| format!("the answer is not rendered: {refused}"))?;
             let table = build
                 .module
                 .tables
@@ -336,15 +375,21 @@ impl<W: Wire> Reader<'_, W> {
             let rows = QueryRows::new(table, &rows, &[])
                 .ok_or_else(|| "the rows are more than one message can carry".to_owned())?;
             W::prepare(&build.module, &rows)?;
+            let held = rows.held_bytes();
+            if held > most {
+                return Err(too_many_rows(held));
+            }
+            charge.shrink(held);
             Ok(OneOffRows {
                 module: build.module.clone(),
                 rows,
+                charge,
             })
         })
         .await
         .map_err(|error| format!("the query failed: {error}"))??;
-        if !self.outbox.fits(rows.rows.bytes()) {
-            return Err(too_many_rows(rows.rows.bytes()));
+        if !self.outbox.fits(rows.charge.bytes()) {
+            return Err(too_many_rows(rows.charge.bytes()));
         }
         Ok(Box::new(rows))
     }
@@ -390,8 +435,8 @@ fn distinct(
         .unzip())
 }
 
-/// The refusal of a one-off query whose rows are `bytes` bytes, more than its connection may
-/// have queued.
+/// The refusal of a one-off query whose rows are `bytes` bytes (as they would be queued: in
+/// the client's encoding), more than its connection may have queued.
 fn too_many_rows(bytes: usize) -> String {
     format!(
         "the rows are {bytes} bytes, more than this connection may have queued: narrow the \

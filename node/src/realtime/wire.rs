@@ -48,6 +48,12 @@ pub trait Wire: Send + Sync + 'static {
     /// A query's rows: what entered its result, and what left it.
     fn rows(module: &ModuleDef, rows: &QueryRows) -> Result<(Self::Rows, Self::Rows), String>;
 
+    /// How many times their binary size rows may take once rendered for this encoding
+    /// ([`Wire::prepare`]): what a one-off answer is charged before it is rendered
+    /// ([`crate::memory`]), then given back down to what it took. A byte of a string whose
+    /// characters JSON escapes takes six (`\u0001`), a `u8` up to four (`255,`).
+    const EXPANSION: usize;
+
     /// Renders ahead what [`Wire::rows`] will need of `rows` (their JSON; nothing in binary),
     /// so that a caller off the runtime's threads spares the writer's task the work.
     fn prepare(module: &ModuleDef, rows: &QueryRows) -> Result<(), String>;
@@ -91,6 +97,7 @@ pub enum Binary {}
 pub enum Json {}
 
 impl Wire for Binary {
+    const EXPANSION: usize = 1;
     type Args = Vec<u8>;
     type Rows = RowList;
     type Value = Vec<u8>;
@@ -134,6 +141,7 @@ impl Wire for Binary {
 }
 
 impl Wire for Json {
+    const EXPANSION: usize = 6;
     type Args = serde_json::Value;
     type Rows = SharedJson;
     type Value = Box<RawValue>;

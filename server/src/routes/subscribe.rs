@@ -121,12 +121,14 @@ pub(crate) async fn subscribe(
     // The identity's place is held by the socket's task, until it ends.
     Ok(if binary {
         upgrade.on_upgrade(move |ws| async move {
-            crate::frames::serve::<Binary>(ws, realtime, identity, token, compression).await;
+            crate::frames::serve::<Binary>(ws, realtime, identity, token, compression, source)
+                .await;
             drop(open);
         })
     } else {
         upgrade.on_upgrade(move |ws| async move {
-            crate::frames::serve::<Json>(ws, realtime, identity, token, compression).await;
+            crate::frames::serve::<Json>(ws, realtime, identity, token, compression, source)
+                .await;
             drop(open);
         })
     })
