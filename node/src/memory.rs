@@ -248,7 +248,9 @@ pub fn physical_memory() -> u64 {
     std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|info| {
-            let line = info.lines().find_map(|line| line.strip_prefix("MemTotal:"))?;
+            let line = info
+                .lines()
+                .find_map(|line| line.strip_prefix("MemTotal:"))?;
             let kib = line.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()?;
             kib.checked_mul(1024)
         })
@@ -272,7 +274,10 @@ mod tests {
         let memory = ClientMemory::new(800);
         let first = memory.charge(holder(1, 1), 60).expect("within the share");
         let refused = memory.charge(holder(1, 1), 41).expect_err("past 100");
-        assert_eq!((refused.who, refused.held, refused.most), ("identity", 60, 100));
+        assert_eq!(
+            (refused.who, refused.held, refused.most),
+            ("identity", 60, 100)
+        );
         assert!(refused.to_string().contains("--max-client-memory"));
         let bystander = memory.charge(holder(2, 2), 100).expect("another identity");
         assert_eq!(memory.held(), 160);

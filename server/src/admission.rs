@@ -36,7 +36,6 @@
 //! (`routes/subscribe.rs`, [`ServerConfig::max_websockets_per_identity`]).
 
 use crate::error::{ApiError, ErrorBody, ErrorCode, HttpError};
-use crate::limits::source_key;
 use crate::ServerConfig;
 use axum::body::Body;
 use axum::extract::ConnectInfo;
@@ -56,6 +55,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 use tower::ServiceExt;
+use wasmod_node::memory::address_key;
 use wasmod_node::slots::{Counted, Counts};
 
 /// The connections taken past the cap for `GET /health` alone (counted in
@@ -192,7 +192,7 @@ impl Places {
     fn admit(&self, peer: IpAddr) -> Result<(Place, Served), Refusal> {
         let address = self
             .per_address
-            .take(source_key(peer))
+            .take(address_key(peer))
             .ok_or(Refusal::Address)?;
         let (all, served) = match self.all.clone().try_acquire_owned() {
             Ok(place) => (place, Served::Everything),

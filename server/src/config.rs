@@ -44,6 +44,11 @@ pub struct ServerConfig {
     /// The most messages queued for one WebSocket client; a client with more waiting is too
     /// slow and is closed (`4001`). Default: 1024.
     pub outbound_messages: usize,
+    /// The most bytes clients may make the server hold for them, every client together: the
+    /// texts of their query sets, one-off answers and table pages on their way out
+    /// ([`wasmod_node::memory`]). An identity may hold an eighth of it, a source address a
+    /// quarter. Default: a sixty-fourth of the machine's memory, within 64 MiB and 4 GiB.
+    pub max_client_memory: usize,
     /// The most bytes of rows queued for one WebSocket client (counted in the binary
     /// encoding); beyond, the client is closed (`4001`). A subscription's rows are counted as
     /// their pointers (16 bytes a row) until they are sent, and a subscription with more is
@@ -151,6 +156,7 @@ impl ServerConfig {
         node.queue = self.queue;
         node.max_calls_per_identity = self.max_calls_per_identity;
         node.max_result_bytes = self.max_result_bytes;
+        node.client_memory = self.max_client_memory;
         let sockets = &mut node.realtime;
         sockets.outbound = realtime::outbox::Bounds {
             messages: self.outbound_messages,
@@ -196,6 +202,7 @@ impl Default for ServerConfig {
             identities_per_minute: 30,
             anonymous_calls_per_minute: 600,
             shutdown_grace: Duration::from_secs(30),
+            max_client_memory: node.client_memory,
             outbound_messages: realtime.outbound.messages,
             outbound_bytes: realtime.outbound.bytes,
             subscription_part_bytes: realtime.part_bytes,

@@ -29,16 +29,7 @@ pub(crate) async fn serve<W: Wire>(
     let (sink, stream) = ws.split();
     let sink = sink.with(|frame| future::ready(message(frame)));
     let stream = stream.map(|read| read.map(frame));
-    socket::serve::<W, _, _, _>(
-        sink,
-        stream,
-        realtime,
-        identity,
-        token,
-        compression,
-        source,
-    )
-    .await;
+    socket::serve::<W, _, _, _>(sink, stream, realtime, identity, token, compression, source).await;
 }
 
 /// The node's frame of a message read from a socket.

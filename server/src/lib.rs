@@ -251,7 +251,10 @@ impl Server {
                 "calls without a token",
                 config.anonymous_calls_per_minute,
             ),
-            table_reads: pages::TableReads::new(config.max_table_reads),
+            table_reads: pages::TableReads::new(
+                config.max_table_reads,
+                node.handle().realtime().memory.clone(),
+            ),
             config,
             admin,
         });

@@ -10,7 +10,7 @@
 //! Another caps the calls an address makes without a token, which no identity's slots hold
 //! back over time. Past a rate the request is refused at once (`too_many_calls`, 429, with
 //! `Retry-After` saying when the next one is allowed), before any work and before its body is
-//! read. A rate counts an IPv6 address by its /64 prefix ([`source_key`]), since one host
+//! read. A rate counts an IPv6 address by its /64 prefix ([`address_key`]), since one host
 //! is commonly given a whole /64, and keeps a bounded table ([`Generations`]) whose every
 //! check is O(1).
 //!
@@ -25,24 +25,13 @@ use governor::state::{InMemoryState, NotKeyed, StateStore};
 use governor::{Quota, RateLimiter};
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError};
+use wasmod_node::memory::address_key;
 
 /// How many sources (IPv4 addresses, IPv6 /64 prefixes) a [`SourceRate`] tracks at most.
 const TRACKED_SOURCES: usize = 10_000;
-
-/// The key a rate counts `source` under: an IPv4 address (an IPv4-mapped IPv6 address
-/// included) as it is, an IPv6 address by its /64 prefix.
-pub fn source_key(source: IpAddr) -> IpAddr {
-    match source.to_canonical() {
-        IpAddr::V6(address) => {
-            let prefix = address.to_bits() & !u128::from(u64::MAX);
-            IpAddr::V6(Ipv6Addr::from_bits(prefix))
-        }
-        v4 => v4,
-    }
-}
 
 /// A rate limiter's table of states, bounded: two generations of at most half of
 /// `capacity` keys each. A key is looked up in the current one, then in the previous one
@@ -152,20 +141,22 @@ impl SourceRate {
         let (Some(limiter), Some(source)) = (&self.limiter, source) else {
             return Ok(());
         };
-        limiter.check_key(&source_key(source)).map_err(|not_until| {
-            let wait = not_until.wait_time_from(limiter.clock().now());
-            let error = ApiError::new(
-                ErrorCode::TooManyCalls,
-                format!(
+        limiter
+            .check_key(&address_key(source))
+            .map_err(|not_until| {
+                let wait = not_until.wait_time_from(limiter.clock().now());
+                let error = ApiError::new(
+                    ErrorCode::TooManyCalls,
+                    format!(
                     "too many {} from this address (an IPv6 address counts by its /64): at most \
                      {} a minute; try again in {} s",
                     self.what,
                     self.per_minute,
                     wait.as_secs().max(1)
                 ),
-            );
-            HttpError::retry_after(error, wait)
-        })
+                );
+                HttpError::retry_after(error, wait)
+            })
     }
 }
 
@@ -220,7 +211,7 @@ mod tests {
             .expect("the same address, IPv4-mapped: the burst's second");
         rate.check(ip("192.0.2.7")).expect_err("past its burst");
         assert_eq!(
-            source_key("2001:db8:1:2:3:4:5:6".parse().unwrap()),
+            address_key("2001:db8:1:2:3:4:5:6".parse().unwrap()),
             "2001:db8:1:2::".parse::<IpAddr>().unwrap()
         );
     }

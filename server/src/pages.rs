@@ -44,16 +44,23 @@ use crate::error::{ApiError, ErrorCode};
 use axum::body::{Body, Bytes};
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use std::io;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmod_abi::ModuleDef;
 use wasmod_host::datastore::{Datastore, Row};
+use wasmod_node::memory::{ClientMemory, Holder};
 use wasmod_protocol::json::write_value;
 use wasmod_subscription::RowFilter;
 
 /// The JSON of a page's rows is handed to the connection in chunks of about this many bytes.
 pub(crate) const CHUNK_BYTES: usize = 64 << 10;
+
+/// How many times its rows' binary size a page's JSON may take (a byte of a string that JSON
+/// escapes takes six): what a page is charged before it is rendered, then given back down to
+/// what it took.
+const JSON_EXPANSION: usize = 6;
 
 /// The bounds of one page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,20 +142,24 @@ fn decode_cursor(cursor: &str) -> Option<u64> {
     valid.then(|| u64::from_str_radix(digits, 16).ok())?
 }
 
-/// How many table reads may be in progress at once.
+/// How many table reads may be in progress at once, and what their pages on their way out
+/// may hold.
 #[derive(Clone, Debug)]
 pub struct TableReads {
     permits: Arc<Semaphore>,
     max: usize,
+    memory: Arc<ClientMemory>,
 }
 
 impl TableReads {
-    /// At most `max` reads at once (at least one).
-    pub fn new(max: usize) -> Self {
+    /// At most `max` reads at once (at least one), their pages charged to `memory` until
+    /// they are sent.
+    pub fn new(max: usize, memory: Arc<ClientMemory>) -> Self {
         let max = max.max(1);
         Self {
             permits: Arc::new(Semaphore::new(max)),
             max,
+            memory,
         }
     }
 
@@ -176,7 +187,8 @@ pub(crate) struct TableRows {
 }
 
 /// One page of the rows `source` names, of `module`, read from `datastore` as `query` asks,
-/// as a streamed JSON response: `{"next_cursor": "…" | null, "rows": [..]}`.
+/// as a streamed JSON response: `{"next_cursor": "…" | null, "rows": [..]}`. Its JSON is
+/// charged to `holder` until it is sent or the connection ends ([`ClientMemory`]).
 pub(crate) async fn read_page(
     reads: &TableReads,
     limits: PageLimits,
@@ -184,11 +196,13 @@ pub(crate) async fn read_page(
     datastore: Arc<Datastore>,
     source: TableRows,
     query: &PageQuery,
+    holder: Holder,
 ) -> Result<Response, ApiError> {
     let start = query.start(limits)?;
     let permit = reads.acquire()?;
     let table = source.table;
-    let chunks = tokio::task::spawn_blocking(move || {
+    let memory = reads.memory.clone();
+    let (chunks, charge) = tokio::task::spawn_blocking(move || {
         let page = {
             let read = datastore.begin_read();
             let rows = read.rows_from(table, start.position).map_err(|error| {
@@ -198,6 +212,16 @@ pub(crate) async fn read_page(
                 rows.filter(|(_, row)| source.rows.as_ref().is_none_or(|rows| rows.admits(row)));
             Page::take(visible, start.rows, limits.max_bytes)
         };
+        // What its JSON may take, charged before it is written: then what it took.
+        let binary = page.rows.iter().map(|row| row.len()).sum::<usize>();
+        let mut charge = memory
+            .charge(holder, JSON_EXPANSION.saturating_mul(binary + CHUNK_BYTES))
+            .map_err(|refused| {
+                ApiError::new(
+                    ErrorCode::TooManyCalls,
+                    format!("the page is not read: {refused}: read the pages you asked for first"),
+                )
+            })?;
         let body = PageBody {
             module,
             table: table as usize,
@@ -206,13 +230,21 @@ pub(crate) async fn read_page(
             written: 0,
             stage: Stage::Opening,
         };
-        body.collect::<Result<Vec<Bytes>, String>>()
-            .map_err(|message| ApiError::new(ErrorCode::Internal, message))
+        let chunks = body
+            .collect::<Result<Vec<Bytes>, String>>()
+            .map_err(|message| ApiError::new(ErrorCode::Internal, message))?;
+        charge.shrink(chunks.iter().map(Bytes::len).sum());
+        Ok::<_, ApiError>((chunks, charge))
     })
     .await
     .map_err(|error| ApiError::new(ErrorCode::Internal, format!("the read failed: {error}")))??;
     drop(permit);
-    let stream = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, io::Error>));
+    // The body holds the charge: it is given back as the last chunk is taken, or when the
+    // connection ends without taking them.
+    let stream = futures_util::stream::iter(chunks).map(move |chunk| {
+        let _held = &charge;
+        Ok::<_, io::Error>(chunk)
+    });
     Ok((
         [(CONTENT_TYPE, "application/json")],
         Body::from_stream(stream),
@@ -411,7 +443,7 @@ mod tests {
 
     #[test]
     fn reads_past_the_bound_are_refused_until_one_ends() {
-        let reads = TableReads::new(2);
+        let reads = TableReads::new(2, ClientMemory::new(usize::MAX));
         let first = reads.acquire().expect("one");
         let _second = reads.acquire().expect("two");
         let refused = reads.acquire().expect_err("three");

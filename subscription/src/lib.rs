@@ -53,7 +53,7 @@ pub use error::QueryError;
 pub use eval::Delta;
 pub use query::{BoundQuery, Query};
 pub use registry::{Deltas, Subscriptions};
-pub use resume::changes_since;
+pub use resume::{changes_since, changes_since_within};
 pub use routes::QueryId;
 pub use sql::{MAX_QUERY_LEN, MAX_QUERY_TOKENS};
 pub use visibility::{RowFilter, VisibilityError};

@@ -9,6 +9,7 @@
 //! the meantime is in neither list, so the client applies exactly the difference between the
 //! two states.
 
+use crate::budget::{Budget, BudgetError};
 use crate::error::QueryError;
 use crate::eval::Delta;
 use crate::query::BoundQuery;
@@ -16,6 +17,43 @@ use crate::registry::Subscriptions;
 use crate::routes::QueryId;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use wasmod_datastore::{Row, Tables, TxData};
+
+/// [`changes_since`], drawing first on `budget` for what catching up reads: each row a commit
+/// inserted into or deleted from a table a query reads costs that query's
+/// [`BoundQuery::cost`] (a read, and one for each comparison of its condition), as checking it
+/// against the query does. Counted before anything is evaluated, so that catching up refused
+/// for its cost ([`BudgetError::Reads`], the budget left as it was) has cost only the
+/// counting. A join's lookups of partners are not counted: the rows changed are.
+pub fn changes_since_within(
+    queries: &[BoundQuery],
+    commits: &[&TxData],
+    tables: &Tables,
+    budget: &mut Budget,
+) -> Result<Vec<Delta>, BudgetError> {
+    budget.read(catching_up_reads(queries, commits))?;
+    Ok(changes_since(queries, commits, tables)?)
+}
+
+/// What checking the rows `commits` changed against `queries` reads
+/// ([`changes_since_within`]).
+fn catching_up_reads(queries: &[BoundQuery], commits: &[&TxData]) -> usize {
+    let mut changed: HashMap<u32, usize> = HashMap::new();
+    for table in commits.iter().flat_map(|commit| &commit.tables) {
+        let rows = changed.entry(table.table).or_default();
+        *rows = rows.saturating_add(table.inserted.len() + table.deleted.len());
+    }
+    queries
+        .iter()
+        .map(|query| {
+            let rows = query
+                .plan()
+                .tables()
+                .map(|table| changed.get(&table).copied().unwrap_or(0))
+                .fold(0, usize::saturating_add);
+            rows.saturating_mul(query.cost())
+        })
+        .fold(0, usize::saturating_add)
+}
 
 /// The net change of each of `queries` over `commits` (in commit order), when `tables` are
 /// the tables right after the last of them: per query, in the order given, the rows its result

@@ -49,6 +49,12 @@ pub struct Serving {
     /// (`4001`).
     #[arg(long, default_value_t = ServerConfig::default().outbound_messages, value_name = "N")]
     outbound_messages: usize,
+    /// The most bytes clients may make the server hold for them, every client together (query
+    /// texts, one-off answers, table pages on their way out); an identity may hold an eighth
+    /// of it, a source address a quarter. Default: a sixty-fourth of the machine's memory,
+    /// within 64 MiB and 4 GiB.
+    #[arg(long, value_parser = units::size, value_name = "SIZE")]
+    max_client_memory: Option<usize>,
     /// The most bytes of rows queued for one WebSocket client before it is closed as too slow
     /// (`4001`); a subscription's rows count 16 bytes a row against it until they are sent.
     #[arg(long, default_value = "16MiB", value_parser = units::size)]
@@ -179,6 +185,9 @@ impl Serving {
         config.queue = self.queue;
         config.token_ttl = self.token_ttl;
         config.outbound_messages = self.outbound_messages;
+        if let Some(bytes) = self.max_client_memory {
+            config.max_client_memory = bytes;
+        }
         config.outbound_bytes = self.outbound_bytes;
         config.max_result_bytes = self.max_result_bytes;
         config.max_queries_per_set = self.max_queries_per_set;

@@ -702,36 +702,42 @@ impl Evaluator {
             .resume_from
             .and_then(|applied| self.window.since(applied));
         let offset = read.next_offset.saturating_sub(1);
-        let module = self.build.module.clone();
-        let mut snapshot = Snapshot::new(module, query_set_id, offset, missed.is_some());
-        let taken = match missed {
-            Some(commits) => contained(|| {
-                self.changes_since(&subscribing.queries, &commits, tables, &mut snapshot)
-            })
-            .and_then(|taken| taken),
-            None => {
-                let fresh = self.reads == self.limits.reads;
-                let rows = outbox.bounds().bytes / size_of::<Row>();
-                let mut budget = Budget::new(self.reads, rows);
-                let taken = contained(|| {
-                    self.initial_rows(&subscribing.queries, tables, &mut snapshot, &mut budget)
-                });
-                self.reads = budget.reads();
-                match taken {
-                    Err(message) => Err(message),
-                    Ok(Err(BudgetError::Reads)) if !fresh => return Some(subscribing),
-                    Ok(Err(BudgetError::Reads)) => Err(format!(
-                        "finding the query set's rows takes more than {} reads (a read is a row, \
-                         or a comparison checked on a row), more than a subscription may \
-                         (--max-subscription-reads): narrow its queries with WHERE on an indexed \
-                         column",
-                        self.limits.reads
-                    )),
-                    Ok(Err(BudgetError::Rows)) => Err(too_many_rows(outbox.bounds().bytes)),
-                    Ok(Err(BudgetError::Query(error))) => Err(error.to_string()),
-                    Ok(Ok(())) => Ok(()),
-                }
-            }
+        let module = &self.build.module;
+        let fresh = self.reads == self.limits.reads;
+        let rows = outbox.bounds().bytes / size_of::<Row>();
+        let mut budget = Budget::new(self.reads, rows);
+        let mut snapshot = Snapshot::new(module.clone(), query_set_id, offset, missed.is_some());
+        let mut taken = contained(|| match &missed {
+            Some(commits) => self.changes_since(
+                &subscribing.queries,
+                commits,
+                tables,
+                &mut snapshot,
+                &mut budget,
+            ),
+            None => self.initial_rows(&subscribing.queries, tables, &mut snapshot, &mut budget),
+        });
+        if missed.is_some() && fresh && matches!(taken, Ok(Err(BudgetError::Reads))) {
+            // Catching up would read more than a round may: the rows as they are may not.
+            snapshot = Snapshot::new(module.clone(), query_set_id, offset, false);
+            taken = contained(|| {
+                self.initial_rows(&subscribing.queries, tables, &mut snapshot, &mut budget)
+            });
+        }
+        self.reads = budget.reads();
+        let taken = match taken {
+            Err(message) => Err(message),
+            Ok(Err(BudgetError::Reads)) if !fresh => return Some(subscribing),
+            Ok(Err(BudgetError::Reads)) => Err(format!(
+                "finding the query set's rows takes more than {} reads (a read is a row, \
+                 or a comparison checked on a row), more than a subscription may \
+                 (--max-subscription-reads): narrow its queries with WHERE on an indexed \
+                 column",
+                self.limits.reads
+            )),
+            Ok(Err(BudgetError::Rows)) => Err(too_many_rows(outbox.bounds().bytes)),
+            Ok(Err(BudgetError::Query(error))) => Err(error.to_string()),
+            Ok(Ok(())) => Ok(()),
         };
         if let Err(message) = taken {
             return refuse(&mut self.outgoing, message);
@@ -783,18 +789,19 @@ impl Evaluator {
         Ok(())
     }
 
-    /// Adds what `commits` changed in each of `queries` to `snapshot`: for a client that
-    /// holds their rows as of just before the first of them.
+    /// Adds what `commits` changed in each of `queries` to `snapshot`, within `budget`
+    /// ([`wasmod_subscription::changes_since_within`]): for a client that holds their rows as
+    /// of just before the first of them.
     fn changes_since(
         &self,
         queries: &[BoundQuery],
         commits: &[Arc<Commit>],
         tables: &Tables,
         snapshot: &mut Snapshot,
-    ) -> Result<(), String> {
+        budget: &mut Budget,
+    ) -> Result<(), BudgetError> {
         let changes: Vec<_> = commits.iter().map(|commit| &commit.changes).collect();
-        let deltas = wasmod_subscription::changes_since(queries, &changes, tables)
-            .map_err(|error| error.to_string())?;
+        let deltas = wasmod_subscription::changes_since_within(queries, &changes, tables, budget)?;
         for (query, delta) in queries.iter().zip(deltas) {
             snapshot.push(
                 self.table_name(query.table()),
@@ -1034,12 +1041,25 @@ mod tests {
         build: Arc<Build>,
         requests: mpsc::Sender<Request>,
         evaluator: Evaluator,
+        /// The commit log's directory, for a harness whose clients resume.
+        _log: Option<tempfile::TempDir>,
     }
 
     impl Harness {
         /// `rows` messages, and an evaluator whose first evaluations read at most `reads`
         /// rows under one read transaction.
         fn new(rows: u64, reads: usize) -> Self {
+            Self::with_log(rows, reads, None)
+        }
+
+        /// [`Harness::new`] over a commit log, with a window of 64 recent commits for the
+        /// clients that resume.
+        fn resuming(rows: u64, reads: usize) -> Self {
+            let log = tempfile::tempdir().expect("a directory");
+            Self::with_log(rows, reads, Some(log))
+        }
+
+        fn with_log(rows: u64, reads: usize, log: Option<tempfile::TempDir>) -> Self {
             let mut module = ModuleDef::default();
             let table = TableDef::of_columns(
                 &mut module.typespace,
@@ -1049,14 +1069,21 @@ mod tests {
             );
             module.tables.push(table);
             let module = Arc::new(module);
-            let database = Arc::new(Database::in_memory(&module).expect("a valid module"));
+            let database = match &log {
+                None => Database::in_memory(&module).expect("a valid module"),
+                Some(dir) => {
+                    Database::open(dir.path(), &module, Default::default()).expect("a commit log")
+                }
+            };
+            let database = Arc::new(database);
             let catalog = Arc::new(Catalog::new(&module).expect("no visibility filters"));
             let build = Arc::new(Build::new(0, module, catalog, database.datastore()));
             let mut limits = crate::NodeConfig::default().realtime.subscriptions;
             limits.reads = reads;
+            let commits = if log.is_some() { 64 } else { 0 };
             let resume = WindowBounds {
-                commits: 0,
-                bytes: 0,
+                commits,
+                bytes: 1 << 20,
             };
             let stats = Arc::new(Stats::default());
             let (requests, evaluator) =
@@ -1066,6 +1093,7 @@ mod tests {
                 build,
                 requests,
                 evaluator,
+                _log: log,
             };
             for id in 0..rows {
                 harness.commit(id);
@@ -1103,6 +1131,12 @@ mod tests {
 
         /// Asks to subscribe connection `n` to `MESSAGES` as query set 1.
         fn subscribe(&self, n: u8) {
+            self.resume(n, None);
+        }
+
+        /// Asks to subscribe connection `n` to `MESSAGES` as query set 1, resuming from
+        /// `resume_from`.
+        fn resume(&self, n: u8, resume_from: Option<u64>) {
             let query = Query::parse(&self.build.catalog, MESSAGES).expect("a query");
             self.ask(Request::Subscribe(Subscribing {
                 connection: ConnectionId::from_bytes([n; 16]),
@@ -1110,7 +1144,7 @@ mod tests {
                 texts: vec![MESSAGES.to_owned()],
                 queries: vec![query.bind(Identity::ZERO)],
                 build: self.build.number,
-                resume_from: None,
+                resume_from,
                 charge: unbounded_charge(),
             }));
         }
@@ -1253,6 +1287,64 @@ mod tests {
         assert_eq!(received(&mut queues[2]), (vec![], vec![], 0));
         assert!(!harness.round(), "nothing waits");
         assert_eq!(received(&mut queues[2]), (vec![(offset, 7)], vec![], 0));
+    }
+
+    /// Three clients resuming over five commits of one row each, under a limit of 10 reads a
+    /// transaction: catching up reads as the first evaluation does (issue 38: it escaped the
+    /// budget, and 100 resuming clients held commits for 14.7 s).
+    #[test]
+    fn catching_up_draws_on_the_reads_of_the_round_and_the_rest_waits_for_the_next() {
+        let mut harness = Harness::resuming(6, 10);
+        let from = harness.commit(6);
+        for id in 7..12 {
+            harness.commit(id);
+        }
+        assert!(!harness.round(), "the commits drained");
+        let mut queues: Vec<_> = (1..=3).map(|n| harness.open(n, 1 << 20)).collect();
+        for n in 1..=3 {
+            harness.resume(n, Some(from));
+        }
+        assert!(harness.round(), "one resuming client waits");
+        for queue in &mut queues[..2] {
+            let (applied, refused, _) = received(queue);
+            assert_eq!((applied.len(), refused.len()), (1, 0), "{refused:?}");
+            assert_eq!(applied[0].1, 5, "the rows of the five commits since");
+        }
+        assert_eq!(received(&mut queues[2]), (vec![], vec![], 0));
+        assert!(!harness.round(), "nothing waits");
+        assert_eq!(received(&mut queues[2]).0.len(), 1);
+    }
+
+    /// Catching up over more changes than a round may read: the client gets the rows as
+    /// they are instead, read within the budget.
+    #[test]
+    fn catching_up_that_costs_more_than_a_round_may_read_sends_the_rows_instead() {
+        let mut harness = Harness::resuming(2, 4);
+        let from = harness.commit(2);
+        for id in 3..8 {
+            harness.commit(id);
+        }
+        harness.round();
+        let delete = |harness: &Harness, id: u64| {
+            let mut tx = harness.database.begin_mut();
+            let row = Value::Product(vec![Value::U64(id), Value::String(format!("m{id}"))]);
+            tx.delete_rows(0, &row.to_bytes()).expect("deleted");
+            harness
+                .database
+                .commit(tx, CommitMeta::host())
+                .expect("committed");
+        };
+        for id in 3..8 {
+            delete(&harness, id);
+        }
+        harness.round();
+        let mut queue = harness.open(1, 1 << 20);
+        harness.resume(1, Some(from));
+        assert!(!harness.round(), "nothing put off");
+        let (applied, refused, _) = received(&mut queue);
+        assert_eq!(refused, Vec::<String>::new());
+        assert_eq!(applied.len(), 1);
+        assert_eq!(applied[0].1, 3, "the three rows there are, not ten changes");
     }
 
     #[test]

@@ -16,8 +16,8 @@
 use super::limits::MAX_WAITS;
 use super::outbox::Outbox;
 use crate::memory::Charge;
-use std::sync::Arc;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use wasmod_abi::Identity;
 use wasmod_subscription::QueryId;
 

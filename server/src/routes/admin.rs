@@ -21,7 +21,7 @@
 //! `POST /v1/admin/session`, which answers the cookie ([`crate::operator::set_cookie`]), and
 //! reloads; `DELETE /v1/admin/session` (the console's sign-out) makes the browser forget it.
 
-use super::extract::Body;
+use super::extract::{Body, Source};
 use super::tables::{page, Visibility};
 use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
@@ -41,6 +41,7 @@ use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
+use wasmod_node::memory::Holder;
 use wasmod_node::realtime::stats::Dropped;
 use wasmod_node::swap::Published;
 use wasmod_protocol::description::{describe, Tables};
@@ -262,8 +263,10 @@ pub(crate) async fn table(
     _: Operator,
     path: Result<Path<String>, PathRejection>,
     query: Result<Query<PageQuery>, QueryRejection>,
+    Source(source): Source,
 ) -> Result<Response, HttpError> {
-    Ok(page(&state, path, query, Visibility::All).await?)
+    let holder = Holder::new(None, source);
+    Ok(page(&state, path, query, Visibility::All, holder).await?)
 }
 
 /// `GET /v1/admin/stats`: how the server is doing now.

@@ -127,8 +127,7 @@ pub(crate) async fn subscribe(
         })
     } else {
         upgrade.on_upgrade(move |ws| async move {
-            crate::frames::serve::<Json>(ws, realtime, identity, token, compression, source)
-                .await;
+            crate::frames::serve::<Json>(ws, realtime, identity, token, compression, source).await;
             drop(open);
         })
     })

@@ -14,7 +14,7 @@
 //! (`unauthenticated`) rather than answer with pages that are always empty, which would read
 //! as a table without rows. The operator's reads see every row.
 
-use super::extract::{name, Caller};
+use super::extract::{name, Caller, Source};
 use super::Shared;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::pages::{read_page, PageQuery, TableRows};
@@ -23,6 +23,7 @@ use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use std::sync::Arc;
 use wasmod_abi::Identity;
+use wasmod_node::memory::Holder;
 use wasmod_subscription::{QueryError, RowFilter};
 
 /// Which tables and rows a reader may see.
@@ -41,20 +42,24 @@ pub(crate) async fn read(
     path: Result<Path<String>, PathRejection>,
     query: Result<Query<PageQuery>, QueryRejection>,
     caller: Result<Caller, HttpError>,
+    Source(source): Source,
 ) -> Result<Response, HttpError> {
     let work = async {
         let Caller(reader) = caller?;
-        page(&state, path, query, Visibility::Client(reader)).await
+        let holder = Holder::new(reader, source);
+        page(&state, path, query, Visibility::Client(reader), holder).await
     };
     Ok(state.node.metrics().measure("table", work).await?)
 }
 
-/// A page of the table named in `path`, if `visibility` lets the reader see it.
+/// A page of the table named in `path`, if `visibility` lets the reader see it, held for
+/// `holder` until it is sent.
 pub(crate) async fn page(
     state: &Arc<super::AppState>,
     path: Result<Path<String>, PathRejection>,
     query: Result<Query<PageQuery>, QueryRejection>,
     visibility: Visibility,
+    holder: Holder,
 ) -> Result<Response, ApiError> {
     let name = name(path)?;
     let Query(query) = query.map_err(|rejection| {
@@ -95,6 +100,7 @@ pub(crate) async fn page(
         build.datastore.clone(),
         TableRows { table: id, rows },
         &query,
+        holder,
     )
     .await
 }
