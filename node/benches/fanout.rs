@@ -26,6 +26,7 @@ use criterion::{criterion_group, BenchmarkId, Criterion};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
 use wasmod_abi::{AlgebraicType, ConnectionId, Identity, ModuleDef, TableDef, Value};
 use wasmod_host::datastore::{CommitMeta, Database};
 use wasmod_node::build::Build;
@@ -33,6 +34,7 @@ use wasmod_node::memory::{ClientMemory, Holder};
 use wasmod_node::realtime::broadcast;
 use wasmod_node::realtime::fanout::{Evaluator, Request, Subscribing};
 use wasmod_node::realtime::frame::Frame;
+use wasmod_node::realtime::limits::MAX_REQUESTS_QUEUED;
 use wasmod_node::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver, Update};
 use wasmod_node::realtime::stats::Stats;
 use wasmod_node::realtime::window::WindowBounds;
@@ -124,6 +126,7 @@ impl Fanout {
                 connection,
                 identity: Identity::ZERO,
                 outbox,
+                queued: Arc::new(Semaphore::new(MAX_REQUESTS_QUEUED)),
             };
             let subscribe = Request::Subscribe(Subscribing {
                 connection,

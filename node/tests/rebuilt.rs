@@ -13,6 +13,7 @@ use wasmod_abi::{AlgebraicType as T, ConnectionId, Identity, ModuleDef, TableDef
 use wasmod_host::datastore::durability::Options;
 use wasmod_host::datastore::{CommitMeta, Database};
 use wasmod_node::build::Build;
+use wasmod_node::memory::{ClientMemory, Holder};
 use wasmod_node::realtime::fanout::{Evaluator, Request, Subscribing};
 use wasmod_node::realtime::frame::Frame;
 use wasmod_node::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver};
@@ -151,6 +152,7 @@ impl Server {
             connection,
             identity: Identity::ZERO,
             outbox,
+            queued: Arc::new(tokio::sync::Semaphore::new(16)),
         });
         Client {
             connection,
@@ -188,6 +190,9 @@ impl Server {
             queries,
             build: build.number,
             resume_from,
+            charge: ClientMemory::new(usize::MAX)
+                .charge(Holder::default(), 0)
+                .expect("no ceiling"),
         }));
     }
 

@@ -107,6 +107,7 @@ use super::rebind;
 use super::rows::QueryRows;
 use super::session::{QuerySet, Session, Wait};
 use super::snapshot::Snapshot;
+use super::spent::Spent;
 use super::stats::{Dropped, Registry, Stats};
 use super::texts::Texts;
 use super::window::{ResumeWindow, WindowBounds};
@@ -117,7 +118,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Semaphore};
 use wasmod_abi::{ConnectionId, EntryKind, Identity};
 use wasmod_host::datastore::{Commit, CommitReceiver, Database, FeedError, Row, Tables};
 use wasmod_protocol::errors::{ApiError, ErrorCode};
@@ -134,6 +135,9 @@ pub enum Request {
         identity: Identity,
         /// Its outbound queue.
         outbox: Outbox,
+        /// Its turns of requests, one taken by its reader for each request it sends
+        /// ([`MAX_REQUESTS_QUEUED`](super::limits::MAX_REQUESTS_QUEUED)).
+        queued: Arc<Semaphore>,
     },
     /// Subscribe the connection to `queries` as query set `query_set_id`.
     Subscribe(Subscribing),
@@ -198,6 +202,9 @@ pub struct Evaluator {
     published: u64,
     /// The connections with `WaitFor` requests waiting for a later commit.
     waiting: HashSet<ConnectionId>,
+    /// What each identity's subscriptions have read lately, refused ones included: who is
+    /// served first ("Fair service").
+    spent: Spent,
 }
 
 /// What woke the task.
@@ -257,6 +264,7 @@ impl Evaluator {
             reads: limits.reads,
             pending: VecDeque::new(),
             carried: Vec::new(),
+            spent: Spent::new(),
         };
         (sender, evaluator)
     }
@@ -379,7 +387,7 @@ impl Evaluator {
     /// `requests`, in order (the last may switch to a newer build). Returns `false` if it
     /// put a subscription off, and with it every request after it, to the next round.
     fn step(&mut self, read: &Read<'_>, commits: &[Arc<Commit>], requests: Vec<Request>) -> bool {
-        let (opened, requests): (Vec<_>, Vec<_>) = requests
+        let (opened, mut requests): (Vec<_>, Vec<_>) = requests
             .into_iter()
             .partition(|request| matches!(request, Request::Open { .. }));
         for request in opened {
@@ -401,6 +409,8 @@ impl Evaluator {
             }
             self.answer_waits();
         }
+        self.spent.decay();
+        self.in_fair_order(&mut requests);
         let mut requests = requests.into_iter();
         while let Some(request) = requests.next() {
             if let Some(put_off) = self.handle(request, read) {
@@ -581,9 +591,43 @@ impl Evaluator {
                 .any(|reducer| *reducer.name == *entry.name && reducer.lifecycle.is_none())
     }
 
+    /// Orders `requests` (one build's, but for a `Rebuilt`, which stays last) for fair
+    /// service: those of the identities whose subscriptions read least lately first, each
+    /// identity's in the order they came (a stable sort by identity).
+    fn in_fair_order(&self, requests: &mut Vec<Request>) {
+        let rebuilt = match requests.last() {
+            Some(Request::Rebuilt { .. }) => requests.pop(),
+            _ => None,
+        };
+        requests.sort_by_cached_key(|request| {
+            let identity = request
+                .connection()
+                .and_then(|connection| self.sessions.get(&connection))
+                .map(|session| session.identity);
+            identity.map_or(0, |identity| self.spent.of(identity))
+        });
+        requests.extend(rebuilt);
+    }
+
     /// Handles one request, with the tables `read`; returns a subscription it put off to the
-    /// next round.
+    /// next round. A request a connection's reader took a turn for gives it back once handled.
     fn handle(&mut self, request: Request, read: &Read<'_>) -> Option<Subscribing> {
+        let turn = match &request {
+            Request::Subscribe(Subscribing { connection, .. })
+            | Request::Unsubscribe { connection, .. }
+            | Request::WaitFor { connection, .. } => Some(*connection),
+            _ => None,
+        };
+        let put_off = self.handle_request(request, read);
+        if put_off.is_none() {
+            if let Some(session) = turn.and_then(|connection| self.sessions.get(&connection)) {
+                session.handled();
+            }
+        }
+        put_off
+    }
+
+    fn handle_request(&mut self, request: Request, read: &Read<'_>) -> Option<Subscribing> {
         if let Request::WaitFor { connection, wait } = request {
             self.wait(connection, wait);
             return None;
@@ -594,9 +638,10 @@ impl Evaluator {
                 connection,
                 identity,
                 outbox,
+                queued,
             } => {
                 self.sessions
-                    .insert(connection, Session::new(identity, outbox));
+                    .insert(connection, Session::new(identity, outbox, queued));
             }
             Request::Subscribe(set) => return self.subscribe(set, read),
             Request::Unsubscribe {
@@ -704,6 +749,7 @@ impl Evaluator {
         let offset = read.next_offset.saturating_sub(1);
         let module = &self.build.module;
         let fresh = self.reads == self.limits.reads;
+        let before = self.reads;
         let rows = outbox.bounds().bytes / size_of::<Row>();
         let mut budget = Budget::new(self.reads, rows);
         let mut snapshot = Snapshot::new(module.clone(), query_set_id, offset, missed.is_some());
@@ -725,6 +771,7 @@ impl Evaluator {
             });
         }
         self.reads = budget.reads();
+        self.spent.add(identity, before - self.reads);
         let taken = match taken {
             Err(message) => Err(message),
             Ok(Err(BudgetError::Reads)) if !fresh => return Some(subscribing),
@@ -912,6 +959,20 @@ fn caught_up(wait: Wait) -> Outbound {
     }
 }
 
+impl Request {
+    /// The connection the request is of, if it is one connection's.
+    fn connection(&self) -> Option<ConnectionId> {
+        match self {
+            Self::Open { connection, .. }
+            | Self::Unsubscribe { connection, .. }
+            | Self::WaitFor { connection, .. }
+            | Self::Close { connection }
+            | Self::Subscribe(Subscribing { connection, .. }) => Some(*connection),
+            Self::Rebuilt { .. } => None,
+        }
+    }
+}
+
 /// The tables one step of a round reads.
 struct Read<'a> {
     /// The tables, under a read transaction.
@@ -1020,6 +1081,7 @@ impl fmt::Debug for Evaluator {
 mod tests {
     use super::*;
     use crate::memory::{ClientMemory, Holder};
+    use crate::realtime::limits::MAX_REQUESTS_QUEUED;
     use crate::realtime::outbox::{self, Bounds, OutboxReceiver};
     use wasmod_abi::{AlgebraicType, ModuleDef, TableDef, Value};
     use wasmod_host::datastore::CommitMeta;
@@ -1114,7 +1176,8 @@ mod tests {
                 .offset
         }
 
-        /// Opens connection `n`, whose outbound queue holds `bytes` bytes of rows.
+        /// Opens connection `n` of identity `n / 10` (connections 1 to 9 are one identity's),
+        /// whose outbound queue holds `bytes` bytes of rows.
         fn open(&self, n: u8, bytes: usize) -> OutboxReceiver {
             let bounds = Bounds {
                 messages: 64,
@@ -1123,8 +1186,9 @@ mod tests {
             let (outbox, received) = outbox::channel(bounds, Arc::default());
             self.ask(Request::Open {
                 connection: ConnectionId::from_bytes([n; 16]),
-                identity: Identity::ZERO,
+                identity: Identity::from_bytes([n / 10; 32]),
                 outbox,
+                queued: Arc::new(Semaphore::new(MAX_REQUESTS_QUEUED)),
             });
             received
         }
@@ -1137,10 +1201,16 @@ mod tests {
         /// Asks to subscribe connection `n` to `MESSAGES` as query set 1, resuming from
         /// `resume_from`.
         fn resume(&self, n: u8, resume_from: Option<u64>) {
+            self.subscribe_set(n, 1, resume_from);
+        }
+
+        /// Asks to subscribe connection `n` to `MESSAGES` as query set `query_set_id`,
+        /// resuming from `resume_from`.
+        fn subscribe_set(&self, n: u8, query_set_id: u32, resume_from: Option<u64>) {
             let query = Query::parse(&self.build.catalog, MESSAGES).expect("a query");
             self.ask(Request::Subscribe(Subscribing {
                 connection: ConnectionId::from_bytes([n; 16]),
-                query_set_id: 1,
+                query_set_id,
                 texts: vec![MESSAGES.to_owned()],
                 queries: vec![query.bind(Identity::ZERO)],
                 build: self.build.number,
@@ -1315,6 +1385,31 @@ mod tests {
         assert_eq!(received(&mut queues[2]).0.len(), 1);
     }
 
+    /// One identity's five subscriptions of 6 reads each, under a limit of 10 reads a round,
+    /// then another identity's: the other is served in the second round, ahead of the four
+    /// put off (issue 38: one socket's 2,500 subscriptions held another's for 66 s).
+    #[test]
+    fn the_identity_that_read_least_lately_is_served_first() {
+        let mut harness = Harness::new(6, 10);
+        let mut heavy = harness.open(1, 1 << 20);
+        let mut light = harness.open(10, 1 << 20);
+        for set in 1..=5 {
+            harness.subscribe_set(1, set, None);
+        }
+        harness.subscribe(10);
+        assert!(harness.round());
+        assert_eq!(received(&mut heavy).0.len(), 1);
+        assert!(harness.round());
+        assert_eq!(
+            received(&mut light).0.len(),
+            1,
+            "served in the second round"
+        );
+        assert_eq!(received(&mut heavy).0.len(), 0);
+        while harness.round() {}
+        assert_eq!(received(&mut heavy).0.len(), 4, "then the rest, in order");
+    }
+
     /// Catching up over more changes than a round may read: the client gets the rows as
     /// they are instead, read within the budget.
     #[test]
@@ -1329,10 +1424,12 @@ mod tests {
             let mut tx = harness.database.begin_mut();
             let row = Value::Product(vec![Value::U64(id), Value::String(format!("m{id}"))]);
             tx.delete_rows(0, &row.to_bytes()).expect("deleted");
-            harness
-                .database
-                .commit(tx, CommitMeta::host())
-                .expect("committed");
+            let committed = harness.database.commit(tx, CommitMeta::host());
+            committed
+                .expect("committed")
+                .durable
+                .wait()
+                .expect("durable");
         };
         for id in 3..8 {
             delete(&harness, id);

@@ -27,6 +27,14 @@ pub const MAX_CALLS_IN_FLIGHT: usize = 16;
 /// yet; one beyond it is answered with `busy` at once.
 pub const MAX_WAITS: usize = 16;
 
+/// How many subscribe, unsubscribe and `WaitFor` requests one connection may have waiting
+/// for the evaluation task; its reader waits for one of them to be handled before it reads
+/// on. The task serves the identities that have made it read least first
+/// ([`super::fanout`], "Fair service"), so what one connection queues waits behind others'
+/// requests rather than ahead of them, and a flood of requests is held in the flooding
+/// socket, unread, not in the server.
+pub const MAX_REQUESTS_QUEUED: usize = 16;
+
 /// How long a close frame may take to reach a client before the socket is dropped anyway (a
 /// client that stopped reading never takes it).
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);

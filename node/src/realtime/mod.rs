@@ -78,6 +78,7 @@ pub mod rows;
 pub mod session;
 pub mod snapshot;
 pub mod socket;
+mod spent;
 pub mod stats;
 mod texts;
 pub mod window;

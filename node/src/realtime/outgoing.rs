@@ -116,7 +116,13 @@ mod tests {
         outgoing.send(a, &a_box, error(2));
         assert!(outgoing.holds());
         assert!(received(&mut a_in).is_empty(), "nothing before the release");
-        let session = |outbox| Session::new(wasmod_abi::Identity::ZERO, outbox);
+        let session = |outbox| {
+            Session::new(
+                wasmod_abi::Identity::ZERO,
+                outbox,
+                std::sync::Arc::new(tokio::sync::Semaphore::new(1)),
+            )
+        };
         let sessions = HashMap::from([(a, session(a_box)), (b, session(b_box))]);
         outgoing.release(&sessions);
         assert!(!outgoing.holds());

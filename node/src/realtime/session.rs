@@ -18,6 +18,7 @@ use super::outbox::Outbox;
 use crate::memory::Charge;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 use wasmod_abi::Identity;
 use wasmod_subscription::QueryId;
 
@@ -35,6 +36,10 @@ pub struct Session {
     queries: usize,
     /// Its `WaitFor` requests still waiting, in the order they came.
     waits: Vec<Wait>,
+    /// Its turns of requests to the evaluation task: its reader takes one for each request
+    /// it sends ([`MAX_REQUESTS_QUEUED`](super::limits::MAX_REQUESTS_QUEUED)), the task gives
+    /// it back once the request is handled.
+    queued: Arc<Semaphore>,
 }
 
 /// A `WaitFor` request still waiting for its commit.
@@ -63,15 +68,22 @@ pub struct QuerySet {
 }
 
 impl Session {
-    /// A connection of `identity` without query sets, whose messages go to `outbox`.
-    pub fn new(identity: Identity, outbox: Outbox) -> Self {
+    /// A connection of `identity` without query sets, whose messages go to `outbox`, and
+    /// whose reader takes a turn of `queued` for each request it sends.
+    pub fn new(identity: Identity, outbox: Outbox, queued: Arc<Semaphore>) -> Self {
         Self {
             identity,
             outbox,
             sets: BTreeMap::new(),
             queries: 0,
             waits: Vec::new(),
+            queued,
         }
+    }
+
+    /// Gives back the turn of a request handled.
+    pub fn handled(&self) {
+        self.queued.add_permits(1);
     }
 
     /// Keeps `wait` until its commit is evaluated, unless [`MAX_WAITS`] are waiting already.

@@ -22,7 +22,7 @@ use super::calls::{self, CallKind, Calls, CallsSetup};
 use super::close::{self, Close};
 use super::fanout::{Request, Subscribing};
 use super::frame::Frame;
-use super::limits::CLOSE_TIMEOUT;
+use super::limits::{CLOSE_TIMEOUT, MAX_REQUESTS_QUEUED};
 use super::outbox::{self, Introduction, OneOffRows, Outbound, Outbox};
 use super::rows::QueryRows;
 use super::session::Wait;
@@ -36,6 +36,7 @@ use std::collections::HashSet;
 use std::fmt::Display;
 use std::net::IpAddr;
 use std::sync::Arc;
+use tokio::sync::Semaphore;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::{ClientMessage, Compression};
 use wasmod_subscription::{BoundQuery, Budget, BudgetError, Catalog, Query};
@@ -80,10 +81,12 @@ pub async fn serve<W, S, R, E>(
         token,
         connection_id,
     })));
+    let queued = Arc::new(Semaphore::new(MAX_REQUESTS_QUEUED));
     let opened = Request::Open {
         connection: connection_id,
         identity,
         outbox: outbox.clone(),
+        queued: queued.clone(),
     };
     if realtime.fanout.send(opened).await.is_err() {
         outbox.close(Close::new(
@@ -123,6 +126,7 @@ pub async fn serve<W, S, R, E>(
         identity,
         holder: Holder::new(Some(identity), source),
         connection: connection_id,
+        queued: &queued,
     };
     tokio::select! {
         () = reader.read(&mut stream) => {
@@ -151,6 +155,8 @@ struct Reader<'a, W: Wire> {
     /// Who holds what the connection makes the server keep.
     holder: Holder,
     connection: ConnectionId,
+    /// The connection's turns of requests to the evaluation task.
+    queued: &'a Semaphore,
 }
 
 impl<W: Wire> Reader<'_, W> {
@@ -394,8 +400,15 @@ impl<W: Wire> Reader<'_, W> {
         Ok(Box::new(rows))
     }
 
-    /// Sends `request` to the evaluation task, waiting for room.
+    /// Sends `request` to the evaluation task, once the connection has fewer than
+    /// [`MAX_REQUESTS_QUEUED`] waiting there (the task gives the turn back when it has
+    /// handled it), and then room in its queue.
     async fn request(&self, request: Request) {
+        let queued = match self.queued.acquire().await {
+            Ok(turn) => turn,
+            Err(_) => return,
+        };
+        queued.forget();
         if self.realtime.fanout.send(request).await.is_err() {
             self.outbox.close(Close::new(
                 close::INTERNAL,
