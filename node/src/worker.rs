@@ -25,9 +25,12 @@
 //!   does not wait for a disk, and the commits of calls that overlap share one sync.
 
 use crate::durable::Acknowledger;
+use crate::health::Lag;
 use std::io;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
@@ -35,7 +38,11 @@ use wasmod_protocol::errors::{ApiError, ErrorCode};
 
 /// A unit of work for the module's thread, which hands answers that wait for the commit log
 /// to the acknowledger.
-type Job = Box<dyn FnOnce(&mut WasmModule, &Acknowledger) + Send>;
+/// A call for the module's thread, with when it was queued.
+type Job = (
+    Instant,
+    Box<dyn FnOnce(&mut WasmModule, &Acknowledger) + Send>,
+);
 
 /// What a call does when the queue it goes to (the module's, or an edge's calls in flight to
 /// its primary) is full.
@@ -54,6 +61,7 @@ pub enum Room {
 #[derive(Clone, Debug)]
 pub struct Worker {
     jobs: mpsc::Sender<Job>,
+    lag: Arc<Lag>,
 }
 
 /// The module's thread and the durability thread, to wait for at shutdown.
@@ -69,11 +77,14 @@ impl Worker {
     pub fn start(mut module: WasmModule, queue: usize) -> io::Result<(Worker, WorkerThread)> {
         let (jobs, mut queued) = mpsc::channel::<Job>(queue.max(1));
         let (acknowledger, durable) = Acknowledger::start(queue)?;
+        let lag = Arc::new(Lag::default());
+        let behind = lag.clone();
         let thread = std::thread::Builder::new()
             .name("wasmod-module".into())
             .spawn(move || {
                 let _watch = StopWatch;
-                while let Some(job) = queued.blocking_recv() {
+                while let Some((queued_at, job)) = queued.blocking_recv() {
+                    behind.waiting_since(queued_at);
                     let run = AssertUnwindSafe(|| job(&mut module, &acknowledger));
                     if std::panic::catch_unwind(run).is_err() {
                         tracing::error!(
@@ -82,10 +93,13 @@ impl Worker {
                         );
                         module.recover_from_panic();
                     }
+                    if queued.is_empty() {
+                        behind.caught_up();
+                    }
                 }
                 tracing::debug!("the module's thread has finished its queue");
             })?;
-        Ok((Worker { jobs }, WorkerThread { thread, durable }))
+        Ok((Worker { jobs, lag }, WorkerThread { thread, durable }))
     }
 
     /// Runs `call` on the module's thread and returns what it returned.
@@ -138,6 +152,13 @@ impl Worker {
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
         Ok(self.queue(call, room).await?.done().await?.value)
+    }
+
+    /// How long the oldest call not finished has waited since it was queued, while calls
+    /// wait: zero when the thread has taken every call queued and finished all but the one it
+    /// runs.
+    pub fn behind(&self) -> Duration {
+        self.lag.behind()
     }
 
     /// How many more calls the queue has room for now.
@@ -262,36 +283,39 @@ where
     let (answer, answered) = oneshot::channel();
     // The module's logs during the call belong to the request's span.
     let span = tracing::Span::current();
-    let job: Job = Box::new(move |module, acknowledger| {
-        let _entered = span.enter();
-        if answer.is_closed() {
-            tracing::debug!("skipped a call whose requester has gone");
-            return;
-        }
-        // The requester may go while the call runs; the call's effects stand regardless.
-        let value = call(module);
-        let offset = last_commit(module.database());
-        // Nobody hears of a commit before the log has it.
-        match module.env_mut().take_durability() {
-            None => {
-                let _ = answer.send(Ok(Finished {
-                    value,
-                    durable: Ok(()),
-                    offset,
-                }));
+    let job: Job = (
+        Instant::now(),
+        Box::new(move |module, acknowledger| {
+            let _entered = span.enter();
+            if answer.is_closed() {
+                tracing::debug!("skipped a call whose requester has gone");
+                return;
             }
-            Some(ticket) => acknowledger.after(
-                ticket,
-                Box::new(move |durable| {
+            // The requester may go while the call runs; the call's effects stand regardless.
+            let value = call(module);
+            let offset = last_commit(module.database());
+            // Nobody hears of a commit before the log has it.
+            match module.env_mut().take_durability() {
+                None => {
                     let _ = answer.send(Ok(Finished {
                         value,
-                        durable,
+                        durable: Ok(()),
                         offset,
                     }));
-                }),
-            ),
-        }
-    });
+                }
+                Some(ticket) => acknowledger.after(
+                    ticket,
+                    Box::new(move |durable| {
+                        let _ = answer.send(Ok(Finished {
+                            value,
+                            durable,
+                            offset,
+                        }));
+                    }),
+                ),
+            }
+        }),
+    );
     (job, answered)
 }
 

@@ -314,6 +314,7 @@ impl Evaluator {
     /// One round (see the module docs), starting from what woke the task: one step per build
     /// whose commits or requests it drains.
     fn round(&mut self, wake: Option<Wake>) {
+        self.stats.evaluation_lag().waiting();
         let mut commits = std::mem::take(&mut self.carried);
         let mut requests = std::mem::take(&mut self.pending);
         match wake {
@@ -376,6 +377,9 @@ impl Evaluator {
             }
         };
         self.release(last);
+        if self.pending.is_empty() && self.carried.is_empty() {
+            self.stats.evaluation_lag().caught_up();
+        }
         if std::mem::take(&mut self.resized) {
             self.stats.registry(self.registry());
         }

@@ -19,6 +19,7 @@
 //! The counters are atomics, updated where the work happens without a lock; only the
 //! histogram takes one, once per evaluation round.
 
+use crate::health::Lag;
 use crate::metrics::Histogram;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,6 +51,8 @@ pub struct Stats {
     sent_messages: AtomicU64,
     sent_bytes: AtomicU64,
     evaluation: Mutex<Histogram>,
+    /// How long the evaluation task's oldest work has waited.
+    behind: Lag,
 }
 
 /// The evaluation task's registry, as counted at the end of a round.
@@ -120,6 +123,12 @@ impl Stats {
         }
     }
 
+    /// How long the evaluation task's oldest work (a commit, a request) has waited, while it
+    /// has work waiting: what the task reports as it goes, and the server's `/health` reads.
+    pub fn evaluation_lag(&self) -> &Lag {
+        &self.behind
+    }
+
     /// Appends the counters to `out`, in the Prometheus text format.
     pub fn render(&self, out: &mut String) {
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
@@ -135,6 +144,12 @@ impl Stats {
                 let _ = writeln!(out, "{name}{labels} {value}");
             }
         };
+        family(
+            "wasmod_ws_evaluation_behind_milliseconds",
+            "gauge",
+            "How long the subscription evaluation's oldest work has waited (0 when it has none).",
+            &[("", self.behind.behind().as_millis() as u64)],
+        );
         family(
             "wasmod_ws_connections",
             "gauge",

@@ -7,6 +7,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::Json;
 use serde_json::{json, Value};
+use wasmod_node::health::BEHIND_BOUND;
 use wasmod_node::worker::Worker;
 use wasmod_protocol::description::{describe as describe_module, Tables};
 use wasmod_protocol::ModuleDescription;
@@ -32,6 +33,9 @@ pub(crate) async fn health(State(state): Shared) -> (StatusCode, Json<Value>) {
         });
         return (StatusCode::SERVICE_UNAVAILABLE, Json(answer));
     }
+    if let Some(behind) = behind(&state) {
+        return behind;
+    }
     let Some(edge) = state.node.edge() else {
         return (
             StatusCode::OK,
@@ -56,6 +60,31 @@ pub(crate) async fn health(State(state): Shared) -> (StatusCode, Json<Value>) {
         },
     });
     (status, Json(answer))
+}
+
+/// The answer of `/health` if the module's queue or the subscription evaluation is behind by
+/// more than [`BEHIND_BOUND`]: `503`, `"status": "degraded"`, with the reason and both lags,
+/// so that a load balancer sends new clients elsewhere while it catches up.
+fn behind(state: &super::AppState) -> Option<(StatusCode, Json<Value>)> {
+    let module = state.node.worker().behind();
+    let evaluation = state.node.realtime().stats.evaluation_lag().behind();
+    let reason = if module > BEHIND_BOUND {
+        format!("calls have waited {module:.1?} for the module")
+    } else if evaluation > BEHIND_BOUND {
+        format!("subscriptions and updates have waited {evaluation:.1?} for their evaluation")
+    } else {
+        return None;
+    };
+    let answer = json!({
+        "status": "degraded",
+        "reason": format!("{reason}, more than {BEHIND_BOUND:?}: the server is overloaded"),
+        "queue_free": state.node.worker().capacity(),
+        "behind": {
+            "module_seconds": module.as_secs_f64(),
+            "evaluation_seconds": evaluation.as_secs_f64(),
+        },
+    });
+    Some((StatusCode::SERVICE_UNAVAILABLE, Json(answer)))
 }
 
 /// The answer of `/health` if the module's thread has died: `503`, `"status": "stopped"`.

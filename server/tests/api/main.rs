@@ -8,6 +8,7 @@ mod connection_caps;
 mod connections;
 mod degraded;
 mod durable_calls;
+mod exhaustion;
 mod follow;
 mod frames;
 mod identity_calls;
