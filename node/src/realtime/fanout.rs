@@ -204,7 +204,7 @@ pub struct Evaluator {
     waiting: HashSet<ConnectionId>,
     /// What each identity's subscriptions have read lately, refused ones included: who is
     /// served first ("Fair service").
-    spent: Spent,
+    spent: Spent<Identity>,
 }
 
 /// What woke the task.
@@ -608,7 +608,7 @@ impl Evaluator {
                 .connection()
                 .and_then(|connection| self.sessions.get(&connection))
                 .map(|session| session.identity);
-            identity.map_or(0, |identity| self.spent.of(identity))
+            identity.map_or(0, |identity| self.spent.of(&identity))
         });
         requests.extend(rebuilt);
     }

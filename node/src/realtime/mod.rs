@@ -72,6 +72,7 @@ pub mod limits;
 pub mod open;
 pub mod outbox;
 pub mod outgoing;
+pub mod parsing;
 pub mod queue;
 pub mod rebind;
 pub mod rows;
@@ -96,10 +97,6 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Semaphore};
 use wasmod_host::datastore::Database;
 
-/// The most queries parsed at once, every socket together: the machine's cores are shared
-/// with the module's thread and the evaluation task.
-pub const PARSERS: usize = 2;
-
 /// What every socket of the server shares.
 #[derive(Debug)]
 pub struct Realtime {
@@ -123,8 +120,8 @@ pub struct Realtime {
     pub slots: CallSlots,
     /// The turns of one-off queries ([`Settings::one_offs`]).
     pub one_offs: Semaphore,
-    /// The turns of parsing queries, off the runtime's workers ([`Realtime::parse`]).
-    parsing: Semaphore,
+    /// The parsing of clients' queries, off the runtime's workers.
+    pub parsing: parsing::Parsing,
     /// The counters of `/metrics`.
     pub stats: Arc<stats::Stats>,
     /// What clients make the server hold, in bytes ([`crate::memory`]): query texts, one-off
@@ -248,7 +245,7 @@ impl Realtime {
             results,
             slots,
             one_offs: Semaphore::new(settings.one_offs),
-            parsing: Semaphore::new(PARSERS),
+            parsing: parsing::Parsing::default(),
             stats,
             memory,
             open: open::OpenSockets::default(),
@@ -293,27 +290,6 @@ impl Realtime {
                 "a new build took over after the subscription evaluation stopped"
             );
         }
-    }
-
-    /// Runs `parse` (the parsing and binding of a client's queries) on the blocking pool, at
-    /// most [`PARSERS`] at once for every socket together, and returns what it returned.
-    ///
-    /// A query of 4,096 tokens parses in milliseconds, but a message of a megabyte of them
-    /// takes a few hundred: on the runtime's workers that time was taken from every other
-    /// socket's reads and writes and from `/health`. Here it waits its turn instead, and the
-    /// socket that sent it reads nothing more meanwhile.
-    pub async fn parse<T: Send + 'static>(
-        &self,
-        parse: impl FnOnce() -> T + Send + 'static,
-    ) -> Result<T, String> {
-        let _turn = self
-            .parsing
-            .acquire()
-            .await
-            .map_err(|_| "the server is shutting down".to_owned())?;
-        tokio::task::spawn_blocking(parse)
-            .await
-            .map_err(|error| format!("the query could not be parsed: {error}"))
     }
 
     /// A receiver that sees `true` once the server shuts down.

@@ -299,7 +299,7 @@ impl<W: Wire> Reader<'_, W> {
     }
 
     /// The distinct queries of `texts` with their texts, parsed and bound off the runtime's
-    /// workers ([`Realtime::parse`]), the number of the build they were bound against, and
+    /// workers ([`super::parsing`]), the number of the build they were bound against, and
     /// the charge of their texts; or why not.
     async fn parse_set(
         &self,
@@ -318,7 +318,10 @@ impl<W: Wire> Reader<'_, W> {
         let identity = self.identity;
         let (texts, queries) = self
             .realtime
-            .parse(move || distinct(&build.catalog, identity, texts))
+            .parsing
+            .parse(self.holder, move || {
+                distinct(&build.catalog, identity, texts)
+            })
             .await??;
         let bytes = texts.iter().map(String::len).sum();
         let charge = self
@@ -341,7 +344,10 @@ impl<W: Wire> Reader<'_, W> {
         let (identity, query) = (self.identity, query.to_owned());
         let bound = self
             .realtime
-            .parse(move || Query::parse(&catalog, &query).map(|query| query.bind(identity)))
+            .parsing
+            .parse(self.holder, move || {
+                Query::parse(&catalog, &query).map(|query| query.bind(identity))
+            })
             .await?
             .map_err(|error| error.to_string())?;
         let _turn = self

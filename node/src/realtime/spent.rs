@@ -1,5 +1,6 @@
-//! What each identity's subscriptions have made the evaluation task read lately: the order in
-//! which it serves their requests.
+//! What each client has cost lately: the reads its subscriptions made the evaluation task do
+//! (the order in which the task serves requests), the time its queries took to parse (how
+//! long its next parse waits, [`super::parsing`]).
 //!
 //! The evaluation task is one queue for every connection's subscriptions and waits. Served in
 //! the order they came, one client's 2,500 subscriptions, each refused only once it had read
@@ -11,20 +12,20 @@
 //! once subscribed to much is not put behind for long.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::time::{Duration, Instant};
-use wasmod_abi::Identity;
 
-/// How often what identities read is halved.
+/// How often what clients spent is halved.
 const HALF_LIFE: Duration = Duration::from_secs(1);
 
-/// Each identity's reads lately.
+/// What each client (an identity, an address) spent lately.
 #[derive(Debug)]
-pub(super) struct Spent {
-    reads: HashMap<Identity, usize>,
+pub(super) struct Spent<K> {
+    reads: HashMap<K, usize>,
     halved: Instant,
 }
 
-impl Spent {
+impl<K: Hash + Eq> Spent<K> {
     /// Nobody has read anything.
     pub(super) fn new() -> Self {
         Self {
@@ -33,16 +34,16 @@ impl Spent {
         }
     }
 
-    /// What `identity` has read lately.
-    pub(super) fn of(&self, identity: Identity) -> usize {
-        self.reads.get(&identity).copied().unwrap_or(0)
+    /// What `key` has spent lately.
+    pub(super) fn of(&self, key: &K) -> usize {
+        self.reads.get(key).copied().unwrap_or(0)
     }
 
-    /// Counts `reads` more for `identity`.
-    pub(super) fn add(&mut self, identity: Identity, reads: usize) {
-        if reads > 0 {
-            let spent = self.reads.entry(identity).or_default();
-            *spent = spent.saturating_add(reads);
+    /// Counts `amount` more for `key`.
+    pub(super) fn add(&mut self, key: K, amount: usize) {
+        if amount > 0 {
+            let spent = self.reads.entry(key).or_default();
+            *spent = spent.saturating_add(amount);
         }
     }
 
@@ -67,6 +68,7 @@ impl Spent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wasmod_abi::Identity;
 
     #[test]
     fn reads_add_up_per_identity_and_halve_with_time() {
@@ -77,13 +79,13 @@ mod tests {
         spent.add(two, 1);
         spent.decay();
         assert_eq!(
-            (spent.of(one), spent.of(two)),
+            (spent.of(&one), spent.of(&two)),
             (1024, 1),
             "not a second yet"
         );
         spent.halved -= 2 * HALF_LIFE;
         spent.decay();
-        assert_eq!((spent.of(one), spent.of(two)), (256, 0));
+        assert_eq!((spent.of(&one), spent.of(&two)), (256, 0));
         assert_eq!(
             spent.reads.len(),
             1,
