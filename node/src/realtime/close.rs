@@ -23,6 +23,8 @@ pub const GOING_AWAY: CloseCode = 1001;
 pub const UNSUPPORTED_DATA: CloseCode = 1003;
 /// A frame that is not a message of the protocol.
 pub const INVALID_MESSAGE: CloseCode = 1007;
+/// The client pinged more often than [`PINGS`](super::limits::PINGS) allows.
+pub const POLICY: CloseCode = 1008;
 /// A message over [`MAX_INBOUND_MESSAGE`](super::limits::MAX_INBOUND_MESSAGE).
 pub const TOO_BIG: CloseCode = 1009;
 /// The server failed (a message it could not render, its evaluation task gone).

@@ -35,6 +35,15 @@ pub const MAX_WAITS: usize = 16;
 /// socket, unread, not in the server.
 pub const MAX_REQUESTS_QUEUED: usize = 16;
 
+/// How many pings a client may send: a burst of this many, then one every
+/// [`PING_EVERY`]. The WebSocket library answers each with a pong as it reads it; a client
+/// that pings and never reads made those pongs wait in its socket's buffer, 16 MiB of them
+/// (64 sockets held 1.19 GB). Beyond it the socket is closed ([`super::close::POLICY`]).
+pub const PINGS: u32 = 64;
+
+/// How often a client may ping once its burst of [`PINGS`] is spent.
+pub const PING_EVERY: Duration = Duration::from_millis(100);
+
 /// How long a close frame may take to reach a client before the socket is dropped anyway (a
 /// client that stopped reading never takes it).
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);

@@ -22,7 +22,7 @@ use super::calls::{self, CallKind, Calls, CallsSetup};
 use super::close::{self, Close};
 use super::fanout::{Request, Subscribing};
 use super::frame::Frame;
-use super::limits::{CLOSE_TIMEOUT, MAX_REQUESTS_QUEUED};
+use super::limits::{CLOSE_TIMEOUT, MAX_REQUESTS_QUEUED, PINGS, PING_EVERY};
 use super::outbox::{self, Introduction, OneOffRows, Outbound, Outbox};
 use super::rows::QueryRows;
 use super::session::Wait;
@@ -36,6 +36,7 @@ use std::collections::HashSet;
 use std::fmt::Display;
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::Semaphore;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::ws::{ClientMessage, Compression};
@@ -165,6 +166,7 @@ impl<W: Wire> Reader<'_, W> {
     async fn read<E: Display>(&self, stream: &mut (impl Stream<Item = Result<Frame, E>> + Unpin)) {
         let interval = self.realtime.settings.ping_interval;
         let mut pinged = false;
+        let mut pings = PingAllowance::default();
         loop {
             let frame = match tokio::time::timeout(interval, stream.next()).await {
                 Err(_silent) if !pinged => {
@@ -192,6 +194,13 @@ impl<W: Wire> Reader<'_, W> {
                 Some(Ok(frame)) => frame,
             };
             let message = match frame {
+                Frame::Ping(_) if !pings.take() => {
+                    let reason = format!(
+                        "more than {PINGS} pings at once, or one every {PING_EVERY:?} after them"
+                    );
+                    tracing::info!(connection = %self.connection.to_hex(), "{reason}: closing it");
+                    return self.outbox.close(Close::new(close::POLICY, reason));
+                }
                 Frame::Ping(_) | Frame::Pong(_) => continue,
                 Frame::Close(_) => return self.outbox.close(Close::new(close::NORMAL, "")),
                 data => W::decode(data),
@@ -420,6 +429,41 @@ impl<W: Wire> Reader<'_, W> {
                 close::INTERNAL,
                 "the server's evaluation task has stopped",
             ));
+        }
+    }
+}
+
+/// The pings a client may still send ([`PINGS`], [`PING_EVERY`]): a bucket of tokens.
+#[derive(Debug)]
+struct PingAllowance {
+    tokens: u32,
+    refilled: Instant,
+}
+
+impl Default for PingAllowance {
+    fn default() -> Self {
+        Self {
+            tokens: PINGS,
+            refilled: Instant::now(),
+        }
+    }
+}
+
+impl PingAllowance {
+    /// Takes one ping's token; `false` if none is left.
+    fn take(&mut self) -> bool {
+        let earned = self.refilled.elapsed().as_nanos() / PING_EVERY.as_nanos();
+        if earned > 0 {
+            let earned = u32::try_from(earned).unwrap_or(u32::MAX);
+            self.tokens = self.tokens.saturating_add(earned).min(PINGS);
+            self.refilled = Instant::now();
+        }
+        match self.tokens.checked_sub(1) {
+            Some(left) => {
+                self.tokens = left;
+                true
+            }
+            None => false,
         }
     }
 }

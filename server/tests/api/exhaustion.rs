@@ -197,3 +197,25 @@ async fn health_is_degraded_while_the_module_queue_is_behind() {
     }
     assert_eq!(get(&router, "/health").await.json()["status"], "ok");
 }
+
+/// Item 7: a client that pings without reading made its pongs wait in the socket's buffer,
+/// up to 16 MiB each (64 such sockets held 1.19 GB). Past a burst of 64 pings, then one
+/// every 100 ms, the socket is closed with `1008`.
+#[tokio::test]
+async fn a_client_that_pings_past_its_allowance_is_closed() {
+    let live = Live::start(ServerConfig::default()).await;
+    let mut client = Client::connect(&live, Encoding::Binary, Connect::default()).await;
+    client.hello().await;
+    // One at a time, each answer read: nothing is left unread when the server closes (which
+    // would reset the connection before the close frame is read).
+    let mut closed = None;
+    for _ in 0..1000 {
+        if let Err(close) = client.ping_or_close(&[7; 125]).await {
+            closed = Some(close);
+            break;
+        }
+    }
+    let (code, reason) = closed.expect("closed");
+    assert_eq!(code, 1008, "{reason}");
+    assert!(reason.contains("pings"), "{reason}");
+}

@@ -351,6 +351,14 @@ impl Client {
 
     /// Sends a ping and waits (within [`PATIENCE`]) for its pong, skipping other messages.
     pub async fn ping(&mut self, payload: &[u8]) {
+        if let Err(close) = self.ping_or_close(payload).await {
+            panic!("closed instead of a pong: {close:?}");
+        }
+    }
+
+    /// Sends a ping and waits (within [`PATIENCE`]) for its pong, or for the socket's close
+    /// (its code and reason), skipping other messages.
+    pub async fn ping_or_close(&mut self, payload: &[u8]) -> Result<(), (u16, String)> {
         let ping = Message::Ping(payload.to_vec().into());
         self.socket.send(ping).await.expect("sent");
         let deadline = tokio::time::Instant::now() + PATIENCE;
@@ -360,9 +368,17 @@ impl Client {
                 .expect("a pong in time")
                 .expect("the socket is open")
                 .expect("a frame");
-            if let Message::Pong(answer) = frame {
-                assert_eq!(&answer[..], payload);
-                return;
+            match frame {
+                Message::Pong(answer) => {
+                    assert_eq!(&answer[..], payload);
+                    return Ok(());
+                }
+                Message::Close(close) => {
+                    return Err(close
+                        .map(|close| (close.code.into(), close.reason.to_string()))
+                        .unwrap_or((CloseCode::Status.into(), String::new())));
+                }
+                _ => {}
             }
         }
     }
