@@ -21,44 +21,31 @@
 //! Meanwhile another client calls a reducer again and again: the longest call is how long
 //! commits were held back.
 
+use crate::exhaustion::insert_messages;
 use crate::live::{call_reducer, subscribe, Client, Connect, Encoding, Live};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmod_abi::{Identity, Timestamp, Value};
-use wasmod_host::datastore::CommitMeta;
 use wasmod_server::ServerConfig;
 
 const MESSAGES: &str = "SELECT * FROM message";
 
 /// A server with `config` and `rows` messages, committed directly.
-async fn with_messages(config: ServerConfig, rows: u64) -> Live {
+pub(crate) async fn with_messages(config: ServerConfig, rows: u64) -> Live {
     let live = Live::start(config).await;
-    let database = &live.database;
-    let table = database.datastore().table_id("message").expect("a table");
-    let mut tx = database.begin_mut();
-    for id in 1..=rows {
-        let row = Value::Product(vec![
-            Value::U64(id),
-            Value::Identity(Identity::ZERO),
-            Value::Timestamp(Timestamp::from_micros_since_unix_epoch(0)),
-            Value::String(format!("message number {id} of the reproduction")),
-        ]);
-        tx.insert(table, &mut row.to_bytes()).expect("inserted");
-    }
-    let committed = database.commit(tx, CommitMeta::host()).expect("committed");
-    committed.durable.wait().expect("durable");
+    let texts = (1..=rows).map(|id| format!("message number {id} of the reproduction"));
+    insert_messages(&live.database, texts);
     live
 }
 
-async fn client(live: &Live) -> Client {
+pub(crate) async fn client(live: &Live) -> Client {
     let mut client = Client::connect(live, Encoding::Binary, Connect::default()).await;
     client.hello().await;
     client
 }
 
 /// The peak resident memory of this process since the last [`reset_peak`], in MiB.
-fn peak_mib() -> u64 {
+pub(crate) fn peak_mib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
@@ -67,7 +54,7 @@ fn peak_mib() -> u64 {
         .map_or(0, |kib| kib / 1024)
 }
 
-fn resident_mib() -> u64 {
+pub(crate) fn resident_mib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
@@ -76,12 +63,12 @@ fn resident_mib() -> u64 {
         .map_or(0, |kib| kib / 1024)
 }
 
-fn reset_peak() {
+pub(crate) fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// The first answer to a `Subscribe`: its kind.
-async fn answer(client: &mut Client) -> String {
+pub(crate) async fn answer(client: &mut Client) -> String {
     loop {
         let message = match client.next(Duration::from_secs(300)).await {
             Some(Ok(message)) => message,
@@ -97,7 +84,7 @@ async fn answer(client: &mut Client) -> String {
 
 /// How long `client`'s call of `save_draft` takes, to its own update (a draft: not a row the
 /// subscriptions read, so that the subscribers are sent nothing).
-async fn reducer(client: &mut Client, id: u32) -> Duration {
+pub(crate) async fn reducer(client: &mut Client, id: u32) -> Duration {
     let started = Instant::now();
     client
         .send(call_reducer(id, "save_draft", &["timed"]))

@@ -18,8 +18,8 @@ use wasmod_host::AllowList;
 use wasmod_node::memory::ClientMemory;
 use wasmod_server::ServerConfig;
 
-/// Commits one message per text, directly.
-fn insert_messages(database: &Database, texts: impl IntoIterator<Item = String>) {
+/// Commits one message per text (ids from 1), directly, in one transaction.
+pub(crate) fn insert_messages(database: &Database, texts: impl IntoIterator<Item = String>) {
     let table = database.datastore().table_id("message").expect("a table");
     let mut tx = database.begin_mut();
     for (id, text) in (1..).zip(texts) {

@@ -208,6 +208,9 @@ pub struct Connect<'a> {
     pub bearer: Option<&'a str>,
     /// A small receive buffer, for a client that stops reading.
     pub small_buffer: bool,
+    /// The loopback address to connect from (`127.0.0.2`, …), for a client of another source
+    /// address; the system's choice if `None`.
+    pub from: Option<std::net::IpAddr>,
 }
 
 impl Client {
@@ -234,6 +237,11 @@ impl Client {
         if how.small_buffer {
             socket.set_recv_buffer_size(4096).expect("a small buffer");
         }
+        if let Some(from) = how.from {
+            socket
+                .bind(std::net::SocketAddr::new(from, 0))
+                .expect("a loopback address");
+        }
         let stream = socket.connect(live.addr).await.expect("connected");
         let (socket, _) = tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(stream))
             .await
@@ -253,7 +261,15 @@ impl Client {
 
     /// Sends a raw frame.
     pub async fn send_frame(&mut self, frame: Message) {
-        self.socket.send(frame).await.expect("sent");
+        self.try_send_frame(frame).await.expect("sent");
+    }
+
+    /// Sends a raw frame, or fails as the socket does (closed by the server, say).
+    pub async fn try_send_frame(
+        &mut self,
+        frame: Message,
+    ) -> Result<(), tokio_tungstenite::tungstenite::Error> {
+        self.socket.send(frame).await
     }
 
     /// The next message, as JSON; panics after [`PATIENCE`] or on a close.

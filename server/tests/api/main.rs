@@ -9,6 +9,7 @@ mod connections;
 mod degraded;
 mod durable_calls;
 mod exhaustion;
+mod exhaustion_measured;
 mod follow;
 mod frames;
 mod identity_calls;
