@@ -21,7 +21,7 @@
 //! `POST /v1/admin/session`, which answers the cookie ([`crate::operator::set_cookie`]), and
 //! reloads; `DELETE /v1/admin/session` (the console's sign-out) makes the browser forget it.
 
-use super::extract::Body;
+use super::extract::{Body, Source};
 use super::tables::{page, Visibility};
 use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
@@ -100,10 +100,13 @@ impl FromRequestParts<Arc<AppState>> for Operator {
         state: &Arc<AppState>,
     ) -> Result<Self, HttpError> {
         let admin = admin(state)?;
-        let presented = credential(&parts.headers)?;
-        admin
-            .token
-            .check(presented.map(operator::Credential::token))?;
+        let presented = state.check_token(Source::of(parts), || {
+            let presented = credential(&parts.headers)?;
+            admin
+                .token
+                .check(presented.map(operator::Credential::token))?;
+            Ok(presented)
+        })?;
         check_site(&parts.method, presented, &parts.headers)?;
         Ok(Self)
     }
@@ -120,20 +123,23 @@ fn admin(state: &AppState) -> Result<&Admin, ApiError> {
 }
 
 /// `GET /admin`: the console with the token, the sign-in page without (401) or with a wrong
-/// one (403).
+/// one (403); `too_many_calls` (429) from an address past its rate of wrong tokens.
 pub(crate) async fn console(
     State(state): Shared,
+    source: Source,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let admin = admin(&state)?;
-    let checked = credential(&headers).and_then(|presented| {
+    let checked = state.check_token(source, || {
+        let presented = credential(&headers)?;
         admin
             .token
             .check(presented.map(operator::Credential::token))
     });
     let page = match checked {
         Ok(()) => return Ok(Html(CONSOLE).into_response()),
-        Err(refused) => refused,
+        Err(refused) if refused.error.code == ErrorCode::TooManyCalls => return Err(refused),
+        Err(refused) => refused.error,
     };
     let status = StatusCode::from_u16(page.code.http_status()).unwrap_or(StatusCode::UNAUTHORIZED);
     Ok((status, Html(SIGN_IN)).into_response())
@@ -162,6 +168,7 @@ fn from_own_site(headers: &HeaderMap) -> Result<(), ApiError> {
 /// paths; `Secure` behind a TLS proxy), or the token's refusal without it.
 pub(crate) async fn sign_in(
     State(state): Shared,
+    source: Source,
     headers: HeaderMap,
     body: Result<Json<SignIn>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, HttpError> {
@@ -174,7 +181,7 @@ pub(crate) async fn sign_in(
         )
         .into());
     };
-    admin.token.check(Some(token.trim().as_bytes()))?;
+    state.check_token(source, || admin.token.check(Some(token.trim().as_bytes())))?;
     Ok(with_cookie(Some(&admin.token), &headers))
 }
 
