@@ -21,7 +21,7 @@
 //! `POST /v1/admin/session`, which answers the cookie ([`crate::operator::set_cookie`]), and
 //! reloads; `DELETE /v1/admin/session` (the console's sign-out) makes the browser forget it.
 
-use super::extract::{Body, Source};
+use super::extract::{payload_too_large, Body, Source};
 use super::tables::{page, Visibility};
 use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
@@ -174,13 +174,16 @@ pub(crate) async fn sign_in(
 ) -> Result<Response, HttpError> {
     let admin = admin(&state)?;
     from_own_site(&headers)?;
-    let Ok(Json(SignIn { token })) = body else {
-        return Err(ApiError::new(
-            ErrorCode::BadJson,
-            "send `{\"token\": \"<operator token>\"}` as JSON",
-        )
-        .into());
-    };
+    let Json(SignIn { token }) = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            payload_too_large()
+        } else {
+            ApiError::new(
+                ErrorCode::BadJson,
+                "send `{\"token\": \"<operator token>\"}` as JSON",
+            )
+        }
+    })?;
     state.check_token(source, || admin.token.check(Some(token.trim().as_bytes())))?;
     Ok(with_cookie(Some(&admin.token), &headers))
 }

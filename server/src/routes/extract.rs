@@ -128,10 +128,7 @@ impl<S: Send + Sync> FromRequest<S> for Body {
             .await
             .map_err(|rejection| {
                 if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::new(
-                        ErrorCode::PayloadTooLarge,
-                        "the request body is larger than the server accepts",
-                    )
+                    payload_too_large()
                 } else {
                     ApiError::new(
                         ErrorCode::BadRequest,
@@ -141,6 +138,14 @@ impl<S: Send + Sync> FromRequest<S> for Body {
             })?;
         Ok(Self(bytes))
     }
+}
+
+/// `payload_too_large`: a body over the router's limit, whichever extractor read it.
+pub(crate) fn payload_too_large() -> ApiError {
+    ApiError::new(
+        ErrorCode::PayloadTooLarge,
+        "the request body is larger than the server accepts",
+    )
 }
 
 /// The request body as JSON; `[]` (no arguments) when the body is empty, so that a `null`
