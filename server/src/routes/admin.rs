@@ -100,15 +100,28 @@ impl FromRequestParts<Arc<AppState>> for Operator {
         state: &Arc<AppState>,
     ) -> Result<Self, HttpError> {
         let admin = admin(state)?;
-        let presented = state.check_token(Source::of(parts), || {
-            let presented = credential(&parts.headers)?;
-            admin
-                .token
-                .check(presented.map(operator::Credential::token))?;
-            Ok(presented)
-        })?;
+        let presented = checked_credential(state, admin, Source::of(parts), &parts.headers)?;
         check_site(&parts.method, presented, &parts.headers)?;
         Ok(Self)
+    }
+}
+
+/// The operator's credential of `headers`, checked: one that is there (or a malformed
+/// `Authorization`) under the source's rate of wrong tokens ([`AppState::check_token`]);
+/// none is `unauthenticated`, which counts nothing.
+fn checked_credential<'h>(
+    state: &AppState,
+    admin: &Admin,
+    source: Source,
+    headers: &'h HeaderMap,
+) -> Result<Option<operator::Credential<'h>>, HttpError> {
+    match credential(headers) {
+        Ok(Some(presented)) => state.check_token(source, || {
+            admin.token.check(Some(presented.token()))?;
+            Ok(Some(presented))
+        }),
+        Ok(None) => Ok(admin.token.check(None).map(|()| None)?),
+        Err(malformed) => state.check_token(source, || Err(malformed)),
     }
 }
 
@@ -130,14 +143,8 @@ pub(crate) async fn console(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let admin = admin(&state)?;
-    let checked = state.check_token(source, || {
-        let presented = credential(&headers)?;
-        admin
-            .token
-            .check(presented.map(operator::Credential::token))
-    });
-    let page = match checked {
-        Ok(()) => return Ok(Html(CONSOLE).into_response()),
+    let page = match checked_credential(&state, admin, source, &headers) {
+        Ok(_) => return Ok(Html(CONSOLE).into_response()),
         Err(refused) if refused.error.code == ErrorCode::TooManyCalls => return Err(refused),
         Err(refused) => refused.error,
     };

@@ -114,6 +114,9 @@ async fn wrong_tokens_are_limited_per_address_and_the_right_one_with_them() {
     ] {
         assert_eq!(right.status, 429, "{right:?}");
     }
+    // A request that presents no token is not held back.
+    assert_eq!(ask(addr, "GET", stats, None, None).await.status, 401);
+    assert_eq!(ask(addr, "GET", "/v1/module", None, None).await.status, 200);
     // In-process, without a source address, nothing is limited.
     for _ in 0..20 {
         let request = Request::get(stats)
