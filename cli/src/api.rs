@@ -1,23 +1,49 @@
 //! The client side of a server's HTTP API, as the commands that talk to a server use it: one
 //! agent configuration, requests that return every status as an answer, answers read as the
 //! protocol's typed messages, and the module's description (`GET /v1/module`).
+//!
+//! Over `https://`, the agent trusts the platform's root certificates, as the client SDK
+//! does for its sockets and requests (`wasmod_client::Tls`, whose module says why), and not
+//! the copy of Mozilla's list compiled into the HTTP library: a server behind a proxy whose
+//! certificate a company's own CA signed, trusted by the machine, is reached by `wasmod call`
+//! as by `wasmod subscribe`.
 
 use crate::failure::{Context, Failure, Result};
 use serde::de::DeserializeOwned;
+use std::sync::Arc;
 use std::time::Duration;
+use ureq::config::ConfigBuilder;
+use ureq::tls::{Certificate, RootCerts, TlsConfig};
+use ureq::typestate::AgentScope;
 use ureq::Agent;
 use wasmod_protocol::ModuleDescription;
 
 /// How long one request may take.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// An HTTP client that returns every status as an answer.
-pub fn agent() -> Agent {
-    Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(TIMEOUT))
-        .build()
-        .into()
+/// An HTTP client for requests to `url` that returns every status as an answer, each
+/// request given [`TIMEOUT`].
+pub fn agent(url: &str) -> Agent {
+    config(url).timeout_global(Some(TIMEOUT)).build().into()
+}
+
+/// The configuration of an HTTP client for requests to `url` that returns every status as an
+/// answer; over `https://` it trusts the platform's roots (over plain HTTP the platform's
+/// store is not read).
+pub fn config(url: &str) -> ConfigBuilder<AgentScope> {
+    let config = Agent::config_builder().http_status_as_error(false);
+    if !url.starts_with("https://") {
+        return config;
+    }
+    let roots = wasmod_client::Tls::default()
+        .roots_der()
+        .iter()
+        .map(|root| Certificate::from_der(root).to_owned())
+        .collect();
+    let tls = TlsConfig::builder()
+        .root_certs(RootCerts::Specific(Arc::new(roots)))
+        .build();
+    config.tls_config(tls)
 }
 
 /// The description of the module served at `base` (its public tables only).
@@ -81,5 +107,36 @@ mod tests {
                 .is_ok()
         );
         assert!(parse::<CallResponse>("<html>", "a call's result").is_err());
+    }
+
+    #[test]
+    fn https_trusts_the_platforms_roots_and_plain_http_reads_no_store() {
+        let platform = wasmod_client::Tls::default().roots_der();
+        for url in [
+            "https://chat.example.org",
+            "https://127.0.0.1:8443/v1/admin/logs/feed",
+        ] {
+            let agent = agent(url);
+            match agent.config().tls_config().root_certs() {
+                RootCerts::Specific(roots) => {
+                    assert_eq!(roots.len(), platform.len(), "{url}");
+                    assert!(
+                        roots
+                            .iter()
+                            .zip(&platform)
+                            .all(|(root, der)| root.der() == &der[..]),
+                        "{url}: the platform's roots, in its order"
+                    );
+                }
+                other => panic!("{url}: trusts {other:?}, not the platform's roots"),
+            }
+        }
+        assert!(matches!(
+            config("http://127.0.0.1:3000")
+                .build()
+                .tls_config()
+                .root_certs(),
+            RootCerts::WebPki
+        ));
     }
 }

@@ -134,6 +134,13 @@ impl Tls {
         Ok(Arc::new(config))
     }
 
+    /// Every certificate trusted, DER-encoded: the platform's (the store is read on the first
+    /// call in the process), then the added ones. For another TLS client of the application,
+    /// such as an HTTP client's, to trust what this one does.
+    pub fn roots_der(&self) -> Vec<Vec<u8>> {
+        self.roots().into_iter().map(|root| root.to_vec()).collect()
+    }
+
     /// Every certificate trusted: the platform's, then the added ones.
     pub(crate) fn roots(&self) -> Vec<CertificateDer<'static>> {
         let platform = &platform_roots().certs;

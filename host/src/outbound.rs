@@ -27,6 +27,14 @@
 //! - headers that frame the message (`host`, `content-length`, `transfer-encoding`,
 //!   `connection`, …) are the client's to set, and a request that sets them is refused.
 //!
+//! Connections are kept alive and reused. A server may close an idle one just as a request is
+//! sent on it (its idle timeout fired), and the request then fails before any answer through
+//! nobody's fault; so a request whose method is idempotent (`GET`, `HEAD`, `PUT`, `DELETE`,
+//! `OPTIONS`: sending it twice does what sending it once does, RFC 9110 §9.2.2) that fails
+//! that way, its connection closed or reset before an answer came, is sent once more, on a
+//! new connection, within what is left of its deadline. A `POST` or a `PATCH` is never sent
+//! twice: the module sees the failure and decides.
+//!
 //! A refusal or a failure is an `Err` with a reason; [`InstanceEnv`](crate::InstanceEnv)
 //! writes that reason to the module's log (level `warn`, target `wasmod::host`) and returns
 //! `HTTP_FAILED` to the module, as it does for [`DenyAllHttp`](crate::DenyAllHttp). A response
@@ -48,7 +56,7 @@ use std::time::{Duration, Instant};
 use ureq::http::Uri;
 use ureq::unversioned::transport::DefaultConnector;
 use ureq::{Agent, AsSendBody};
-use wasmod_abi::http::{Request, Response};
+use wasmod_abi::http::{Method, Request, Response};
 
 /// The hosts procedures may send requests to: nothing unless listed.
 ///
@@ -322,6 +330,9 @@ pub struct OutboundHttp {
     max_response_bytes: u64,
     allow_private: bool,
     agent: Agent,
+    /// The agent of the one retry of an idempotent request ([`retried`]): it keeps no
+    /// connection, so each of its requests has a new one.
+    fresh: Agent,
 }
 
 impl OutboundHttp {
@@ -339,7 +350,8 @@ impl OutboundHttp {
             timeout: Self::DEFAULT_TIMEOUT,
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
             allow_private: false,
-            agent: agent(false),
+            agent: agent(false, Reuse::Pooled),
+            fresh: agent(false, Reuse::Never),
         }
     }
 
@@ -361,7 +373,8 @@ impl OutboundHttp {
     /// written as IP addresses.
     pub fn with_private_addresses(mut self, allowed: bool) -> Self {
         self.allow_private = allowed;
-        self.agent = agent(allowed);
+        self.agent = agent(allowed, Reuse::Pooled);
+        self.fresh = agent(allowed, Reuse::Never);
         self
     }
 
@@ -421,20 +434,30 @@ impl OutboundHttp {
             }
             builder = builder.header(name, value);
         }
+        let head = builder
+            .body(())
+            .map_err(|error| format!("refused: {error}"))?;
         let wait = Wait::until(self.timeout, deadline);
         if wait.timeout.is_zero() {
             return Err("refused: the call is past its deadline".to_owned());
         }
-        let sent = if request.body.is_empty() {
-            builder.body(()).map(|request| self.run(request, wait))
-        } else {
-            builder
-                .body(request.body)
-                .map(|request| self.run(request, wait))
-        };
-        let response = sent
-            .map_err(|error| format!("refused: {error}"))?
-            .map_err(|error| failure(error, wait))?;
+        let started = Instant::now();
+        let response = match run(&self.agent, &head, &request.body, wait) {
+            Err(error) if retried(request.method, &error) => {
+                let left = wait.timeout.saturating_sub(started.elapsed());
+                if left.is_zero() {
+                    Err(error)
+                } else {
+                    let wait = Wait {
+                        timeout: left,
+                        ..wait
+                    };
+                    run(&self.fresh, &head, &request.body, wait)
+                }
+            }
+            sent => sent,
+        }
+        .map_err(|error| failure(error, wait))?;
         let status = response.status().as_u16();
         let headers = response
             .headers()
@@ -456,20 +479,56 @@ impl OutboundHttp {
             body,
         })
     }
+}
 
-    /// Sends `request` through the agent, giving the whole exchange `wait`'s timeout.
-    fn run<S: AsSendBody>(
-        &self,
-        request: ureq::http::Request<S>,
+/// Sends the request of `head` (its method, URI and headers) with `body` through `agent`,
+/// giving the whole exchange `wait`'s timeout. An empty body is sent as none (no
+/// `content-length: 0` on a `GET`).
+fn run(
+    agent: &Agent,
+    head: &ureq::http::Request<()>,
+    body: &[u8],
+    wait: Wait,
+) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    fn send<S: AsSendBody>(
+        agent: &Agent,
+        head: &ureq::http::Request<()>,
+        body: S,
         wait: Wait,
     ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-        let request = self
-            .agent
+        let mut request = ureq::http::Request::new(body);
+        *request.method_mut() = head.method().clone();
+        *request.uri_mut() = head.uri().clone();
+        *request.headers_mut() = head.headers().clone();
+        let request = agent
             .configure_request(request)
             .timeout_global(Some(wait.timeout))
             .build();
-        self.agent.run(request)
+        agent.run(request)
     }
+    if body.is_empty() {
+        send(agent, head, (), wait)
+    } else {
+        send(agent, head, body, wait)
+    }
+}
+
+/// Whether a request of `method` that failed with `error` is sent once more, on a new
+/// connection: its method is idempotent, and its connection was closed or reset before an
+/// answer came (as when a server closes a kept-alive connection just as it is reused).
+fn retried(method: Method, error: &ureq::Error) -> bool {
+    let idempotent = matches!(
+        method,
+        Method::Get | Method::Head | Method::Put | Method::Delete | Method::Options
+    );
+    let closed = matches!(error, ureq::Error::Io(error) if matches!(
+        error.kind(),
+        std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::BrokenPipe
+    ));
+    idempotent && closed
 }
 
 /// How long one request may take, and whether the calling procedure's deadline set it.
@@ -536,13 +595,28 @@ impl HttpClient for OutboundHttp {
     }
 }
 
-/// The agent behind every request: statuses as responses, no redirects, no proxy, resolved
-/// addresses checked unless `allow_private` (each request gets its own deadline, [`Wait`]).
-fn agent(allow_private: bool) -> Agent {
+/// Whether an agent keeps connections to reuse them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reuse {
+    /// Kept alive, and reused by the next request to the same host.
+    Pooled,
+    /// Closed after their request: every request has a new one.
+    Never,
+}
+
+/// An agent for the requests: statuses as responses, no redirects, no proxy, resolved
+/// addresses checked unless `allow_private`, connections kept as `reuse` says (each request
+/// gets its own deadline, [`Wait`]).
+fn agent(allow_private: bool, reuse: Reuse) -> Agent {
+    let kept = match reuse {
+        Reuse::Pooled => ureq::config::Config::default().max_idle_connections_per_host(),
+        Reuse::Never => 0,
+    };
     let config = Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .proxy(None)
+        .max_idle_connections_per_host(kept)
         .user_agent(concat!("wasmod/", env!("CARGO_PKG_VERSION")))
         .build();
     Agent::with_parts(

@@ -672,3 +672,86 @@ fn procedures_fetch_through_the_client_and_refusals_reach_the_module_log() {
         "{refusal}"
     );
 }
+
+/// A server whose first connection answers one request and is kept alive, then is closed
+/// when the next request on it arrives, unanswered: a server whose idle timeout fires just as
+/// the client reuses the connection. Each of the next `fresh` connections answers `fresh`.
+/// Returns the server, whose requests are listed by connection.
+fn closing_after_one_answer(fresh: usize) -> (SocketAddr, JoinHandle<Vec<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let thread = thread::spawn(move || {
+        let deadline = Instant::now() + SERVER_PATIENCE;
+        let mut connections = Vec::new();
+        while connections.len() < 1 + fresh && Instant::now() < deadline {
+            let mut stream = match listener.accept() {
+                Ok((stream, _)) => stream,
+                Err(error) if error.kind() == ErrorKind::WouldBlock => {
+                    thread::sleep(Duration::from_millis(5));
+                    continue;
+                }
+                Err(error) => panic!("accept failed: {error}"),
+            };
+            stream.set_nonblocking(false).unwrap();
+            stream.set_read_timeout(Some(SERVER_PATIENCE)).unwrap();
+            let mut lines = Vec::new();
+            let Some(request) = read_request(&mut stream) else {
+                continue;
+            };
+            lines.push(request.line);
+            if connections.is_empty() {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfirst");
+                if let Some(request) = read_request(&mut stream) {
+                    lines.push(request.line);
+                }
+            } else {
+                respond(&mut stream, "200 OK", &[], b"fresh");
+            }
+            connections.push(lines);
+        }
+        connections
+    });
+    (addr, thread)
+}
+
+#[test]
+fn an_idempotent_request_on_a_connection_the_server_closed_is_sent_again_on_a_new_one() {
+    let (addr, server) = closing_after_one_answer(1);
+    let client = client(&[&addr.to_string()]);
+    let url = format!("http://{addr}/item");
+    let first = client.send(get(&url), None).expect("the first answer");
+    assert_eq!(first.body, b"first");
+    let mut put = Request::new(Method::Put, url.clone());
+    put.body = b"same again".to_vec();
+    let again = client
+        .send(put, None)
+        .expect("sent again on a new connection");
+    assert_eq!(again.body, b"fresh");
+    assert_eq!(
+        server.join().unwrap(),
+        [
+            vec!["GET /item HTTP/1.1", "PUT /item HTTP/1.1"],
+            vec!["PUT /item HTTP/1.1"]
+        ]
+    );
+}
+
+#[test]
+fn a_post_on_a_connection_the_server_closed_is_not_sent_again() {
+    let (addr, server) = closing_after_one_answer(0);
+    let client = client(&[&addr.to_string()]);
+    let url = format!("http://{addr}/item");
+    client.send(get(&url), None).expect("the first answer");
+    let mut post = Request::new(Method::Post, url.clone());
+    post.body = b"once".to_vec();
+    let reason = client.send(post, None).expect_err("not sent twice");
+    assert!(
+        reason.starts_with(&format!("outbound HTTP POST {url} failed: ")),
+        "{reason}"
+    );
+    assert_eq!(
+        server.join().unwrap(),
+        [vec!["GET /item HTTP/1.1", "POST /item HTTP/1.1"]]
+    );
+}

@@ -25,7 +25,8 @@
 //! # Modules, one job each
 //!
 //! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
-//!   commits are durable; [`health`]: whether the commit log still works;
+//!   commits are durable; [`health`]: whether the commit log still works, and how far behind
+//!   the queues are; [`memory`]: the bytes clients make the node hold, under one ceiling;
 //! - [`runner`]: where a call runs (the module's thread, or an edge's primary); [`entry`]:
 //!   entry points found by name and run with JSON arguments; [`results`]: the bound on what
 //!   calls return; [`slots`]: calls in progress per requester;

@@ -13,11 +13,19 @@
 //! - **Connections, all together and per source address.** A connection past
 //!   [`ServerConfig::max_connections`], or past [`ServerConfig::max_connections_per_address`]
 //!   from its address (an IPv6 address counts by its /64, the block one host usually holds), is
-//!   closed as soon as it is accepted, after a best-effort error answer written without
-//!   reading its request. Closing at once, rather than not accepting, keeps the listen queue
-//!   moving and `accept` from failing: the others, `/health` included, are still served. A
+//!   refused as soon as it is accepted: an error answer is written without reading its
+//!   request. Refusing at once, rather than not accepting, keeps the listen queue moving and
+//!   `accept` from failing: the others, `/health` included, are still served. A
 //!   connection's place is held by its socket, so an upgraded one (a WebSocket) holds it until
 //!   the socket closes.
+//! - **Refusals that arrive.** A socket closed with input unread is reset, and a client still
+//!   sending its request (a body of some size) then fails on the reset, its write refused,
+//!   before it reads the answer that was written to it. So a refused connection is turned
+//!   away ([`TurnAway`]): its end is sent after the answer, and what the client sends is read
+//!   and dropped until it closes its end, for [`LINGER`] and a request's size at most.
+//!   [`LINGERING`] refused connections are turned away so at once; past them, a refused
+//!   connection is closed at once after the answer, so that a flood of them holds no more
+//!   of the server's files.
 //! - **Health checks at the cap.** Past the cap, [`HEALTH_PLACES`] more connections are taken
 //!   for `GET /health` alone: one request each, its headers within [`HEALTH_HEADER_TIMEOUT`],
 //!   any other request answered `503 busy`. A load balancer's health check thus tells a full
@@ -68,6 +76,17 @@ pub const HEALTH_HEADER_TIMEOUT: Duration = Duration::from_secs(1);
 /// File descriptors of the open-file limit kept for the server's own use (its data files,
 /// outbound HTTP, Redis, the runtime), never given to connections.
 pub const RESERVED_FILES: u64 = 256;
+
+/// The refused connections read and dropped at once before they are closed ([`TurnAway`];
+/// counted in [`RESERVED_FILES`]).
+pub const LINGERING: usize = 64;
+
+/// How long a refused connection's input is read and dropped, at most, before it is closed.
+pub const LINGER: Duration = Duration::from_secs(1);
+
+/// What a refused connection's input is read for, at most, beyond the body limit: its
+/// request's head.
+const LINGER_HEAD_BYTES: usize = 64 << 10;
 
 /// Raises the soft limit on open files (`RLIMIT_NOFILE`) to the hard limit, so that the
 /// server may hold as many connections as the system lets it, and returns the new soft limit.
@@ -241,6 +260,60 @@ fn refusal(code: ErrorCode, message: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// How refused connections are turned away: the answer written, the socket's end sent, then
+/// what the client sends read and dropped until it closes its end, for [`LINGER`] and `most`
+/// bytes at most, so that the client reads the answer instead of a reset. At most
+/// [`LINGERING`] at once; past them, a refused connection is closed at once.
+#[derive(Debug)]
+struct TurnAway {
+    lingering: Arc<Semaphore>,
+    most: usize,
+}
+
+impl TurnAway {
+    /// Turning away connections whose requests may carry bodies of `max_body` bytes.
+    fn new(max_body: usize) -> Self {
+        Self {
+            lingering: Arc::new(Semaphore::new(LINGERING)),
+            most: max_body.saturating_add(LINGER_HEAD_BYTES),
+        }
+    }
+
+    /// Answers `stream` with `answer`, then closes it, now or after lingering.
+    fn turn_away(&self, stream: TcpStream, answer: &[u8]) {
+        // Best effort, never waiting: the socket's send buffer is empty.
+        let _ = stream.try_write(answer);
+        let Ok(place) = self.lingering.clone().try_acquire_owned() else {
+            return;
+        };
+        let most = self.most;
+        tokio::spawn(async move {
+            linger(stream, most).await;
+            drop(place);
+        });
+    }
+}
+
+/// Sends `stream`'s end, then reads and drops its input until the client closes its end,
+/// fails, [`LINGER`] has passed or `most` bytes have come.
+async fn linger(mut stream: TcpStream, most: usize) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    if stream.shutdown().await.is_err() {
+        return;
+    }
+    let mut buf = [0u8; 16 << 10];
+    let mut read = 0;
+    let _ = tokio::time::timeout(LINGER, async {
+        while read < most {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => read += n,
+            }
+        }
+    })
+    .await;
+}
+
 /// A connection the server took: its socket, which holds its place until it is dropped, and
 /// fails a write that waits for the client to read for longer than the write timeout.
 #[derive(Debug)]
@@ -389,6 +462,7 @@ pub(crate) async fn serve(
         );
     }
     let places = Places::new(cap, config.max_connections_per_address);
+    let refused = TurnAway::new(config.max_body_bytes);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -420,8 +494,7 @@ pub(crate) async fn serve(
             Ok(admitted) => admitted,
             Err(refusal) => {
                 tracing::debug!(%peer, ?refusal, cap = places.cap, "a connection was refused");
-                // Best effort, never waiting: the socket's send buffer is empty.
-                let _ = stream.try_write(places.answer(refusal));
+                refused.turn_away(stream, places.answer(refusal));
                 continue;
             }
         };

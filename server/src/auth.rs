@@ -7,6 +7,11 @@
 //! expires, across restarts, and nobody without the secret can make one. Signatures are
 //! compared in constant time (`hmac`'s `verify_slice`).
 //!
+//! A token has one spelling: the signature's hex is lowercase, as the server writes it, and
+//! any other case is `invalid_token`. Otherwise each token would have 2^64 spellings that all
+//! prove it, which whatever keys on a token's text (a log, a cache, a list of revoked tokens)
+//! would take for different tokens.
+//!
 //! The format is plain text rather than a JWT: the server is the only party that issues and
 //! checks tokens, so the generality of JOSE (algorithm negotiation, its classic pitfalls) buys
 //! nothing here. The `wm1` prefix leaves room for another format later.
@@ -85,6 +90,14 @@ impl Tokens {
         else {
             return Err(invalid("is not a wasmod token"));
         };
+        if !signature
+            .bytes()
+            .all(|digit| matches!(digit, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Err(invalid(
+                "is not a wasmod token: its signature must be lowercase hex",
+            ));
+        }
         let mut signature_bytes = [0; 32];
         hex::decode_to_slice(signature, &mut signature_bytes)
             .map_err(|_| invalid("is not a wasmod token"))?;
@@ -180,6 +193,35 @@ mod tests {
                 Err(ErrorCode::InvalidToken)
             );
         }
+    }
+
+    #[test]
+    fn only_the_lowercase_signature_the_server_writes_is_accepted() {
+        let tokens = tokens(1);
+        let token = tokens.issue(ALICE).token;
+        let (claims, signature) = token.rsplit_once('.').unwrap();
+        assert!(signature.bytes().any(|digit| digit.is_ascii_lowercase()));
+        let upper = format!("{claims}.{}", signature.to_ascii_uppercase());
+        let mut mixed = signature.to_owned();
+        let letter = mixed
+            .find(|digit: char| digit.is_ascii_lowercase())
+            .unwrap();
+        mixed.replace_range(
+            letter..=letter,
+            &mixed[letter..=letter].to_ascii_uppercase(),
+        );
+        for other_case in [upper, format!("{claims}.{mixed}")] {
+            let refused = tokens
+                .verify(&other_case)
+                .expect_err("not the server's spelling");
+            assert_eq!(refused.code, ErrorCode::InvalidToken);
+            assert!(
+                refused.message.contains("lowercase hex"),
+                "{}",
+                refused.message
+            );
+        }
+        assert_eq!(tokens.verify(&token), Ok(ALICE));
     }
 
     #[test]

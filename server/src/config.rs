@@ -38,6 +38,12 @@ pub struct ServerConfig {
     /// of as many refilled evenly; beyond, `too_many_calls` (429) with `Retry-After`. `0`: no
     /// limit. Default: 600.
     pub anonymous_calls_per_minute: u32,
+    /// The most tokens one source address may get wrong a second (a client token that is
+    /// not the server's, `invalid_token`; a wrong operator token, `not_operator`), after a
+    /// burst of five times as many; beyond, every token check of the address is answered
+    /// `too_many_calls` (429) with `Retry-After` until it is within the rate again, the
+    /// right token's included. `0`: no limit. Default: 2 (a burst of 10).
+    pub failed_tokens_per_second: u32,
     /// How long shutdown waits for the module's thread to finish the calls already queued.
     /// Default: 30 s.
     pub shutdown_grace: Duration,
@@ -201,6 +207,7 @@ impl Default for ServerConfig {
             token_ttl: Duration::from_secs(30 * 24 * 60 * 60),
             identities_per_minute: 30,
             anonymous_calls_per_minute: 600,
+            failed_tokens_per_second: 2,
             shutdown_grace: Duration::from_secs(30),
             max_client_memory: node.client_memory,
             outbound_messages: realtime.outbound.messages,

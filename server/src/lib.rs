@@ -251,6 +251,11 @@ impl Server {
                 "calls without a token",
                 config.anonymous_calls_per_minute,
             ),
+            failed_tokens: SourceRate::per_second(
+                "wrong tokens",
+                config.failed_tokens_per_second,
+                limits::FAILED_TOKENS_BURST_SECONDS,
+            ),
             table_reads: pages::TableReads::new(
                 config.max_table_reads,
                 node.handle().realtime().memory.clone(),

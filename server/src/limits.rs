@@ -14,6 +14,12 @@
 //! is commonly given a whole /64, and keeps a bounded table ([`Generations`]) whose every
 //! check is O(1).
 //!
+//! A third rate counts the tokens a source gets wrong (a client token that is not the
+//! server's, a wrong operator token), so that neither can be guessed at the speed the server
+//! answers. It counts failures only, and refuses every token check of a source past it, the
+//! right token's included ([`SourceRate::check_uncounted`]): a guesser cannot tell a right
+//! guess from the refusal.
+//!
 //! The other limits are enforced where they apply: the body size by the router
 //! ([`axum::extract::DefaultBodyLimit`]), the request timeout by a middleware in
 //! `routes`, and the queue bound by the worker's channel.
@@ -29,6 +35,11 @@ use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError};
 use wasmod_node::memory::address_key;
+
+/// The burst of the rate of wrong tokens
+/// ([`ServerConfig::failed_tokens_per_second`](crate::ServerConfig::failed_tokens_per_second)),
+/// in seconds' worth of it.
+pub const FAILED_TOKENS_BURST_SECONDS: NonZeroU32 = NonZeroU32::new(5).unwrap();
 
 /// How many sources (IPv4 addresses, IPv6 /64 prefixes) a [`SourceRate`] tracks at most.
 const TRACKED_SOURCES: usize = 10_000;
@@ -100,30 +111,78 @@ impl<K: Hash + Eq + Clone> StateStore for Generations<K> {
     }
 }
 
-/// A rate per source (IPv4 address, IPv6 /64), `per_minute` requests a minute (a burst of as
-/// many, refilled evenly), or none.
+/// What a [`SourceRate`] asks of its table about a source: to count a request, or only to
+/// look whether one would be allowed now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Ask {
+    Count(IpAddr),
+    Look(IpAddr),
+}
+
+/// A [`SourceRate`]'s table, which counts or only looks as it is asked ([`Ask`]): one
+/// limiter, so one clock, decides both.
+#[derive(Debug)]
+struct Sources(Generations<IpAddr>);
+
+impl StateStore for Sources {
+    type Key = Ask;
+
+    fn measure_and_replace<T, F, E>(&self, ask: &Ask, f: F) -> Result<T, E>
+    where
+        F: Fn(Option<Nanos>) -> Result<(T, Nanos), E>,
+    {
+        let source = match *ask {
+            Ask::Count(source) => return self.0.measure_and_replace(&source, f),
+            Ask::Look(source) => source,
+        };
+        // A look makes no room for the source, and replaces no state: a state is replaced
+        // only when its closure succeeds, which this one never does.
+        let tables = self.0.tables.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(state) = tables[0].get(&source).or_else(|| tables[1].get(&source)) else {
+            return f(None).map(|(outcome, _)| outcome);
+        };
+        match state.measure_and_replace(&NotKeyed::NonKey, |tat| Err(f(tat))) {
+            Ok(outcome) => Ok(outcome),
+            Err(decision) => decision.map(|(outcome, _)| outcome),
+        }
+    }
+}
+
+/// A rate per source (IPv4 address, IPv6 /64), or none.
 #[derive(Debug)]
 pub struct SourceRate {
     what: &'static str,
-    per_minute: u32,
-    limiter: Option<RateLimiter<IpAddr, Generations<IpAddr>, DefaultClock>>,
+    /// The rate, as the refusal words it (`30 a minute`).
+    allowance: String,
+    limiter: Option<RateLimiter<Ask, Sources, DefaultClock>>,
     table: Generations<IpAddr>,
 }
 
 impl SourceRate {
-    /// At most `per_minute` of `what` a minute from each source; `0` is no limit.
+    /// At most `per_minute` of `what` a minute from each source (a burst of as many, refilled
+    /// evenly); `0` is no limit.
     pub fn new(what: &'static str, per_minute: u32) -> Self {
+        let quota = NonZeroU32::new(per_minute).map(Quota::per_minute);
+        Self::with_quota(what, quota, format!("{per_minute} a minute"))
+    }
+
+    /// At most `per_second` of `what` a second from each source, after a burst of
+    /// `burst_seconds` seconds' worth; `0` is no limit.
+    pub fn per_second(what: &'static str, per_second: u32, burst_seconds: NonZeroU32) -> Self {
+        let quota = NonZeroU32::new(per_second)
+            .map(|rate| Quota::per_second(rate).allow_burst(rate.saturating_mul(burst_seconds)));
+        let burst = per_second.saturating_mul(burst_seconds.get());
+        let allowance = format!("{per_second} a second after a burst of {burst}");
+        Self::with_quota(what, quota, allowance)
+    }
+
+    fn with_quota(what: &'static str, quota: Option<Quota>, allowance: String) -> Self {
         let table = Generations::new(TRACKED_SOURCES);
-        let limiter = NonZeroU32::new(per_minute).map(|rate| {
-            RateLimiter::new(
-                Quota::per_minute(rate),
-                table.clone(),
-                DefaultClock::default(),
-            )
-        });
+        let limiter = quota
+            .map(|quota| RateLimiter::new(quota, Sources(table.clone()), DefaultClock::default()));
         Self {
             what,
-            per_minute,
+            allowance,
             limiter,
             table,
         }
@@ -138,25 +197,37 @@ impl SourceRate {
     /// until the next is allowed. A request with no source address (the router called
     /// in-process) is not limited.
     pub fn check(&self, source: Option<IpAddr>) -> Result<(), HttpError> {
+        self.ask(source, Ask::Count)
+    }
+
+    /// Refuses `source` as [`check`](Self::check) would, without counting a request: whether
+    /// it is past its rate now.
+    pub fn check_uncounted(&self, source: Option<IpAddr>) -> Result<(), HttpError> {
+        self.ask(source, Ask::Look)
+    }
+
+    fn ask(&self, source: Option<IpAddr>, ask: fn(IpAddr) -> Ask) -> Result<(), HttpError> {
         let (Some(limiter), Some(source)) = (&self.limiter, source) else {
             return Ok(());
         };
         limiter
-            .check_key(&address_key(source))
-            .map_err(|not_until| {
-                let wait = not_until.wait_time_from(limiter.clock().now());
-                let error = ApiError::new(
-                    ErrorCode::TooManyCalls,
-                    format!(
-                    "too many {} from this address (an IPv6 address counts by its /64): at most \
-                     {} a minute; try again in {} s",
-                    self.what,
-                    self.per_minute,
-                    wait.as_secs().max(1)
-                ),
-                );
-                HttpError::retry_after(error, wait)
-            })
+            .check_key(&ask(address_key(source)))
+            .map_err(|not_until| self.refusal(not_until.wait_time_from(limiter.clock().now())))
+    }
+
+    /// `too_many_calls`, to be tried again after `wait`.
+    fn refusal(&self, wait: std::time::Duration) -> HttpError {
+        let error = ApiError::new(
+            ErrorCode::TooManyCalls,
+            format!(
+                "too many {} from this address (an IPv6 address counts by its /64): at most \
+                 {}; try again in {} s",
+                self.what,
+                self.allowance,
+                wait.as_secs().max(1)
+            ),
+        );
+        HttpError::retry_after(error, wait)
     }
 }
 
@@ -193,6 +264,35 @@ mod tests {
         for _ in 0..100 {
             off.check(Some(one)).expect("no limit");
         }
+    }
+
+    #[test]
+    fn looking_at_a_rate_counts_nothing_and_sees_its_refusal() {
+        let rate = SourceRate::per_second("wrong tokens", 1, NonZeroU32::new(2).unwrap());
+        let one: IpAddr = "10.0.0.1".parse().unwrap();
+        for _ in 0..10 {
+            rate.check_uncounted(Some(one)).expect("nothing counted");
+        }
+        assert_eq!(rate.tracked(), 0, "looking makes no room for a source");
+        rate.check(Some(one)).expect("the burst's first");
+        rate.check_uncounted(Some(one)).expect("not past it yet");
+        rate.check(Some(one)).expect("the burst's second");
+        let refused = rate.check_uncounted(Some(one)).expect_err("past it now");
+        assert_eq!(refused.error.code, ErrorCode::TooManyCalls);
+        assert!(
+            refused
+                .error
+                .message
+                .contains("at most 1 a second after a burst of 2"),
+            "{}",
+            refused.error.message
+        );
+        let wait = refused.retry_after.expect("the wait");
+        assert!(wait <= std::time::Duration::from_secs(1), "{wait:?}");
+        rate.check_uncounted(Some("10.0.0.2".parse().unwrap()))
+            .expect("another address is not affected");
+        rate.check_uncounted(None)
+            .expect("in-process requests are not limited");
     }
 
     #[test]

@@ -62,10 +62,7 @@ pub fn run(args: Args) -> Result {
     let authorization = args.operator.authorization()?;
     let base = websocket::http_base(&args.url)?;
     let url = format!("{base}/v1/admin/logs/feed?level={}", args.level);
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent: ureq::Agent = crate::api::config(&url).build().into();
     let mut response = agent
         .get(&url)
         .header("authorization", authorization)

@@ -68,7 +68,7 @@ pub fn run(args: Args) -> Result {
         "checked the new build"
     );
     let url = format!("{base}/v1/admin/module");
-    let mut response = crate::api::agent()
+    let mut response = crate::api::agent(&url)
         .post(&url)
         .content_type("application/wasm")
         .header("authorization", authorization)

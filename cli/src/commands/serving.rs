@@ -103,6 +103,11 @@ pub struct Serving {
     /// source address may make a minute, beyond which it is answered 429; 0 for no limit.
     #[arg(long, default_value_t = ServerConfig::default().anonymous_calls_per_minute, value_name = "N")]
     anonymous_calls_per_minute: u32,
+    /// The most tokens one source address may get wrong a second (client or operator
+    /// tokens), after a burst of five times as many; beyond, every token it sends, the right
+    /// one too, is answered 429 until it is within the rate again; 0 for no limit.
+    #[arg(long, default_value_t = ServerConfig::default().failed_tokens_per_second, value_name = "N")]
+    failed_tokens_per_second: u32,
     /// How long a WebSocket client may stay silent before it is pinged; silent as long again,
     /// it is closed (`4003`).
     #[arg(long, default_value = "30s", value_parser = units::duration)]
@@ -199,6 +204,7 @@ impl Serving {
         config.ping_interval = self.ping_interval;
         config.identities_per_minute = self.identities_per_minute;
         config.anonymous_calls_per_minute = self.anonymous_calls_per_minute;
+        config.failed_tokens_per_second = self.failed_tokens_per_second;
         config.max_connections = self.max_connections;
         config.max_connections_per_address = self.max_connections_per_address;
         config.max_websockets_per_identity = self.max_websockets_per_identity;

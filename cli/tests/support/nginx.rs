@@ -16,13 +16,15 @@ const PATIENCE: Duration = Duration::from_secs(20);
 
 /// The flags `docs/deployment.md` gives `wasmod serve` behind the proxy: the per-address limits
 /// are nginx's, every connection the server sees coming from nginx's address.
-pub const BEHIND_A_PROXY: [&str; 6] = [
+pub const BEHIND_A_PROXY: [&str; 8] = [
     "--identities-per-minute",
     "0",
     "--anonymous-calls-per-minute",
     "0",
     "--max-connections-per-address",
     "10000",
+    "--failed-tokens-per-second",
+    "0",
 ];
 
 /// A test CA and a certificate it signed for `127.0.0.1`, in PEM.

@@ -54,6 +54,23 @@
 //! refusal has cost at most the budget. The caps on query sets per connection and distinct
 //! queries per identity ([`SubscriptionLimits`]) are checked before anything is read.
 //!
+//! A client that resumes (`resume_from` inside the window) is sent what changed since, which
+//! is read under the same transaction and draws on the same budget: each row the commits
+//! since changed in a table a query reads costs the query's cost, counted before anything is
+//! evaluated ([`wasmod_subscription::changes_since_within`]). A resume that costs more than a
+//! whole transaction may read gets the rows as they are instead, read within the budget.
+//!
+//! # Fair service
+//!
+//! Every connection's subscriptions and waits go through this one task, so the order it takes
+//! them in decides who waits. Each step orders its requests by what their identity's
+//! subscriptions made the task read lately, refused ones included (`spent`, halved every
+//! second), least first, each identity's own in the order they came: a client that repeats
+//! expensive subscriptions goes behind everyone who does not, and a new client is served
+//! within a round or two. Each connection has at most
+//! [`MAX_REQUESTS_QUEUED`](super::limits::MAX_REQUESTS_QUEUED) requests waiting here; its
+//! reader waits past them, so a flood waits in the flooding client's socket.
+//!
 //! # A new build
 //!
 //! When a new build of the module is published (`wasmod publish`), its tables take over in a

@@ -41,6 +41,9 @@
 //!   shared row pointers and encoded by the writer in parts, one at a time.
 //! - [`window`]: the recent commits, for clients that reconnect and resume from the last
 //!   offset they applied.
+//! - [`parsing`]: clients' queries parsed off the runtime's workers, each client within a
+//!   budget of time; `spent`: what each client cost lately, which decides who is served first
+//!   and who waits; `texts`: the query sets' texts, each held once.
 //! - [`limits`]: frame sizes, buffers, calls in flight; [`close`]: the close codes;
 //!   [`stats`]: the counters of `/metrics`; [`open`]: the sockets open now, with their
 //!   queues, for the operator.

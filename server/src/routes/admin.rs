@@ -21,7 +21,7 @@
 //! `POST /v1/admin/session`, which answers the cookie ([`crate::operator::set_cookie`]), and
 //! reloads; `DELETE /v1/admin/session` (the console's sign-out) makes the browser forget it.
 
-use super::extract::{Body, Source};
+use super::extract::{payload_too_large, Body, Source};
 use super::tables::{page, Visibility};
 use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
@@ -101,12 +101,28 @@ impl FromRequestParts<Arc<AppState>> for Operator {
         state: &Arc<AppState>,
     ) -> Result<Self, HttpError> {
         let admin = admin(state)?;
-        let presented = credential(&parts.headers)?;
-        admin
-            .token
-            .check(presented.map(operator::Credential::token))?;
+        let presented = checked_credential(state, admin, Source::of(parts), &parts.headers)?;
         check_site(&parts.method, presented, &parts.headers)?;
         Ok(Self)
+    }
+}
+
+/// The operator's credential of `headers`, checked: one that is there (or a malformed
+/// `Authorization`) under the source's rate of wrong tokens ([`AppState::check_token`]);
+/// none is `unauthenticated`, which counts nothing.
+fn checked_credential<'h>(
+    state: &AppState,
+    admin: &Admin,
+    source: Source,
+    headers: &'h HeaderMap,
+) -> Result<Option<operator::Credential<'h>>, HttpError> {
+    match credential(headers) {
+        Ok(Some(presented)) => state.check_token(source, || {
+            admin.token.check(Some(presented.token()))?;
+            Ok(Some(presented))
+        }),
+        Ok(None) => Ok(admin.token.check(None).map(|()| None)?),
+        Err(malformed) => state.check_token(source, || Err(malformed)),
     }
 }
 
@@ -121,20 +137,17 @@ fn admin(state: &AppState) -> Result<&Admin, ApiError> {
 }
 
 /// `GET /admin`: the console with the token, the sign-in page without (401) or with a wrong
-/// one (403).
+/// one (403); `too_many_calls` (429) from an address past its rate of wrong tokens.
 pub(crate) async fn console(
     State(state): Shared,
+    source: Source,
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     let admin = admin(&state)?;
-    let checked = credential(&headers).and_then(|presented| {
-        admin
-            .token
-            .check(presented.map(operator::Credential::token))
-    });
-    let page = match checked {
-        Ok(()) => return Ok(Html(CONSOLE).into_response()),
-        Err(refused) => refused,
+    let page = match checked_credential(&state, admin, source, &headers) {
+        Ok(_) => return Ok(Html(CONSOLE).into_response()),
+        Err(refused) if refused.error.code == ErrorCode::TooManyCalls => return Err(refused),
+        Err(refused) => refused.error,
     };
     let status = StatusCode::from_u16(page.code.http_status()).unwrap_or(StatusCode::UNAUTHORIZED);
     Ok((status, Html(SIGN_IN)).into_response())
@@ -163,19 +176,23 @@ fn from_own_site(headers: &HeaderMap) -> Result<(), ApiError> {
 /// paths; `Secure` behind a TLS proxy), or the token's refusal without it.
 pub(crate) async fn sign_in(
     State(state): Shared,
+    source: Source,
     headers: HeaderMap,
     body: Result<Json<SignIn>, axum::extract::rejection::JsonRejection>,
 ) -> Result<Response, HttpError> {
     let admin = admin(&state)?;
     from_own_site(&headers)?;
-    let Ok(Json(SignIn { token })) = body else {
-        return Err(ApiError::new(
-            ErrorCode::BadJson,
-            "send `{\"token\": \"<operator token>\"}` as JSON",
-        )
-        .into());
-    };
-    admin.token.check(Some(token.trim().as_bytes()))?;
+    let Json(SignIn { token }) = body.map_err(|rejection| {
+        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            payload_too_large()
+        } else {
+            ApiError::new(
+                ErrorCode::BadJson,
+                "send `{\"token\": \"<operator token>\"}` as JSON",
+            )
+        }
+    })?;
+    state.check_token(source, || admin.token.check(Some(token.trim().as_bytes())))?;
     Ok(with_cookie(Some(&admin.token), &headers))
 }
 

@@ -3,7 +3,9 @@
 //!
 //! - [`Caller`]: the identity of `Authorization: Bearer <token>`, if the header is there. A
 //!   header that is there must hold a valid token, whatever the route: a client with a bad
-//!   token learns it at once instead of being silently treated as anonymous.
+//!   token learns it at once instead of being silently treated as anonymous. Its check, as
+//!   every check of a token, is under the source's rate of wrong tokens
+//!   ([`AppState::check_token`]).
 //! - [`Body`]: the raw body, within the body limit.
 //! - [`JsonBody`]: the body as JSON (an empty body is `[]`: no arguments).
 //! - [`name`]: a `{name}` path segment.
@@ -28,12 +30,46 @@ use wasmod_abi::Identity;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Source(pub Option<IpAddr>);
 
+impl Source {
+    /// The address the request of `parts` came from.
+    pub fn of(parts: &Parts) -> Self {
+        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>();
+        Self(peer.map(|ConnectInfo(address)| address.ip()))
+    }
+}
+
 impl<S: Send + Sync> FromRequestParts<S> for Source {
     type Rejection = std::convert::Infallible;
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>();
-        Ok(Self(peer.map(|ConnectInfo(address)| address.ip())))
+        Ok(Self::of(parts))
+    }
+}
+
+impl AppState {
+    /// `check`, a check of a token sent from `source`, under the source's rate of wrong
+    /// tokens ([`ServerConfig::failed_tokens_per_second`]): a source past it is refused
+    /// (`too_many_calls`, with `Retry-After`) before anything is checked, whatever it sent, so
+    /// that a right guess looks like a wrong one; a token found wrong (`invalid_token`,
+    /// `not_operator`) counts one, and the one past the rate is refused as `too_many_calls`.
+    /// Other refusals (no token, an expired one) count nothing.
+    ///
+    /// [`ServerConfig::failed_tokens_per_second`]: crate::ServerConfig::failed_tokens_per_second
+    pub(crate) fn check_token<T>(
+        &self,
+        Source(source): Source,
+        check: impl FnOnce() -> Result<T, ApiError>,
+    ) -> Result<T, HttpError> {
+        self.failed_tokens.check_uncounted(source)?;
+        check().or_else(|refused| {
+            if matches!(
+                refused.code,
+                ErrorCode::InvalidToken | ErrorCode::NotOperator
+            ) {
+                self.failed_tokens.check(source)?;
+            }
+            Err(refused.into())
+        })
     }
 }
 
@@ -67,14 +103,15 @@ impl FromRequestParts<Arc<AppState>> for Caller {
         let Some(header) = headers.next() else {
             return Ok(Self(None));
         };
-        if headers.next().is_some() {
-            return Err(HttpError::from(ApiError::new(
-                ErrorCode::InvalidToken,
-                "send one Authorization header, not several",
-            )));
-        }
-        let token = auth::bearer(header.as_bytes())?;
-        let identity = state.tokens.verify(token)?;
+        let identity = state.check_token(Source::of(parts), || {
+            if headers.next().is_some() {
+                return Err(ApiError::new(
+                    ErrorCode::InvalidToken,
+                    "send one Authorization header, not several",
+                ));
+            }
+            state.tokens.verify(auth::bearer(header.as_bytes())?)
+        })?;
         Ok(Self(Some(identity)))
     }
 }
@@ -91,10 +128,7 @@ impl<S: Send + Sync> FromRequest<S> for Body {
             .await
             .map_err(|rejection| {
                 if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::new(
-                        ErrorCode::PayloadTooLarge,
-                        "the request body is larger than the server accepts",
-                    )
+                    payload_too_large()
                 } else {
                     ApiError::new(
                         ErrorCode::BadRequest,
@@ -104,6 +138,14 @@ impl<S: Send + Sync> FromRequest<S> for Body {
             })?;
         Ok(Self(bytes))
     }
+}
+
+/// `payload_too_large`: a body over the router's limit, whichever extractor read it.
+pub(crate) fn payload_too_large() -> ApiError {
+    ApiError::new(
+        ErrorCode::PayloadTooLarge,
+        "the request body is larger than the server accepts",
+    )
 }
 
 /// The request body as JSON; `[]` (no arguments) when the body is empty, so that a `null`

@@ -59,6 +59,8 @@ pub(crate) struct AppState {
     pub identities: SourceRate,
     /// Calls without a token per source address.
     pub anonymous_calls: SourceRate,
+    /// Tokens got wrong per source address ([`AppState::check_token`]).
+    pub failed_tokens: SourceRate,
     /// Table reads in progress.
     pub table_reads: TableReads,
     /// The limits.

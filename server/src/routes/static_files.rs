@@ -10,7 +10,10 @@
 //! Only what is inside the directory is served ([`inside`]): a path with a segment that
 //! starts with a dot (`.env`, `.git/config`; `.well-known` excepted) is `not_found`, and so is
 //! one that leads, through a symbolic link, out of the directory (a link to `/etc/passwd`).
-//! Links that stay inside the directory are followed.
+//! Links that stay inside the directory are followed. A path the system cannot resolve (a
+//! name or a path too long for it, a file taken for a directory, a directory it may not
+//! read) is `not_found` too: it names nothing that could be served, and the files would
+//! answer it an empty `500`.
 
 use axum::extract::{Request, State};
 use axum::handler::HandlerWithoutStateExt;
@@ -47,8 +50,8 @@ async fn guard(State(root): State<Arc<PathBuf>>, request: Request, next: Next) -
 
 /// Whether the URL path `path` names something the files may serve: no segment starts with a
 /// dot (but [`WELL_KNOWN`]), and what it names (with a directory's `index.html`), links
-/// resolved, is under `root` (a real path). A path that names nothing passes: the files
-/// answer it `not_found`.
+/// resolved, exists and is under `root` (a real path). A directory without an `index.html`
+/// passes: the files answer it `not_found`.
 async fn inside(root: &Path, path: &str) -> bool {
     let Some(path) = wasmod_abi::route::percent_decode(path) else {
         return false;
@@ -62,13 +65,17 @@ async fn inside(root: &Path, path: &str) -> bool {
         named.push(segment);
     }
     let Ok(real) = tokio::fs::canonicalize(&named).await else {
-        return true;
+        return false;
     };
     if !real.starts_with(root) {
         return false;
     }
     match tokio::fs::canonicalize(real.join("index.html")).await {
         Ok(index) => index.starts_with(root),
-        Err(_) => true,
+        // A file (`index.html` under it is no directory's), or a directory without one.
+        Err(error) => matches!(
+            error.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+        ),
     }
 }

@@ -98,7 +98,7 @@ pub(crate) async fn subscribe(
     let compression = compression(params.compression.as_deref(), binary)?;
     let identity = match (caller?.0, params.token) {
         (Some(identity), _) => identity,
-        (None, Some(token)) => state.tokens.verify(&token)?,
+        (None, Some(token)) => state.check_token(Source(source), || state.tokens.verify(&token))?,
         (None, None) => super::identity::fresh(&state, source)?,
     };
     let open = state.websockets.take(identity).ok_or_else(|| {

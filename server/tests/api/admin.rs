@@ -559,3 +559,27 @@ async fn the_server_sets_the_cookie_http_only_and_strict_and_forgets_it() {
     let sign_in = String::from_utf8(get_with(&router, "/admin", None).await.body).unwrap();
     assert!(sign_in.contains("/v1/admin/session") && !sign_in.contains("document.cookie"));
 }
+
+#[tokio::test]
+async fn a_sign_in_over_the_body_limit_is_payload_too_large() {
+    let server = admin_server(
+        quickstart(),
+        ServerConfig::default(),
+        None,
+        LogFeed::with_defaults(),
+    );
+    let router = server.router();
+    let page = [
+        ("host", "127.0.0.1:3000".to_owned()),
+        ("origin", "http://127.0.0.1:3000".to_owned()),
+        ("content-type", "application/json".to_owned()),
+    ];
+    let padding = " ".repeat(ServerConfig::default().max_body_bytes);
+    let large = format!("{{\"token\": \"{OPERATOR}\"}}{padding}");
+    let refused = request_with(&router, "POST", "/v1/admin/session", &page, large).await;
+    assert_eq!(
+        (refused.status, refused.code().as_str()),
+        (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
+    );
+    assert!(refused.headers.get(header::SET_COOKIE).is_none());
+}

@@ -34,7 +34,7 @@ const MESSAGES: &str = "SELECT * FROM message";
 pub(crate) async fn with_messages(config: ServerConfig, rows: u64) -> Live {
     let live = Live::start(config).await;
     let texts = (1..=rows).map(|id| format!("message number {id} of the reproduction"));
-    insert_messages(&live.database, texts);
+    insert_messages(&live.database, 1, texts);
     live
 }
 

@@ -251,3 +251,40 @@ async fn one_identity_holds_at_most_its_websockets() {
     }
     live.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_over_the_address_cap_reads_its_refusal_whatever_it_sends() {
+    let live = Live::start(caps(6, 1)).await;
+    let mut held = connect_from("127.0.0.1", live.addr).await;
+    assert!(health(&mut held).await.starts_with("HTTP/1.1 200"));
+    // A client that sends its whole request before it reads the answer, with a body up to the
+    // limit: it reads the refusal, not a reset.
+    for size in [0, 100_000, ServerConfig::default().max_body_bytes] {
+        let url = format!("http://{}/v1/reducers/send", live.addr);
+        let answer = tokio::task::spawn_blocking(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .timeout_global(Some(PATIENCE))
+                .http_status_as_error(false)
+                .build()
+                .into();
+            let mut answer = agent
+                .post(&url)
+                .content_type("application/json")
+                .send(vec![b' '; size])
+                .map_err(|error| format!("{size} bytes sent: {error}"))?;
+            let body = answer.body_mut().read_to_string();
+            Ok::<_, String>((
+                answer.status().as_u16(),
+                body.map_err(|error| error.to_string()),
+            ))
+        })
+        .await
+        .expect("joined")
+        .unwrap_or_else(|error| panic!("{error}"));
+        let (status, body) = answer;
+        assert_eq!(status, 429, "{size} bytes sent: {body:?}");
+        let body = body.unwrap_or_else(|error| panic!("{size} bytes sent: {error}"));
+        assert!(body.contains("\"too_many_calls\""), "{body}");
+    }
+    live.stop().await;
+}

@@ -18,11 +18,15 @@ use wasmod_host::AllowList;
 use wasmod_node::memory::ClientMemory;
 use wasmod_server::ServerConfig;
 
-/// Commits one message per text (ids from 1), directly, in one transaction.
-pub(crate) fn insert_messages(database: &Database, texts: impl IntoIterator<Item = String>) {
+/// Commits one message per text, directly, in one transaction, with ids from `first` on.
+pub(crate) fn insert_messages(
+    database: &Database,
+    first: u64,
+    texts: impl IntoIterator<Item = String>,
+) {
     let table = database.datastore().table_id("message").expect("a table");
     let mut tx = database.begin_mut();
-    for (id, text) in (1..).zip(texts) {
+    for (id, text) in (first..).zip(texts) {
         let row = Value::Product(vec![
             Value::U64(id),
             Value::Identity(Identity::ZERO),
@@ -93,7 +97,7 @@ async fn a_one_off_answer_is_counted_at_its_size_in_the_clients_encoding() {
     let mut config = ServerConfig::default();
     config.outbound_bytes = 64 << 10;
     let live = Live::start(config).await;
-    insert_messages(&live.database, ["\u{1}".repeat(20_000)]);
+    insert_messages(&live.database, 1, ["\u{1}".repeat(20_000)]);
     let mut answers = Vec::new();
     for encoding in [Encoding::Binary, Encoding::Json] {
         let mut client = Client::connect(&live, encoding, Connect::default()).await;
@@ -130,6 +134,7 @@ async fn pages_not_read_are_charged_to_their_reader_and_refused_past_its_share()
     let memory = server.node().realtime().memory.clone();
     insert_messages(
         server.database(),
+        1,
         (0..40).map(|n| format!("{n:05}{}", "x".repeat(10_000))),
     );
     let router = server.router();

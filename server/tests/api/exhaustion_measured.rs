@@ -157,11 +157,7 @@ async fn health(addr: SocketAddr) {
 }
 
 /// Runs `attack` against `live` with a bystander beside it, then prints the figures.
-async fn measured<F: std::future::Future<Output = String>>(
-    live: &Live,
-    item: &str,
-    attack: F,
-) {
+async fn measured<F: std::future::Future<Output = String>>(live: &Live, item: &str, attack: F) {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let idle = resident_mib();
     reset_peak();
@@ -183,9 +179,13 @@ async fn measured<F: std::future::Future<Output = String>>(
 /// commits back.
 async fn resuming() {
     let live = Live::start(ServerConfig::default()).await;
-    insert_messages(&live.database, (0..20_000).map(|n| format!("message {n}")));
+    insert_messages(
+        &live.database,
+        1,
+        (0..20_000).map(|n| format!("message {n}")),
+    );
     for n in 0..4_100 {
-        insert_messages(&live.database, [format!("later {n}")]);
+        insert_messages(&live.database, 20_001 + n, [format!("later {n}")]);
     }
     let last = live.database.next_offset() - 1;
     let queries: Vec<String> = (0..15).map(|q| or_chain(&format!("r{q}"))).collect();
@@ -212,7 +212,12 @@ async fn resuming() {
 async fn texts() {
     let live = Live::start(ServerConfig::default()).await;
     let queries: Vec<String> = (0..15)
-        .map(|q| format!("SELECT * FROM message WHERE text = '{q}{}'", "t".repeat(65_000)))
+        .map(|q| {
+            format!(
+                "SELECT * FROM message WHERE text = '{q}{}'",
+                "t".repeat(65_000)
+            )
+        })
         .collect();
     let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
     measured(&live, "2 texts", async {
@@ -249,7 +254,7 @@ async fn texts() {
 /// never reading.
 async fn one_offs() {
     let live = Live::start(ServerConfig::default()).await;
-    insert_messages(&live.database, (0..20).map(|_| "\u{1}".repeat(100_000)));
+    insert_messages(&live.database, 1, (0..20).map(|_| "\u{1}".repeat(100_000)));
     measured(&live, "3 one-offs", async {
         let mut sockets = Vec::new();
         for n in 0..10 {
@@ -264,7 +269,11 @@ async fn one_offs() {
         for socket in &mut sockets {
             while let Some(Ok(message)) = socket.next(Duration::from_secs(1)).await {
                 let result = &message["OneOffQueryResult"]["result"];
-                let kind = if result.get("ok").is_some() { "rows" } else { "refused" };
+                let kind = if result.get("ok").is_some() {
+                    "rows"
+                } else {
+                    "refused"
+                };
                 *answers.entry(kind).or_insert(0) += 1;
             }
         }
@@ -276,7 +285,11 @@ async fn one_offs() {
 /// Item 4: one socket sending 2,500 Subscribes that each read past the budget.
 async fn fifo() {
     let live = Live::start(ServerConfig::default()).await;
-    insert_messages(&live.database, (0..20_000).map(|n| format!("message {n}")));
+    insert_messages(
+        &live.database,
+        1,
+        (0..20_000).map(|n| format!("message {n}")),
+    );
     let query = or_chain("f");
     measured(&live, "4 queue", async {
         let mut socket = attacker(&live, 0, Encoding::Binary).await;
@@ -333,7 +346,7 @@ async fn pages() {
     let mut config = ServerConfig::default();
     config.max_table_page_bytes = 1 << 20;
     let live = Live::serve(server(config, AllowList::new())).await;
-    insert_messages(&live.database, (0..600).map(|_| "\u{1}".repeat(10_000)));
+    insert_messages(&live.database, 1, (0..600).map(|_| "\u{1}".repeat(10_000)));
     measured(&live, "6 pages", async {
         let mut streams = Vec::new();
         let mut statuses = std::collections::BTreeMap::new();

@@ -32,3 +32,4 @@ mod tables;
 mod unread;
 mod visibility;
 mod wait_for;
+mod wrong_tokens;

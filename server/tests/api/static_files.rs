@@ -108,3 +108,32 @@ async fn dotfiles_and_links_out_of_the_directory_are_not_served() {
     let known = get(&router, "/.well-known/security.txt").await;
     assert_eq!(known.status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_path_the_system_cannot_resolve_is_not_found_not_a_server_error() {
+    let dir = tempfile::tempdir().expect("a directory");
+    std::fs::write(dir.path().join("index.html"), "<h1>chat</h1>").expect("write");
+    std::fs::write(dir.path().join("file.txt"), "a file").expect("write");
+    let router = server(ServerConfig::default(), AllowList::new())
+        .with_static_files(dir.path())
+        .router();
+    let long_name = "a".repeat(60_000);
+    let deep = "d/".repeat(3_000);
+    for path in [
+        // A name longer than a file name may be (ENAMETOOLONG), a path longer than a path
+        // may be, and a path through a file (ENOTDIR).
+        format!("/{long_name}"),
+        format!("/{long_name}/index.html"),
+        format!("/{deep}x"),
+        "/file.txt/x".to_owned(),
+    ] {
+        let refused = get(&router, &path).await;
+        assert_eq!(
+            (refused.status, refused.code().as_str()),
+            (StatusCode::NOT_FOUND, "not_found"),
+            "{}…: {}",
+            &path[..40.min(path.len())],
+            String::from_utf8_lossy(&refused.body)
+        );
+    }
+}

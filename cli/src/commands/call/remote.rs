@@ -20,7 +20,7 @@ use wasmod_protocol::ErrorBody;
 /// Calls `function` with `args` on the server at `base`.
 pub fn call(base: &str, function: &str, args: &Value, token: Option<&str>) -> Result<Answer> {
     let base = base.trim_end_matches('/');
-    let agent = api::agent();
+    let agent = api::agent(base);
     let description = api::describe(&agent, base)?;
     let kind = description
         .callable_kind(function)

@@ -17,7 +17,8 @@ const REQUEST: u32 = 1;
 /// Runs `query` on the server at `base`, as the identity of `token` (a new one without it,
 /// whose token goes to stderr).
 pub fn query(base: &str, query: &str, token: Option<&str>) -> Result<Answer> {
-    let description = api::describe(&api::agent(), &websocket::http_base(base)?)?;
+    let http = websocket::http_base(base)?;
+    let description = api::describe(&api::agent(&http), &http)?;
     let asking = async {
         let mut connection = Connection::connect(base, token).await?;
         connection.announce();
