@@ -67,14 +67,21 @@ impl Parsing {
         holder: Holder,
         parse: impl FnOnce() -> T + Send + 'static,
     ) -> Result<T, String> {
-        while self.over_budget(holder) {
+        // Looked at again once a parser is free: a client that went past its budget while it
+        // waited for one gives its turn to the next rather than holding the queue.
+        let _turn = loop {
+            if !self.over_budget(holder) {
+                let turn = self
+                    .turns
+                    .acquire()
+                    .await
+                    .map_err(|_| "the server is shutting down".to_owned())?;
+                if !self.over_budget(holder) {
+                    break turn;
+                }
+            }
             tokio::time::sleep(WAIT_STEP).await;
-        }
-        let _turn = self
-            .turns
-            .acquire()
-            .await
-            .map_err(|_| "the server is shutting down".to_owned())?;
+        };
         let started = Instant::now();
         let parsed = tokio::task::spawn_blocking(parse).await;
         self.spend(holder, started.elapsed());

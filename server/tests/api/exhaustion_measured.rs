@@ -34,15 +34,38 @@ const ADDRESSES: [Ipv4Addr; 3] = [
     Ipv4Addr::new(127, 0, 0, 4),
 ];
 
-/// An attacker's socket from address `n % 3`, with a fresh identity.
-async fn attacker(live: &Live, n: usize, encoding: Encoding) -> Client {
-    let how = Connect {
-        from: Some(IpAddr::V4(ADDRESSES[n % ADDRESSES.len()])),
-        ..Connect::default()
-    };
-    let mut client = Client::connect(live, encoding, how).await;
-    client.hello().await;
-    client
+/// The attackers: one identity from each address (new identities come at 30 a minute per
+/// address, and one identity may hold 64 sockets).
+struct Attackers {
+    tokens: Vec<String>,
+}
+
+impl Attackers {
+    async fn new(live: &Live) -> Self {
+        let mut tokens = Vec::new();
+        for address in ADDRESSES {
+            let how = Connect {
+                from: Some(IpAddr::V4(address)),
+                ..Connect::default()
+            };
+            let mut client = Client::connect(live, Encoding::Binary, how).await;
+            tokens.push(client.hello().await.1);
+            client.close().await;
+        }
+        Self { tokens }
+    }
+
+    /// Socket `n`: from address `n % 3`, as its identity.
+    async fn socket(&self, live: &Live, n: usize, encoding: Encoding) -> Client {
+        let how = Connect {
+            from: Some(IpAddr::V4(ADDRESSES[n % ADDRESSES.len()])),
+            bearer: Some(&self.tokens[n % ADDRESSES.len()]),
+            ..Connect::default()
+        };
+        let mut client = Client::connect(live, encoding, how).await;
+        client.hello().await;
+        client
+    }
 }
 
 /// A query of 1,000 `OR` terms over `text` (4,000 tokens, about 60 KB), distinct by `tag`.
@@ -104,6 +127,9 @@ impl Bystander {
                     .await;
                 answered(&mut client, "SubscribeApplied").await;
                 times[1].0.push(started.elapsed());
+                client
+                    .send(serde_json::json!({"Unsubscribe": {"query_set_id": id}}))
+                    .await;
                 let started = Instant::now();
                 client.send(wait_for(id, 0)).await;
                 answered(&mut client, "CaughtUp").await;
@@ -190,10 +216,11 @@ async fn resuming() {
     let last = live.database.next_offset() - 1;
     let queries: Vec<String> = (0..15).map(|q| or_chain(&format!("r{q}"))).collect();
     let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
+    let attackers = Attackers::new(&live).await;
     measured(&live, "1 resume", async {
         let mut sockets = Vec::new();
         for n in 0..100 {
-            sockets.push(attacker(&live, n, Encoding::Binary).await);
+            sockets.push(attackers.socket(&live, n, Encoding::Binary).await);
         }
         for socket in &mut sockets {
             socket.send(resubscribe(1, &queries, last - 4_000)).await;
@@ -236,7 +263,13 @@ async fn texts() {
         let mut kinds = std::collections::BTreeMap::new();
         for socket in &mut sockets {
             for set in 1..=1_024 {
-                socket.send(subscribe(set, &queries)).await;
+                if let Err(error) = socket.try_send(subscribe(set, &queries)).await {
+                    let closed = socket.closed().await;
+                    *kinds
+                        .entry(format!("closed: {error}, {closed:?}"))
+                        .or_insert(0) += 1;
+                    break;
+                }
                 let kind = crate::amplification::answer(socket).await;
                 *kinds.entry(kind).or_insert(0) += 1;
             }
@@ -255,10 +288,11 @@ async fn texts() {
 async fn one_offs() {
     let live = Live::start(ServerConfig::default()).await;
     insert_messages(&live.database, 1, (0..20).map(|_| "\u{1}".repeat(100_000)));
+    let attackers = Attackers::new(&live).await;
     measured(&live, "3 one-offs", async {
         let mut sockets = Vec::new();
         for n in 0..10 {
-            let mut socket = attacker(&live, n, Encoding::Json).await;
+            let mut socket = attackers.socket(&live, n, Encoding::Json).await;
             for id in 1..=6 {
                 socket.send(one_off(id, "SELECT * FROM message")).await;
             }
@@ -291,11 +325,14 @@ async fn fifo() {
         (0..20_000).map(|n| format!("message {n}")),
     );
     let query = or_chain("f");
+    let attackers = Attackers::new(&live).await;
     measured(&live, "4 queue", async {
-        let mut socket = attacker(&live, 0, Encoding::Binary).await;
+        let mut socket = attackers.socket(&live, 0, Encoding::Binary).await;
         let sender = async {
             for set in 1..=2_500 {
-                socket.send(subscribe(set, &[&query])).await;
+                if let Err(error) = socket.try_send(subscribe(set, &[&query])).await {
+                    panic!("closed at {set}: {error}, {:?}", socket.closed().await);
+                }
             }
             let mut refused = 0;
             for _ in 0..2_500 {
@@ -314,13 +351,14 @@ async fn fifo() {
 /// Item 5: 24 sockets sending Subscribes of 256 queries of 1,000 terms (1 MiB) for 20 s.
 async fn parsing() {
     let live = Live::start(ServerConfig::default()).await;
+    let attackers = Attackers::new(&live).await;
     measured(&live, "5 parsing", async {
         let queries: Vec<String> = (0..16).map(|q| or_chain(&format!("p{q}"))).collect();
         let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
         let until = Instant::now() + Duration::from_secs(20);
         let mut tasks = Vec::new();
         for n in 0..24 {
-            let mut socket = attacker(&live, n, Encoding::Binary).await;
+            let mut socket = attackers.socket(&live, n, Encoding::Binary).await;
             let message = subscribe(1, &queries);
             tasks.push(tokio::spawn(async move {
                 let mut sent = 0;
@@ -375,12 +413,14 @@ async fn pages() {
 /// Item 7: 64 sockets pinging without reading.
 async fn pongs() {
     let live = Live::start(ServerConfig::default()).await;
+    let attackers = Attackers::new(&live).await;
     measured(&live, "7 pongs", async {
         let mut tasks = Vec::new();
         for n in 0..64 {
             let how = Connect {
                 small_buffer: true,
                 from: Some(IpAddr::V4(ADDRESSES[n % 3])),
+                bearer: Some(&attackers.tokens[n % 3]),
                 ..Connect::default()
             };
             let mut socket = Client::connect(&live, Encoding::Binary, how).await;

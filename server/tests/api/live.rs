@@ -252,11 +252,19 @@ impl Client {
     /// Sends a JSON message, or its binary twin: `args` of calls as a JSON array of strings
     /// in JSON, encoded as the product of those strings in binary.
     pub async fn send(&mut self, message: Value) {
+        self.try_send(message).await.expect("sent");
+    }
+
+    /// [`Client::send`], or how it failed (a socket the server closed, say).
+    pub async fn try_send(
+        &mut self,
+        message: Value,
+    ) -> Result<(), tokio_tungstenite::tungstenite::Error> {
         let frame = match self.encoding {
             Encoding::Json => Message::text(message.to_string()),
             Encoding::Binary => Message::binary(binary(&message).to_bytes()),
         };
-        self.socket.send(frame).await.expect("sent");
+        self.socket.send(frame).await
     }
 
     /// Sends a raw frame.
