@@ -243,6 +243,8 @@ impl Client {
                 .expect("a loopback address");
         }
         let stream = socket.connect(live.addr).await.expect("connected");
+        // A request sent right after another is not held back for the first one's ACK.
+        stream.set_nodelay(true).expect("no delay");
         let (socket, _) = tokio_tungstenite::client_async(request, MaybeTlsStream::Plain(stream))
             .await
             .expect("the handshake");
