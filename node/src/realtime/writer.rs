@@ -56,10 +56,11 @@ use super::calls::{Answer, ReducerAnswer};
 use super::close::{self, Close};
 use super::frame::Frame;
 use super::limits::CLOSE_TIMEOUT;
-use super::outbox::{Introduction, Outbound, OutboxReceiver, Update};
+use super::outbox::{Introduction, OneOffRows, Outbound, OutboxReceiver, Update};
 use super::queue;
 use super::snapshot::{Part, Parts};
 use super::wire::Wire;
+use crate::memory::Charge;
 use futures_util::{Sink, SinkExt};
 use std::marker::PhantomData;
 use tokio::sync::watch;
@@ -122,6 +123,9 @@ pub async fn run<W: Wire, S: Sink<Frame> + Unpin>(
             },
         };
         let mut taken = 1;
+        // What the batch's frames are charged to the client, given back once it is flushed:
+        // a frame the client does not read waits in the socket's buffer until then.
+        let mut charges = Vec::new();
         loop {
             let mut ready = match frames {
                 Ok(ready) => ready,
@@ -130,6 +134,7 @@ pub async fn run<W: Wire, S: Sink<Frame> + Unpin>(
             // A snapshot's parts go out one by one (each written before the next is encoded);
             // other frames are fed, and the batch flushed once.
             let one_by_one = matches!(ready, Frames::Snapshot(_));
+            charges.extend(ready.take_charge());
             while let Some(frame) = renderer.next_frame(&mut ready) {
                 let frame = match frame {
                     Ok(frame) => frame,
@@ -161,6 +166,7 @@ pub async fn run<W: Wire, S: Sink<Frame> + Unpin>(
             },
             close = signal.closing() => return finish(&mut sink, close).await,
         }
+        drop(charges);
     }
 }
 
@@ -246,17 +252,28 @@ async fn finish<S: Sink<Frame> + Unpin>(sink: &mut S, close: Close) -> Close {
     close
 }
 
-/// The frames of one message: ready to send, or a snapshot's parts, each encoded once the
-/// one before it is written.
+/// The frames of one message: ready to send (with what their bytes are charged to the
+/// client, for a one-off answer: [`crate::memory`]), or a snapshot's parts, each encoded once
+/// the one before it is written.
 #[derive(Debug)]
 enum Frames {
-    Ready(std::vec::IntoIter<Frame>),
+    Ready(std::vec::IntoIter<Frame>, Option<Charge>),
     Snapshot(Parts),
 }
 
 impl From<Vec<Frame>> for Frames {
     fn from(frames: Vec<Frame>) -> Self {
-        Self::Ready(frames.into_iter())
+        Self::Ready(frames.into_iter(), None)
+    }
+}
+
+impl Frames {
+    /// What the frames are charged to the client: to be given back once they are written.
+    fn take_charge(&mut self) -> Option<Charge> {
+        match self {
+            Self::Ready(_, charge) => charge.take(),
+            Self::Snapshot(_) => None,
+        }
     }
 }
 
@@ -287,6 +304,7 @@ impl<W: Wire> Renderer<W> {
 
     /// The frames for a message of the outbound queue, holding an own update until its answer.
     fn outbound(&self, message: Outbound, held: &mut Held) -> Rendered {
+        let mut charge = None;
         let message = match message {
             Outbound::Identity(introduction) => {
                 let Introduction {
@@ -326,8 +344,12 @@ impl<W: Wire> Renderer<W> {
                 let result = match result {
                     Ok(found) => {
                         let (inserts, _) = W::rows(&found.module, &found.rows)?;
+                        let OneOffRows {
+                            rows, charge: held, ..
+                        } = *found;
+                        charge = Some(held);
                         Ok(vec![TableRows {
-                            table: found.rows.table.clone(),
+                            table: rows.table.clone(),
                             rows: inserts,
                         }])
                     }
@@ -352,13 +374,14 @@ impl<W: Wire> Renderer<W> {
             }
             Outbound::Update(update) => return Ok(vec![self.update(&update, None)?].into()),
         };
-        Ok(vec![W::encode(&message, self.compression)].into())
+        let frames = vec![W::encode(&message, self.compression)];
+        Ok(Frames::Ready(frames.into_iter(), charge))
     }
 
     /// The next frame of `frames` to send, encoding a snapshot's next part.
     fn next_frame(&self, frames: &mut Frames) -> Option<Result<Frame, String>> {
         match frames {
-            Frames::Ready(ready) => ready.next().map(Ok),
+            Frames::Ready(ready, _) => ready.next().map(Ok),
             Frames::Snapshot(parts) => {
                 let part = parts.next()?;
                 Some(part.and_then(|part| self.part(parts, &part)))
