@@ -62,6 +62,17 @@ pub struct Holder {
     pub address: Option<IpAddr>,
 }
 
+/// Who holds too much for a charge to be taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Full {
+    /// The holder's identity, its share taken.
+    Identity,
+    /// The holder's source address, its share taken.
+    Address,
+    /// Every holder together, the ceiling reached.
+    Server,
+}
+
 /// Bytes held for a [`Holder`] until this is dropped.
 #[derive(Debug)]
 #[must_use = "the bytes are given back when the charge is dropped"]
@@ -74,8 +85,8 @@ pub struct Charge {
 /// A charge refused: the holder, or the server, holds too much already.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MemoryRefused {
-    /// Who is full: `identity`, `address` or `server`.
-    pub who: &'static str,
+    /// Who is full.
+    pub who: Full,
     /// What it holds already.
     pub held: usize,
     /// What the charge asked for.
@@ -146,9 +157,9 @@ impl ClientMemory {
             .address
             .map(|address| counts.addresses.get(&address).copied().unwrap_or(0));
         let checks = [
-            ("identity", identity, self.ceiling / IDENTITY_SHARE),
-            ("address", address, self.ceiling / ADDRESS_SHARE),
-            ("server", Some(counts.total), self.ceiling),
+            (Full::Identity, identity, self.ceiling / IDENTITY_SHARE),
+            (Full::Address, address, self.ceiling / ADDRESS_SHARE),
+            (Full::Server, Some(counts.total), self.ceiling),
         ];
         for (who, held, most) in checks {
             if let Some(held) = held {
@@ -227,9 +238,9 @@ impl Drop for Charge {
 impl fmt::Display for MemoryRefused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let whose = match self.who {
-            "identity" => "this identity holds",
-            "address" => "clients from this address hold",
-            _ => "the server holds",
+            Full::Identity => "this identity holds",
+            Full::Address => "clients from this address hold",
+            Full::Server => "the server holds",
         };
         write!(
             f,
@@ -276,7 +287,7 @@ mod tests {
         let refused = memory.charge(holder(1, 1), 41).expect_err("past 100");
         assert_eq!(
             (refused.who, refused.held, refused.most),
-            ("identity", 60, 100)
+            (Full::Identity, 60, 100)
         );
         assert!(refused.to_string().contains("--max-client-memory"));
         let bystander = memory.charge(holder(2, 2), 100).expect("another identity");
@@ -303,7 +314,7 @@ mod tests {
             }
         }
         assert_eq!(held.len(), 2, "two charges of 90 in the address's 200");
-        assert_eq!(refused.expect("refused").who, "address");
+        assert_eq!(refused.expect("refused").who, Full::Address);
         for address in 2..=4 {
             for identity in 0..2 {
                 held.push(
@@ -314,7 +325,7 @@ mod tests {
             }
         }
         let full = memory.charge(holder(99, 5), 90).expect_err("the ceiling");
-        assert_eq!(full.who, "server");
+        assert_eq!(full.who, Full::Server);
     }
 
     #[test]

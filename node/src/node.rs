@@ -44,11 +44,6 @@ pub struct NodeConfig {
     /// The most bytes of a value a view or procedure returns, in its binary encoding, that an
     /// answer carries (`result_too_large` beyond). Default: 8 MiB.
     pub max_result_bytes: usize,
-    /// The most bytes clients may make the server hold for them, every client together
-    /// ([`crate::memory`]: an identity an eighth of it, a source address a quarter). Default:
-    /// a sixty-fourth of the machine's memory, within 64 MiB and 4 GiB
-    /// ([`ClientMemory::default_ceiling`]).
-    pub client_memory: usize,
     /// What every socket follows: its outbound queue, the resume window, pings, the parts of
     /// a subscription's rows, one-off queries and the bounds of subscribing.
     pub realtime: realtime::Settings,
@@ -60,7 +55,6 @@ impl Default for NodeConfig {
             queue: 256,
             max_calls_per_identity: 16,
             max_result_bytes: 8 << 20,
-            client_memory: ClientMemory::default_ceiling(crate::memory::physical_memory()),
             realtime: realtime::Settings {
                 outbound: realtime::outbox::Bounds {
                     messages: 1024,
@@ -73,6 +67,7 @@ impl Default for NodeConfig {
                 ping_interval: Duration::from_secs(30),
                 part_bytes: 1 << 20,
                 one_offs: 4,
+                client_memory: ClientMemory::default_ceiling(crate::memory::physical_memory()),
                 subscriptions: SubscriptionLimits {
                     queries_per_set: 256,
                     sets_per_connection: 1024,
@@ -305,7 +300,6 @@ impl NodeBuilder {
             config.realtime,
             results.clone(),
             slots.clone(),
-            ClientMemory::new(config.client_memory),
         );
         let publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))

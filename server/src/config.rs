@@ -162,7 +162,6 @@ impl ServerConfig {
         node.queue = self.queue;
         node.max_calls_per_identity = self.max_calls_per_identity;
         node.max_result_bytes = self.max_result_bytes;
-        node.client_memory = self.max_client_memory;
         let sockets = &mut node.realtime;
         sockets.outbound = realtime::outbox::Bounds {
             messages: self.outbound_messages,
@@ -175,6 +174,7 @@ impl ServerConfig {
         sockets.ping_interval = self.ping_interval;
         sockets.part_bytes = self.subscription_part_bytes;
         sockets.one_offs = self.max_table_reads;
+        sockets.client_memory = self.max_client_memory;
         sockets.subscriptions = self.subscription_limits();
         node
     }
@@ -209,7 +209,7 @@ impl Default for ServerConfig {
             anonymous_calls_per_minute: 600,
             failed_tokens_per_second: 2,
             shutdown_grace: Duration::from_secs(30),
-            max_client_memory: node.client_memory,
+            max_client_memory: realtime.client_memory,
             outbound_messages: realtime.outbound.messages,
             outbound_bytes: realtime.outbound.bytes,
             subscription_part_bytes: realtime.part_bytes,

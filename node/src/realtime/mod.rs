@@ -175,6 +175,11 @@ pub struct Settings {
     /// The most one-off queries evaluated at once, every connection together; the others
     /// wait their turn.
     pub one_offs: usize,
+    /// The most bytes clients may make the server hold for them, every client together
+    /// ([`crate::memory`]: an identity an eighth of it, a source address a quarter). Default:
+    /// a sixty-fourth of the machine's memory, within 64 MiB and 4 GiB
+    /// ([`ClientMemory::default_ceiling`]).
+    pub client_memory: usize,
     /// What connections and identities may subscribe to, and what subscribing may cost.
     pub subscriptions: SubscriptionLimits,
 }
@@ -226,7 +231,6 @@ impl Realtime {
         settings: Settings,
         results: Results,
         slots: CallSlots,
-        memory: Arc<ClientMemory>,
     ) -> (Arc<Self>, RealtimeControl) {
         let stats = Arc::new(stats::Stats::default());
         let (requests, evaluator) = fanout::Evaluator::new(
@@ -250,7 +254,7 @@ impl Realtime {
             one_offs: Semaphore::new(settings.one_offs),
             parsing: parsing::Parsing::default(),
             stats,
-            memory,
+            memory: ClientMemory::new(settings.client_memory),
             open: open::OpenSockets::default(),
             shutdown,
             sockets,
