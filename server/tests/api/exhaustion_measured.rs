@@ -17,14 +17,12 @@ use crate::exhaustion::insert_messages;
 use crate::live::{
     call_reducer, one_off, resubscribe, subscribe, wait_for, Client, Connect, Encoding, Live,
 };
-use crate::support::server;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use wasmod_host::AllowList;
 use wasmod_server::ServerConfig;
 
 /// The three loopback addresses attackers come from.
@@ -201,15 +199,31 @@ async fn measured<F: std::future::Future<Output = String>>(live: &Live, item: &s
     );
 }
 
+/// What the one-off attack's rows are: 20 of 100,000 control characters, ids 1 to 20.
+fn control_rows(live: &Live) {
+    insert_messages(&live.database, 1, (0..20).map(|_| "\u{1}".repeat(100_000)));
+}
+
+/// What the pages' attack reads: 600 rows of 10,000 control characters, from id `first`.
+fn page_rows(live: &Live, first: u64) {
+    insert_messages(
+        &live.database,
+        first,
+        (0..600).map(|_| "\u{1}".repeat(10_000)),
+    );
+}
+
+/// 20,000 short messages from id `first`, which the queue's queries read in full.
+fn short_rows(live: &Live, first: u64) {
+    let texts = (0..20_000).map(|n| format!("message {n}"));
+    insert_messages(&live.database, first, texts);
+}
+
 /// Item 1: 100 sockets each resuming a Subscribe of 15 queries of 1,000 terms from 4,000
 /// commits back.
 async fn resuming() {
     let live = Live::start(ServerConfig::default()).await;
-    insert_messages(
-        &live.database,
-        1,
-        (0..20_000).map(|n| format!("message {n}")),
-    );
+    short_rows(&live, 1);
     for n in 0..4_100 {
         insert_messages(&live.database, 20_001 + n, [format!("later {n}")]);
     }
@@ -236,8 +250,7 @@ async fn resuming() {
 }
 
 /// Item 2: 3 sockets of one identity, each 1,024 sets of the same 15 queries of 65 KB.
-async fn texts() {
-    let live = Live::start(ServerConfig::default()).await;
+async fn texts_attack(live: &Live, attackers: &Attackers) -> String {
     let queries: Vec<String> = (0..15)
         .map(|q| {
             format!(
@@ -247,205 +260,215 @@ async fn texts() {
         })
         .collect();
     let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
-    measured(&live, "2 texts", async {
-        let mut first = Client::connect(&live, Encoding::Binary, Connect::default()).await;
-        let (_, token, _) = first.hello().await;
-        let mut sockets = vec![first];
-        for _ in 0..2 {
-            let how = Connect {
-                bearer: Some(&token),
-                ..Connect::default()
-            };
-            let mut socket = Client::connect(&live, Encoding::Binary, how).await;
-            socket.hello().await;
-            sockets.push(socket);
-        }
-        // The sockets take turns, so that none sits silent past the ping interval.
-        let mut kinds = std::collections::BTreeMap::new();
-        for set in 1..=1_024 {
-            for socket in &mut sockets {
-                if let Err(error) = socket.try_send(subscribe(set, &queries)).await {
-                    let closed = socket.closed().await;
-                    panic!("closed at set {set}: {error}, {closed:?}");
-                }
-                let kind = crate::amplification::answer(socket).await;
-                *kinds.entry(kind).or_insert(0) += 1;
+    let mut sockets = Vec::new();
+    for _ in 0..3 {
+        sockets.push(attackers.socket(live, 0, Encoding::Binary).await);
+    }
+    // The sockets take turns, so that none sits silent past the ping interval.
+    let mut kinds = std::collections::BTreeMap::new();
+    for set in 1..=1_024 {
+        for socket in &mut sockets {
+            if let Err(error) = socket.try_send(subscribe(set, &queries)).await {
+                let closed = socket.closed().await;
+                panic!("closed at set {set}: {error}, {closed:?}");
             }
+            let kind = crate::amplification::answer(socket).await;
+            *kinds.entry(kind).or_insert(0) += 1;
         }
-        let held = resident_mib();
-        for socket in sockets {
-            socket.close().await;
-        }
-        format!("3,072 sets of 15 x 65 KB answered {kinds:?} (RSS {held} MiB with them open)")
-    })
-    .await;
+    }
+    let held = resident_mib();
+    for socket in sockets {
+        socket.close().await;
+    }
+    format!("3,072 sets of 15 x 65 KB answered {kinds:?} (RSS {held} MiB with them open)")
 }
 
-/// Item 3: 10 JSON sockets each asking six one-off queries of rows of control characters,
-/// never reading.
-async fn one_offs() {
-    let live = Live::start(ServerConfig::default()).await;
-    insert_messages(&live.database, 1, (0..20).map(|_| "\u{1}".repeat(100_000)));
-    let attackers = Attackers::new(&live).await;
-    measured(&live, "3 one-offs", async {
-        let mut sockets = Vec::new();
-        for n in 0..10 {
-            let mut socket = attackers.socket(&live, n, Encoding::Json).await;
-            for id in 1..=6 {
-                socket.send(one_off(id, "SELECT * FROM message")).await;
-            }
-            sockets.push(socket);
+/// Item 3: 10 JSON sockets each asking six one-off queries of the control rows (2 MB, 12 MB
+/// of JSON), not reading for 10 s.
+async fn one_offs_attack(live: &Live, attackers: &Attackers) -> String {
+    let mut sockets = Vec::new();
+    for n in 0..10 {
+        let mut socket = attackers.socket(live, n, Encoding::Json).await;
+        for id in 1..=6 {
+            let query = "SELECT * FROM message WHERE id <= 20";
+            socket.send(one_off(id, query)).await;
         }
-        tokio::time::sleep(Duration::from_secs(10)).await;
-        // The attackers' reading takes this process's memory too: the server's peak is before.
-        let held = peak_mib();
-        let mut answers = std::collections::BTreeMap::new();
-        for socket in &mut sockets {
-            while let Some(Ok(message)) = socket.next(Duration::from_secs(1)).await {
-                let result = &message["OneOffQueryResult"]["result"];
-                let kind = if result.get("ok").is_some() {
-                    "rows"
-                } else {
-                    "refused"
-                };
-                *answers.entry(kind).or_insert(0) += 1;
-            }
+        sockets.push(socket);
+    }
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    // The attackers' reading takes this process's memory too: the server's peak is before.
+    let held = peak_mib();
+    let mut answers = std::collections::BTreeMap::new();
+    for socket in &mut sockets {
+        while let Some(Ok(message)) = socket.next(Duration::from_secs(1)).await {
+            let result = &message["OneOffQueryResult"]["result"];
+            let kind = if result.get("ok").is_some() {
+                "rows"
+            } else {
+                "refused"
+            };
+            *answers.entry(kind).or_insert(0) += 1;
         }
-        format!(
-            "60 one-offs of 2 MB of control characters held 10 s (peak RSS {held} MiB before \
-             the attackers read), then read: {answers:?}"
-        )
-    })
-    .await;
+    }
+    format!(
+        "60 one-offs of 2 MB of control characters held 10 s (peak RSS {held} MiB before \
+         the attackers read), then read: {answers:?}"
+    )
 }
 
 /// Item 4: one socket sending 2,500 Subscribes that each read past the budget.
-async fn fifo() {
-    let live = Live::start(ServerConfig::default()).await;
-    insert_messages(
-        &live.database,
-        1,
-        (0..20_000).map(|n| format!("message {n}")),
-    );
+async fn queue_attack(live: &Live, attackers: &Attackers) -> String {
     let query = or_chain("f");
-    let attackers = Attackers::new(&live).await;
-    measured(&live, "4 queue", async {
-        let mut socket = attackers.socket(&live, 0, Encoding::Binary).await;
-        let sender = async {
-            for set in 1..=2_500 {
-                if let Err(error) = socket.try_send(subscribe(set, &[&query])).await {
-                    panic!("closed at {set}: {error}, {:?}", socket.closed().await);
-                }
-            }
-            let mut refused = 0;
-            for _ in 0..2_500 {
-                if crate::amplification::answer(&mut socket).await == "SubscriptionError" {
-                    refused += 1;
-                }
-            }
-            refused
-        };
-        let refused = sender.await;
-        format!("2,500 Subscribes of 1,000 terms over 20,000 rows, {refused} refused")
-    })
-    .await;
+    let mut socket = attackers.socket(live, 1, Encoding::Binary).await;
+    for set in 1..=2_500 {
+        if let Err(error) = socket.try_send(subscribe(set, &[&query])).await {
+            panic!("closed at {set}: {error}, {:?}", socket.closed().await);
+        }
+    }
+    let mut refused = 0;
+    for _ in 0..2_500 {
+        if crate::amplification::answer(&mut socket).await == "SubscriptionError" {
+            refused += 1;
+        }
+    }
+    format!("2,500 Subscribes of 1,000 terms over 20,000 rows, {refused} refused")
 }
 
-/// Item 5: 24 sockets sending Subscribes of 256 queries of 1,000 terms (1 MiB) for 20 s.
-async fn parsing() {
-    let live = Live::start(ServerConfig::default()).await;
-    let attackers = Attackers::new(&live).await;
-    measured(&live, "5 parsing", async {
-        let queries: Vec<String> = (0..16).map(|q| or_chain(&format!("p{q}"))).collect();
-        let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
-        let until = Instant::now() + Duration::from_secs(20);
-        let mut tasks = Vec::new();
-        for n in 0..24 {
-            let mut socket = attackers.socket(&live, n, Encoding::Binary).await;
-            let message = subscribe(1, &queries);
-            tasks.push(tokio::spawn(async move {
-                let mut sent = 0;
-                while Instant::now() < until {
-                    socket.send(message.clone()).await;
-                    sent += 1;
-                    let _ = crate::amplification::answer(&mut socket).await;
-                }
-                sent
-            }));
-        }
-        let mut sent = 0;
-        for task in tasks {
-            sent += task.await.expect("joined");
-        }
-        format!("{sent} Subscribes of 16 x 1,000 terms (1 MB) from 24 sockets")
-    })
-    .await;
+/// Item 5: 24 sockets sending Subscribes of 16 queries of 1,000 terms (1 MB) for 20 s.
+async fn parsing_attack(live: &Live, attackers: &Attackers) -> String {
+    let queries: Vec<String> = (0..16).map(|q| or_chain(&format!("p{q}"))).collect();
+    let queries: Vec<&str> = queries.iter().map(String::as_str).collect();
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut tasks = Vec::new();
+    for n in 0..24 {
+        let mut socket = attackers.socket(live, n, Encoding::Binary).await;
+        let message = subscribe(1, &queries);
+        tasks.push(tokio::spawn(async move {
+            let mut sent = 0;
+            while Instant::now() < until {
+                socket.send(message.clone()).await;
+                sent += 1;
+                let _ = crate::amplification::answer(&mut socket).await;
+            }
+            sent
+        }));
+    }
+    let mut sent = 0;
+    for task in tasks {
+        sent += task.await.expect("joined");
+    }
+    format!("{sent} Subscribes of 16 x 1,000 terms (1 MB) from 24 sockets")
 }
 
-/// Item 6: 600 requests for 1 MiB pages from 3 addresses, never read.
-async fn pages() {
-    let mut config = ServerConfig::default();
-    config.max_table_page_bytes = 1 << 20;
-    let live = Live::serve(server(config, AllowList::new())).await;
-    insert_messages(&live.database, 1, (0..600).map(|_| "\u{1}".repeat(10_000)));
-    measured(&live, "6 pages", async {
-        let mut streams = Vec::new();
-        let mut statuses = std::collections::BTreeMap::new();
-        for n in 0..600 {
-            let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
-            socket.set_recv_buffer_size(4096).expect("a small buffer");
-            let from = SocketAddr::new(IpAddr::V4(ADDRESSES[n % 3]), 0);
-            socket.bind(from).expect("bound");
-            let mut stream = socket.connect(live.addr).await.expect("connected");
-            let request = "GET /v1/tables/message?limit=10000 HTTP/1.1\r\nHost: t\r\n\r\n";
-            stream.write_all(request.as_bytes()).await.expect("sent");
-            let mut head = [0; 12];
-            if stream.read_exact(&mut head).await.is_ok() {
-                let status = String::from_utf8_lossy(&head[9..12]).into_owned();
-                *statuses.entry(status).or_insert(0) += 1;
-            }
-            streams.push(stream);
+/// Item 6: 600 requests for 1 MiB pages from 3 addresses, not read for 5 s.
+async fn pages_attack(live: &Live) -> String {
+    let mut streams = Vec::new();
+    let mut statuses = std::collections::BTreeMap::new();
+    for n in 0..600 {
+        let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+        socket.set_recv_buffer_size(4096).expect("a small buffer");
+        let from = SocketAddr::new(IpAddr::V4(ADDRESSES[n % 3]), 0);
+        socket.bind(from).expect("bound");
+        let mut stream = socket.connect(live.addr).await.expect("connected");
+        let request = "GET /v1/tables/message?limit=10000 HTTP/1.1\r\nHost: t\r\n\r\n";
+        stream.write_all(request.as_bytes()).await.expect("sent");
+        let mut head = [0; 12];
+        if stream.read_exact(&mut head).await.is_ok() {
+            let status = String::from_utf8_lossy(&head[9..12]).into_owned();
+            *statuses.entry(status).or_insert(0) += 1;
         }
-        tokio::time::sleep(Duration::from_secs(5)).await;
-        drop(streams);
-        format!("600 page requests held 5 s unread, answered {statuses:?}")
-    })
-    .await;
+        streams.push(stream);
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    drop(streams);
+    format!("600 page requests held 5 s unread, answered {statuses:?}")
 }
 
 /// Item 7: 64 sockets pinging without reading.
-async fn pongs() {
-    let live = Live::start(ServerConfig::default()).await;
-    let attackers = Attackers::new(&live).await;
-    measured(&live, "7 pongs", async {
-        let mut tasks = Vec::new();
-        for n in 0..64 {
-            let how = Connect {
-                small_buffer: true,
-                from: Some(IpAddr::V4(ADDRESSES[n % 3])),
-                bearer: Some(&attackers.tokens[n % 3]),
-                ..Connect::default()
-            };
-            let mut socket = Client::connect(&live, Encoding::Binary, how).await;
-            tasks.push(tokio::spawn(async move {
-                let ping = tokio_tungstenite::tungstenite::Message::Ping(vec![7; 125].into());
-                let mut sent = 0;
-                for _ in 0..130_000 {
-                    if socket.try_send_frame(ping.clone()).await.is_err() {
-                        break;
-                    }
-                    sent += 1;
+async fn pongs_attack(live: &Live, attackers: &Attackers) -> String {
+    let mut tasks = Vec::new();
+    for n in 0..64 {
+        let how = Connect {
+            small_buffer: true,
+            from: Some(IpAddr::V4(ADDRESSES[n % 3])),
+            bearer: Some(&attackers.tokens[n % 3]),
+            ..Connect::default()
+        };
+        let mut socket = Client::connect(live, Encoding::Binary, how).await;
+        tasks.push(tokio::spawn(async move {
+            let ping = tokio_tungstenite::tungstenite::Message::Ping(vec![7; 125].into());
+            let mut sent = 0;
+            for _ in 0..130_000 {
+                if socket.try_send_frame(ping.clone()).await.is_err() {
+                    break;
                 }
-                sent
-            }));
-        }
-        let mut sent = 0;
-        for task in tasks {
-            sent += task.await.expect("joined");
-        }
-        format!("64 sockets sent {sent} pings before they were closed")
-    })
-    .await;
+                sent += 1;
+            }
+            sent
+        }));
+    }
+    let mut sent = 0;
+    for task in tasks {
+        sent += task.await.expect("joined");
+    }
+    format!("64 sockets sent {sent} pings before they were closed")
+}
+
+/// A server with the rows the attacks read, and its attackers.
+async fn target() -> (Live, Attackers) {
+    let live = Live::start(ServerConfig::default()).await;
+    control_rows(&live);
+    page_rows(&live, 21);
+    short_rows(&live, 621);
+    let attackers = Attackers::new(&live).await;
+    (live, attackers)
+}
+
+async fn texts() {
+    let (live, attackers) = target().await;
+    measured(&live, "2 texts", texts_attack(&live, &attackers)).await;
+}
+
+async fn one_offs() {
+    let (live, attackers) = target().await;
+    measured(&live, "3 one-offs", one_offs_attack(&live, &attackers)).await;
+}
+
+async fn queue() {
+    let (live, attackers) = target().await;
+    measured(&live, "4 queue", queue_attack(&live, &attackers)).await;
+}
+
+async fn parsing() {
+    let (live, attackers) = target().await;
+    measured(&live, "5 parsing", parsing_attack(&live, &attackers)).await;
+}
+
+async fn pages() {
+    let (live, _) = target().await;
+    measured(&live, "6 pages", pages_attack(&live)).await;
+}
+
+async fn pongs() {
+    let (live, attackers) = target().await;
+    measured(&live, "7 pongs", pongs_attack(&live, &attackers)).await;
+}
+
+/// Items 2 to 7 at once against one server, from the same three addresses.
+async fn mix() {
+    let (live, attackers) = target().await;
+    let all = async {
+        let (texts, one_offs, queue, parsing, pages, pongs) = tokio::join!(
+            texts_attack(&live, &attackers),
+            one_offs_attack(&live, &attackers),
+            queue_attack(&live, &attackers),
+            parsing_attack(&live, &attackers),
+            pages_attack(&live),
+            pongs_attack(&live, &attackers),
+        );
+        format!("[{texts}] [{one_offs}] [{queue}] [{parsing}] [{pages}] [{pongs}]")
+    };
+    measured(&live, "mix of 2 to 7", all).await;
 }
 
 /// One measurement each (run them one at a time: `--test-threads 1`).
@@ -463,8 +486,9 @@ measurements! {
     exhaustion_measured_1_resume: resuming,
     exhaustion_measured_2_texts: texts,
     exhaustion_measured_3_one_offs: one_offs,
-    exhaustion_measured_4_queue: fifo,
+    exhaustion_measured_4_queue: queue,
     exhaustion_measured_5_parsing: parsing,
     exhaustion_measured_6_pages: pages,
     exhaustion_measured_7_pongs: pongs,
+    exhaustion_measured_8_mix: mix,
 }
