@@ -495,20 +495,26 @@ async fn another_sites_page_cannot_publish_with_the_operators_cookie() {
     }
 }
 
-#[tokio::test]
-async fn the_server_sets_the_cookie_http_only_and_strict_and_forgets_it() {
+/// The router of an admin server with default settings, and the headers of a request from
+/// the server's own console page (same origin, JSON).
+fn console() -> (axum::Router, [(&'static str, String); 3]) {
     let server = admin_server(
         quickstart(),
         ServerConfig::default(),
         None,
         LogFeed::with_defaults(),
     );
-    let router = server.router();
     let page = [
         ("host", "127.0.0.1:3000".to_owned()),
         ("origin", "http://127.0.0.1:3000".to_owned()),
         ("content-type", "application/json".to_owned()),
     ];
+    (server.router(), page)
+}
+
+#[tokio::test]
+async fn the_server_sets_the_cookie_http_only_and_strict_and_forgets_it() {
+    let (router, page) = console();
     let cookies = |answer: &Answer| -> Vec<String> {
         answer
             .headers
@@ -562,18 +568,7 @@ async fn the_server_sets_the_cookie_http_only_and_strict_and_forgets_it() {
 
 #[tokio::test]
 async fn a_sign_in_over_the_body_limit_is_payload_too_large() {
-    let server = admin_server(
-        quickstart(),
-        ServerConfig::default(),
-        None,
-        LogFeed::with_defaults(),
-    );
-    let router = server.router();
-    let page = [
-        ("host", "127.0.0.1:3000".to_owned()),
-        ("origin", "http://127.0.0.1:3000".to_owned()),
-        ("content-type", "application/json".to_owned()),
-    ];
+    let (router, page) = console();
     let padding = " ".repeat(ServerConfig::default().max_body_bytes);
     let large = format!("{{\"token\": \"{OPERATOR}\"}}{padding}");
     let refused = request_with(&router, "POST", "/v1/admin/session", &page, large).await;
