@@ -149,6 +149,17 @@ impl ClientMemory {
     /// Takes `bytes` for `holder`, unless its identity, its address or the server would hold
     /// more than they may.
     pub fn charge(self: &Arc<Self>, holder: Holder, bytes: usize) -> Result<Charge, MemoryRefused> {
+        self.take(holder, bytes)?;
+        Ok(Charge {
+            memory: self.clone(),
+            holder,
+            bytes,
+        })
+    }
+
+    /// Counts `bytes` more for `holder`, unless its identity, its address or the server would
+    /// hold more than they may.
+    fn take(&self, holder: Holder, bytes: usize) -> Result<(), MemoryRefused> {
         let mut counts = self.lock();
         let identity = holder
             .identity
@@ -180,11 +191,7 @@ impl ClientMemory {
         if let Some(address) = holder.address {
             *counts.addresses.entry(address).or_default() += bytes;
         }
-        Ok(Charge {
-            memory: self.clone(),
-            holder,
-            bytes,
-        })
+        Ok(())
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Counts> {
@@ -219,13 +226,16 @@ impl Charge {
         self.bytes
     }
 
-    /// Gives back what the charge holds beyond `bytes` (nothing if it holds less): for work
-    /// charged for the most it could take, once it knows what it took.
-    pub fn shrink(&mut self, bytes: usize) {
-        if let Some(excess) = self.bytes.checked_sub(bytes) {
-            self.memory.give_back(self.holder, excess);
-            self.bytes = bytes;
+    /// Makes the charge `bytes`: for work charged for what it was expected to take, once it
+    /// knows what it took. Giving back never fails; taking more is refused as
+    /// [`ClientMemory::charge`] is, and then the charge stays as it was.
+    pub fn settle(&mut self, bytes: usize) -> Result<(), MemoryRefused> {
+        match bytes.checked_sub(self.bytes) {
+            Some(more) => self.memory.take(self.holder, more)?,
+            None => self.memory.give_back(self.holder, self.bytes - bytes),
         }
+        self.bytes = bytes;
+        Ok(())
     }
 }
 
@@ -294,8 +304,20 @@ mod tests {
         assert_eq!(memory.held(), 160);
         drop(first);
         let mut again = memory.charge(holder(1, 1), 100).expect("given back");
-        again.shrink(30);
-        let more = memory.charge(holder(1, 1), 70).expect("shrunk to 30");
+        again.settle(30).expect("giving back");
+        let mut more = memory.charge(holder(1, 1), 50).expect("settled at 30");
+        assert_eq!(memory.held(), 180);
+        let refused = more.settle(71).expect_err("30 and 71 are past 100");
+        assert_eq!(
+            (refused.who, refused.held, refused.bytes),
+            (Full::Identity, 80, 21)
+        );
+        assert_eq!(
+            more.bytes(),
+            50,
+            "a refused settling leaves the charge as it was"
+        );
+        more.settle(70).expect("30 and 70 fit");
         assert_eq!(memory.held(), 200);
         drop((again, bystander, more));
         assert_eq!(memory.held(), 0);

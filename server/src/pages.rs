@@ -51,16 +51,12 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmod_abi::ModuleDef;
 use wasmod_host::datastore::{Datastore, Row};
 use wasmod_node::memory::{ClientMemory, Holder};
+use wasmod_node::realtime::wire::{Json, Wire};
 use wasmod_protocol::json::write_value;
 use wasmod_subscription::RowFilter;
 
 /// The JSON of a page's rows is handed to the connection in chunks of about this many bytes.
 pub(crate) const CHUNK_BYTES: usize = 64 << 10;
-
-/// How many times its rows' binary size a page's JSON may take (a byte of a string that JSON
-/// escapes takes six): what a page is charged before it is rendered, then given back down to
-/// what it took.
-const JSON_EXPANSION: usize = 6;
 
 /// The bounds of one page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,15 +209,15 @@ pub(crate) async fn read_page(
             Page::take(visible, start.rows, limits.max_bytes)
         };
         // What its JSON may take, charged before it is written: then what it took.
+        let refused = |refused| {
+            ApiError::new(
+                ErrorCode::TooManyCalls,
+                format!("the page is not read: {refused}: read the pages you asked for first"),
+            )
+        };
         let binary = page.rows.iter().map(|row| row.len()).sum::<usize>();
-        let mut charge = memory
-            .charge(holder, JSON_EXPANSION.saturating_mul(binary + CHUNK_BYTES))
-            .map_err(|refused| {
-                ApiError::new(
-                    ErrorCode::TooManyCalls,
-                    format!("the page is not read: {refused}: read the pages you asked for first"),
-                )
-            })?;
+        let expected = Json::EXPANSION.saturating_mul(binary + CHUNK_BYTES);
+        let mut charge = memory.charge(holder, expected).map_err(refused)?;
         let body = PageBody {
             module,
             table: table as usize,
@@ -233,7 +229,9 @@ pub(crate) async fn read_page(
         let chunks = body
             .collect::<Result<Vec<Bytes>, String>>()
             .map_err(|message| ApiError::new(ErrorCode::Internal, message))?;
-        charge.shrink(chunks.iter().map(Bytes::len).sum());
+        charge
+            .settle(chunks.iter().map(Bytes::len).sum())
+            .map_err(refused)?;
         Ok::<_, ApiError>((chunks, charge))
     })
     .await

@@ -400,7 +400,9 @@ impl<W: Wire> Reader<'_, W> {
             if held > most {
                 return Err(too_many_rows(held));
             }
-            charge.shrink(held);
+            charge
+                .settle(held)
+                .map_err(|refused| format!("the answer is not kept: {refused}"))?;
             Ok(OneOffRows {
                 module: build.module.clone(),
                 rows,

@@ -48,10 +48,11 @@ pub trait Wire: Send + Sync + 'static {
     /// A query's rows: what entered its result, and what left it.
     fn rows(module: &ModuleDef, rows: &QueryRows) -> Result<(Self::Rows, Self::Rows), String>;
 
-    /// How many times their binary size rows may take once rendered for this encoding
-    /// ([`Wire::prepare`]): what a one-off answer is charged before it is rendered
-    /// ([`crate::memory`]), then given back down to what it took. A byte of a string whose
-    /// characters JSON escapes takes six (`\u0001`), a `u8` up to four (`255,`).
+    /// How many times their binary size rows are expected to take once rendered for this
+    /// encoding ([`Wire::prepare`]): what a one-off answer or a table page is charged before it
+    /// is rendered ([`crate::memory`]), then settled to what it took (more, for rows of small
+    /// values under long column names). A byte of a string whose characters JSON escapes takes
+    /// six (`\u0001`), a `u8` up to four (`255,`).
     const EXPANSION: usize;
 
     /// Renders ahead what [`Wire::rows`] will need of `rows` (their JSON; nothing in binary),
