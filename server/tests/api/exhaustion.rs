@@ -16,7 +16,7 @@ use wasmod_abi::{Identity, Timestamp, Value};
 use wasmod_host::datastore::{CommitMeta, Database};
 use wasmod_host::AllowList;
 use wasmod_node::memory::ClientMemory;
-use wasmod_server::ServerConfig;
+use wasmod_server::{Server, ServerConfig};
 
 /// Commits one message per text, directly, in one transaction, with ids from `first` on.
 pub(crate) fn insert_messages(
@@ -39,6 +39,15 @@ pub(crate) fn insert_messages(
     committed.durable.wait().expect("durable");
 }
 
+/// A server with `config` whose clients may make it hold `ceiling` bytes, and its count of
+/// what they hold.
+fn server_holding(mut config: ServerConfig, ceiling: usize) -> (Server, Arc<ClientMemory>) {
+    config.max_client_memory = ceiling;
+    let server = server(config, AllowList::new());
+    let memory = server.node().realtime().memory.clone();
+    (server, memory)
+}
+
 /// Waits until `memory` holds nothing: what a client made the server hold is given back once
 /// it has gone.
 async fn given_back(memory: &ClientMemory) {
@@ -59,10 +68,7 @@ async fn given_back(memory: &ClientMemory) {
 /// gives everything back. Before, 3,072 such sets held 2.97 GB.
 #[tokio::test]
 async fn query_set_texts_are_charged_to_their_identity_and_refused_past_its_share() {
-    let mut config = ServerConfig::default();
-    config.max_client_memory = 8 << 20;
-    let server = server(config, AllowList::new());
-    let memory = server.node().realtime().memory.clone();
+    let (server, memory) = server_holding(ServerConfig::default(), 8 << 20);
     let live = Live::serve(server).await;
     let mut client = Client::connect(&live, Encoding::Binary, Connect::default()).await;
     client.hello().await;
@@ -128,10 +134,7 @@ async fn page(router: &Router, uri: &str, token: &str) -> Response {
 /// 2.72 GB.
 #[tokio::test]
 async fn pages_not_read_are_charged_to_their_reader_and_refused_past_its_share() {
-    let mut config = ServerConfig::default();
-    config.max_client_memory = 16 << 20;
-    let server = server(config, AllowList::new());
-    let memory = server.node().realtime().memory.clone();
+    let (server, memory) = server_holding(ServerConfig::default(), 16 << 20);
     insert_messages(
         server.database(),
         1,

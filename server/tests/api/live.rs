@@ -151,12 +151,9 @@ impl Live {
         let url = format!("http://{}{path}", self.addr);
         let (token, body) = (token.map(str::to_owned), body.to_owned());
         tokio::task::spawn_blocking(move || {
-            let agent: ureq::Agent = ureq::Agent::config_builder()
-                .timeout_global(Some(PATIENCE))
-                .http_status_as_error(false)
-                .build()
-                .into();
-            let mut request = agent.post(&url).header("content-type", "application/json");
+            let mut request = http_agent()
+                .post(&url)
+                .header("content-type", "application/json");
             if let Some(token) = token {
                 request = request.header("authorization", format!("Bearer {token}"));
             }
@@ -185,6 +182,16 @@ impl Drop for Live {
             let _ = stop.send(());
         }
     }
+}
+
+/// A blocking HTTP client that answers within [`PATIENCE`] and gives every status as an
+/// answer, not an error.
+pub fn http_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(PATIENCE))
+        .http_status_as_error(false)
+        .build()
+        .into()
 }
 
 /// The two encodings.

@@ -3,7 +3,7 @@
 //! right token's included, until the rate allows again; the router called in-process (no
 //! source address) is not limited.
 
-use crate::live::{Live, PATIENCE};
+use crate::live::{http_agent, Live};
 use crate::support::{admin_server, quickstart, OPERATOR};
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -32,11 +32,7 @@ async fn ask(
     let url = format!("http://{addr}{path}");
     let authorization = authorization.map(|token| format!("Bearer {token}"));
     tokio::task::spawn_blocking(move || {
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(PATIENCE))
-            .http_status_as_error(false)
-            .build()
-            .into();
+        let agent = http_agent();
         let mut request = ureq::http::Request::builder().method(method).uri(&url);
         if let Some(authorization) = authorization {
             request = request.header("authorization", authorization);
