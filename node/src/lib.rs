@@ -54,26 +54,53 @@
 //! # }
 //! ```
 
-pub mod build;
-pub mod connections;
-pub mod durable;
-pub mod entry;
-pub mod health;
-pub mod memory;
-pub mod metrics;
+mod build;
+mod call;
+mod connections;
+mod durable;
+mod health;
+mod memory;
+mod metrics;
 mod node;
 pub mod realtime;
 pub mod replication;
-pub mod results;
-pub mod runner;
-pub mod schedule;
-pub mod slots;
-pub mod swap;
-pub mod worker;
+mod results;
+mod runner;
+mod schedule;
+mod slots;
+pub mod socket;
+mod swap;
+mod tables;
+mod worker;
 
+/// The node's internals that its own benchmarks drive by hand (`node/benches/`, built with
+/// `--features bench`): not an API, and not listed in `api.txt`.
+#[cfg(feature = "bench")]
+#[doc(hidden)]
+pub mod bench {
+    pub use crate::build::Build;
+    pub use crate::realtime::{broadcast, fanout, frame, limits, outbox, stats, window, wire};
+}
+
+pub use call::{Caller, HttpAnswer, HttpRefusal};
+pub use connections::new_identity;
+pub use health::Health;
+pub use memory::{address_key, Charge, ClientMemory, Holder, MemoryRefused};
 pub use node::{
-    EdgeOptions, EdgeState, Node, NodeBuilder, NodeConfig, NodeHandle, NodeStopper, Role, Running,
+    ClientsDropped, EdgeOptions, Node, NodeBuilder, NodeConfig, NodeHandle, NodeStopper, Role,
+    Running, Status,
 };
+pub use results::INLINE_RESULT_BYTES;
+pub use schedule::{ManualClock, ScheduleClock, SystemClock};
+pub use slots::{Counted, Counts};
+pub use swap::{Published, PUBLISHED_FILE};
+pub use tables::{Reader, TableRead};
+pub use wasmod_protocol::call::CallKind;
+
+/// How many times their binary size rows are expected to take once rendered as JSON: what
+/// a JSON answer or table page is charged before it is rendered ([`ClientMemory`]), then
+/// settled to what it took.
+pub const JSON_EXPANSION: usize = <realtime::wire::Json as realtime::wire::Wire>::EXPANSION;
 
 /// Completes once `shutdown` is `true` (or its sender has gone): how the node's tasks (the
 /// evaluation task, the sockets' writers, the publisher) learn that the node stops.

@@ -167,6 +167,12 @@ impl InFlight {
         result
     }
 
+    /// Counts the request as refused with `error`, and gives the error back.
+    pub fn refuse(mut self, error: ApiError) -> ApiError {
+        self.close(error.code.as_str());
+        error
+    }
+
     fn close(&mut self, outcome: &'static str) {
         self.finished = true;
         self.metrics.in_flight.fetch_sub(1, Ordering::Relaxed);

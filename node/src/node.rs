@@ -5,11 +5,20 @@
 //! ([`Role`]): what an edge refuses, and why.
 
 use crate::build::{Build, CurrentBuild};
+use crate::call::{Caller, HttpAnswer, HttpRefusal, Pipeline};
 use crate::connections::Connections;
 use crate::health::LogHealth;
+use crate::health::{self, Health};
 use crate::memory::ClientMemory;
 use crate::metrics::Metrics;
+use crate::realtime::frame::Frame;
+use crate::realtime::open::SocketView;
+use crate::realtime::socket::{serve, Encoding, Socket};
+use crate::realtime::stats::Dropped;
+use crate::realtime::wire::{Binary, Json};
 use crate::realtime::{self, Realtime, RealtimeControl, SubscriptionLimits};
+use crate::replication::forward::{Forwarded, ForwardedCall, ForwardedOutcome};
+use crate::replication::{self, PublishReading};
 use crate::replication::{
     EdgeSettings, EdgeStats, Follow, Primary, PublishSettings, PublishStats, Publisher,
 };
@@ -17,16 +26,26 @@ use crate::results::Results;
 use crate::runner::{Forwarding, Runner};
 use crate::schedule::{self, Scheduling};
 use crate::slots::CallSlots;
+use crate::swap::Published;
 use crate::swap::{Swap, SwapParts};
+use crate::tables::{self, Reader, TableRead};
+use crate::worker::WhenFull;
 use crate::worker::{Worker, WorkerThread};
+use futures_util::{Sink, Stream};
+use std::future::Future;
 use std::io;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
+use wasmod_abi::http::Request;
 use wasmod_abi::ModuleDef;
+use wasmod_abi::{ConnectionId, Identity};
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
+use wasmod_protocol::call::CallKind;
+use wasmod_protocol::errors::{ApiError, ErrorCode};
+use wasmod_protocol::http::CallResponse;
 use wasmod_subscription::Catalog;
 
 /// The node's limits and settings: what its module's queue, calls and sockets may hold.
@@ -78,6 +97,30 @@ impl Default for NodeConfig {
             },
         }
     }
+}
+
+/// How a node is doing now, for an operator ([`NodeHandle::status`]).
+#[derive(Debug)]
+pub struct Status {
+    /// The offset of the next commit: how many commits the module has made.
+    pub commits: u64,
+    /// The WebSockets open now.
+    pub sockets: Vec<SocketView>,
+    /// The clients the node closed so far, by reason.
+    pub dropped: ClientsDropped,
+    /// Room left in the module's queue.
+    pub queue_free: usize,
+}
+
+/// Clients closed by the node so far, by reason (`wasmod_ws_dropped_total`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientsDropped {
+    /// Their outbound queue was full.
+    pub slow: u64,
+    /// They sent nothing, not even a pong.
+    pub idle: u64,
+    /// The evaluation of their queries fell behind the commits.
+    pub lagged: u64,
 }
 
 /// What makes a node an edge of a primary ([`NodeBuilder::edge`], `docs/edges.md`).
@@ -154,8 +197,7 @@ struct Inner {
     log_health: LogHealth,
     runner: Runner,
     connections: Connections,
-    slots: CallSlots,
-    results: Results,
+    pipeline: Pipeline,
     metrics: Arc<Metrics>,
     swap: Swap,
     realtime: Arc<Realtime>,
@@ -290,16 +332,19 @@ impl NodeBuilder {
             }
         };
         let connections = Connections::new(runner.clone());
-        let results = Results::new(config.max_result_bytes);
-        let slots = CallSlots::new(config.max_calls_per_identity);
+        let pipeline = Pipeline::new(
+            build.clone(),
+            runner.clone(),
+            CallSlots::new(config.max_calls_per_identity),
+            Results::new(config.max_result_bytes),
+            metrics.clone(),
+        );
         let (realtime, control) = Realtime::new(
             build.clone(),
             database.clone(),
-            runner.clone(),
+            pipeline.clone(),
             connections.clone(),
             config.realtime,
-            results.clone(),
-            slots.clone(),
         );
         let publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))
@@ -323,8 +368,7 @@ impl NodeBuilder {
             log_health,
             runner,
             connections: connections.clone(),
-            slots,
-            results,
+            pipeline,
             metrics,
             swap,
             realtime,
@@ -482,9 +526,187 @@ impl NodeHandle {
         self.inner.role
     }
 
-    /// The build serving now.
-    pub fn build(&self) -> &CurrentBuild {
-        &self.inner.build
+    /// The description of the build serving now.
+    pub fn describe(&self) -> Arc<ModuleDef> {
+        self.inner.build.get().module.clone()
+    }
+
+    /// Calls the entry point `name` by name ([`crate::call`]): a reducer, procedure or view
+    /// as `kind` says (any of them for `None`), as `caller`, with the JSON arguments `args`
+    /// (awaited only once the call is known to be good: an HTTP body is read last). Refused
+    /// with `busy` when the module's queue is full; answered once the call's commits are
+    /// durable, with its commit or its value as JSON.
+    pub async fn call(
+        &self,
+        kind: Option<CallKind>,
+        name: &str,
+        caller: Caller,
+        args: impl Future<Output = Result<serde_json::Value, ApiError>>,
+    ) -> Result<CallResponse, ApiError> {
+        self.inner
+            .pipeline
+            .call_json(kind, name, caller, args)
+            .await
+    }
+
+    /// Runs the module's `client_connected` for a new `identity` without a connection
+    /// ([`ConnectionId::ZERO`]: no `client_disconnected` follows): the module may refuse it
+    /// (`connection_refused`). How `POST /v1/identity` issues an identity.
+    pub async fn admit(&self, identity: Identity) -> Result<(), ApiError> {
+        self.inner
+            .runner
+            .connect(identity, ConnectionId::ZERO, || {})
+            .await
+    }
+
+    /// Sends `request` to the module's HTTP handler its route finds in the build serving now,
+    /// with the body `body` (awaited only once a handler is found), as `caller`; the
+    /// module's response once the handler's commits are durable. On an edge, it runs on the
+    /// primary.
+    pub async fn call_http(
+        &self,
+        request: Request,
+        body: impl Future<Output = Result<Vec<u8>, ApiError>>,
+        caller: Caller,
+    ) -> Result<HttpAnswer, HttpRefusal> {
+        self.inner.pipeline.call_http(request, body, caller).await
+    }
+
+    /// Serves `socket` over frames read from `stream` and written to `sink` (the transport's
+    /// two halves of it, [`crate::socket`]) until it closes: its calls, its live queries,
+    /// pings, and its connection's lifecycle reducers.
+    pub async fn serve_socket<S, R, E>(&self, sink: S, stream: R, socket: Socket)
+    where
+        S: Sink<Frame> + Unpin + Send + 'static,
+        S::Error: Send,
+        R: Stream<Item = Result<Frame, E>> + Unpin,
+        E: std::fmt::Display,
+    {
+        let realtime = self.inner.realtime.clone();
+        match socket.encoding {
+            Encoding::Binary => serve::<Binary, _, _, _>(sink, stream, realtime, socket).await,
+            Encoding::Json => serve::<Json, _, _, _>(sink, stream, realtime, socket).await,
+        }
+    }
+
+    /// Publishes a new build of the module (`wasmod publish`): checked, its tables migrated,
+    /// and swapped in between two calls ([`crate::swap`]).
+    pub async fn publish(&self, wasm: Vec<u8>) -> Result<Published, ApiError> {
+        self.inner.swap.publish(wasm).await
+    }
+
+    /// Runs a call an edge forwarded to this primary on the module's thread: its outcome
+    /// (`None` for a lifecycle reducer the module lacks) and the offset of the last commit
+    /// when it ended. A call by name must name an entry point a client may call
+    /// ([`crate::call`]'s rule); a disconnection waits for room in the queue, as this
+    /// node's own clients' do.
+    pub async fn run_forwarded(
+        &self,
+        call: ForwardedCall,
+    ) -> Result<(Option<ForwardedOutcome>, u64), ApiError> {
+        if let Some((kind, name)) = call.by_name() {
+            self.inner.pipeline.find(Some(kind), name)?;
+        }
+        let when_full = if call.call == Forwarded::Disconnect {
+            WhenFull::Wait
+        } else {
+            WhenFull::Refuse
+        };
+        let run = move |module: &mut WasmModule| call.run(module);
+        let done = self
+            .inner
+            .worker
+            .queue(run, when_full)
+            .await?
+            .done()
+            .await?;
+        Ok((done.value.as_ref().map(ForwardedOutcome::from), done.offset))
+    }
+
+    /// The rows of every table at one committed state, once durable, for an edge to start
+    /// from: the state's offset and the snapshot's bytes
+    /// ([`replication::SNAPSHOT_TYPE`]).
+    pub async fn snapshot(&self) -> Result<(u64, Vec<u8>), ApiError> {
+        let database = self.inner.database.clone();
+        tokio::task::spawn_blocking(move || replication::snapshot::take(&database))
+            .await
+            .map_err(|error| {
+                ApiError::new(ErrorCode::Internal, format!("the snapshot failed: {error}"))
+            })?
+    }
+
+    /// The table `name` as `reader` may read it, in the build serving now ([`crate::tables`]):
+    /// refused with `no_such_table`, `private_table`, or `unauthenticated` for a visibility
+    /// filter that needs the reader's identity.
+    pub fn table(&self, name: &str, reader: Reader) -> Result<TableRead, ApiError> {
+        tables::find(&self.inner.build, name, reader)
+    }
+
+    /// The description of the build serving now, and how many rows each of its tables holds.
+    pub async fn row_counts(&self) -> Result<(Arc<ModuleDef>, Vec<u64>), ApiError> {
+        tables::row_counts(&self.inner.build).await
+    }
+
+    /// How the node is doing, for `/health`: whether it can serve, and why not.
+    pub fn health(&self) -> Health {
+        health::report(&health::Parts {
+            worker: &self.inner.worker,
+            log: &self.inner.log_health,
+            evaluation: self.inner.realtime.stats.evaluation_lag().behind(),
+            edge: self.inner.edge.as_ref(),
+        })
+    }
+
+    /// Why the node takes no writes, if its commit log failed (the reason, as `/health` says).
+    pub fn log_failure(&self) -> Option<String> {
+        self.inner.log_health.failure()
+    }
+
+    /// Every counter of the node in the Prometheus text format: calls, sockets and live
+    /// queries, and replication's.
+    pub fn metrics(&self) -> String {
+        let mut text = self.inner.metrics.render();
+        self.inner.realtime.stats.render(&mut text);
+        if let Some(publish) = &self.inner.publish {
+            publish.render(&mut text);
+        }
+        if let Some(edge) = &self.inner.edge {
+            edge.stats.render(&mut text, edge.fresh);
+        }
+        text
+    }
+
+    /// Runs `work`, a request of `kind` other than a call (a table read, a new identity),
+    /// counting it in the metrics as calls are.
+    pub async fn measured<T>(
+        &self,
+        kind: &'static str,
+        work: impl Future<Output = Result<T, ApiError>>,
+    ) -> Result<T, ApiError> {
+        self.inner.metrics.measure(kind, work).await
+    }
+
+    /// Counts a request of `kind` that the transport refused before it reached the node (a
+    /// path or a token that is not valid), as the node counts its own refusals; gives the
+    /// error back.
+    pub fn refused(&self, kind: &'static str, error: ApiError) -> ApiError {
+        self.inner.metrics.start(kind).refuse(error)
+    }
+
+    /// What the admin console shows: commits, open sockets, clients dropped, room in the
+    /// module's queue.
+    pub fn status(&self) -> Status {
+        let stats = &self.inner.realtime.stats;
+        Status {
+            commits: self.inner.database.next_offset(),
+            sockets: self.inner.realtime.open.list(),
+            dropped: ClientsDropped {
+                slow: stats.dropped_so_far(Dropped::Slow),
+                idle: stats.dropped_so_far(Dropped::Idle),
+                lagged: stats.dropped_so_far(Dropped::Lagged),
+            },
+            queue_free: self.inner.worker.capacity(),
+        }
     }
 
     /// The module's database: its tables and the feed of its commits.
@@ -492,59 +714,25 @@ impl NodeHandle {
         &self.inner.database
     }
 
-    /// The module's thread.
-    pub fn worker(&self) -> &Worker {
-        &self.inner.worker
+    /// The bytes clients make the node hold, under one ceiling ([`crate::memory`]).
+    pub fn client_memory(&self) -> &Arc<ClientMemory> {
+        &self.inner.realtime.memory
     }
 
-    /// Whether the commit log still works.
-    pub fn log_health(&self) -> &LogHealth {
-        &self.inner.log_health
-    }
-
-    /// Where calls run: the module's thread, or for an edge's writes, the primary.
-    pub fn runner(&self) -> &Runner {
-        &self.inner.runner
-    }
-
-    /// The live connections.
-    pub fn connections(&self) -> &Connections {
-        &self.inner.connections
-    }
-
-    /// Calls in progress per requester, every transport together.
-    pub fn slots(&self) -> &CallSlots {
-        &self.inner.slots
-    }
-
-    /// The bound on returned values and the turns of their conversions.
-    pub fn results(&self) -> &Results {
-        &self.inner.results
-    }
-
-    /// The counters of calls.
-    pub fn metrics(&self) -> &Arc<Metrics> {
-        &self.inner.metrics
-    }
-
-    /// Publishes new builds of the module.
-    pub fn swap(&self) -> &Swap {
-        &self.inner.swap
-    }
-
-    /// The real-time side: sockets, live queries and their evaluation.
-    pub fn realtime(&self) -> &Arc<Realtime> {
-        &self.inner.realtime
-    }
-
-    /// The edge's counters, if the node is an edge.
-    pub fn edge(&self) -> Option<&EdgeState> {
-        self.inner.edge.as_ref()
+    /// The connections open now (each with its `client_connected` run).
+    pub fn connections_open(&self) -> usize {
+        self.inner.connections.count()
     }
 
     /// The publisher's counters, if the node publishes its commits.
-    pub fn publish_stats(&self) -> Option<&Arc<PublishStats>> {
-        self.inner.publish.as_ref()
+    pub fn publish_stats(&self) -> Option<PublishReading> {
+        self.inner.publish.as_ref().map(|stats| stats.read())
+    }
+
+    /// The live connections, for the node's own tests.
+    #[cfg(test)]
+    pub(crate) fn connections(&self) -> &Connections {
+        &self.inner.connections
     }
 
     /// The node's settings.

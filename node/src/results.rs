@@ -12,23 +12,22 @@
 //!   converted: the call answers `result_too_large` (500), naming the sizes. The call has run:
 //!   a procedure's commits stay, as the message says. Over HTTP and over the WebSocket alike,
 //!   in either of its encodings.
-//! - **Threads.** A value of more than [`INLINE_BYTES`] is converted on the blocking pool, at
+//! - **Threads.** A value of more than [`INLINE_RESULT_BYTES`] is converted on the blocking pool, at
 //!   most [`CONVERSIONS`] at once; the others wait their turn (the call has run and its answer
 //!   is owed, so it is not refused). Smaller values, the common case, are converted in place.
 //!
 //! [`ServerConfig::max_result_bytes`]: crate::ServerConfig::max_result_bytes
 
-use crate::entry::{self, Invocation};
+use crate::call::Invocation;
 use crate::worker::Done;
 use std::sync::Arc;
 use tokio::sync::Semaphore;
-use wasmod_abi::ModuleDef;
 use wasmod_host::Outcome;
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::http::CallResponse;
 
 /// Values of at most this many bytes are converted on the thread that has them.
-pub const INLINE_BYTES: usize = 64 << 10;
+pub const INLINE_RESULT_BYTES: usize = 64 << 10;
 
 /// The most conversions of larger values on the blocking pool at once.
 pub const CONVERSIONS: usize = 2;
@@ -50,22 +49,19 @@ impl Results {
         }
     }
 
-    /// The HTTP answer to a call of `invocation` (in `module`) that ended as `done` says: its
-    /// commit, its value as JSON, or the error it ended in; with the offset to wait for.
+    /// The JSON answer to a call of `invocation` that ended as `done` says: its commit, its
+    /// value as JSON, or the error it ended in; with the offset to wait for.
     pub async fn answer(
         &self,
-        module: &Arc<ModuleDef>,
         invocation: &Invocation,
         done: Done<Outcome>,
     ) -> Result<CallResponse, ApiError> {
-        let found = entry::find(module, invocation.name(), &[invocation.kind()])?;
         let Outcome::Returned { bytes, duration } = done.value else {
-            return found.answer(done.value, done.offset);
+            return invocation.answer(done.value, done.offset);
         };
-        let module = Arc::clone(module);
         let called = invocation.clone();
         let convert = move |bytes: Vec<u8>| {
-            let value = entry::value(&module, &called, &bytes)?;
+            let value = called.value(&bytes)?;
             Ok(CallResponse::returned(value, done.offset, duration))
         };
         self.convert(invocation, bytes, convert).await
@@ -82,7 +78,7 @@ impl Results {
         if bytes.len() > self.max_bytes {
             return Err(self.too_large(invocation, bytes.len()));
         }
-        if bytes.len() <= INLINE_BYTES {
+        if bytes.len() <= INLINE_RESULT_BYTES {
             return convert(bytes);
         }
         let _turn =

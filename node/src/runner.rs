@@ -14,12 +14,12 @@
 //! call with `busy` too: nothing ran, so the client may retry.
 
 use crate::build::CurrentBuild;
-use crate::entry::{accepted, Invocation};
+use crate::call::{accepted, Invocation};
 use crate::health::LogHealth;
 use crate::replication::edge::Applied;
 use crate::replication::forward::{Forwarded, ForwardedCall};
 use crate::replication::primary::Primary;
-use crate::worker::{Done, Finished, Pending, Room, Worker};
+use crate::worker::{Done, Finished, Pending, WhenFull, Worker};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -68,21 +68,21 @@ impl Forwarding {
     /// Sends `call` to the primary on a task of its own; `answer` makes the answer of its
     /// outcome once the edge holds the call's commit (it runs even if the requester has gone).
     /// With too many calls in flight it is refused with `busy`, or, for work that must not be
-    /// lost ([`Room::Wait`]), waits for room.
+    /// lost ([`WhenFull::Wait`]), waits for room.
     fn queue<R: Send + 'static>(
         self: &Arc<Self>,
         call: ForwardedCall,
-        room: Room,
+        when_full: WhenFull,
         answer: impl FnOnce(Option<Outcome>) -> R + Send + 'static,
     ) -> Result<Pending<R>, ApiError> {
-        let permit = match room {
-            Room::Refuse => Some(self.in_flight.clone().try_acquire_owned().map_err(|_| {
+        let permit = match when_full {
+            WhenFull::Refuse => Some(self.in_flight.clone().try_acquire_owned().map_err(|_| {
                 ApiError::new(
                     ErrorCode::Busy,
                     "too many calls are waiting for the primary: retry later",
                 )
             })?),
-            Room::Wait => None,
+            WhenFull::Wait => None,
         };
         let forwarding = self.clone();
         Ok(Pending::spawn(async move {
@@ -189,7 +189,7 @@ impl Runner {
         connection: ConnectionId,
         args: Vec<u8>,
         held: impl Send + 'static,
-        room: Room,
+        when_full: WhenFull,
     ) -> Result<Pending<Outcome>, ApiError> {
         if invocation.writes() {
             self.health.take_writes()?;
@@ -199,7 +199,7 @@ impl Runner {
                 let _held = held;
                 invocation.run(module, caller, connection, &args)
             };
-            return self.worker.queue(call, room).await;
+            return self.worker.queue(call, when_full).await;
         };
         let name = invocation.name().to_owned();
         let call = match invocation.kind() {
@@ -208,28 +208,12 @@ impl Runner {
         };
         forwarding.queue(
             ForwardedCall::new(caller, connection, call),
-            room,
+            when_full,
             move |outcome| {
                 let _held = held;
                 answered(outcome)
             },
         )
-    }
-
-    /// Runs `invocation` like [`Runner::queue`], refused with `busy` when there is no room,
-    /// and returns how it ended and the offset to wait for, once its commits are durable.
-    pub async fn run(
-        &self,
-        invocation: Invocation,
-        caller: Identity,
-        connection: ConnectionId,
-        args: Vec<u8>,
-        held: impl Send + 'static,
-    ) -> Result<Done<Outcome>, ApiError> {
-        self.queue(invocation, caller, connection, args, held, Room::Refuse)
-            .await?
-            .done()
-            .await
     }
 
     /// Sends `routed` to the module's HTTP handler its route found, keeping `held` until the
@@ -246,7 +230,12 @@ impl Runner {
                 let _held = held;
                 routed.run(module, &build)
             };
-            return self.worker.queue(call, Room::Refuse).await?.done().await;
+            return self
+                .worker
+                .queue(call, WhenFull::Refuse)
+                .await?
+                .done()
+                .await;
         };
         let request = routed.request;
         let call = ForwardedCall::new(
@@ -258,7 +247,10 @@ impl Runner {
             let _held = held;
             answered(outcome)
         };
-        forwarding.queue(call, Room::Refuse, answer)?.done().await
+        forwarding
+            .queue(call, WhenFull::Refuse, answer)?
+            .done()
+            .await
     }
 
     /// Runs the module's `client_connected` for `identity` over `connection`, and `opened`
@@ -290,7 +282,7 @@ impl Runner {
             Ok(())
         };
         forwarding
-            .queue(call, Room::Refuse, answer)?
+            .queue(call, WhenFull::Refuse, answer)?
             .finish()
             .await?
             .value
@@ -312,7 +304,7 @@ impl Runner {
         };
         let call = ForwardedCall::new(identity, connection, Forwarded::Disconnect);
         Ok(forwarding
-            .queue(call, Room::Wait, |outcome| outcome)?
+            .queue(call, WhenFull::Wait, |outcome| outcome)?
             .finish()
             .await?
             .value)

@@ -47,7 +47,7 @@ type Job = (
 /// What a call does when the queue it goes to (the module's, or an edge's calls in flight to
 /// its primary) is full.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Room {
+pub enum WhenFull {
     /// Fails at once with `busy`: the client may retry (an HTTP request, which would
     /// otherwise hold its connection and its body while it waits).
     Refuse,
@@ -111,7 +111,7 @@ impl Worker {
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
-        self.submit(call, Room::Refuse).await
+        self.submit(call, WhenFull::Refuse).await
     }
 
     /// Runs `call` like [`Worker::run`], but waits for room in the queue instead of refusing
@@ -121,37 +121,37 @@ impl Worker {
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
-        self.submit(call, Room::Wait).await
+        self.submit(call, WhenFull::Wait).await
     }
 
     /// Queues `call`, refusing it or waiting for room when the queue is full as `room` says,
     /// and returns the wait for its answer. Calls queued one after the other run in that
     /// order, so a connection that queues several before awaiting any keeps them in order.
-    pub async fn queue<R, F>(&self, call: F, room: Room) -> Result<Pending<R>, ApiError>
+    pub async fn queue<R, F>(&self, call: F, when_full: WhenFull) -> Result<Pending<R>, ApiError>
     where
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
         let (job, answered) = job(call);
-        match room {
-            Room::Refuse => self.jobs.try_send(job).map_err(|error| match error {
+        match when_full {
+            WhenFull::Refuse => self.jobs.try_send(job).map_err(|error| match error {
                 mpsc::error::TrySendError::Full(_) => ApiError::new(
                     ErrorCode::Busy,
                     "too many calls are waiting for the module: retry later",
                 ),
                 mpsc::error::TrySendError::Closed(_) => shutting_down(),
             })?,
-            Room::Wait => self.jobs.send(job).await.map_err(|_| shutting_down())?,
+            WhenFull::Wait => self.jobs.send(job).await.map_err(|_| shutting_down())?,
         }
         Ok(Pending { answered })
     }
 
-    async fn submit<R, F>(&self, call: F, room: Room) -> Result<R, ApiError>
+    async fn submit<R, F>(&self, call: F, when_full: WhenFull) -> Result<R, ApiError>
     where
         R: Send + 'static,
         F: FnOnce(&mut WasmModule) -> R + Send + 'static,
     {
-        Ok(self.queue(call, room).await?.done().await?.value)
+        Ok(self.queue(call, when_full).await?.done().await?.value)
     }
 
     /// How long the oldest call not finished has waited since it was queued, while calls
@@ -321,4 +321,42 @@ where
 
 fn shutting_down() -> ApiError {
     ApiError::new(ErrorCode::ShuttingDown, "the server is shutting down")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmod_abi::encoding::to_vec;
+    use wasmod_abi::{ConnectionId, Identity};
+    use wasmod_host::{InstanceEnv, Outcome, WasmConfig, WasmEngine};
+    use wasmod_wasm_tests::{built, Profile};
+
+    /// A panic in the host during a call fails that call (`internal`); the module's thread
+    /// goes on serving, with a fresh instance (before, the thread ended, and every later call
+    /// was answered 503 while `/health` said ok).
+    #[tokio::test]
+    async fn a_panic_in_the_host_fails_its_call_and_the_module_thread_goes_on() {
+        let wasm = built(Profile::Release).library("quickstart");
+        let compiled = WasmEngine::shared()
+            .expect("the engine")
+            .compile(&wasm)
+            .expect("compiles");
+        let module = WasmModule::load(&compiled, WasmConfig::default(), InstanceEnv::unloaded())
+            .expect("loads");
+        let (worker, thread) = Worker::start(module, 4).expect("started");
+        let panicked: Result<(), _> = worker.run(|_| panic!("a host bug")).await;
+        let error = panicked.expect_err("the call failed");
+        assert_eq!(error.code, ErrorCode::Internal, "{error:?}");
+        let outcome = worker
+            .run(|module| {
+                let args = to_vec(&("after the panic".to_owned(),));
+                let sender = Identity::from_bytes([3; 32]);
+                module.call_reducer("send", sender, ConnectionId::ZERO, &args)
+            })
+            .await
+            .expect("the thread still serves");
+        assert!(matches!(outcome, Outcome::Committed { .. }), "{outcome:?}");
+        drop(worker);
+        thread.join();
+    }
 }

@@ -20,6 +20,72 @@ use serde_json::Value as Json;
 use std::time::Duration;
 use wasmod_abi::{AlgebraicType, EntryKind, ModuleDef, ParamDef, Typespace};
 
+/// The kinds of call by name: which message a call over the socket is, which route an HTTP
+/// call takes, and so which kinds of entry point its name is looked up among
+/// ([`CallKind::entry_kinds`]). This is the one place that decides it, for every transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CallKind {
+    /// A reducer: [`ClientMessage::CallReducer`](crate::ws::ClientMessage::CallReducer),
+    /// `POST /v1/reducers/{name}`.
+    Reducer,
+    /// A procedure: [`ClientMessage::CallProcedure`](crate::ws::ClientMessage::CallProcedure),
+    /// `POST /v1/procedures/{name}`.
+    Procedure,
+    /// A view, per caller or anonymous:
+    /// [`ClientMessage::CallView`](crate::ws::ClientMessage::CallView),
+    /// `POST /v1/views/{name}`.
+    View,
+}
+
+/// The kinds of entry point clients call by name, whatever the call's kind (`wasmod call`
+/// names no kind); HTTP handlers are called by route, lifecycle and scheduled reducers by the
+/// host alone.
+pub const CALLED_BY_NAME: [EntryKind; 4] = [
+    EntryKind::Reducer,
+    EntryKind::Procedure,
+    EntryKind::View,
+    EntryKind::AnonymousView,
+];
+
+impl CallKind {
+    /// The kinds of entry point a call of this kind finds its name among.
+    pub const fn entry_kinds(self) -> &'static [EntryKind] {
+        match self {
+            Self::Reducer => &[EntryKind::Reducer],
+            Self::Procedure => &[EntryKind::Procedure],
+            Self::View => &[EntryKind::View, EntryKind::AnonymousView],
+        }
+    }
+
+    /// The kinds a call of `kind` reaches: [`CallKind::entry_kinds`], or with no kind named,
+    /// every kind called by name ([`CALLED_BY_NAME`]).
+    pub const fn reaches(kind: Option<Self>) -> &'static [EntryKind] {
+        match kind {
+            Some(kind) => kind.entry_kinds(),
+            None => &CALLED_BY_NAME,
+        }
+    }
+
+    /// Its name, as the API's messages and the metrics' `kind` label write it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Reducer => EntryKind::Reducer.as_str(),
+            Self::Procedure => EntryKind::Procedure.as_str(),
+            Self::View => EntryKind::View.as_str(),
+        }
+    }
+
+    /// The tag of its message: the variant's position in
+    /// [`ClientMessage`](crate::ws::ClientMessage).
+    pub(crate) const fn message_tag(self) -> u8 {
+        match self {
+            Self::Reducer => 0,
+            Self::Procedure => 1,
+            Self::View => 2,
+        }
+    }
+}
+
 /// An entry point found in a module's description.
 #[derive(Clone, Copy, Debug)]
 pub struct EntryPoint<'m> {

@@ -63,8 +63,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Sleep;
 use tower::ServiceExt;
-use wasmod_node::memory::address_key;
-use wasmod_node::slots::{Counted, Counts};
+use wasmod_node::address_key;
+use wasmod_node::{Counted, Counts};
 
 /// The connections taken past the cap for `GET /health` alone (counted in
 /// [`RESERVED_FILES`]).

@@ -1,5 +1,5 @@
 //! A server whose commit log failed is **degraded**: it must not go on as if nothing happened.
-//! The node knows it ([`wasmod_node::health`]); this is how the server shows it over HTTP.
+//! The node knows it ([`NodeHandle::health`]); this is how the server shows it over HTTP.
 //!
 //! Once a write or sync of the log fails (a full disk, an I/O error), the database refuses every
 //! later commit before applying it, since nothing more can be made durable in order
@@ -20,7 +20,7 @@ use axum::extract::{Request, State};
 use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::Response;
-use wasmod_node::health::LogHealth;
+use wasmod_node::NodeHandle;
 
 /// The response header a degraded server adds to every response, with the value
 /// [`DEGRADED_VALUE`].
@@ -30,13 +30,9 @@ pub const DEGRADED_HEADER: &str = "wasmod-degraded";
 pub const DEGRADED_VALUE: &str = "commit-log-failed";
 
 /// Middleware: adds [`DEGRADED_HEADER`] to every response while the log has failed.
-pub(crate) async fn mark(
-    State(health): State<LogHealth>,
-    request: Request,
-    next: Next,
-) -> Response {
+pub(crate) async fn mark(State(node): State<NodeHandle>, request: Request, next: Next) -> Response {
     let mut response = next.run(request).await;
-    if health.failure().is_some() {
+    if node.log_failure().is_some() {
         response
             .headers_mut()
             .insert(DEGRADED_HEADER, HeaderValue::from_static(DEGRADED_VALUE));

@@ -1,35 +1,21 @@
 //! The node's WebSocket frames over axum's sockets.
 //!
-//! The node reads and writes [`Frame`]s and owns no socket ([`wasmod_node::realtime::frame`]);
+//! The node reads and writes [`Frame`]s and owns no socket ([`wasmod_node::socket`]);
 //! this is the glue that turns an upgraded axum [`WebSocket`] into the stream and the sink the
-//! node's [`socket::serve`] takes. Frames keep their bytes (reference-counted) both ways: a
+//! node's [`NodeHandle::serve_socket`] takes. Frames keep their bytes (reference-counted) both ways: a
 //! broadcast's shared frame reaches every socket without a copy.
 
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{future, SinkExt, StreamExt};
-use std::net::IpAddr;
-use std::sync::Arc;
-use wasmod_abi::Identity;
-use wasmod_node::realtime::close::Close;
-use wasmod_node::realtime::frame::Frame;
-use wasmod_node::realtime::socket;
-use wasmod_node::realtime::wire::Wire;
-use wasmod_node::realtime::Realtime;
-use wasmod_protocol::ws::Compression;
+use wasmod_node::socket::{Close, Frame, Socket};
+use wasmod_node::NodeHandle;
 
-/// Serves the upgraded `ws` of `identity` in the encoding `W` ([`socket::serve`]).
-pub(crate) async fn serve<W: Wire>(
-    ws: WebSocket,
-    realtime: Arc<Realtime>,
-    identity: Identity,
-    token: String,
-    compression: Compression,
-    source: Option<IpAddr>,
-) {
+/// Serves the upgraded `ws` as `socket` ([`NodeHandle::serve_socket`]).
+pub(crate) async fn serve(ws: WebSocket, node: &NodeHandle, socket: Socket) {
     let (sink, stream) = ws.split();
     let sink = sink.with(|frame| future::ready(message(frame)));
     let stream = stream.map(|read| read.map(frame));
-    socket::serve::<W, _, _, _>(sink, stream, realtime, identity, token, compression, source).await;
+    node.serve_socket(sink, stream, socket).await;
 }
 
 /// The node's frame of a message read from a socket.

@@ -84,9 +84,8 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
-use wasmod_node::connections::Connections;
-use wasmod_node::replication::{PublishSettings, PublishStats};
-use wasmod_node::{EdgeOptions, Node};
+use wasmod_node::replication::{PublishReading, PublishSettings};
+use wasmod_node::{EdgeOptions, Node, ScheduleClock};
 
 /// A module ready to be served.
 #[derive(Debug)]
@@ -158,8 +157,8 @@ pub struct Sides {
     /// calls that may write go to the primary.
     pub edge: Option<EdgeOptions>,
     /// The clock the scheduler of schedule tables goes by; the system's if `None`. Tests give
-    /// a [`wasmod_node::schedule::ManualClock`] and move it.
-    pub clock: Option<Arc<dyn wasmod_node::schedule::clock::ScheduleClock>>,
+    /// a [`wasmod_node::ManualClock`] and move it.
+    pub clock: Option<Arc<dyn ScheduleClock>>,
 }
 
 impl Server {
@@ -185,7 +184,7 @@ impl Server {
     }
 
     /// Like [`Server::new`], and publishes every durable commit to the Redis stream that
-    /// `publish` names while it serves (see [`wasmod_node::replication::publisher`]). Fails
+    /// `publish` names while it serves (see `docs/edges.md`). Fails
     /// also if the stream's address is not one the Redis client accepts.
     pub fn publishing(
         module: WasmModule,
@@ -245,7 +244,7 @@ impl Server {
             node: node.handle().clone(),
             edge_token,
             tokens: Tokens::new(secret, config.token_ttl),
-            websockets: wasmod_node::slots::Counts::new(config.max_websockets_per_identity),
+            websockets: wasmod_node::Counts::new(config.max_websockets_per_identity),
             identities: SourceRate::new("new identities", config.identities_per_minute),
             anonymous_calls: SourceRate::new(
                 "calls without a token",
@@ -258,7 +257,7 @@ impl Server {
             ),
             table_reads: pages::TableReads::new(
                 config.max_table_reads,
-                node.handle().realtime().memory.clone(),
+                node.handle().client_memory().clone(),
             ),
             config,
             admin,
@@ -288,13 +287,8 @@ impl Server {
     }
 
     /// The publisher's counters, if the server publishes its commits.
-    pub fn publish_stats(&self) -> Option<Arc<PublishStats>> {
-        self.node.handle().publish_stats().cloned()
-    }
-
-    /// The live connections.
-    pub fn connections(&self) -> &Connections {
-        self.node.handle().connections()
+    pub fn publish_stats(&self) -> Option<PublishReading> {
+        self.node.handle().publish_stats()
     }
 
     /// The API as a router, to serve or to call in tests

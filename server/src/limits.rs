@@ -1,7 +1,7 @@
 //! How fast one source address may ask the server for what costs it.
 //!
 //! The calls one requester has in progress are the node's to count
-//! ([`wasmod_node::slots`]); what is counted here is per source address, before a request
+//! ([`wasmod_node::NodeConfig::max_calls_per_identity`]); what is counted here is per source address, before a request
 //! reaches the node.
 //!
 //! An identity costs nothing to make, so a [`SourceRate`] caps how fast one source address may
@@ -34,7 +34,7 @@ use std::hash::Hash;
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError};
-use wasmod_node::memory::address_key;
+use wasmod_node::address_key;
 
 /// The burst of the rate of wrong tokens
 /// ([`ServerConfig::failed_tokens_per_second`](crate::ServerConfig::failed_tokens_per_second)),

@@ -19,7 +19,7 @@
 //!   once, whatever is inserted or deleted meanwhile; a row inserted (or updated) meanwhile
 //!   comes at the end.
 //! - **Visibility**: a client's page holds only the rows its table's visibility filter lets it
-//!   see (`TableRows`); rows it may not see are skipped, not counted, so a page of a
+//!   see ([`TableRead`]); rows it may not see are skipped, not counted, so a page of a
 //!   filtered table may scan past many rows to fill itself (at most the table, as a
 //!   subscription's initial rows do).
 //! - **At once**: each read holds a permit of [`TableReads`] from before it waits for the
@@ -49,11 +49,9 @@ use std::io;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmod_abi::ModuleDef;
-use wasmod_host::datastore::{Datastore, Row};
-use wasmod_node::memory::{ClientMemory, Holder};
-use wasmod_node::realtime::wire::{Json, Wire};
+use wasmod_host::datastore::Row;
+use wasmod_node::{ClientMemory, Holder, TableRead, JSON_EXPANSION};
 use wasmod_protocol::json::write_value;
-use wasmod_subscription::RowFilter;
 
 /// The JSON of a page's rows is handed to the connection in chunks of about this many bytes.
 pub(crate) const CHUNK_BYTES: usize = 64 << 10;
@@ -173,30 +171,24 @@ impl TableReads {
     }
 }
 
-/// The rows a page is read from: a table's, all of them or those a reader may see.
-#[derive(Clone, Debug)]
-pub(crate) struct TableRows {
-    /// The table's id.
-    pub(crate) table: u32,
-    /// The rows the reader may see (`None`: every row).
-    pub(crate) rows: Option<RowFilter>,
-}
-
-/// One page of the rows `source` names, of `module`, read from `datastore` as `query` asks,
-/// as a streamed JSON response: `{"next_cursor": "…" | null, "rows": [..]}`. Its JSON is
+/// One page of the rows of `source` (a table, and the rows its reader may see), read as
+/// `query` asks, as a streamed JSON response: `{"next_cursor": "…" | null, "rows": [..]}`. Its JSON is
 /// charged to `holder` until it is sent or the connection ends ([`ClientMemory`]).
 pub(crate) async fn read_page(
     reads: &TableReads,
     limits: PageLimits,
-    module: Arc<ModuleDef>,
-    datastore: Arc<Datastore>,
-    source: TableRows,
+    source: TableRead,
     query: &PageQuery,
     holder: Holder,
 ) -> Result<Response, ApiError> {
     let start = query.start(limits)?;
     let permit = reads.acquire()?;
-    let table = source.table;
+    let TableRead {
+        module,
+        datastore,
+        table,
+        rows: visible,
+    } = source;
     let memory = reads.memory.clone();
     let (chunks, charge) = tokio::task::spawn_blocking(move || {
         let page = {
@@ -204,9 +196,9 @@ pub(crate) async fn read_page(
             let rows = read.rows_from(table, start.position).map_err(|error| {
                 ApiError::new(ErrorCode::Internal, format!("reading the table: {error:?}"))
             })?;
-            let visible =
-                rows.filter(|(_, row)| source.rows.as_ref().is_none_or(|rows| rows.admits(row)));
-            Page::take(visible, start.rows, limits.max_bytes)
+            let rows =
+                rows.filter(|(_, row)| visible.as_ref().is_none_or(|visible| visible.admits(row)));
+            Page::take(rows, start.rows, limits.max_bytes)
         };
         // What its JSON may take, charged before it is written: then what it took.
         let refused = |refused| {
@@ -216,7 +208,7 @@ pub(crate) async fn read_page(
             )
         };
         let binary = page.rows.iter().map(|row| row.len()).sum::<usize>();
-        let expected = Json::EXPANSION.saturating_mul(binary + CHUNK_BYTES);
+        let expected = JSON_EXPANSION.saturating_mul(binary + CHUNK_BYTES);
         let mut charge = memory.charge(holder, expected).map_err(refused)?;
         let body = PageBody {
             module,

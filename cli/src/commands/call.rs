@@ -24,19 +24,20 @@ mod http;
 mod remote;
 
 use crate::check;
-use crate::failure::{Failure, Result};
+use crate::failure::{Context, Failure, Result};
 use crate::output;
 use crate::source::Module;
 use crate::units;
 use serde::Serialize;
 use serde_json::Value;
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use wasmod_abi::http::Method;
-use wasmod_abi::{ConnectionId, Identity};
+use wasmod_abi::Identity;
 use wasmod_host::datastore::durability;
 use wasmod_host::{InstanceEnv, Persistence, WasmConfig, WasmModule};
-use wasmod_node::entry;
-use wasmod_node::worker::last_commit;
+use wasmod_node::{Node, NodeConfig, NodeHandle};
 use wasmod_protocol::http::CallResponse;
 use wasmod_protocol::{ApiError, ErrorBody};
 
@@ -101,11 +102,18 @@ pub fn run(args: Args) -> Result {
         }
         let caller = match args.identity {
             Some(identity) => identity,
-            None => wasmod_node::connections::new_identity()
+            None => wasmod_node::new_identity()
                 .map_err(|error| Failure::usage(format!("no randomness: {error}")))?,
         };
-        let mut loaded = load(Path::new(&args.target), args.data.as_deref())?;
-        in_process(&mut loaded, &args.function, &json_args, caller)
+        let loaded = load(Path::new(&args.target), args.data.as_deref())?;
+        tracing::info!(identity = %caller, "calling `{}` in-process", args.function);
+        let function = args.function.clone();
+        on_node(loaded, |node| async move {
+            node.admit(caller).await?;
+            let caller = wasmod_node::Caller::new(Some(caller), None);
+            let args = std::future::ready(Ok(json_args));
+            node.call(None, &function, caller, args).await
+        })?
     };
     print_answer(answer)
 }
@@ -146,19 +154,28 @@ fn load(path: &Path, data: Option<&Path>) -> Result<WasmModule> {
     check::load(&compiled, WasmConfig::default(), env)
 }
 
-/// Runs the call in the `loaded` module.
-fn in_process(loaded: &mut WasmModule, function: &str, args: &Value, caller: Identity) -> Answer {
-    let description = loaded.description().clone();
-    tracing::info!(identity = %caller, "calling `{function}` in-process");
-    let entry = entry::find(&description, function, &entry::CALLED_BY_NAME)?;
-    let encoded = entry.encode_args(args)?;
-    if entry.point.kind.takes_caller() {
-        entry::accepted(loaded.client_connected(caller, ConnectionId::ZERO))?;
-    }
-    let outcome = entry
-        .invocation()
-        .run(loaded, caller, ConnectionId::ZERO, &encoded);
-    entry.answer(outcome, last_commit(loaded.database()))
+/// How long an in-process call's node may take to finish what it queued once answered.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// What `call` answers, run against a node of `loaded` (the same call pipeline as a
+/// server's, [`wasmod_node::NodeHandle::call`]) on a runtime of its own; the node is shut
+/// down after, its module's thread finishing what it queued.
+fn on_node<T, F>(loaded: WasmModule, call: impl FnOnce(NodeHandle) -> F) -> Result<T>
+where
+    F: Future<Output = T>,
+{
+    let runtime = super::serving::runtime()?;
+    runtime.block_on(async {
+        let node = Node::builder(loaded, NodeConfig::default())
+            .build()
+            .context("starting the module's thread")?;
+        let handle = node.handle().clone();
+        let running = node.start().await;
+        let answer = call(handle).await;
+        running.stopper().stop().await;
+        running.finish(SHUTDOWN_GRACE).await;
+        Ok(answer)
+    })
 }
 
 /// The JSON arguments: `--json`, or each positional argument parsed as JSON.

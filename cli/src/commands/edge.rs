@@ -24,8 +24,7 @@ use crate::units;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wasmod_node::replication::primary::Snapshot;
-use wasmod_node::replication::{EdgeSettings, Primary, StreamAddress};
+use wasmod_node::replication::{EdgeSettings, Primary, PrimaryError, Snapshot, StreamAddress};
 use wasmod_node::EdgeOptions;
 use wasmod_server::logfeed::LogFeed;
 use wasmod_server::{Secret, Server, Sides};
@@ -101,7 +100,6 @@ pub fn run(args: Args) -> Result {
 /// The primary's snapshot, retried every half second for up to `patience` while the primary
 /// cannot be reached; a refusal (a wrong edge token, a primary without edges) fails at once.
 async fn bootstrap(primary: &Primary, patience: Duration) -> Result<Snapshot> {
-    use wasmod_node::replication::primary::PrimaryError;
     let started = Instant::now();
     loop {
         match primary.snapshot().await {

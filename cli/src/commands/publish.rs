@@ -40,7 +40,7 @@ pub struct Args {
     json: bool,
 }
 
-/// The server's answer (`wasmod_node::swap::Published`).
+/// The server's answer (`wasmod_node::Published`).
 #[derive(Debug, Deserialize)]
 struct Published {
     build: u64,

@@ -29,8 +29,8 @@ use crate::source::Module;
 use std::path::PathBuf;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::Persistence;
-use wasmod_node::replication::{publisher, PublishSettings, StreamAddress};
-use wasmod_node::swap::PUBLISHED_FILE;
+use wasmod_node::replication::{PublishSettings, StreamAddress, DEFAULT_BACKLOG, DEFAULT_MAX_LEN};
+use wasmod_node::PUBLISHED_FILE;
 use wasmod_server::logfeed::LogFeed;
 use wasmod_server::{Secret, Server, Sides};
 
@@ -57,11 +57,11 @@ pub struct Args {
     #[arg(long, value_name = "redis://HOST:PORT/STREAM")]
     publish: Option<StreamAddress>,
     /// The stream's bound: it is trimmed to about this many commits (`XADD … MAXLEN ~ N`).
-    #[arg(long, default_value_t = publisher::DEFAULT_MAX_LEN, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_MAX_LEN, value_name = "N")]
     publish_max_len: u64,
     /// The most commits held in memory while Redis is behind; older ones are read back from
     /// the commit log.
-    #[arg(long, default_value_t = publisher::DEFAULT_BACKLOG, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_BACKLOG, value_name = "N")]
     publish_backlog: usize,
     /// A file holding the token edge nodes present to bootstrap from this server and to
     /// forward their clients' calls to it (`/v1/replication/*`); with `--publish` only.
@@ -94,7 +94,7 @@ pub fn run(args: Args) -> Result {
     options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
     let persistence = Persistence::new(data.join("db"), options);
     let logs = LogFeed::with_defaults();
-    // The server waits for durability off the module's thread (see `wasmod_node::worker`).
+    // The server waits for durability off the module's thread (see `docs/architecture.md`).
     let env = args
         .serving
         .env(logs.clone())?

@@ -1,10 +1,9 @@
-//! A connection's calls: reducers, procedures and views by name, through the same lookup and
-//! argument encoding as the HTTP API, run as the connection's identity over its connection
-//! id.
+//! A connection's calls: reducers, procedures and views by name, through the node's one call
+//! pipeline ([`crate::call`]), run as the connection's identity over its connection id.
 //!
 //! Calls are pipelined: a client may send up to [`MAX_CALLS_IN_FLIGHT`] before the first is
-//! answered. Each call also takes one of its identity's slots ([`CallSlots`]), the same as its
-//! HTTP calls take, held until the module is done with it: an identity's calls in progress are
+//! answered. Each call also takes one of its identity's slots ([`crate::slots`]), the same as
+//! its HTTP calls take, held until the module is done with it: an identity's calls in progress are
 //! bounded whatever sockets they come over (else one identity with many sockets could fill
 //! the module's queue), and a call over that bound is answered `too_many_calls` without
 //! running. Each is queued on the module's thread as soon as it is read (so they run in the
@@ -13,14 +12,14 @@
 //! answered at once with `busy`, ahead of the calls in flight (it never ran, so its place in
 //! the order means nothing).
 //!
-//! When the module's queue is full, a call waits for room there ([`Room::Wait`]) instead of
+//! When the module's queue is full, a call waits for room there ([`WhenFull::Wait`]) instead of
 //! being refused, and the connection reads nothing more meanwhile: the client's own socket
 //! pushes back. What a connection holds is bounded by its calls in flight, and connections
 //! get room in the order they asked, so a full queue slows every caller alike instead of
 //! refusing the calls of whoever came last (over HTTP, where a request would hold its
 //! connection and body while it waited, a full queue still answers `busy`).
 //!
-//! Each call is found in the build serving the module when it is read ([`CurrentBuild::get`]),
+//! Each call is found in the build serving the module when it is read,
 //! and its returned value converted with that build's description.
 //!
 //! A reducer's answer is a [`ReducerAnswer`]: how it ended and the offset of its commit, if it
@@ -30,32 +29,20 @@
 use super::limits::MAX_CALLS_IN_FLIGHT;
 use super::queue::{self, Bounds, Weighed};
 use super::wire::Wire;
-use crate::build::CurrentBuild;
-use crate::entry::{self, Invocation};
+use crate::call::{failure, Caller, Invocation, Pipeline};
 use crate::results::Results;
-use crate::slots::{CallSlots, Requester};
-use crate::worker::{last_commit, Finished, Room};
+use crate::worker::{last_commit, Finished, WhenFull};
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use wasmod_abi::{ConnectionId, EntryKind, Identity, ModuleDef, Timestamp};
+use wasmod_abi::{EntryKind, Timestamp};
 use wasmod_host::datastore::Database;
 use wasmod_host::Outcome;
+use wasmod_protocol::call::CallKind;
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::ws::UpdateStatus;
-
-/// Which kind of call a message makes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CallKind {
-    /// `CallReducer`.
-    Reducer,
-    /// `CallProcedure`.
-    Procedure,
-    /// `CallView`: per caller or anonymous.
-    View,
-}
 
 /// The answer to one call.
 #[derive(Debug)]
@@ -128,65 +115,30 @@ pub fn answers<V>() -> (queue::Sender<Answer<V>>, queue::Receiver<Answer<V>>) {
 /// answering task.
 #[derive(Debug)]
 pub struct Calls<W: Wire> {
-    build: CurrentBuild,
+    pipeline: Pipeline,
     database: Arc<Database>,
-    runner: crate::runner::Runner,
-    identity: Identity,
-    connection: ConnectionId,
-    results: Results,
-    identity_slots: CallSlots,
+    caller: Caller,
     slots: Arc<Semaphore>,
     pending: queue::Sender<Pending<W::Value>>,
     answers: queue::Sender<Answer<W::Value>>,
     wire: PhantomData<W>,
 }
 
-/// What a connection's calls need.
-#[derive(Debug)]
-pub struct CallsSetup {
-    /// The build serving the module, whose entry points calls find.
-    pub build: CurrentBuild,
-    /// The database, for offsets.
-    pub database: Arc<Database>,
-    /// Where calls run.
-    pub runner: crate::runner::Runner,
-    /// Who calls.
-    pub identity: Identity,
-    /// Over which connection.
-    pub connection: ConnectionId,
-    /// The bound on returned values and the turns of their conversions.
-    pub results: Results,
-    /// Calls in progress per identity, which each call takes one of.
-    pub slots: CallSlots,
-}
-
-impl CallKind {
-    /// The kinds of entry point the call finds its name among.
-    fn kinds(self) -> &'static [EntryKind] {
-        match self {
-            Self::Reducer => &[EntryKind::Reducer],
-            Self::Procedure => &[EntryKind::Procedure],
-            Self::View => &[EntryKind::View, EntryKind::AnonymousView],
-        }
-    }
-}
-
 impl<W: Wire> Calls<W> {
-    /// A connection's calls, whose answers go to `answers`, and the task that answers them in
-    /// order (to spawn).
+    /// The calls of `caller`'s connection, through `pipeline`, whose answers go to `answers`
+    /// (with offsets read from `database`), and the task that answers them in order (to
+    /// spawn).
     pub fn new(
-        setup: CallsSetup,
+        pipeline: Pipeline,
+        database: Arc<Database>,
+        caller: Caller,
         answers: queue::Sender<Answer<W::Value>>,
     ) -> (Self, impl Future<Output = ()> + Send + 'static) {
         let (pending, queue) = queue::bounded(IN_FLIGHT);
         let calls = Self {
-            build: setup.build,
-            database: setup.database,
-            runner: setup.runner,
-            identity: setup.identity,
-            connection: setup.connection,
-            results: setup.results,
-            identity_slots: setup.slots,
+            pipeline,
+            database,
+            caller,
             slots: Arc::new(Semaphore::new(MAX_CALLS_IN_FLIGHT)),
             pending,
             answers: answers.clone(),
@@ -222,8 +174,8 @@ impl<W: Wire> Calls<W> {
         }
     }
 
-    /// Queues the call on the module's thread, waiting for room there, and returns its answer
-    /// to come.
+    /// Queues the call on the module's thread through the pipeline, waiting for room there,
+    /// and returns its answer to come, counted in the metrics until it is there.
     async fn start(
         &self,
         kind: CallKind,
@@ -231,49 +183,53 @@ impl<W: Wire> Calls<W> {
         name: &str,
         args: W::Args,
     ) -> Result<Coming<W::Value>, ApiError> {
-        let build = self.build.get();
-        let entry = entry::find(&build.module, name, kind.kinds())?;
-        let args = W::args(&entry, args)?;
-        let invocation = entry.invocation();
-        let (identity, connection) = (self.identity, self.connection);
-        let slot = self.identity_slots.acquire(Requester::Identity(identity))?;
-        let pending = self
-            .runner
-            .queue(
-                invocation.clone(),
-                identity,
-                connection,
-                args,
-                slot,
-                Room::Wait,
-            )
-            .await?;
-        let module = build.module.clone();
+        let counted = self.pipeline.count(kind);
+        let queued = async {
+            let found = self.pipeline.find(Some(kind), name)?;
+            let pending = self
+                .pipeline
+                .queue(&found, &self.caller, W::args(args), WhenFull::Wait)
+                .await?;
+            Ok((found.invocation().clone(), pending))
+        };
+        let (invocation, pending) = match queued.await {
+            Ok(queued) => queued,
+            Err(error) => return counted.finish(Err(error)),
+        };
         let database = self.database.clone();
-        let results = self.results.clone();
+        let results = self.pipeline.results().clone();
         Ok(Box::pin(async move {
             let finished = match pending.finish().await {
                 Ok(finished) => finished,
                 Err(error) => {
+                    let offset = last_commit(&database);
                     return Answer::Result {
                         request_id,
-                        offset: last_commit(&database),
-                        result: Err(error),
-                    }
+                        offset,
+                        result: counted.finish(Err(error)),
+                    };
                 }
             };
             if invocation.kind() == EntryKind::Reducer {
-                return Answer::Reducer(reducer_answer(request_id, invocation.name(), finished));
+                let answer = reducer_answer(request_id, invocation.name(), finished);
+                let _ = counted.finish(match &answer.status {
+                    UpdateStatus::Committed => Ok(()),
+                    UpdateStatus::Failed { message } => {
+                        Err(ApiError::new(ErrorCode::EntryFailed, message.clone()))
+                    }
+                    _ => Err(ApiError::new(ErrorCode::Aborted, "the reducer aborted")),
+                });
+                return Answer::Reducer(answer);
             }
             let offset = finished.offset;
             let result = match finished.durable {
-                Ok(()) => returned::<W>(&results, module, invocation, finished.value).await,
+                Ok(()) => returned::<W>(&results, invocation, finished.value).await,
                 Err(error) => Err(error),
             };
             Answer::Result {
                 request_id,
                 offset,
-                result,
+                result: counted.finish(result),
             }
         }))
     }
@@ -283,17 +239,16 @@ impl<W: Wire> Calls<W> {
 /// its outcome is.
 async fn returned<W: Wire>(
     results: &Results,
-    module: Arc<ModuleDef>,
     invocation: Invocation,
     outcome: Outcome,
 ) -> Result<W::Value, ApiError> {
     match outcome {
         Outcome::Returned { bytes, .. } => {
             let called = invocation.clone();
-            let convert = move |bytes| W::value(&module, &called, bytes);
+            let convert = move |bytes| W::value(&called, bytes);
             results.convert(&invocation, bytes, convert).await
         }
-        failed => Err(entry::failure(failed)),
+        failed => Err(failure(failed)),
     }
 }
 

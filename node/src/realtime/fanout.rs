@@ -833,7 +833,7 @@ impl Evaluator {
             let set = QuerySet {
                 texts,
                 queries,
-                charge,
+                _charge: charge,
             };
             session.insert(query_set_id, set);
         }

@@ -170,6 +170,7 @@ impl Groups {
     }
 
     /// Whether there is no group (no connection is subscribed to anything).
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.groups.is_empty()
     }

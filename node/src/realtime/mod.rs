@@ -65,36 +65,36 @@
 //! WebSocket implementation").
 
 pub mod broadcast;
-pub mod calls;
-pub mod close;
+pub(crate) mod calls;
+pub(crate) mod close;
 pub mod fanout;
 pub mod frame;
-pub mod groups;
+pub(crate) mod groups;
 mod held;
 pub mod limits;
-pub mod open;
+pub(crate) mod open;
 pub mod outbox;
-pub mod outgoing;
-pub mod parsing;
-pub mod queue;
-pub mod rebind;
-pub mod rows;
-pub mod session;
-pub mod snapshot;
-pub mod socket;
+pub(crate) mod outgoing;
+pub(crate) mod parsing;
+pub(crate) mod queue;
+pub(crate) mod rebind;
+#[cfg(test)]
+mod rebuilt_tests;
+pub(crate) mod rows;
+pub(crate) mod session;
+pub(crate) mod snapshot;
+pub(crate) mod socket;
 mod spent;
 pub mod stats;
 mod texts;
 pub mod window;
 pub mod wire;
-pub mod writer;
+pub(crate) mod writer;
 
 use crate::build::{Build, CurrentBuild};
+use crate::call::Pipeline;
 use crate::connections::Connections;
 use crate::memory::ClientMemory;
-use crate::results::Results;
-use crate::runner::Runner;
-use crate::slots::CallSlots;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch, Semaphore};
@@ -108,19 +108,14 @@ pub struct Realtime {
     pub build: CurrentBuild,
     /// The module's database: offsets, durability and the feed of commits.
     pub database: Arc<Database>,
-    /// Where calls run.
-    pub runner: Runner,
+    /// The steps of sockets' calls, the same as every other call's.
+    pub pipeline: Pipeline,
     /// The live connections and their lifecycle reducers.
     pub connections: Connections,
     /// The evaluation task's requests.
     pub fanout: mpsc::Sender<fanout::Request>,
     /// The settings every connection follows.
     pub settings: Settings,
-    /// The bound on values calls return, and the turns of their conversions.
-    pub results: Results,
-    /// Calls in progress per identity, shared with the HTTP API's calls: a socket's calls
-    /// take their identity's slots as HTTP calls do.
-    pub slots: CallSlots,
     /// The turns of one-off queries ([`Settings::one_offs`]).
     pub one_offs: Semaphore,
     /// The parsing of clients' queries, off the runtime's workers.
@@ -220,17 +215,15 @@ pub struct SocketGuard {
 
 impl Realtime {
     /// The real-time side of a server over `database`, served by the build `build` serves
-    /// now, whose calls `runner` runs (each taking one of its identity's `slots`) and whose
+    /// now, whose calls go through `pipeline` (as every other call does) and whose
     /// connections `connections` registers. The evaluation task starts with
     /// [`RealtimeControl::start`].
     pub fn new(
         build: CurrentBuild,
         database: Arc<Database>,
-        runner: Runner,
+        pipeline: Pipeline,
         connections: Connections,
         settings: Settings,
-        results: Results,
-        slots: CallSlots,
     ) -> (Arc<Self>, RealtimeControl) {
         let stats = Arc::new(stats::Stats::default());
         let (requests, evaluator) = fanout::Evaluator::new(
@@ -245,12 +238,10 @@ impl Realtime {
         let realtime = Arc::new(Self {
             build,
             database,
-            runner,
+            pipeline,
             connections,
             fanout: requests,
             settings,
-            results,
-            slots,
             one_offs: Semaphore::new(settings.one_offs),
             parsing: parsing::Parsing::default(),
             stats,

@@ -63,8 +63,9 @@ pub struct QuerySet {
     pub texts: Vec<Arc<str>>,
     /// The queries in the registry, one per text.
     pub queries: Vec<QueryId>,
-    /// What the texts are charged to the connection's holder, given back when the set ends.
-    pub charge: Charge,
+    /// What the texts are charged to the connection's holder: held, never read, and given
+    /// back when the set ends (dropped).
+    pub _charge: Charge,
 }
 
 impl Session {

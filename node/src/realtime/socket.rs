@@ -18,7 +18,7 @@
 //! another interval, not even answering, is closed with [`close::IDLE`]: a peer that vanished
 //! without closing (a laptop closed, a network gone) does not hold its connection forever.
 
-use super::calls::{self, CallKind, Calls, CallsSetup};
+use super::calls::{self, Calls};
 use super::close::{self, Close};
 use super::fanout::{Request, Subscribing};
 use super::frame::Frame;
@@ -30,6 +30,7 @@ use super::stats::Dropped;
 use super::wire::Wire;
 use super::writer::{self, Renderer};
 use super::Realtime;
+use crate::call::Caller;
 use crate::memory::{Charge, Holder};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use std::collections::HashSet;
@@ -39,29 +40,52 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
 use wasmod_abi::{ConnectionId, Identity};
+use wasmod_protocol::call::CallKind;
 use wasmod_protocol::ws::{ClientMessage, Compression};
 use wasmod_subscription::{BoundQuery, Budget, BudgetError, Catalog, Query};
 
-/// Serves the socket of `identity` (whose token is `token`) in the encoding `W`, compressing
-/// its binary frames with `compression`: reads the frames of `stream`, writes frames into
-/// `sink` (the transport's two halves of the socket, [`super::frame`]). `source` is the
-/// address it came from, if the transport knows it: what the client makes the server hold
-/// is counted against it too ([`crate::memory`]).
-pub async fn serve<W, S, R, E>(
-    mut sink: S,
-    mut stream: R,
-    realtime: Arc<Realtime>,
-    identity: Identity,
-    token: String,
-    compression: Compression,
-    source: Option<IpAddr>,
-) where
+/// The encoding of a socket's messages: the WebSocket subprotocol the client chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encoding {
+    /// `v1.bin.wasmod`: binary frames, compressed as the client asked.
+    Binary,
+    /// `v1.json.wasmod`: text frames of JSON, never compressed.
+    Json,
+}
+
+/// Who a socket serves, and how.
+#[derive(Debug)]
+pub struct Socket {
+    /// The encoding of its messages.
+    pub encoding: Encoding,
+    /// The client's identity.
+    pub identity: Identity,
+    /// The identity's token, sent to the client first.
+    pub token: String,
+    /// How its binary frames are compressed.
+    pub compression: Compression,
+    /// The address it came from, if the transport knows it: what the client makes the node
+    /// hold is counted against it too ([`crate::memory`]).
+    pub source: Option<IpAddr>,
+}
+
+/// Serves `socket` in the encoding `W`: reads the frames of `stream`, writes frames into
+/// `sink` (the transport's two halves of the socket, [`super::frame`]).
+pub async fn serve<W, S, R, E>(mut sink: S, mut stream: R, realtime: Arc<Realtime>, socket: Socket)
+where
     W: Wire,
     S: Sink<Frame> + Unpin + Send + 'static,
     S::Error: Send,
     R: Stream<Item = Result<Frame, E>> + Unpin,
     E: Display,
 {
+    let Socket {
+        encoding: _,
+        identity,
+        token,
+        compression,
+        source,
+    } = socket;
     let _counted = realtime.socket_guard();
     let connection = match realtime.connections.connect(identity).await {
         Ok(connection) => connection,
@@ -96,16 +120,17 @@ pub async fn serve<W, S, R, E>(
         ));
     }
     let (answers, answered) = calls::answers();
-    let setup = CallsSetup {
-        build: realtime.build.clone(),
-        database: realtime.database.clone(),
-        runner: realtime.runner.clone(),
-        identity,
+    let caller = Caller {
+        identity: Some(identity),
         connection: connection_id,
-        results: realtime.results.clone(),
-        slots: realtime.slots.clone(),
+        source,
     };
-    let (calls, answering) = Calls::<W>::new(setup, answers);
+    let (calls, answering) = Calls::<W>::new(
+        realtime.pipeline.clone(),
+        realtime.database.clone(),
+        caller,
+        answers,
+    );
     let answering = tokio::spawn(answering);
     let renderer = Renderer::<W>::new(
         identity,

@@ -10,13 +10,13 @@ use super::close::{self, Close};
 use super::frame::Frame;
 use super::limits::COMPRESSION_THRESHOLD;
 use super::rows::{QueryRows, SharedJson};
-use crate::entry::{Entry, Invocation};
+use crate::call::{Args, Invocation};
 use serde_json::value::RawValue;
 use wasmod_abi::ModuleDef;
 use wasmod_protocol::errors::ApiError;
 use wasmod_protocol::ws::{
     BinaryClientMessage, BinaryServerMessage, ClientMessage, Compression, JsonClientMessage,
-    RowList, ServerMessage, BIN_PROTOCOL, JSON_PROTOCOL,
+    RowList, ServerMessage,
 };
 
 /// One encoding of the protocol.
@@ -28,22 +28,15 @@ pub trait Wire: Send + Sync + 'static {
     /// How a returned value travels.
     type Value: Send + 'static;
 
-    /// The WebSocket subprotocol that selects the encoding.
-    const PROTOCOL: &'static str;
-
     /// The client message in a data frame; a close (unsupported data, invalid message) for a
     /// frame that is not one.
     fn decode(frame: Frame) -> Result<ClientMessage<Self::Args>, Close>;
 
-    /// The arguments of a call to `entry`, encoded as the module takes them.
-    fn args(entry: &Entry<'_>, args: Self::Args) -> Result<Vec<u8>, ApiError>;
+    /// A call's arguments, for the call pipeline to encode.
+    fn args(args: Self::Args) -> Args;
 
     /// The value `bytes` that the call `invocation` returned.
-    fn value(
-        module: &ModuleDef,
-        invocation: &Invocation,
-        bytes: Vec<u8>,
-    ) -> Result<Self::Value, ApiError>;
+    fn value(invocation: &Invocation, bytes: Vec<u8>) -> Result<Self::Value, ApiError>;
 
     /// A query's rows: what entered its result, and what left it.
     fn rows(module: &ModuleDef, rows: &QueryRows) -> Result<(Self::Rows, Self::Rows), String>;
@@ -103,8 +96,6 @@ impl Wire for Binary {
     type Rows = RowList;
     type Value = Vec<u8>;
 
-    const PROTOCOL: &'static str = BIN_PROTOCOL;
-
     fn decode(frame: Frame) -> Result<ClientMessage<Vec<u8>>, Close> {
         match frame {
             Frame::Binary(bytes) => BinaryClientMessage::from_bytes(&bytes)
@@ -116,11 +107,11 @@ impl Wire for Binary {
         }
     }
 
-    fn args(_: &Entry<'_>, args: Vec<u8>) -> Result<Vec<u8>, ApiError> {
-        Ok(args)
+    fn args(args: Vec<u8>) -> Args {
+        Args::Encoded(args)
     }
 
-    fn value(_: &ModuleDef, _: &Invocation, bytes: Vec<u8>) -> Result<Vec<u8>, ApiError> {
+    fn value(_: &Invocation, bytes: Vec<u8>) -> Result<Vec<u8>, ApiError> {
         Ok(bytes)
     }
 
@@ -147,8 +138,6 @@ impl Wire for Json {
     type Rows = SharedJson;
     type Value = Box<RawValue>;
 
-    const PROTOCOL: &'static str = JSON_PROTOCOL;
-
     fn decode(frame: Frame) -> Result<ClientMessage<serde_json::Value>, Close> {
         match frame {
             Frame::Text(text) => std::str::from_utf8(&text)
@@ -164,16 +153,12 @@ impl Wire for Json {
         }
     }
 
-    fn args(entry: &Entry<'_>, args: serde_json::Value) -> Result<Vec<u8>, ApiError> {
-        entry.encode_args(&args)
+    fn args(args: serde_json::Value) -> Args {
+        Args::Json(args)
     }
 
-    fn value(
-        module: &ModuleDef,
-        invocation: &Invocation,
-        bytes: Vec<u8>,
-    ) -> Result<Box<RawValue>, ApiError> {
-        crate::entry::value(module, invocation, &bytes)
+    fn value(invocation: &Invocation, bytes: Vec<u8>) -> Result<Box<RawValue>, ApiError> {
+        invocation.value(&bytes)
     }
 
     fn rows(module: &ModuleDef, rows: &QueryRows) -> Result<(SharedJson, SharedJson), String> {

@@ -64,6 +64,7 @@ impl Backlog {
     }
 
     /// Whether no commit is held.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.commits.is_empty()
     }

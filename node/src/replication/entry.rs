@@ -37,7 +37,7 @@ use wasmod_host::datastore::{Commit, CommitMeta, EntryPoint};
 
 /// An entry of the stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Entry {
+pub enum StreamEntry {
     /// A durable commit of the primary.
     Commit(Arc<Commit>),
     /// The commits before `offset` are not in the stream: readers bootstrap again.
@@ -52,7 +52,7 @@ const COMMIT_SEQ: u64 = 1;
 /// The sequence part of a marker's id.
 const RESYNC_SEQ: u64 = 0;
 
-impl Entry {
+impl StreamEntry {
     /// The entry's stream id (see the module docs).
     pub fn id(&self) -> String {
         match self {
@@ -143,7 +143,7 @@ impl Entry {
     }
 }
 
-impl Entry {
+impl StreamEntry {
     /// The entry as Redis returned it (`XRANGE`, `XREAD`).
     pub fn from_stream(entry: &StreamId) -> Result<Self, String> {
         let fields = entry
@@ -206,7 +206,7 @@ mod tests {
     use super::*;
     use wasmod_host::datastore::{TableChanges, TxData};
 
-    fn map(entry: &Entry) -> HashMap<String, Vec<u8>> {
+    fn map(entry: &StreamEntry) -> HashMap<String, Vec<u8>> {
         entry
             .fields()
             .into_iter()
@@ -214,8 +214,8 @@ mod tests {
             .collect()
     }
 
-    fn commit(offset: u64, entry: Option<EntryPoint>) -> Entry {
-        Entry::Commit(Arc::new(Commit {
+    fn commit(offset: u64, entry: Option<EntryPoint>) -> StreamEntry {
+        StreamEntry::Commit(Arc::new(Commit {
             offset,
             meta: CommitMeta {
                 timestamp: Timestamp::from_micros_since_unix_epoch(1_700_000_000_123_456),
@@ -238,13 +238,16 @@ mod tests {
         for entry in [
             commit(41, Some(EntryPoint::new(EntryKind::Reducer, "send"))),
             commit(0, None),
-            Entry::Resync { offset: 7 },
+            StreamEntry::Resync { offset: 7 },
         ] {
-            assert_eq!(Entry::decode(&entry.id(), &map(&entry)), Ok(entry.clone()));
+            assert_eq!(
+                StreamEntry::decode(&entry.id(), &map(&entry)),
+                Ok(entry.clone())
+            );
             assert_eq!(next_offset_after(&entry.id()), Ok(entry.next_offset()));
         }
         assert_eq!(commit(41, None).id(), "41-1");
-        assert_eq!(Entry::Resync { offset: 42 }.id(), "42-0");
+        assert_eq!(StreamEntry::Resync { offset: 42 }.id(), "42-0");
     }
 
     #[test]
@@ -252,15 +255,15 @@ mod tests {
         let good = commit(5, None);
         // Another offset's id, a marker's id, a foreign id.
         for id in ["6-1", "5-0", "5-2", "1700000000000-0x", "5"] {
-            assert!(Entry::decode(id, &map(&good)).is_err(), "{id}");
+            assert!(StreamEntry::decode(id, &map(&good)).is_err(), "{id}");
         }
         for missing in ["kind", "changes", "caller", "connection", "timestamp"] {
             let mut fields = map(&good);
             fields.remove(missing);
-            assert!(Entry::decode("5-1", &fields).is_err(), "{missing}");
+            assert!(StreamEntry::decode("5-1", &fields).is_err(), "{missing}");
         }
         let mut short = map(&good);
         short.insert("caller".into(), vec![1; 31]);
-        assert!(Entry::decode("5-1", &short).is_err());
+        assert!(StreamEntry::decode("5-1", &short).is_err());
     }
 }

@@ -16,7 +16,7 @@
 
 use super::address::StreamAddress;
 use super::entry::next_offset_after;
-use super::entry::Entry;
+use super::entry::StreamEntry;
 use super::link::{last_id, Link};
 use redis::streams::StreamReadReply;
 use redis::RedisError;
@@ -157,21 +157,21 @@ impl Follower {
             .flat_map(|reply| &reply.keys)
             .flat_map(|key| &key.ids)
         {
-            let entry = Entry::from_stream(entry).map_err(|reason| {
+            let entry = StreamEntry::from_stream(entry).map_err(|reason| {
                 RedisError::from((redis::ErrorKind::Parse, "not a replication entry", reason))
             })?;
             let gap = match entry {
-                Entry::Commit(commit) if commit.offset == self.next => {
+                StreamEntry::Commit(commit) if commit.offset == self.next => {
                     self.next += 1;
                     commits.push(commit);
                     continue;
                 }
-                Entry::Resync { offset } if offset <= self.next => continue,
-                Entry::Commit(commit) => Gap::Missing {
+                StreamEntry::Resync { offset } if offset <= self.next => continue,
+                StreamEntry::Commit(commit) => Gap::Missing {
                     expected: self.next,
                     found: commit.offset,
                 },
-                Entry::Resync { offset } => Gap::Resync {
+                StreamEntry::Resync { offset } => Gap::Resync {
                     expected: self.next,
                     offset,
                 },

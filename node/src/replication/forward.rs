@@ -10,10 +10,10 @@
 //! (see [`crate::runner`]), so a client reads its own writes.
 //!
 //! The body is JSON; bytes (encoded arguments, results, the commit's stream fields) are in
-//! hexadecimal. A commit travels in the fields of its stream entry ([`Entry::fields`]), so that
+//! hexadecimal. A commit travels in the fields of its stream entry ([`StreamEntry::fields`]), so that
 //! one encoding serves both ways a commit reaches an edge.
 
-use super::entry::Entry;
+use super::entry::StreamEntry;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,6 +23,7 @@ use wasmod_abi::http::Request;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_host::datastore::Commit;
 use wasmod_host::{Outcome, WasmModule};
+use wasmod_protocol::call::CallKind;
 
 /// The primary's endpoint for the calls its edges forward.
 pub const CALLS_PATH: &str = "/v1/replication/calls";
@@ -88,6 +89,16 @@ impl ForwardedCall {
             caller: caller.to_bytes(),
             connection: connection.to_bytes(),
             call,
+        }
+    }
+
+    /// The kind and name of the entry point a call by name reaches (`None` for the lifecycle
+    /// reducers and HTTP requests, which are not called by name).
+    pub fn by_name(&self) -> Option<(CallKind, &str)> {
+        match &self.call {
+            Forwarded::Reducer { name, .. } => Some((CallKind::Reducer, name)),
+            Forwarded::Procedure { name, .. } => Some((CallKind::Procedure, name)),
+            Forwarded::Connect | Forwarded::Disconnect | Forwarded::Http { .. } => None,
         }
     }
 
@@ -164,7 +175,7 @@ impl From<&Outcome> for ForwardedOutcome {
         match outcome {
             Outcome::Committed { commit, duration } => Self::Committed {
                 commit: commit.as_ref().map(|commit| {
-                    let entry = Entry::Commit(commit.clone());
+                    let entry = StreamEntry::Commit(commit.clone());
                     CommitFields {
                         id: entry.id(),
                         fields: entry
@@ -224,9 +235,11 @@ impl CommitFields {
                     .map_err(|error| format!("the commit's field `{name}` is not hex: {error}"))
             })
             .collect::<Result<HashMap<_, _>, _>>()?;
-        match Entry::decode(&self.id, &fields)? {
-            Entry::Commit(commit) => Ok(commit),
-            Entry::Resync { .. } => Err(format!("entry {} is a marker, not a commit", self.id)),
+        match StreamEntry::decode(&self.id, &fields)? {
+            StreamEntry::Commit(commit) => Ok(commit),
+            StreamEntry::Resync { .. } => {
+                Err(format!("entry {} is a marker, not a commit", self.id))
+            }
         }
     }
 }

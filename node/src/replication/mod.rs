@@ -23,16 +23,17 @@
 //!   and [`edge`], the task that keeps its copy up to date from the stream and bootstraps it
 //!   again on a gap.
 
-pub mod address;
-pub mod backlog;
-pub mod edge;
-pub mod entry;
-pub mod follower;
-pub mod forward;
+pub(crate) mod address;
+pub(crate) mod backlog;
+pub(crate) mod edge;
+pub(crate) mod entry;
+pub(crate) mod follower;
+pub(crate) mod forward;
 mod link;
-pub mod primary;
-pub mod publisher;
-pub mod stats;
+pub(crate) mod primary;
+pub(crate) mod publisher;
+pub(crate) mod snapshot;
+pub(crate) mod stats;
 
 /// The primary's snapshot endpoint, for edges: `GET` with the edge token.
 pub const SNAPSHOT_PATH: &str = "/v1/replication/snapshot";
@@ -44,9 +45,13 @@ pub const SNAPSHOT_TYPE: &str = "application/vnd.wasmod.snapshot";
 pub use wasmod_protocol::http::OFFSET_HEADER;
 
 pub use address::StreamAddress;
-pub use edge::{EdgeSettings, Follow};
-pub use entry::Entry;
+pub use edge::EdgeSettings;
+pub use entry::StreamEntry;
 pub use follower::{FollowSettings, Followed, Follower, Gap};
-pub use primary::Primary;
-pub use publisher::{PublishSettings, Publisher};
-pub use stats::{EdgeReading, EdgeStats, PublishReading, PublishStats};
+pub use forward::{ForwardedCall, ForwardedOutcome, CALLS_PATH};
+pub use primary::{Primary, PrimaryError, Snapshot};
+pub use publisher::{PublishSettings, Publisher, DEFAULT_BACKLOG, DEFAULT_MAX_LEN};
+pub use stats::PublishReading;
+
+pub(crate) use edge::Follow;
+pub(crate) use stats::{EdgeStats, PublishStats};

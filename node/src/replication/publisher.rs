@@ -20,7 +20,7 @@
 
 use super::address::StreamAddress;
 use super::backlog::Backlog;
-use super::entry::{next_offset_after, Entry};
+use super::entry::{next_offset_after, StreamEntry};
 use super::link::{last_id, Link};
 use super::stats::PublishStats;
 use redis::aio::MultiplexedConnection;
@@ -266,7 +266,7 @@ impl Publisher {
         let (mut commits, mut resyncs) = (0, 0);
         for entry in &entries {
             match entry {
-                Entry::Commit(commit) => {
+                StreamEntry::Commit(commit) => {
                     commits += 1;
                     if commit.meta.timestamp != Timestamp::UNIX_EPOCH {
                         let age = Timestamp::now().to_micros_since_unix_epoch()
@@ -276,7 +276,7 @@ impl Publisher {
                             .store(age.max(0) as u64, Ordering::Relaxed);
                     }
                 }
-                Entry::Resync { .. } => resyncs += 1,
+                StreamEntry::Resync { .. } => resyncs += 1,
             }
         }
         self.stats.written.fetch_add(commits, Ordering::Relaxed);
@@ -313,7 +313,7 @@ impl Publisher {
     /// The entries that follow offset `next`, up to [`BATCH`] of the durable ones: commits
     /// from memory, or from the log, or a marker where neither has them. Empty if the log has
     /// not written them yet.
-    fn entries(&mut self, next: u64) -> Vec<Entry> {
+    fn entries(&mut self, next: u64) -> Vec<StreamEntry> {
         self.backlog.release(next);
         let until = self.durable.min(next + BATCH);
         let first = self.backlog.first();
@@ -322,7 +322,7 @@ impl Publisher {
                 .backlog
                 .range(next, until)
                 .into_iter()
-                .map(Entry::Commit)
+                .map(StreamEntry::Commit)
                 .collect();
         }
         let refill_until = first.map_or(until, |first| first.min(until));
@@ -330,7 +330,7 @@ impl Publisher {
             Some(log) => log.read(next, refill_until),
             None => Ok(None),
         };
-        let resync = Entry::Resync {
+        let resync = StreamEntry::Resync {
             offset: first.unwrap_or(self.durable),
         };
         match from_log {
@@ -340,7 +340,7 @@ impl Publisher {
                     .fetch_add(run.len() as u64, Ordering::Relaxed);
                 run.into_iter()
                     .map(|(offset, changes)| {
-                        Entry::Commit(Arc::new(Commit {
+                        StreamEntry::Commit(Arc::new(Commit {
                             offset,
                             meta: CommitMeta::recovered(),
                             changes,

@@ -23,14 +23,14 @@
 //! its first call is one period after the start. An edge node (a replica) schedules nothing:
 //! its primary does.
 
-pub mod clock;
-pub mod timers;
+pub(crate) mod clock;
+pub(crate) mod timers;
 
-use crate::entry::failure;
+use crate::call::failure;
 use crate::health::LogHealth;
 use crate::metrics::Metrics;
 use crate::worker::Worker;
-use clock::{ScheduleClock, Wait};
+use clock::Wait;
 use std::future::Future;
 use std::sync::Arc;
 use timers::{Due, Timers};
@@ -41,7 +41,7 @@ use wasmod_host::schedule::Schedules;
 use wasmod_host::{Outcome, WasmModule};
 use wasmod_protocol::errors::ApiError;
 
-pub use clock::{ManualClock, SystemClock};
+pub use clock::{ManualClock, ScheduleClock, SystemClock};
 
 /// The metrics' `kind` of scheduled calls.
 pub const METRIC: &str = "scheduled";

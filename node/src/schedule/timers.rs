@@ -52,6 +52,7 @@ impl Timers {
     }
 
     /// Whether no row has a timer.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }

@@ -10,29 +10,8 @@
 //! it is made and number it where it is sent.
 
 use super::BinaryClientMessage;
+use crate::call::CallKind;
 use wasmod_abi::Encode;
-
-/// The kinds of entry point a client calls over the socket: which message a call is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CallKind {
-    /// [`ClientMessage::CallReducer`](super::ClientMessage::CallReducer).
-    Reducer,
-    /// [`ClientMessage::CallProcedure`](super::ClientMessage::CallProcedure).
-    Procedure,
-    /// [`ClientMessage::CallView`](super::ClientMessage::CallView).
-    View,
-}
-
-impl CallKind {
-    /// The message's tag: its variant's position in [`ClientMessage`](super::ClientMessage).
-    const fn tag(self) -> u8 {
-        match self {
-            Self::Reducer => 0,
-            Self::Procedure => 1,
-            Self::View => 2,
-        }
-    }
-}
 
 /// Where a call's request id is in its frame: after the message's tag.
 const REQUEST_ID: std::ops::Range<usize> = 1..5;
@@ -74,7 +53,7 @@ impl BinaryClientMessage {
         write_args: impl FnOnce(&mut Vec<u8>),
     ) -> Vec<u8> {
         let mut frame = Vec::with_capacity(REQUEST_ID.end + name.encoded_len() + 4 + args_len);
-        frame.push(kind.tag());
+        frame.push(kind.message_tag());
         request_id.encode(&mut frame);
         name.encode(&mut frame);
         let length_at = frame.len();

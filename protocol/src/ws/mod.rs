@@ -44,7 +44,7 @@ mod fields;
 mod rows;
 mod server;
 
-pub use call_frame::CallKind;
+pub use crate::call::CallKind;
 pub use client::ClientMessage;
 pub use compression::Compression;
 pub use rows::{RowList, RowTypes};

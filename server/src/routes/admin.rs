@@ -22,7 +22,7 @@
 //! reloads; `DELETE /v1/admin/session` (the console's sign-out) makes the browser forget it.
 
 use super::extract::{payload_too_large, Body, Source};
-use super::tables::{page, Visibility};
+use super::tables::page;
 use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
 use crate::error::{ApiError, ErrorCode, HttpError};
@@ -41,9 +41,7 @@ use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmod_node::memory::Holder;
-use wasmod_node::realtime::stats::Dropped;
-use wasmod_node::swap::Published;
+use wasmod_node::{Holder, Published, Reader, Status};
 use wasmod_protocol::description::{describe, Tables};
 
 /// The console: plain HTML and script, no framework.
@@ -215,14 +213,11 @@ fn with_cookie(token: Option<&OperatorToken>, headers: &HeaderMap) -> Response {
 
 /// `GET /v1/admin/module`: the description, private tables included.
 pub(crate) async fn module(State(state): Shared, _: Operator) -> Json<Value> {
-    Json(json!(describe(
-        &state.node.build().get().module,
-        Tables::All
-    )))
+    Json(json!(describe(&state.node.describe(), Tables::All)))
 }
 
 /// `POST /v1/admin/module`: makes the body, a compiled module, the build that serves from the
-/// next call on ([`wasmod_node::swap`]); answers what changed.
+/// next call on ([`wasmod_node::NodeHandle::publish`]); answers what changed.
 pub(crate) async fn publish(
     State(state): Shared,
     _: Operator,
@@ -243,7 +238,7 @@ pub(crate) async fn publish(
         }
         None => None,
     };
-    let published = state.node.swap().publish(wasm.to_vec()).await?;
+    let published = state.node.publish(wasm.to_vec()).await?;
     // The report of the build serving now, or none.
     *admin.dispatch.write() = report.and_then(|report| report.answer().ok());
     Ok(Json(published))
@@ -251,18 +246,8 @@ pub(crate) async fn publish(
 
 /// `GET /v1/admin/tables`: every table, with its row count.
 pub(crate) async fn tables(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
-    let build = state.node.build().get();
-    let reader = build.clone();
-    let counts = tokio::task::spawn_blocking(move || {
-        let read = reader.datastore.begin_read();
-        (0..reader.module.tables.len() as u32)
-            .map(|id| read.row_count(id).unwrap_or_default())
-            .collect::<Vec<u64>>()
-    })
-    .await
-    .map_err(|error| ApiError::new(ErrorCode::Internal, format!("counting rows: {error}")))?;
-    let tables: Vec<Value> = build
-        .module
+    let (module, counts) = state.node.row_counts().await?;
+    let tables: Vec<Value> = module
         .tables
         .iter()
         .zip(counts)
@@ -283,24 +268,28 @@ pub(crate) async fn table(
     Source(source): Source,
 ) -> Result<Response, HttpError> {
     let holder = Holder::new(None, source);
-    Ok(page(&state, path, query, Visibility::All, holder).await?)
+    Ok(page(&state, path, query, Reader::Operator, holder).await?)
 }
 
 /// `GET /v1/admin/stats`: how the server is doing now.
 pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
     let admin = admin(&state)?;
-    let commits = state.node.realtime().database.next_offset();
-    let stats = &state.node.realtime().stats;
+    let Status {
+        commits,
+        sockets,
+        dropped,
+        queue_free,
+    } = state.node.status();
     Ok(Json(json!({
         "commits": commits,
         "commits_per_second": admin.commit_rate.observe(commits),
-        "connections": state.node.realtime().open.list(),
+        "connections": sockets,
         "clients_dropped": {
-            "slow": stats.dropped_so_far(Dropped::Slow),
-            "idle": stats.dropped_so_far(Dropped::Idle),
-            "lagged": stats.dropped_so_far(Dropped::Lagged),
+            "slow": dropped.slow,
+            "idle": dropped.idle,
+            "lagged": dropped.lagged,
         },
-        "queue_free": state.node.worker().capacity(),
+        "queue_free": queue_free,
         "logs": {
             "kept": admin.logs.capacity(),
             "readers": admin.logs.readers(),

@@ -22,17 +22,13 @@ use crate::error::HttpError;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, Path, Request, State};
 use axum::Json;
-use wasmod_abi::{ConnectionId, EntryKind, Identity};
-use wasmod_node::entry;
-use wasmod_node::slots::Requester;
+use wasmod_node::CallKind;
 use wasmod_protocol::http::CallResponse;
 
-/// The entry points one route calls.
+/// The calls one route makes.
 pub(crate) trait Family {
-    /// The kinds of entry point the route finds names among.
-    const KINDS: &'static [EntryKind];
-    /// The `kind` label of the route's metrics.
-    const METRIC: &'static str;
+    /// Their kind.
+    const KIND: CallKind;
 }
 
 /// `POST /v1/reducers/{name}`.
@@ -45,22 +41,20 @@ pub(crate) enum Procedures {}
 pub(crate) enum Views {}
 
 impl Family for Reducers {
-    const KINDS: &'static [EntryKind] = &[EntryKind::Reducer];
-    const METRIC: &'static str = EntryKind::Reducer.as_str();
+    const KIND: CallKind = CallKind::Reducer;
 }
 
 impl Family for Procedures {
-    const KINDS: &'static [EntryKind] = &[EntryKind::Procedure];
-    const METRIC: &'static str = EntryKind::Procedure.as_str();
+    const KIND: CallKind = CallKind::Procedure;
 }
 
 impl Family for Views {
-    const KINDS: &'static [EntryKind] = &[EntryKind::View, EntryKind::AnonymousView];
-    const METRIC: &'static str = EntryKind::View.as_str();
+    const KIND: CallKind = CallKind::View;
 }
 
-/// Calls the entry point `{name}` of family `F` with the body's JSON arguments; the body is
-/// read once the request is known to be good.
+/// Calls the entry point `{name}` of family `F` with the body's JSON arguments, through the
+/// node's call pipeline ([`wasmod_node::NodeHandle::call`]); the body is read once the call
+/// is known to be good.
 pub(crate) async fn call<F: Family>(
     State(state): Shared,
     path: Result<Path<String>, PathRejection>,
@@ -71,34 +65,18 @@ pub(crate) async fn call<F: Family>(
     if let Ok(Caller(None)) = caller {
         state.anonymous_calls.check(source)?;
     }
-    let work = async {
-        let name = name(path)?;
-        let caller = caller?;
-        let build = state.node.build().get();
-        let entry = entry::find(&build.module, &name, F::KINDS)?;
-        let identity = if entry.point.kind.takes_caller() {
-            Some(caller.required(&format!("{} `{name}`", entry.point.kind.as_str()))?)
-        } else {
-            caller.0
-        };
-        let JsonBody(args) = JsonBody::from_request(body, &()).await?;
-        let args = entry.encode_args(&args)?;
-        let slot = state
-            .node
-            .slots()
-            .acquire(Requester::of(identity, source))?;
-        let invocation = entry.invocation();
-        let sender = identity.unwrap_or(Identity::ZERO);
-        let done = state
-            .node
-            .runner()
-            .run(invocation.clone(), sender, ConnectionId::ZERO, args, slot)
-            .await?;
-        let answer = state
-            .node
-            .results()
-            .answer(&build.module, &invocation, done);
-        answer.await.map(Json)
+    let (name, identity) = match (name(path), caller) {
+        (Ok(name), Ok(Caller(identity))) => (name, identity),
+        (Err(error), _) => return Err(state.node.refused(F::KIND.as_str(), error).into()),
+        (_, Err(error)) => {
+            return Err(state.node.refused(F::KIND.as_str(), error.into()).into());
+        }
     };
-    Ok(state.node.metrics().measure(F::METRIC, work).await?)
+    let args = async {
+        let JsonBody(args) = JsonBody::from_request(body, &()).await?;
+        Ok(args)
+    };
+    let caller = wasmod_node::Caller::new(identity, source);
+    let answer = state.node.call(Some(F::KIND), &name, caller, args).await?;
+    Ok(Json(answer))
 }

@@ -77,21 +77,6 @@ impl AppState {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Caller(pub Option<Identity>);
 
-impl Caller {
-    /// The identity, or `unauthenticated` for `what`.
-    pub fn required(self, what: &str) -> Result<Identity, ApiError> {
-        self.0.ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::Unauthenticated,
-                format!(
-                    "{what} runs as an identity: send `Authorization: Bearer <token>` \
-                     (POST /v1/identity gives one)"
-                ),
-            )
-        })
-    }
-}
-
 impl FromRequestParts<Arc<AppState>> for Caller {
     type Rejection = HttpError;
 

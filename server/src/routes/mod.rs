@@ -43,7 +43,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use tower_http::trace::{DefaultOnResponse, MakeSpan, TraceLayer};
 use tracing::Level;
-use wasmod_node::slots::Counts;
+use wasmod_node::Counts;
 use wasmod_node::NodeHandle;
 
 /// What every handler shares: the node, and what the HTTP API keeps of its own.
@@ -88,7 +88,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
             get(replication::snapshot),
         )
         .route(
-            wasmod_node::replication::forward::CALLS_PATH,
+            wasmod_node::replication::CALLS_PATH,
             post(replication::calls),
         )
         .route("/v1/identity", post(identity::issue))
@@ -126,7 +126,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .layer(middleware::from_fn(unread::drain_unread))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
         .layer(middleware::from_fn_with_state(
-            state.node.log_health().clone(),
+            state.node.clone(),
             crate::degraded::mark,
         ))
         .layer(trace)

@@ -32,13 +32,8 @@ use axum::extract::{FromRequest, Request as HttpRequest, State};
 use axum::http::header::{ALLOW, AUTHORIZATION, COOKIE};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method as HttpMethod, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use wasmod_abi::encoding::from_slice;
-use wasmod_abi::http::{unrouted, Method, Request, Response as ModuleResponse};
-use wasmod_abi::route::Routed;
-use wasmod_host::Outcome;
-use wasmod_node::entry::failure;
-use wasmod_node::runner::RoutedRequest;
-use wasmod_node::slots::Requester;
+use wasmod_abi::http::{Method, Request, Response as ModuleResponse};
+use wasmod_node::{HttpAnswer, HttpRefusal};
 use wasmod_protocol::http::OFFSET_HEADER;
 
 /// The prefix of the module's routes.
@@ -56,7 +51,9 @@ const FRAMING_HEADERS: [&str; 8] = [
     "upgrade",
 ];
 
-/// Any method on `/v1/http/{*path}`.
+/// Any method on `/v1/http/{*path}`: the request, without the operator's credentials, to
+/// the module's handler its route finds ([`wasmod_node::NodeHandle::call_http`]); the body is
+/// read once a handler is found.
 pub(crate) async fn forward(
     State(state): Shared,
     method: HttpMethod,
@@ -69,51 +66,38 @@ pub(crate) async fn forward(
     if let Ok(Caller(None)) = caller {
         state.anonymous_calls.check(source)?;
     }
-    let mut allow = None;
-    let work = async {
-        let Caller(identity) = caller?;
-        let operator = state.admin.as_ref().map(|admin| &admin.token);
-        let mut request = request(&method, &uri, &headers, operator)?;
-        let build = state.node.build().get();
-        let handler = match build.http_routes.route(request.method, &request.uri) {
-            Routed::Handler(handler) => handler,
-            Routed::WrongMethod(methods) => {
-                let message = unrouted(request.method, &request.uri, &methods);
-                allow = Some(Method::list(&methods));
-                return Err(ApiError::new(ErrorCode::MethodNotAllowed, message));
-            }
-            Routed::NotFound => {
-                let message = unrouted(request.method, &request.uri, &[]);
-                return Err(ApiError::new(ErrorCode::NoSuchRoute, message));
-            }
-        };
-        let Body(body) = Body::from_request(body, &()).await?;
-        request.body = body.to_vec();
-        let slot = state
-            .node
-            .slots()
-            .acquire(Requester::of(identity, source))?;
-        let routed = RoutedRequest {
-            build: build.number,
-            handler,
-            request,
-        };
-        drop(build);
-        let done = state.node.runner().http(routed, slot).await?;
-        let mut response = response(done.value)?;
-        response
-            .headers_mut()
-            .insert(HeaderName::from_static(OFFSET_HEADER), done.offset.into());
-        Ok(response)
+    let operator = state.admin.as_ref().map(|admin| &admin.token);
+    let request = caller.map_err(ApiError::from).and_then(|Caller(identity)| {
+        let request = request(&method, &uri, &headers, operator)?;
+        Ok((request, identity))
+    });
+    let (request, identity) = match request {
+        Ok(request) => request,
+        Err(error) => return Ok(HttpError::from(state.node.refused("http", error)).into_response()),
     };
-    let answer = state.node.metrics().measure("http", work).await;
-    answer.or_else(|error| {
-        let mut refusal = HttpError::from(error).into_response();
-        if let Some(value) = allow.and_then(|methods| HeaderValue::from_str(&methods).ok()) {
-            refusal.headers_mut().insert(ALLOW, value);
+    let body = async {
+        let Body(body) = Body::from_request(body, &()).await?;
+        Ok(body.to_vec())
+    };
+    let caller = wasmod_node::Caller::new(identity, source);
+    match state.node.call_http(request, body, caller).await {
+        Ok(HttpAnswer { response, offset }) => {
+            let mut response = self::response(response)?;
+            response
+                .headers_mut()
+                .insert(HeaderName::from_static(OFFSET_HEADER), offset.into());
+            Ok(response)
         }
-        Ok(refusal)
-    })
+        Err(HttpRefusal { error, allow }) => {
+            let mut refusal = HttpError::from(error).into_response();
+            if !allow.is_empty() {
+                if let Ok(value) = HeaderValue::from_str(&Method::list(&allow)) {
+                    refusal.headers_mut().insert(ALLOW, value);
+                }
+            }
+            Ok(refusal)
+        }
+    }
 }
 
 /// The request as the module receives it, without its body (read once the route is found)
@@ -169,17 +153,7 @@ fn module_header(
 }
 
 /// The module's answer as an HTTP response.
-fn response(outcome: Outcome) -> Result<Response, ApiError> {
-    let bytes = match outcome {
-        Outcome::Returned { bytes, .. } => bytes,
-        other => return Err(failure(other)),
-    };
-    let module: ModuleResponse = from_slice(&bytes).map_err(|error| {
-        ApiError::new(
-            ErrorCode::ModuleError,
-            format!("the module's response does not decode: {error}"),
-        )
-    })?;
+fn response(module: ModuleResponse) -> Result<Response, ApiError> {
     let status = StatusCode::from_u16(module.status).map_err(|_| {
         ApiError::new(
             ErrorCode::ModuleError,
@@ -207,7 +181,6 @@ fn response(outcome: Outcome) -> Result<Response, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmod_abi::Errno;
 
     #[test]
     fn requests_keep_method_path_query_and_headers() {
@@ -279,12 +252,7 @@ mod tests {
             .with_header("x-a", "1")
             .with_header("x-a", "2")
             .with_body("{}");
-        let bytes = wasmod_abi::encoding::to_vec(&module);
-        let response = response(Outcome::Returned {
-            bytes,
-            duration: Default::default(),
-        })
-        .expect("passed through");
+        let response = response(module).expect("passed through");
         assert_eq!(response.status(), StatusCode::CREATED);
         let headers = response.headers();
         assert_eq!(headers["content-type"], "application/json");
@@ -296,23 +264,11 @@ mod tests {
 
     #[test]
     fn invalid_module_responses_are_the_modules_errors() {
-        let encoded = |response: &ModuleResponse| Outcome::Returned {
-            bytes: wasmod_abi::encoding::to_vec(response),
-            duration: Default::default(),
-        };
-        let code = |outcome| response(outcome).map(|_| ()).map_err(|error| error.code);
-        assert_eq!(
-            code(encoded(&ModuleResponse::new(42))),
-            Err(ErrorCode::ModuleError)
-        );
+        let code = |module| response(module).map(|_| ()).map_err(|error| error.code);
+        assert_eq!(code(ModuleResponse::new(42)), Err(ErrorCode::ModuleError));
         let bad_header = ModuleResponse::new(200).with_header("bad name", "x");
-        assert_eq!(code(encoded(&bad_header)), Err(ErrorCode::ModuleError));
+        assert_eq!(code(bad_header), Err(ErrorCode::ModuleError));
         let bad_value = ModuleResponse::new(200).with_header("x", "a\nb");
-        assert_eq!(code(encoded(&bad_value)), Err(ErrorCode::ModuleError));
-        let failed = Outcome::Failed {
-            code: Errno::ENTRY_FAILED.code() as i16,
-            message: "the body is not UTF-8".into(),
-        };
-        assert_eq!(code(failed), Err(ErrorCode::EntryFailed));
+        assert_eq!(code(bad_value), Err(ErrorCode::ModuleError));
     }
 }

@@ -3,8 +3,9 @@
 //! - `GET /v1/replication/snapshot`: every table's rows at one offset, for an edge node that
 //!   bootstraps its copy before tailing the replication stream from that offset;
 //! - `POST /v1/replication/calls`: a call an edge forwards for one of its clients
-//!   ([`forward`](wasmod_node::replication::forward)), run on the module's thread like the server's
-//!   own clients' calls, and answered with its outcome once its commit is durable.
+//!   ([`ForwardedCall`]), run on the module's thread like the server's own clients' calls
+//!   ([`wasmod_node::NodeHandle::run_forwarded`]), and answered with its outcome once its
+//!   commit is durable.
 //!
 //! Only servers that publish their commits serve them, and only to edges: the request carries
 //! the edge token (`Authorization: Bearer <token>`, `wasmod serve --edge-token-file`), since
@@ -14,9 +15,9 @@
 //! # The snapshot
 //! The rows are taken under one read transaction, so they are exactly the commits
 //! below the offset; the answer waits until those commits are durable, so that an edge never
-//! holds a commit a crash of the primary could still lose. The body is the commit log's
-//! record encoding of one transaction inserting every row
-//! ([`durability::encode_changes`]), its offset included; `X-Wasmod-Offset` repeats it.
+//! holds a commit a crash of the primary could still lose ([`wasmod_node::NodeHandle::snapshot`]).
+//! The body is the commit log's record encoding of one transaction inserting every row, its
+//! offset included; `X-Wasmod-Offset` repeats it.
 
 use super::{AppState, Shared};
 use crate::error::{ApiError, ErrorCode, HttpError};
@@ -27,10 +28,7 @@ use axum::http::{HeaderMap, HeaderName};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sha2::{Digest, Sha256};
-use wasmod_host::datastore::{durability, Database, TableChanges, TxData};
-use wasmod_node::replication::forward::{Forwarded, ForwardedCall, ForwardedOutcome};
-use wasmod_node::replication::{OFFSET_HEADER, SNAPSHOT_TYPE};
-use wasmod_node::worker::Room;
+use wasmod_node::replication::{ForwardedCall, OFFSET_HEADER, SNAPSHOT_TYPE};
 
 /// `GET /v1/replication/snapshot`.
 pub(crate) async fn snapshot(
@@ -38,12 +36,7 @@ pub(crate) async fn snapshot(
     headers: HeaderMap,
 ) -> Result<Response, HttpError> {
     edge_only(&state, &headers)?;
-    let database = state.node.realtime().database.clone();
-    let (offset, body) = tokio::task::spawn_blocking(move || take(&database))
-        .await
-        .map_err(|error| {
-            ApiError::new(ErrorCode::Internal, format!("the snapshot failed: {error}"))
-        })??;
+    let (offset, body) = state.node.snapshot().await?;
     Ok((
         [
             (CONTENT_TYPE, SNAPSHOT_TYPE.to_owned()),
@@ -55,7 +48,7 @@ pub(crate) async fn snapshot(
 }
 
 /// `POST /v1/replication/calls`: the outcome of a forwarded call as JSON
-/// ([`ForwardedOutcome`], `null` for a lifecycle reducer the module does not have), with the
+/// ([`wasmod_node::replication::ForwardedOutcome`], `null` for a lifecycle reducer the module does not have), with the
 /// last commit when it ended in the offset header: what the edge waits to have applied
 /// before it answers its client.
 ///
@@ -79,20 +72,9 @@ pub(crate) async fn calls(
     let call: ForwardedCall = serde_json::from_slice(&bytes).map_err(|error| {
         ApiError::new(ErrorCode::BadJson, format!("not a forwarded call: {error}"))
     })?;
-    // A disconnection waits for room, as the server's own clients' do: nobody would retry it.
-    let room = if call.call == Forwarded::Disconnect {
-        Room::Wait
-    } else {
-        Room::Refuse
-    };
-    let run = move |module: &mut _| call.run(module);
-    let done = state.node.worker().queue(run, room).await?.done().await?;
-    let outcome = done.value.as_ref().map(ForwardedOutcome::from);
+    let (outcome, offset) = state.node.run_forwarded(call).await?;
     Ok((
-        [(
-            HeaderName::from_static(OFFSET_HEADER),
-            done.offset.to_string(),
-        )],
+        [(HeaderName::from_static(OFFSET_HEADER), offset.to_string())],
         Json(outcome),
     )
         .into_response())
@@ -118,33 +100,6 @@ fn edge_only(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
         ));
     }
     Ok(())
-}
-
-/// The offset and the encoded rows of every table of `database` at one committed state,
-/// once that state is durable.
-fn take(database: &Database) -> Result<(u64, Vec<u8>), ApiError> {
-    let (offset, rows) = {
-        let read = database.begin_read();
-        let offset = database.next_offset();
-        let tables = (0..database.datastore().table_count() as u32)
-            .filter_map(|table| {
-                let inserted = read.scan(table).ok()?;
-                (!inserted.is_empty()).then_some(TableChanges {
-                    table,
-                    inserted,
-                    deleted: Vec::new(),
-                })
-            })
-            .collect();
-        (offset, TxData { tables })
-    };
-    if let Some(last) = offset.checked_sub(1) {
-        database
-            .durable(last)
-            .wait()
-            .map_err(|error| wasmod_node::health::not_durable(&error))?;
-    }
-    Ok((offset, durability::encode_changes(offset, &rows)))
 }
 
 /// Whether `presented` is `expected`, compared in a time that does not depend on where they

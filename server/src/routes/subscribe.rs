@@ -10,7 +10,7 @@
 //! protocol (whose text frames cannot carry the compression byte), is refused. So is an
 //! identity that holds [`crate::ServerConfig::max_websockets_per_identity`] sockets already
 //! (`too_many_calls`): one token must not hold the server's connections. The module's
-//! `client_connected` runs once the socket is open ([`wasmod_node::realtime::socket`]).
+//! `client_connected` runs once the socket is open ([`wasmod_node::NodeHandle::serve_socket`]).
 
 use super::extract::{Caller, Source};
 use super::Shared;
@@ -21,9 +21,8 @@ use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
-use wasmod_node::realtime::limits::{MAX_INBOUND_MESSAGE, READ_BUFFER, WRITE_BUFFER};
-use wasmod_node::realtime::wire::{Binary, Json, Wire};
-use wasmod_protocol::ws::Compression;
+use wasmod_node::socket::{Encoding, Socket, MAX_INBOUND_MESSAGE, READ_BUFFER, WRITE_BUFFER};
+use wasmod_protocol::ws::{Compression, BIN_PROTOCOL, JSON_PROTOCOL};
 
 /// The handshake's query parameters.
 #[derive(Debug, Deserialize)]
@@ -51,7 +50,7 @@ fn compression(name: Option<&str>, binary: bool) -> Result<Compression, ApiError
             ErrorCode::BadRequest,
             format!(
                 "compression={name} needs the binary protocol ({}): JSON text frames are never compressed",
-                Binary::PROTOCOL
+                BIN_PROTOCOL
             ),
         ));
     }
@@ -78,19 +77,18 @@ pub(crate) async fn subscribe(
             format!("the query string is not valid: {rejection}"),
         )
     })?;
-    let upgrade = upgrade.protocols([Binary::PROTOCOL, Json::PROTOCOL]);
+    let upgrade = upgrade.protocols([BIN_PROTOCOL, JSON_PROTOCOL]);
     let binary = match upgrade
         .selected_protocol()
         .map(|protocol| protocol.as_bytes())
     {
-        Some(protocol) => protocol == Binary::PROTOCOL.as_bytes(),
+        Some(protocol) => protocol == BIN_PROTOCOL.as_bytes(),
         None => {
             return Err(HttpError::from(ApiError::new(
                 ErrorCode::BadRequest,
                 format!(
                     "ask for the subprotocol {} or {} (Sec-WebSocket-Protocol)",
-                    Binary::PROTOCOL,
-                    Json::PROTOCOL
+                    BIN_PROTOCOL, JSON_PROTOCOL
                 ),
             )))
         }
@@ -111,7 +109,18 @@ pub(crate) async fn subscribe(
         )
     })?;
     let token = state.tokens.issue(identity).token;
-    let realtime = state.node.realtime().clone();
+    let node = state.node.clone();
+    let socket = Socket {
+        encoding: if binary {
+            Encoding::Binary
+        } else {
+            Encoding::Json
+        },
+        identity,
+        token,
+        compression,
+        source,
+    };
     let upgrade = upgrade
         .read_buffer_size(READ_BUFFER)
         .write_buffer_size(WRITE_BUFFER)
@@ -119,16 +128,8 @@ pub(crate) async fn subscribe(
         .max_message_size(MAX_INBOUND_MESSAGE)
         .max_frame_size(MAX_INBOUND_MESSAGE);
     // The identity's place is held by the socket's task, until it ends.
-    Ok(if binary {
-        upgrade.on_upgrade(move |ws| async move {
-            crate::frames::serve::<Binary>(ws, realtime, identity, token, compression, source)
-                .await;
-            drop(open);
-        })
-    } else {
-        upgrade.on_upgrade(move |ws| async move {
-            crate::frames::serve::<Json>(ws, realtime, identity, token, compression, source).await;
-            drop(open);
-        })
-    })
+    Ok(upgrade.on_upgrade(move |ws| async move {
+        crate::frames::serve(ws, &node, socket).await;
+        drop(open);
+    }))
 }

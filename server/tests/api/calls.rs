@@ -468,29 +468,3 @@ async fn answers_are_written_byte_for_byte_as_before() {
         assert_eq!(body, answer.json().to_string());
     }
 }
-
-/// A panic in the host during a call fails that call (`internal`); the module's thread goes on
-/// serving, with a fresh instance (before, the thread ended, and every later call was answered
-/// 503 while `/health` said ok).
-#[tokio::test]
-async fn a_panic_in_the_host_fails_its_call_and_the_module_thread_goes_on() {
-    use wasmod_node::worker::Worker;
-    let (worker, thread) = Worker::start(crate::support::quickstart_module(), 4).expect("started");
-    let panicked: Result<(), _> = worker.run(|_| panic!("a host bug")).await;
-    let error = panicked.expect_err("the call failed");
-    assert_eq!(error.code, wasmod_server::ErrorCode::Internal, "{error:?}");
-    let outcome = worker
-        .run(|module| {
-            let args = wasmod_abi::encoding::to_vec(&("after the panic".to_owned(),));
-            let sender = wasmod_abi::Identity::from_bytes([3; 32]);
-            module.call_reducer("send", sender, wasmod_abi::ConnectionId::ZERO, &args)
-        })
-        .await
-        .expect("the thread still serves");
-    assert!(
-        matches!(outcome, wasmod_host::Outcome::Committed { .. }),
-        "{outcome:?}"
-    );
-    drop(worker);
-    thread.join();
-}

@@ -15,7 +15,7 @@ use tower::ServiceExt;
 use wasmod_abi::{Identity, Timestamp, Value};
 use wasmod_host::datastore::{CommitMeta, Database};
 use wasmod_host::AllowList;
-use wasmod_node::memory::ClientMemory;
+use wasmod_node::ClientMemory;
 use wasmod_server::{Server, ServerConfig};
 
 /// Commits one message per text, directly, in one transaction, with ids from `first` on.
@@ -44,7 +44,7 @@ pub(crate) fn insert_messages(
 fn server_holding(mut config: ServerConfig, ceiling: usize) -> (Server, Arc<ClientMemory>) {
     config.max_client_memory = ceiling;
     let server = server(config, AllowList::new());
-    let memory = server.node().realtime().memory.clone();
+    let memory = server.node().client_memory().clone();
     (server, memory)
 }
 
@@ -164,46 +164,6 @@ async fn pages_not_read_are_charged_to_their_reader_and_refused_past_its_share()
     assert_eq!(read.status(), StatusCode::OK, "another identity reads on");
     drop((unread, read));
     given_back(&memory).await;
-}
-
-/// `/health` says `degraded`, with the reason, while calls wait for the module more than a
-/// second, and `ok` again once they have run.
-#[tokio::test]
-async fn health_is_degraded_while_the_module_queue_is_behind() {
-    let server = server(ServerConfig::default(), AllowList::new());
-    let worker = server.node().worker().clone();
-    let router = server.router();
-    assert_eq!(get(&router, "/health").await.json()["status"], "ok");
-    let slow = Arc::new(worker);
-    let calls: Vec<_> = (0..2)
-        .map(|_| {
-            let worker = slow.clone();
-            tokio::spawn(async move {
-                worker
-                    .run(|_| std::thread::sleep(Duration::from_millis(1500)))
-                    .await
-            })
-        })
-        .collect();
-    let deadline = Instant::now() + PATIENCE;
-    let behind = loop {
-        let health = get(&router, "/health").await;
-        if health.status == StatusCode::SERVICE_UNAVAILABLE {
-            break health.json();
-        }
-        assert!(Instant::now() < deadline, "never degraded");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    assert_eq!(behind["status"], "degraded");
-    let reason = behind["reason"].as_str().expect("a reason");
-    assert!(
-        reason.contains("waited") && reason.contains("module"),
-        "{reason}"
-    );
-    for call in calls {
-        call.await.expect("joined").expect("ran");
-    }
-    assert_eq!(get(&router, "/health").await.json()["status"], "ok");
 }
 
 /// Item 7: a client that pings without reading made its pongs wait in the socket's buffer,

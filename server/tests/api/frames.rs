@@ -6,7 +6,7 @@
 
 use crate::live::{call_reducer, subscribe, Client, Connect, Encoding, Live};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use wasmod_node::realtime::limits::COMPRESSION_THRESHOLD;
+use wasmod_node::socket::COMPRESSION_THRESHOLD;
 use wasmod_protocol::ws::{BinaryServerMessage, Compression, ServerMessage};
 use wasmod_server::ServerConfig;
 

@@ -5,7 +5,6 @@ mod admin;
 mod amplification;
 mod calls;
 mod connection_caps;
-mod connections;
 mod degraded;
 mod durable_calls;
 mod exhaustion;

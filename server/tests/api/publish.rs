@@ -11,9 +11,10 @@ use axum::http::StatusCode;
 use axum::Router;
 use serde_json::json;
 use std::path::Path;
-use std::sync::Arc;
+
 use std::time::{Duration, Instant};
-use wasmod_node::replication::{Entry, PublishReading, PublishSettings, PublishStats};
+use wasmod_node::replication::{PublishReading, PublishSettings, StreamEntry};
+use wasmod_node::NodeHandle;
 use wasmod_server::ServerConfig;
 
 pub const STREAM: &str = "quickstart";
@@ -27,13 +28,14 @@ pub fn settings(redis: &RedisServer, backlog: usize) -> PublishSettings {
     settings
 }
 
-/// A publishing quickstart over the log in `dir`, served; its router (drop it before
-/// stopping the server: it holds the module's thread) and its counters.
-pub async fn primary(dir: &Path, settings: PublishSettings) -> (Live, Router, Arc<PublishStats>) {
+/// A publishing quickstart over the log in `dir`, served; its router and its node, whose
+/// counters the tests read (drop both before stopping the server: they hold the module's
+/// thread).
+pub async fn primary(dir: &Path, settings: PublishSettings) -> (Live, Router, NodeHandle) {
     let server = publishing_server(ServerConfig::default(), dir, settings);
     let router = server.router();
-    let stats = server.publish_stats().expect("a publisher");
-    (Live::serve(server).await, router, stats)
+    let node = server.node().clone();
+    (Live::serve(server).await, router, node)
 }
 
 /// Calls `send` with `text`, answered within a bounded time whatever Redis does.
@@ -60,47 +62,45 @@ pub async fn eventually<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>
 }
 
 /// The stream's entries once it holds everything below offset `end`.
-pub async fn stream_until(redis: &RedisServer, end: u64) -> Vec<Entry> {
+pub async fn stream_until(redis: &RedisServer, end: u64) -> Vec<StreamEntry> {
     eventually("the stream to catch up", async || {
         let entries = redis.entries(STREAM).await;
-        (entries.last().map(Entry::next_offset) == Some(end)).then_some(entries)
+        (entries.last().map(StreamEntry::next_offset) == Some(end)).then_some(entries)
     })
     .await
 }
 
 /// The publisher's counters once `check` holds for them.
-async fn stats_when(
-    stats: &PublishStats,
-    check: impl Fn(&PublishReading) -> bool,
-) -> PublishReading {
+async fn stats_when(node: &NodeHandle, check: impl Fn(&PublishReading) -> bool) -> PublishReading {
     eventually("the publisher's counters", async || {
-        Some(stats.read()).filter(|reading| check(reading))
+        let reading = node.publish_stats().expect("a publisher");
+        Some(reading).filter(|reading| check(reading))
     })
     .await
 }
 
 /// The offsets of the commits among `entries`.
-fn commit_offsets(entries: &[Entry]) -> Vec<u64> {
+fn commit_offsets(entries: &[StreamEntry]) -> Vec<u64> {
     entries
         .iter()
         .filter_map(|entry| match entry {
-            Entry::Commit(commit) => Some(commit.offset),
-            Entry::Resync { .. } => None,
+            StreamEntry::Commit(commit) => Some(commit.offset),
+            StreamEntry::Resync { .. } => None,
         })
         .collect()
 }
 
 /// How many of `entries` are commits of `send`.
-fn sends(entries: &[Entry]) -> usize {
+fn sends(entries: &[StreamEntry]) -> usize {
     entries
         .iter()
         .filter(|entry| match entry {
-            Entry::Commit(commit) => commit
+            StreamEntry::Commit(commit) => commit
                 .meta
                 .entry
                 .as_ref()
                 .is_some_and(|entry| &*entry.name == "send"),
-            Entry::Resync { .. } => false,
+            StreamEntry::Resync { .. } => false,
         })
         .count()
 }
@@ -122,7 +122,7 @@ async fn every_durable_commit_reaches_the_stream_once_in_order() {
     let log = live.database.log().expect("a log");
     let recorded = log.read(0, end).expect("read").expect("in the log");
     for (entry, (offset, changes)) in entries.iter().zip(&recorded) {
-        let Entry::Commit(commit) = entry else {
+        let StreamEntry::Commit(commit) = entry else {
             panic!("a marker in a stream that lost nothing: {entry:?}");
         };
         assert_eq!((commit.offset, &commit.changes), (*offset, changes));
@@ -140,7 +140,7 @@ async fn every_durable_commit_reaches_the_stream_once_in_order() {
             "{line} in\n{metrics}"
         );
     }
-    drop(router);
+    drop((router, stats));
     live.stop().await;
 }
 
@@ -151,7 +151,7 @@ async fn outage(
     before: usize,
     during: usize,
     while_down: impl FnOnce(&Live),
-) -> (Vec<Entry>, PublishReading, u64) {
+) -> (Vec<StreamEntry>, PublishReading, u64) {
     let mut redis = RedisServer::start();
     let dir = tempfile::tempdir().expect("a directory");
     let (live, router, stats) = primary(dir.path(), settings(&redis, 4)).await;
@@ -177,7 +177,7 @@ async fn outage(
     let end = live.database.next_offset();
     let entries = stream_until(&redis, end).await;
     let reading = stats_when(&stats, |reading| reading.published == end).await;
-    drop(router);
+    drop((router, stats));
     live.stop().await;
     (entries, reading, end)
 }
@@ -189,7 +189,7 @@ async fn redis_down_does_not_stop_the_primary_and_the_stream_is_refilled_from_th
     assert_eq!(commit_offsets(&entries), (0..end).collect::<Vec<_>>());
     assert!(entries
         .iter()
-        .all(|entry| matches!(entry, Entry::Commit(_))));
+        .all(|entry| matches!(entry, StreamEntry::Commit(_))));
     assert!(reading.dropped >= 26, "{reading:?}");
     assert!(reading.refilled >= 26, "{reading:?}");
     assert_eq!(reading.resyncs, 0);
@@ -206,7 +206,7 @@ async fn commits_the_log_no_longer_has_are_replaced_by_a_marker() {
     })
     .await;
     // The snapshot removed the log's older segments: a marker, then the backlog's commits.
-    let Some(Entry::Resync { offset }) = entries.first() else {
+    let Some(StreamEntry::Resync { offset }) = entries.first() else {
         panic!("the stream starts with a marker: {entries:?}");
     };
     assert_eq!(*offset, end - 4);
@@ -230,7 +230,7 @@ async fn a_restarted_primary_goes_on_where_the_stream_ends() {
         live.stop().await;
     }
     let entries = redis.entries(STREAM).await;
-    let end = entries.last().map_or(0, Entry::next_offset);
+    let end = entries.last().map_or(0, StreamEntry::next_offset);
     assert_eq!(commit_offsets(&entries), (0..end).collect::<Vec<_>>());
     assert_eq!(sends(&entries), 20);
 }

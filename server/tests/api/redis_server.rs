@@ -7,7 +7,7 @@ use redis::streams::StreamRangeReply;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use wasmod_node::replication::{Entry, StreamAddress};
+use wasmod_node::replication::{StreamAddress, StreamEntry};
 
 /// How long a test waits for Redis to start, or for a condition on the stream.
 pub const PATIENCE: Duration = Duration::from_secs(20);
@@ -95,7 +95,7 @@ impl RedisServer {
     }
 
     /// Every entry of `stream`, oldest first, decoded.
-    pub async fn entries(&self, stream: &str) -> Vec<Entry> {
+    pub async fn entries(&self, stream: &str) -> Vec<StreamEntry> {
         let reply: StreamRangeReply = redis::cmd("XRANGE")
             .arg(stream)
             .arg("-")
@@ -106,7 +106,7 @@ impl RedisServer {
         reply
             .ids
             .iter()
-            .map(|entry| Entry::from_stream(entry).expect("an entry of ours"))
+            .map(|entry| StreamEntry::from_stream(entry).expect("an entry of ours"))
             .collect()
     }
 

@@ -8,7 +8,7 @@ use crate::support::{identity, post, server};
 use axum::http::StatusCode;
 use serde_json::json;
 use wasmod_host::AllowList;
-use wasmod_node::results::INLINE_BYTES;
+use wasmod_node::INLINE_RESULT_BYTES;
 use wasmod_server::ServerConfig;
 
 /// A bound that three of the quickstart's longest messages go past.
@@ -63,7 +63,7 @@ async fn a_value_past_the_bound_is_refused_over_http_and_the_commits_stay() {
 async fn a_large_value_within_the_bound_is_answered_whole() {
     let router = server(ServerConfig::default(), AllowList::new()).router();
     let (_, token) = identity(&router).await;
-    let count = INLINE_BYTES / 1000 + 10;
+    let count = INLINE_RESULT_BYTES / 1000 + 10;
     send_long_messages(&router, &token, count).await;
     let mine = post(&router, "/v1/views/my_messages", Some(&token), json!([])).await;
     assert_eq!(mine.status, StatusCode::OK, "{:?}", mine.json());

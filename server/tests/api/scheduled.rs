@@ -21,7 +21,7 @@ use wasmod_abi::encoding::from_slice;
 use wasmod_abi::{Identity, ScheduleAt, Timestamp};
 use wasmod_host::datastore::{durability, Database};
 use wasmod_host::{CompiledModule, InstanceEnv, Persistence, WasmConfig, WasmEngine, WasmModule};
-use wasmod_node::schedule::ManualClock;
+use wasmod_node::ManualClock;
 use wasmod_server::{Secret, Server, ServerConfig, Sides};
 use wasmod_wasm_tests::{built, Profile};
 
@@ -90,7 +90,7 @@ fn clock() -> Arc<ManualClock> {
 
 /// The clock's time now plus `by`, in microseconds since the Unix epoch.
 fn after(clock: &ManualClock, by: Duration) -> i64 {
-    use wasmod_node::schedule::clock::ScheduleClock;
+    use wasmod_node::ScheduleClock;
     (clock.now() + by.into()).to_micros_since_unix_epoch()
 }
 

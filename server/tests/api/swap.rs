@@ -230,51 +230,6 @@ async fn a_socket_keeps_calling_across_a_swap() {
     live.stop().await;
 }
 
-#[test]
-fn calls_found_in_the_old_build_run_on_the_new_one_only_if_it_has_them_alike() {
-    use wasmod_abi::encoding::to_vec;
-    use wasmod_abi::{ConnectionId, Errno, Identity};
-    use wasmod_host::{InstanceEnv, Outcome, WasmConfig, WasmEngine, WasmModule};
-    use wasmod_node::entry::{self, CALLED_BY_NAME};
-
-    let mut module = WasmModule::load(notes(), WasmConfig::default(), InstanceEnv::unloaded())
-        .expect("build 1 loads");
-    let old = module.description().clone();
-    let [_, v2, _] = notes_builds();
-    let v2 = WasmEngine::shared()
-        .expect("the engine")
-        .compile(&v2)
-        .expect("build 2 compiles");
-    module.replace(&v2).expect("build 2 takes over");
-    let run = |module: &mut WasmModule, name: &str, args: Vec<u8>| {
-        let found = entry::find(&old, name, &CALLED_BY_NAME).expect("in build 1");
-        found
-            .invocation()
-            .run(module, Identity::ZERO, ConnectionId::ZERO, &args)
-    };
-
-    let same = run(&mut module, "add_note", to_vec(&("kept".to_owned(),)));
-    assert!(matches!(same, Outcome::Committed { .. }), "{same}");
-    let changed = run(&mut module, "rename", to_vec(&(1u64, "x".to_owned())));
-    let Outcome::Failed { code, message } = &changed else {
-        panic!("refused: {changed}")
-    };
-    assert_eq!(*code, Errno::BAD_ARGUMENTS.code() as i16);
-    assert!(
-        message.contains("parameters or its return type changed"),
-        "{message}"
-    );
-    let gone = run(&mut module, "forget", to_vec(&(1u64,)));
-    let Outcome::Failed { code, message } = &gone else {
-        panic!("refused: {gone}")
-    };
-    assert_eq!(*code, Errno::NO_SUCH_ENTRY.code() as i16);
-    assert!(message.contains("no reducer `forget`"), "{message}");
-    // `forget` did not run: the note is still there.
-    let rows = module.read(|tables| tables.rows(0).expect("notes").count());
-    assert_eq!(rows, 1);
-}
-
 #[tokio::test]
 async fn subscriptions_over_unchanged_tables_go_on_across_a_swap_and_the_others_end() {
     let (router, live) = served_notes().await;

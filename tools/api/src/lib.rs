@@ -27,7 +27,10 @@
 //!   the workspace makes its public API that way today: the `#[table]`-generated items are
 //!   the user's crate's, not wasmod's). `#[macro_export]` macros themselves are listed.
 //! - Items under `#[cfg(test)]` are left out; other `cfg`s are kept as attributes: the
-//!   surface is the union over targets, each item saying where it exists.
+//!   surface is the union over targets, each item saying where it exists. A module that is
+//!   both `#[doc(hidden)]` and behind a `cfg` (a crate's internals opened to its own benches
+//!   by a feature, such as `wasmod_node::bench`) is left out with its contents: no other
+//!   crate may use it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -196,7 +199,8 @@ impl Crate {
             match item {
                 Item::Mod(inner) => {
                     let name = inner.ident.unraw().to_string();
-                    let public = matches!(inner.vis, Visibility::Public(_));
+                    let public = matches!(inner.vis, Visibility::Public(_))
+                        && !internals_behind_a_feature(&inner.attrs);
                     let child = self.add(Some(module), Some(&name), public);
                     if let Some((_, content)) = inner.content {
                         self.read_items(child, content, file, &dir.join(&name))?;
@@ -741,6 +745,18 @@ fn kept(attributes: &[Attribute]) -> Vec<Attribute> {
         })
         .cloned()
         .collect()
+}
+
+/// Whether a module is `#[doc(hidden)]` and compiled only under a `cfg` (a feature): a crate's
+/// internals opened for its own benchmarks, not a surface other crates use.
+fn internals_behind_a_feature(attributes: &[Attribute]) -> bool {
+    let hidden = attributes
+        .iter()
+        .any(|attribute| attribute.path().is_ident("doc") && doc_hidden(attribute));
+    hidden
+        && attributes
+            .iter()
+            .any(|attribute| attribute.path().is_ident("cfg"))
 }
 
 fn doc_hidden(attribute: &Attribute) -> bool {

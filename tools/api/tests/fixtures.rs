@@ -168,3 +168,24 @@ fn the_committed_snapshot_of_a_real_crate_catches_a_changed_signature() {
     );
     assert_eq!(mismatch.removed.len(), 1);
 }
+
+#[test]
+fn internals_opened_to_benches_by_a_feature_are_not_listed_but_hidden_api_is() {
+    let surface = surface_of(&[(
+        "lib.rs",
+        r#"
+mod inner { pub struct Evaluator; }
+#[cfg(feature = "bench")]
+#[doc(hidden)]
+pub mod bench { pub use crate::inner::Evaluator; }
+#[doc(hidden)]
+pub mod rt { pub fn for_macros() {} }
+#[cfg(feature = "extra")]
+pub mod extra { pub fn more() {} }
+"#,
+    )]);
+    let listed = |path: &str| surface.iter().any(|line| line.starts_with(path));
+    assert!(!listed("fixture::bench"), "{surface:#?}");
+    assert!(listed("fixture::rt::for_macros"), "{surface:#?}");
+    assert!(listed("fixture::extra::more"), "{surface:#?}");
+}

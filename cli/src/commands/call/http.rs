@@ -10,15 +10,11 @@
 //! A server's handlers are plain HTTP: call them there with any HTTP client
 //! (`curl <url>/v1/http/path`).
 
-use super::{is_url, load, print_answer, Args};
+use super::{is_url, load, on_node, print_answer, Args};
 use crate::failure::{Failure, Result};
 use serde::Serialize;
 use std::path::Path;
-use wasmod_abi::encoding::from_slice;
 use wasmod_abi::http::{Method, Request, Response};
-use wasmod_host::Outcome;
-use wasmod_node::entry;
-use wasmod_protocol::{ApiError, ErrorCode};
 
 /// A handler's response, as printed.
 #[derive(Debug, PartialEq, Eq, Serialize)]
@@ -51,10 +47,17 @@ pub fn run(args: &Args, method: Method) -> Result {
             method.as_str()
         )));
     };
-    let request = request(method, target, args.body.as_deref())?;
-    let mut loaded = load(Path::new(&args.target), args.data.as_deref())?;
+    let mut request = request(method, target, args.body.as_deref())?;
+    let loaded = load(Path::new(&args.target), args.data.as_deref())?;
     tracing::info!("calling {} {target} in-process", method.as_str());
-    print_answer(answer(loaded.call_http(&request)))
+    let body = std::mem::take(&mut request.body);
+    let answered = on_node(loaded, |node| async move {
+        let caller = wasmod_node::Caller::new(None, None);
+        node.call_http(request, std::future::ready(Ok(body)), caller)
+            .await
+            .map_err(|refused| refused.error)
+    })?;
+    print_answer(answered.map(|answered| answer(answered.response)))
 }
 
 /// The request for `target` (a path and its query string).
@@ -71,34 +74,23 @@ fn request(method: Method, target: &str, body: Option<&str>) -> Result<Request> 
     Ok(request)
 }
 
-/// The handler's response, or why the call failed.
-fn answer(outcome: Outcome) -> std::result::Result<Answer, ApiError> {
-    let bytes = match outcome {
-        Outcome::Returned { bytes, .. } => bytes,
-        failed => return Err(entry::failure(failed)),
-    };
-    let response: Response = from_slice(&bytes).map_err(|error| {
-        ApiError::new(
-            ErrorCode::ModuleError,
-            format!("the module's response does not decode: {error}"),
-        )
-    })?;
+/// The handler's response, as printed.
+fn answer(response: Response) -> Answer {
     let (body, body_hex) = match String::from_utf8(response.body) {
         Ok(text) => (Some(text), None),
         Err(error) => (None, Some(hex::encode(error.into_bytes()))),
     };
-    Ok(Answer {
+    Answer {
         status: response.status,
         headers: response.headers,
         body,
         body_hex,
-    })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmod_abi::encoding::to_vec;
 
     #[test]
     fn the_target_is_split_into_path_and_query() {
@@ -112,24 +104,12 @@ mod tests {
 
     #[test]
     fn bodies_that_are_not_utf8_are_printed_as_hex() {
-        let returned = |response: Response| Outcome::Returned {
-            bytes: to_vec(&response),
-            duration: Default::default(),
-        };
-        let text = answer(returned(Response::text("ok"))).expect("answered");
+        let text = answer(Response::text("ok"));
         assert_eq!(text.body.as_deref(), Some("ok"));
         assert_eq!(text.body_hex, None);
-        let binary = answer(returned(Response::new(201).with_body(vec![0xff, 0]))).expect("ok");
+        let binary = answer(Response::new(201).with_body(vec![0xff, 0]));
         assert_eq!(binary.status, 201);
         assert_eq!(binary.body, None);
         assert_eq!(binary.body_hex.as_deref(), Some("ff00"));
-        let garbage = Outcome::Returned {
-            bytes: vec![1],
-            duration: Default::default(),
-        };
-        assert_eq!(
-            answer(garbage).map_err(|error| error.code),
-            Err(ErrorCode::ModuleError)
-        );
     }
 }

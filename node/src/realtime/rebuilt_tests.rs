@@ -6,21 +6,21 @@
 //! `note` before them (so every table id moves) and a column `level` (default 7) at the end of
 //! `player`. A set over `message` carries on; a set over `player` ends.
 
+use crate::build::Build;
+use crate::memory::{ClientMemory, Holder};
+use crate::realtime::fanout::{Evaluator, Request, Subscribing};
+use crate::realtime::frame::Frame;
+use crate::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver};
+use crate::realtime::stats::Stats;
+use crate::realtime::window::WindowBounds;
+use crate::realtime::wire::Json;
+use crate::NodeConfig;
 use serde_json::{json, Value};
 use std::sync::Arc;
 use wasmod_abi::encoding::to_vec;
 use wasmod_abi::{AlgebraicType as T, ConnectionId, Identity, ModuleDef, TableDef};
 use wasmod_host::datastore::durability::Options;
 use wasmod_host::datastore::{CommitMeta, Database};
-use wasmod_node::build::Build;
-use wasmod_node::memory::{ClientMemory, Holder};
-use wasmod_node::realtime::fanout::{Evaluator, Request, Subscribing};
-use wasmod_node::realtime::frame::Frame;
-use wasmod_node::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver};
-use wasmod_node::realtime::stats::Stats;
-use wasmod_node::realtime::window::WindowBounds;
-use wasmod_node::realtime::wire::Json;
-use wasmod_node::NodeConfig;
 use wasmod_protocol::ws::{Compression, JsonServerMessage, ServerMessage};
 use wasmod_subscription::{Catalog, Query};
 

@@ -1,16 +1,12 @@
-//! Calling a module's entry points by name with JSON: the part that needs the module.
+//! A call to run on the module's thread: what the pipeline found ([`Invocation`]), how it
+//! runs ([`Invocation::run`]), and how its [`Outcome`] becomes an answer or an error
+//! ([`Invocation::answer`], [`failure`]).
 //!
 //! Finding an entry point, encoding its JSON arguments and rendering its result need only the
-//! description, and are the protocol's ([`wasmod_protocol::call`]), so that the server's
-//! routes and `wasmod call` (which runs a module in-process) refuse the same calls with the
-//! same codes and print the same JSON. Here:
-//!
-//! 1. [`find`] looks the name up among the kinds a route accepts ([`CALLED_BY_NAME`] at most);
-//! 2. [`Invocation::run`] calls the module (on whatever thread owns it);
-//! 3. [`Entry::answer`] turns the [`Outcome`] into a [`CallResponse`] or an [`ApiError`] with
-//!    a status that fits ([`failure`]); the server's [`Results`](crate::results::Results)
-//!    bounds a returned value and picks the thread that converts it ([`returned`]).
+//! description, and are the protocol's ([`wasmod_protocol::call`]), so that every transport
+//! and `wasmod call` refuse the same calls with the same codes and print the same JSON.
 
+use super::Args;
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use wasmod_abi::{AlgebraicType, ConnectionId, EntryKind, Errno, Identity, ModuleDef};
@@ -19,77 +15,6 @@ use wasmod_host::{Outcome, WasmModule};
 use wasmod_protocol::call::{self, EntryPoint};
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::http::CallResponse;
-
-/// The kinds of entry point clients call by name (HTTP handlers are called by route).
-pub const CALLED_BY_NAME: [EntryKind; 4] = [
-    EntryKind::Reducer,
-    EntryKind::Procedure,
-    EntryKind::View,
-    EntryKind::AnonymousView,
-];
-
-/// An entry point found in a module's description, to run.
-#[derive(Clone, Copy, Debug)]
-pub struct Entry<'m> {
-    /// What the description says of it: kind, name, parameters, return type.
-    pub point: EntryPoint<'m>,
-    /// The description it was found in.
-    module: &'m Arc<ModuleDef>,
-}
-
-/// Finds the entry point `name` among the kinds `kinds` ([`call::find`]).
-///
-/// Fails with `no_such_entry` (saying what `name` is, if it is an entry point of another kind)
-/// or `lifecycle_reducer`.
-pub fn find<'m>(
-    module: &'m Arc<ModuleDef>,
-    name: &str,
-    kinds: &[EntryKind],
-) -> Result<Entry<'m>, ApiError> {
-    let point = call::find(module, name, kinds)?;
-    Ok(Entry { point, module })
-}
-
-impl Entry<'_> {
-    /// Encodes the JSON arguments ([`EntryPoint::encode_args`]).
-    pub fn encode_args(&self, args: &serde_json::Value) -> Result<Vec<u8>, ApiError> {
-        self.point.encode_args(args)
-    }
-
-    /// What the worker needs to run the call: owned, so it can cross threads.
-    pub fn invocation(&self) -> Invocation {
-        Invocation {
-            kind: self.point.kind,
-            name: self.point.name.to_owned(),
-            found_in: self.module.clone(),
-        }
-    }
-
-    /// The answer to a call that ended in `outcome`, when the last commit was `offset`
-    /// ([`Done::offset`](crate::worker::Done)): its commit or its return value as JSON, or the
-    /// error it ended in. The server bounds returned values first
-    /// ([`Results`](crate::results::Results)).
-    pub fn answer(&self, outcome: Outcome, offset: u64) -> Result<CallResponse, ApiError> {
-        match outcome {
-            Outcome::Committed { commit, duration } => Ok(CallResponse::committed(
-                commit.map_or(offset, |commit| commit.offset),
-                duration,
-            )),
-            Outcome::Returned { bytes, duration } => self.point.returned(&bytes, offset, duration),
-            failed => Err(failure(failed)),
-        }
-    }
-}
-
-/// The encoded value `bytes` that a call of `invocation` (in `module`) returned, as JSON
-/// ([`EntryPoint::value`]).
-pub fn value(
-    module: &ModuleDef,
-    invocation: &Invocation,
-    bytes: &[u8],
-) -> Result<Box<RawValue>, ApiError> {
-    call::find(module, invocation.name(), &[invocation.kind()])?.value(bytes)
-}
 
 /// A call to run on the thread that owns the module.
 #[derive(Clone, Debug)]
@@ -101,6 +26,50 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    /// The call of the entry point `name` of `kind`, found in `found_in`.
+    pub fn new(kind: EntryKind, name: String, found_in: Arc<ModuleDef>) -> Self {
+        Self {
+            kind,
+            name,
+            found_in,
+        }
+    }
+
+    /// The entry point as the description it was found in says.
+    fn point(&self) -> Result<EntryPoint<'_>, ApiError> {
+        call::find(&self.found_in, &self.name, &[self.kind])
+    }
+
+    /// The arguments in the module's encoding: JSON converted through the parameters' types
+    /// ([`EntryPoint::encode_args`]), encoded ones as they are.
+    pub fn encode_args(&self, args: Args) -> Result<Vec<u8>, ApiError> {
+        match args {
+            Args::Json(json) => self.point()?.encode_args(&json),
+            Args::Encoded(bytes) => Ok(bytes),
+        }
+    }
+
+    /// The answer to the call once it ended in `outcome`, when the last commit was `offset`:
+    /// its commit or its return value as JSON, or the error it ended in. Returned values are
+    /// bounded first ([`Results`](crate::results::Results)).
+    pub fn answer(&self, outcome: Outcome, offset: u64) -> Result<CallResponse, ApiError> {
+        match outcome {
+            Outcome::Committed { commit, duration } => Ok(CallResponse::committed(
+                commit.map_or(offset, |commit| commit.offset),
+                duration,
+            )),
+            Outcome::Returned { bytes, duration } => {
+                self.point()?.returned(&bytes, offset, duration)
+            }
+            failed => Err(failure(failed)),
+        }
+    }
+
+    /// The encoded value `bytes` that the call returned, as JSON ([`EntryPoint::value`]).
+    pub fn value(&self, bytes: &[u8]) -> Result<Box<RawValue>, ApiError> {
+        self.point()?.value(bytes)
+    }
+
     /// The kind of entry point it calls.
     pub fn kind(&self) -> EntryKind {
         self.kind
@@ -238,5 +207,58 @@ pub fn accepted(outcome: Option<Outcome>) -> Result<(), ApiError> {
             format!("the module refused the connection: {message}"),
         )),
         Some(other) => Err(failure(other)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmod_abi::encoding::to_vec;
+    use wasmod_host::{InstanceEnv, WasmConfig, WasmEngine};
+    use wasmod_protocol::call::CALLED_BY_NAME;
+    use wasmod_wasm_tests::{built, Profile};
+
+    #[test]
+    fn calls_found_in_the_old_build_run_on_the_new_one_only_if_it_has_them_alike() {
+        let built = built(Profile::Release);
+        let engine = WasmEngine::shared().expect("the engine");
+        let compile = |wasm: Vec<u8>| engine.compile(&wasm).expect("compiles");
+        let v1 = compile(built.library("notes"));
+        let mut module = WasmModule::load(&v1, WasmConfig::default(), InstanceEnv::unloaded())
+            .expect("build 1 loads");
+        let old = module.description().clone();
+        module
+            .replace(&compile(built.example("notes_v2")))
+            .expect("build 2 takes over");
+        let run = |module: &mut WasmModule, name: &str, args: Vec<u8>| {
+            let found = call::find(&old, name, &CALLED_BY_NAME).expect("in build 1");
+            Invocation::new(found.kind, name.to_owned(), old.clone()).run(
+                module,
+                Identity::ZERO,
+                ConnectionId::ZERO,
+                &args,
+            )
+        };
+
+        let same = run(&mut module, "add_note", to_vec(&("kept".to_owned(),)));
+        assert!(matches!(same, Outcome::Committed { .. }), "{same}");
+        let changed = run(&mut module, "rename", to_vec(&(1u64, "x".to_owned())));
+        let Outcome::Failed { code, message } = &changed else {
+            panic!("refused: {changed}")
+        };
+        assert_eq!(*code, Errno::BAD_ARGUMENTS.code() as i16);
+        assert!(
+            message.contains("parameters or its return type changed"),
+            "{message}"
+        );
+        let gone = run(&mut module, "forget", to_vec(&(1u64,)));
+        let Outcome::Failed { code, message } = &gone else {
+            panic!("refused: {gone}")
+        };
+        assert_eq!(*code, Errno::NO_SUCH_ENTRY.code() as i16);
+        assert!(message.contains("no reducer `forget`"), "{message}");
+        // `forget` did not run: the note is still there.
+        let rows = module.read(|tables| tables.rows(0).expect("notes").count());
+        assert_eq!(rows, 1);
     }
 }
