@@ -298,8 +298,10 @@ fn scripted_subscription(listener: &TcpListener) -> WebSocket<TcpStream> {
     stream
         .set_read_timeout(Some(PATIENCE))
         .expect("a read timeout");
-    // The error type is tungstenite's callback's, large or not.
-    #[allow(clippy::result_large_err)]
+    #[allow(
+        clippy::result_large_err,
+        reason = "tungstenite's handshake callback's signature: its error is a whole HTTP response"
+    )]
     let agree = |request: &Request, mut response: Response| {
         let asked = request.headers().get("sec-websocket-protocol").cloned();
         assert_eq!(

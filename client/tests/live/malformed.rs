@@ -21,9 +21,11 @@ pub(crate) fn hello() -> Vec<u8> {
     message.to_bytes()
 }
 
-/// Agrees to the binary subprotocol. The signature is tungstenite's handshake callback's,
-/// whose error is a whole HTTP response.
-#[allow(clippy::result_large_err)]
+/// Agrees to the binary subprotocol.
+#[allow(
+    clippy::result_large_err,
+    reason = "tungstenite's handshake callback's signature: its error is a whole HTTP response"
+)]
 pub(crate) fn agree(_: &Request, mut response: Response) -> Result<Response, ErrorResponse> {
     response.headers_mut().insert(
         "sec-websocket-protocol",

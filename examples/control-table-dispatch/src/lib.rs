@@ -101,7 +101,10 @@ pub extern "C" fn __describe_module__(_sink: u32) -> i16 {
 
 /// `__call_reducer__`, dispatched through [`REDUCERS`].
 #[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the signature of an ABI export (docs/abi.md)"
+)]
 pub extern "C" fn __call_reducer__(
     id: u32,
     s0: u64,
@@ -123,7 +126,10 @@ pub extern "C" fn __call_reducer__(
 
 /// `__call_procedure__`, dispatched through [`REDUCERS`].
 #[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the signature of an ABI export (docs/abi.md)"
+)]
 pub extern "C" fn __call_procedure__(
     id: u32,
     s0: u64,
@@ -145,7 +151,10 @@ pub extern "C" fn __call_procedure__(
 
 /// `__call_view__`, dispatched through [`REDUCERS`].
 #[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the signature of an ABI export (docs/abi.md)"
+)]
 pub extern "C" fn __call_view__(
     id: u32,
     s0: u64,

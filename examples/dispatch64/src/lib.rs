@@ -50,7 +50,7 @@ macro_rules! dispatch64 {
             const _: () = {
                 #[doc = concat!("Reducer ", stringify!($id), " through its own export.")]
                 #[unsafe(export_name = concat!("call_reducer_", stringify!($id)))]
-                #[allow(clippy::too_many_arguments)]
+                #[allow(clippy::too_many_arguments, reason = "`__call_reducer__`'s signature (docs/abi.md)")]
                 pub extern "C" fn call_one(
                     s0: u64, s1: u64, s2: u64, s3: u64,
                     c0: u64, c1: u64,
@@ -137,7 +137,10 @@ dispatch64!(
 /// `__call_reducer__`'s signature, dispatched through [`TABLE`]: a bounds check, a load of the
 /// pointer and an indirect call. An id past the end gets the same error as the `match`'s `_` arm.
 #[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "`__call_reducer__`'s signature (docs/abi.md)"
+)]
 pub extern "C" fn table_call_reducer(
     id: u32,
     s0: u64,
@@ -159,7 +162,10 @@ pub extern "C" fn table_call_reducer(
 /// `__call_reducer__`'s signature, doing nothing: the floor under the three shapes (the
 /// wasmtime call with these ten parameters, without dispatch, thunk or imports).
 #[unsafe(no_mangle)]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "`__call_reducer__`'s signature (docs/abi.md)"
+)]
 pub extern "C" fn floor_call_reducer(
     _id: u32,
     _s0: u64,

@@ -36,7 +36,10 @@ mod raw {
         ) -> u16;
         pub fn delete_rows(table: u32, rows: *const u8, rows_len: u32, out_count: *mut u32) -> u16;
         pub fn clear_table(table: u32, out_count: *mut u64) -> u16;
-        #[allow(clippy::too_many_arguments)]
+        #[allow(
+            clippy::too_many_arguments,
+            reason = "the signature of an ABI import (docs/abi.md)"
+        )]
         pub fn console_log(
             level: u32,
             target: *const u8,

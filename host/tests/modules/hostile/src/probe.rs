@@ -43,7 +43,10 @@ extern "C" {
     ) -> u16;
     fn delete_rows(table: u32, rows: *const u8, rows_len: u32, out_count: *mut u32) -> u16;
     fn clear_table(table: u32, out_count: *mut u64) -> u16;
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the signature of an ABI import (docs/abi.md)"
+    )]
     fn console_log(
         level: u32,
         target: *const u8,
