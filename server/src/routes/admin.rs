@@ -5,7 +5,7 @@
 //!
 //! - `GET /v1/admin/module`: the description with private tables (entry points with their
 //!   parameters and ids); `POST /v1/admin/module`: a new build (`wasmod publish`,
-//!   [`wasmod_node::swap`]);
+//!   [`wasmod_node::NodeHandle::publish`]);
 //! - `GET /v1/admin/tables`: every table with its row count; `GET /v1/admin/tables/{name}`:
 //!   a page of its rows, private tables included, with the bounds of `GET /v1/tables`;
 //! - `GET /v1/admin/stats`: the commit rate, the open sockets and their queue depths, clients

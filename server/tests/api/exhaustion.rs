@@ -4,7 +4,7 @@
 //! `exhaustion_measured.rs` (ignored by default, run by hand; `docs/security.md` quotes them).
 
 use crate::live::{one_off, subscribe, Client, Connect, Encoding, Live, PATIENCE};
-use crate::support::{get, identity, server};
+use crate::support::{identity, server};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use axum::response::Response;

@@ -144,12 +144,6 @@ fn module_in(env: InstanceEnv) -> WasmModule {
     WasmModule::load(quickstart(), WasmConfig::default(), env).expect("the quickstart loads")
 }
 
-/// A fresh quickstart in memory, loaded.
-pub fn quickstart_module() -> WasmModule {
-    WasmModule::load(quickstart(), WasmConfig::default(), InstanceEnv::unloaded())
-        .expect("the quickstart loads")
-}
-
 /// A server over a fresh quickstart with the default limits and no outbound HTTP.
 pub fn router() -> Router {
     server(ServerConfig::default(), AllowList::new()).router()
