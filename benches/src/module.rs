@@ -70,8 +70,11 @@ impl ModuleHost for NativeModule<Benchmarks> {
     }
 }
 
-/// The benchmark module compiled natively, in a fresh in-memory host.
+/// The benchmark module compiled natively, in a fresh in-memory host: the host's own
+/// `NativeModule`, with `wasmod-testing`'s imports installed (what its `TestModule` does) and
+/// nothing of `TestModule` around the calls.
 pub fn native() -> NativeModule<Benchmarks> {
+    wasmod_testing::install_host();
     NativeModule::new().expect("the benchmark module loads natively")
 }
 

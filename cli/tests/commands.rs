@@ -38,10 +38,12 @@ fn a_module_made_outside_the_checkout_tests_builds_and_serves() {
     let dir = temp.path().join("todo");
     let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).expect("a manifest");
     let root = built_from();
-    assert!(
-        manifest.contains(&format!("path = \"{root}/runtime\"")),
-        "{manifest}"
-    );
+    for crate_folder in ["runtime", "testing"] {
+        assert!(
+            manifest.contains(&format!("path = \"{root}/{crate_folder}\"")),
+            "{manifest}"
+        );
+    }
     // The workspace's lock file: same versions as the rest of the run, nothing to resolve.
     std::fs::copy(workspace_root().join("Cargo.lock"), dir.join("Cargo.lock")).expect("copied");
 
@@ -163,6 +165,10 @@ fn new_depends_on_the_enclosing_checkout_by_a_relative_path() {
         std::fs::read_to_string(checkout.join("examples/mine/Cargo.toml")).expect("read");
     assert!(
         manifest.contains("wasmod = { path = \"../../runtime\" }"),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("wasmod-testing = { path = \"../../testing\" }"),
         "{manifest}"
     );
 

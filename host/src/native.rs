@@ -3,9 +3,10 @@
 //! This is how module authors test their modules with `cargo test`: the module's exports are
 //! ordinary Rust functions ([`ModuleExports`]), and its imports are served by the
 //! [`InstanceEnv`] of the call in progress, which the runtime's native import layer reaches
-//! through [`with_env`]. The environment is moved into a thread-local for the duration of one
-//! export call and moved back afterwards, panic or not; a panic in module code unwinds to
-//! here, is caught, and becomes [`Outcome::Aborted`](crate::Outcome::Aborted) with its message, the transaction rolled
+//! through [`with_env`] (`wasmod-testing` installs that bridge into the runtime). The
+//! environment is moved into a thread-local for the duration of one export call and moved back
+//! afterwards, panic or not; a panic in module code unwinds to here, is caught, and becomes
+//! [`Outcome::Aborted`](crate::Outcome::Aborted) with its message, the transaction rolled
 //! back, exactly as a trap would in wasm.
 
 use crate::call::{AnonymousExport, CallerExport, ExportCall, LoadError, Transport, Trap};
@@ -26,7 +27,8 @@ thread_local! {
 
 /// Runs `f` on the [`InstanceEnv`] of the export call running on this thread.
 ///
-/// The runtime's native import layer calls this for every import.
+/// The runtime's native import layer calls this for every import, through the imports
+/// `wasmod-testing` installs.
 ///
 /// # Panics
 ///
@@ -38,7 +40,7 @@ pub fn with_env<R>(f: impl FnOnce(&mut InstanceEnv) -> R) -> R {
             panic!("wasmod host imports were called from inside another import (`with_env` does not nest)")
         };
         let Some(env) = current.as_mut() else {
-            panic!("no wasmod host is running on this thread: call module code through wasmod::testing")
+            panic!("no wasmod host is running on this thread: call module code through `wasmod_testing::TestModule`")
         };
         f(env)
     })

@@ -22,7 +22,7 @@ fn connection(connection_id: ConnectionId) -> Option<ConnectionId> {
 ///
 /// ```
 /// use wasmod::prelude::*;
-/// use wasmod::testing::{Outcome, TestModule};
+/// use wasmod_testing::{Outcome, TestModule};
 ///
 /// #[wasmod::module]
 /// mod notes {
@@ -88,7 +88,7 @@ impl ReducerContext {
     }
 
     /// The caller's connection, if the call came over one (a WebSocket client's); `None` for
-    /// calls over plain HTTP, from the host itself, and from [`TestModule`] calls.
+    /// calls over plain HTTP, from the host itself, and from `wasmod_testing::TestModule` calls.
     ///
     /// ```
     /// #[wasmod::module]
@@ -105,8 +105,6 @@ impl ReducerContext {
     /// }
     /// # fn main() {}
     /// ```
-    ///
-    /// [`TestModule`]: crate::testing::TestModule
     pub fn connection_id(&self) -> Option<ConnectionId> {
         self.connection_id
     }
@@ -125,7 +123,7 @@ impl ReducerContext {
 ///
 /// ```
 /// use wasmod::prelude::*;
-/// use wasmod::testing::TestModule;
+/// use wasmod_testing::TestModule;
 ///
 /// #[wasmod::module]
 /// mod notes {
@@ -184,7 +182,7 @@ impl ViewContext {
 ///
 /// ```
 /// use wasmod::prelude::*;
-/// use wasmod::testing::TestModule;
+/// use wasmod_testing::TestModule;
 ///
 /// #[wasmod::module]
 /// mod scores {
@@ -411,7 +409,7 @@ macro_rules! explicit_tx_methods {
         ///
         /// ```
         /// # use wasmod::prelude::*;
-        /// # use wasmod::testing::TestModule;
+        /// # use wasmod_testing::TestModule;
         /// #[wasmod::module]
         /// mod bank {
         ///     use wasmod::prelude::*;
@@ -463,7 +461,7 @@ macro_rules! explicit_tx_methods {
         ///
         /// ```
         /// # use wasmod::prelude::*;
-        /// # use wasmod::testing::TestModule;
+        /// # use wasmod_testing::TestModule;
         /// #[wasmod::module]
         /// mod bank {
         ///     use wasmod::prelude::*;
@@ -530,7 +528,7 @@ macro_rules! explicit_tx_methods {
         ///
         /// ```
         /// # use wasmod::prelude::*;
-        /// # use wasmod::testing::TestModule;
+        /// # use wasmod_testing::TestModule;
         /// #[wasmod::module]
         /// mod bank {
         ///     use wasmod::prelude::*;
@@ -564,7 +562,7 @@ macro_rules! explicit_tx_methods {
         ///
         /// ```
         /// # use wasmod::prelude::*;
-        /// # use wasmod::testing::TestModule;
+        /// # use wasmod_testing::TestModule;
         /// #[wasmod::module]
         /// mod bank {
         ///     use wasmod::prelude::*;
@@ -643,7 +641,7 @@ macro_rules! explicit_tx_methods {
         /// # Example
         ///
         /// ```
-        /// use wasmod::testing::TestModule;
+        /// use wasmod_testing::TestModule;
         /// use wasmod::Identity;
         ///
         /// #[wasmod::module]
@@ -681,7 +679,7 @@ macro_rules! explicit_tx_methods {
 ///
 /// ```
 /// use wasmod::prelude::*;
-/// use wasmod::testing::TestModule;
+/// use wasmod_testing::TestModule;
 ///
 /// #[wasmod::module]
 /// mod visits {
@@ -750,7 +748,7 @@ impl ProcedureContext {
 ///
 /// ```
 /// use wasmod::prelude::*;
-/// use wasmod::testing::TestModule;
+/// use wasmod_testing::TestModule;
 ///
 /// #[wasmod::module]
 /// mod stock {

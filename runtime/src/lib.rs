@@ -59,17 +59,20 @@
 //!   `Err`); [`TxError`], the host refusing one.
 //! - Outbound HTTP: [`ProcedureContext::send_http`], [`HttpError`].
 //! - Logging: [`info!`], [`warn!`], [`error!`], [`debug!`], [`trace!`], [`log!`].
-//! - Native tests: `wasmod::testing` (on non-wasm targets), `TestModule`.
+//! - Native tests: the `wasmod-testing` crate (a dev-dependency), its `TestModule`; the seam
+//!   it plugs the host into, `wasmod::native` (on non-wasm targets).
 //! - The ABI itself: the [`abi`] crate and `docs/abi.md`.
 //!
 //! Every context, handle and method has an example, run as a doctest against the native test
-//! host. The guide pages, whose examples are doctests too, are in `docs/`:
+//! host (`wasmod-testing`). The guide pages, whose examples are doctests too, are in `docs/`:
 //! `tables-and-indexes.md`, `transactions.md`, `procedures-and-http.md` (with
 //! `http-handlers.md`) and `testing-modules.md`.
 
 pub mod context;
 pub mod db;
 pub mod log;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
 #[cfg(target_arch = "wasm32")]
 mod panic;
 mod registered;
@@ -77,8 +80,6 @@ mod registered;
 pub mod rt;
 pub mod sys;
 pub mod table;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod testing;
 
 pub use wasmod_abi as abi;
 pub use wasmod_abi::http;

@@ -2,7 +2,7 @@
 //! which emits it through `tracing`.
 //!
 //! ```
-//! use wasmod::testing::TestModule;
+//! use wasmod_testing::TestModule;
 //! use wasmod::Identity;
 //!
 //! #[wasmod::module]
@@ -26,7 +26,7 @@
 //!
 //! The target defaults to the module path of the call site. Served, the lines go to the
 //! server's log (target `wasmod::module`) and the admin feed (`wasmod logs`); in a
-//! [`TestModule`](crate::testing::TestModule), to [`logs`](crate::testing::TestModule::logs).
+//! `wasmod_testing::TestModule`, to its `logs()`.
 
 pub use crate::sys::LogLevel as Level;
 

@@ -2,7 +2,7 @@
 //! its column's type, whatever form the expression takes; columns without one have none.
 
 use wasmod::abi::encoding::to_vec;
-use wasmod::testing::TestModule;
+use wasmod_testing::TestModule;
 
 #[wasmod::module]
 mod shop {

@@ -10,8 +10,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use wasmod::http::{Method, Request};
-use wasmod::testing::TestModule;
 use wasmod::Identity;
+use wasmod_testing::TestModule;
 
 /// The system allocator, counting the bytes live.
 struct Counting;

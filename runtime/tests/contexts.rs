@@ -2,8 +2,8 @@
 //! procedure sees of the host's refusals (outbound HTTP, whose destinations `TestModule` allows
 //! none of), run natively against the real host.
 
-use wasmod::testing::TestModule;
 use wasmod::{Errno, HttpError, Identity, Timestamp};
+use wasmod_testing::TestModule;
 
 #[wasmod::module]
 mod clock {

@@ -4,8 +4,8 @@
 //! rows a plain filter of the whole table selects.
 
 use core::ops::RangeBounds;
-use wasmod::testing::TestModule;
 use wasmod::{Db, ReadOnly};
+use wasmod_testing::TestModule;
 
 /// A read of the database, as a table of cases holds it.
 type Read<'a, T> = dyn Fn(&Db<ReadOnly>) -> T + 'a;

@@ -3,8 +3,8 @@
 //! views and HTTP handlers.
 
 use wasmod::http::{Method, Request};
-use wasmod::testing::{CallFailure, LogLevel, Outcome, TestModule};
 use wasmod::{Errno, Identity};
+use wasmod_testing::{CallFailure, LogLevel, Outcome, TestModule};
 
 #[wasmod::module]
 mod shop {

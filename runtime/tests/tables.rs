@@ -2,7 +2,7 @@
 //! value, rows larger than the iterator's first buffer, and the errors of `try_insert` and
 //! `try_update` with the text a caller shows.
 
-use wasmod::testing::TestModule;
+use wasmod_testing::TestModule;
 use wasmod::InsertError;
 
 #[wasmod::module]

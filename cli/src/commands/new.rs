@@ -1,9 +1,10 @@
 //! `wasmod new <dir>`: a module crate that builds and tests as generated.
 //!
 //! The crate has a public table, two reducers, a per-caller view and native tests
-//! (`wasmod::testing::TestModule`), a `.gitignore`, and a `Cargo.toml` with the release
-//! profile modules ship with. It is its own workspace (an empty `[workspace]` table), so it
-//! builds wherever it is put, even inside another workspace's directory.
+//! (`wasmod_testing::TestModule`, from the dev-dependency `wasmod-testing`), a `.gitignore`,
+//! and a `Cargo.toml` with the release profile modules ship with. It is its own workspace (an
+//! empty `[workspace]` table), so it builds wherever it is put, even inside another
+//! workspace's directory.
 //!
 //! `--template react` adds `web/`, the module's web app (Vite + React + TypeScript over
 //! `@wasmod/client` and the bindings `wasmod generate --lang typescript` writes, which its
@@ -13,7 +14,8 @@
 //! the npm registry; by default this command's version from the registry, where the package
 //! is not yet (the command says so, and names the flag).
 //!
-//! Its `wasmod` dependency, in order of precedence:
+//! Its `wasmod` dependency, in order of precedence (`wasmod-testing` comes from the same place:
+//! the version, or the checkout's `testing/`):
 //!
 //! 1. `--wasmod-path <checkout>`: a path dependency on that checkout's `runtime/`;
 //! 2. `--wasmod-version <version>`: that version from crates.io;
@@ -118,10 +120,10 @@ pub fn run(args: Args) -> Result {
         }
         (Template::Module, None) => None,
     };
-    let (dependency, source) = dependency(&args, &dir, built_from())?;
+    let (dependencies, source) = dependencies(&args, &dir, built_from())?;
     let mut files = vec![
-        ("Cargo.toml", fill(CARGO_TOML, &name, &dependency)),
-        ("src/lib.rs", fill(LIB_RS, &name, &dependency)),
+        ("Cargo.toml", fill(CARGO_TOML, &name, &dependencies)),
+        ("src/lib.rs", fill(LIB_RS, &name, &dependencies)),
         (".gitignore", GITIGNORE.to_owned()),
     ];
     if let Some(client) = &client {
@@ -135,7 +137,7 @@ pub fn run(args: Args) -> Result {
         fs::write(&path, contents).context(path.display())?;
     }
     let dir = args.dir.display();
-    let made = format!("  depends on: {dependency} ({source})\n");
+    let made = format!("  depends on: {} ({source})\n", dependencies.wasmod);
     output::print(match client {
         None => format!(
             "created module crate `{name}` in {dir}\n{made}next: cd {dir} && cargo test && wasmod build\n"
@@ -239,17 +241,30 @@ fn client_dependency(spec: Option<&str>) -> Result<ClientDependency> {
     })
 }
 
-/// The `wasmod = ..` line of the new crate in `dir` (an absolute path, which need not exist
-/// yet), and where it comes from, in words; `built_from` is the checkout this command was
-/// built from, if it is still one.
-fn dependency(
+/// The new crate's dependencies on wasmod's crates, as lines of its `Cargo.toml`.
+#[derive(Debug, PartialEq, Eq)]
+struct Dependencies {
+    /// `wasmod = ..`.
+    wasmod: String,
+    /// `wasmod-testing = ..`, the dev-dependency its tests run the module with.
+    testing: String,
+}
+
+/// The dependencies of the new crate in `dir` (an absolute path, which need not exist yet),
+/// and where they come from, in words; `built_from` is the checkout this command was built
+/// from, if it is still one.
+fn dependencies(
     args: &Args,
     dir: &Path,
     built_from: Option<PathBuf>,
-) -> Result<(String, &'static str)> {
+) -> Result<(Dependencies, &'static str)> {
     if let Some(version) = &args.wasmod_version {
-        let line = format!("wasmod = {}", toml_string(version));
-        return Ok((line, "the version asked for"));
+        let version = toml_string(version);
+        let lines = Dependencies {
+            wasmod: format!("wasmod = {version}"),
+            testing: format!("wasmod-testing = {version}"),
+        };
+        return Ok((lines, "the version asked for"));
     }
     let (checkout, source) = match &args.wasmod_path {
         Some(path) => {
@@ -278,19 +293,25 @@ fn dependency(
             },
         },
     };
-    let runtime = checkout.join("runtime");
-    let path = if dir.starts_with(&checkout) {
-        relative(dir, &runtime)
-    } else {
-        runtime
+    // The crate `name` in the checkout's folder `folder`, by a path relative to the new crate
+    // when the checkout holds it.
+    let line = |name: &str, folder: &str| -> Result<String> {
+        let folder = checkout.join(folder);
+        let path = if dir.starts_with(&checkout) {
+            relative(dir, &folder)
+        } else {
+            folder
+        };
+        let path = path
+            .to_str()
+            .ok_or_else(|| Failure::usage(format!("{}: the path is not UTF-8", path.display())))?;
+        Ok(format!("{name} = {{ path = {} }}", toml_string(path)))
     };
-    let path = path
-        .to_str()
-        .ok_or_else(|| Failure::usage(format!("{}: the path is not UTF-8", path.display())))?;
-    Ok((
-        format!("wasmod = {{ path = {} }}", toml_string(path)),
-        source,
-    ))
+    let lines = Dependencies {
+        wasmod: line("wasmod", "runtime")?,
+        testing: line("wasmod-testing", "testing")?,
+    };
+    Ok((lines, source))
 }
 
 /// Where this command was built from: the workspace above `cli/`.
@@ -349,10 +370,12 @@ fn check_name(name: &str) -> Result {
     }
 }
 
-fn fill(template: &str, name: &str, dependency: &str) -> String {
+/// `template` with the crate's `name` and `dependencies` filled in.
+fn fill(template: &str, name: &str, dependencies: &Dependencies) -> String {
     template
         .replace("{{name}}", name)
-        .replace("{{dependency}}", dependency)
+        .replace("{{dependency}}", &dependencies.wasmod)
+        .replace("{{dev_dependency}}", &dependencies.testing)
 }
 
 /// `text` as a TOML basic string.
@@ -396,12 +419,12 @@ mod tests {
             template: Template::Module,
             client: None,
         };
-        let refused = dependency(&args, Path::new("/nowhere/mine"), None).unwrap_err();
+        let refused = dependencies(&args, Path::new("/nowhere/mine"), None).unwrap_err();
         let message = format!("{refused:?}");
         for words in ["--wasmod-path", "--wasmod-version", "not on crates.io"] {
             assert!(message.contains(words), "{message}");
         }
-        let found = dependency(
+        let found = dependencies(
             &args,
             Path::new("/nowhere/mine"),
             Some(PathBuf::from("/src/wasmod")),
@@ -409,19 +432,48 @@ mod tests {
         assert_eq!(
             found.unwrap(),
             (
-                "wasmod = { path = \"/src/wasmod/runtime\" }".to_owned(),
+                Dependencies {
+                    wasmod: "wasmod = { path = \"/src/wasmod/runtime\" }".to_owned(),
+                    testing: "wasmod-testing = { path = \"/src/wasmod/testing\" }".to_owned(),
+                },
                 "the checkout this wasmod was built from"
             )
         );
     }
 
     #[test]
+    fn a_version_is_the_version_of_both_crates() {
+        let args = Args {
+            dir: PathBuf::from("/nowhere/mine"),
+            name: None,
+            wasmod_path: None,
+            wasmod_version: Some("0.1.0".to_owned()),
+            template: Template::Module,
+            client: None,
+        };
+        let (found, source) = dependencies(&args, Path::new("/nowhere/mine"), None).unwrap();
+        assert_eq!(
+            found,
+            Dependencies {
+                wasmod: "wasmod = \"0.1.0\"".to_owned(),
+                testing: "wasmod-testing = \"0.1.0\"".to_owned(),
+            }
+        );
+        assert_eq!(source, "the version asked for");
+    }
+
+    #[test]
     fn templates_are_filled() {
-        let manifest = fill(CARGO_TOML, "todo", "wasmod = \"0.1\"");
+        let dependencies = Dependencies {
+            wasmod: "wasmod = \"0.1\"".to_owned(),
+            testing: "wasmod-testing = \"0.1\"".to_owned(),
+        };
+        let manifest = fill(CARGO_TOML, "todo", &dependencies);
         assert!(manifest.contains("name = \"todo\""));
-        assert!(manifest.contains("\nwasmod = \"0.1\"\n"));
+        assert!(manifest.contains("[dependencies]\nwasmod = \"0.1\"\n"));
+        assert!(manifest.contains("[dev-dependencies]\nwasmod-testing = \"0.1\"\n"));
         assert!(!manifest.contains("{{"));
-        assert!(!fill(LIB_RS, "todo", "").contains("{{"));
+        assert!(!fill(LIB_RS, "todo", &dependencies).contains("{{"));
     }
 
     #[test]

@@ -3,9 +3,9 @@
 use bank::ledger::{self, Account, AccountAccess, InterestPaymentAccess, Kind, TransferAccess};
 use bank::INTEREST_PERIOD;
 use wasmod::http::{Method, Request};
-use wasmod::testing::{Outcome, TestModule};
 use wasmod::Identity;
 use wasmod::ScheduleAt;
+use wasmod_testing::{Outcome, TestModule};
 
 const ANN: Identity = Identity::from_bytes([0xa1; 32]);
 const BOB: Identity = Identity::from_bytes([0xb0; 32]);

@@ -5,8 +5,8 @@ use benchmarks::circles::{CircleAccess, EntityAccess, FoodAccess};
 use benchmarks::ia_loop::{AgentAccess, AgentAction, PositionAccess, TargetableAccess};
 use benchmarks::synthetic::*;
 use benchmarks::Benchmarks;
-use wasmod::testing::{Outcome, TestModule};
 use wasmod::Identity;
+use wasmod_testing::{Outcome, TestModule};
 
 const CALLER: Identity = Identity::ZERO;
 

@@ -2,8 +2,8 @@
 
 use quickstart::chat::{self, DraftAccess, MessageAccess, UserAccess};
 use wasmod::http::{Method, Request};
-use wasmod::testing::{Outcome, TestModule};
 use wasmod::Identity;
+use wasmod_testing::{Outcome, TestModule};
 
 const ALICE: Identity = Identity::from_bytes([0xa1; 32]);
 const BOB: Identity = Identity::from_bytes([0xb0; 32]);

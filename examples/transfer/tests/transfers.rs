@@ -2,8 +2,8 @@
 //! on (seeding, moving money, refusing bad transfers without changing anything).
 
 use transfer::transfers::{self, AccountAccess};
-use wasmod::testing::{Outcome, TestModule};
 use wasmod::Identity;
+use wasmod_testing::{Outcome, TestModule};
 
 const CALLER: Identity = Identity::from_bytes([0x42; 32]);
 

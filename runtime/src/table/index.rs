@@ -18,7 +18,7 @@ type Marker<T, K, A> = PhantomData<(fn() -> T, fn() -> K, A)>;
 ///
 /// ```
 /// # use wasmod::prelude::*;
-/// # use wasmod::testing::TestModule;
+/// # use wasmod_testing::TestModule;
 /// # #[wasmod::module]
 /// # mod shop {
 /// #     #[wasmod::table]
@@ -58,7 +58,7 @@ impl<T: TableRow, K, A: Access> UniqueColumn<T, K, A> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -93,7 +93,7 @@ impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -132,7 +132,7 @@ impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -170,7 +170,7 @@ impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -217,7 +217,7 @@ impl<T: TableRow, K> UniqueColumn<T, K, ReadWrite> {
 /// `#[table(index(name = by_shelf, columns(aisle, shelf)))]` gives `ctx.db.item().by_shelf()`.
 ///
 /// ```
-/// use wasmod::testing::TestModule;
+/// use wasmod_testing::TestModule;
 ///
 /// #[wasmod::module]
 /// mod store {
@@ -266,7 +266,7 @@ impl<T: TableRow, Cols, A: Access> BTreeIndex<T, Cols, A> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -310,7 +310,7 @@ impl<T: TableRow, Cols> BTreeIndex<T, Cols, ReadWrite> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]

@@ -23,7 +23,7 @@ std::thread_local! {
 ///
 /// ```
 /// # use wasmod::prelude::*;
-/// # use wasmod::testing::TestModule;
+/// # use wasmod_testing::TestModule;
 /// # #[wasmod::module]
 /// # mod shop {
 /// #     #[wasmod::table]

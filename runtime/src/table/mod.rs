@@ -49,12 +49,12 @@ pub trait TableRow: SchemaType + Registered + Sized + 'static {
 /// [`ReadOnly`](crate::ReadOnly) access (views) only the reading methods exist.
 ///
 /// The examples of its methods use this table, written through
-/// [`TestModule::write`](crate::testing::TestModule::write), whose `db` is the one a reducer's
+/// `wasmod_testing::TestModule::write`, whose `db` is the one a reducer's
 /// `ctx.db` is:
 ///
 /// ```
 /// use wasmod::prelude::*;
-/// use wasmod::testing::TestModule;
+/// use wasmod_testing::TestModule;
 ///
 /// #[wasmod::module]
 /// mod shop {
@@ -93,7 +93,7 @@ impl<T: TableRow, A: Access> Table<T, A> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -122,7 +122,7 @@ impl<T: TableRow, A: Access> Table<T, A> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -163,7 +163,7 @@ impl<T: TableRow> Table<T, ReadWrite> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -205,7 +205,7 @@ impl<T: TableRow> Table<T, ReadWrite> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -250,7 +250,7 @@ impl<T: TableRow> Table<T, ReadWrite> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]
@@ -286,7 +286,7 @@ impl<T: TableRow> Table<T, ReadWrite> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// # #[wasmod::module]
     /// # mod shop {
     /// #     #[wasmod::table]

@@ -52,7 +52,7 @@ mod app {
 }
 
 fn main() {
-    let module = wasmod::testing::TestModule::<app::Module>::new();
+    let module = wasmod_testing::TestModule::<app::Module>::new();
     let def = module.description();
     assert_eq!(support::names(&def.reducers, |d| &d.name), ["always", "enabled", "after"]);
     assert_eq!(support::names(&def.views, |d| &d.name), ["seen"]);

@@ -25,7 +25,7 @@ mod api {
 pub struct App;
 
 fn main() {
-    let module = wasmod::testing::TestModule::<App>::new();
+    let module = wasmod_testing::TestModule::<App>::new();
     assert_eq!(support::names(&module.description().reducers, |d| &d.name), ["first", "second"]);
     assert_eq!(support::check_every_entry_point(&module), 2);
 }

@@ -15,7 +15,7 @@ mod scores;
 pub struct Game;
 
 fn main() {
-    let module = wasmod::testing::TestModule::<Game>::new();
+    let module = wasmod_testing::TestModule::<Game>::new();
     let def = module.description();
     assert_eq!(support::names(&def.tables, |d| &d.name), ["score", "player"]);
     assert_eq!(support::names(&def.reducers, |d| &d.name), ["score", "join"]);

@@ -21,7 +21,7 @@ mod app {
 }
 
 fn main() {
-    let module = wasmod::testing::TestModule::<app::Module>::new();
+    let module = wasmod_testing::TestModule::<app::Module>::new();
     assert_eq!(support::names(&module.description().reducers, |d| &d.name), ["external", "inline"]);
     assert_eq!(support::check_every_entry_point(&module), 2);
 }

@@ -2,7 +2,7 @@
 mod support;
 
 use wasmod::prelude::*;
-use wasmod::testing::Outcome;
+use wasmod_testing::Outcome;
 use wasmod::Identity;
 
 #[wasmod::module]
@@ -48,7 +48,7 @@ mod app {
 use app::EventAccess;
 
 fn main() {
-    let module = wasmod::testing::TestModule::<app::Module>::new();
+    let module = wasmod_testing::TestModule::<app::Module>::new();
     let def = module.description();
     let roles: Vec<_> = def.reducers.iter().map(|d| (d.name.as_str(), d.lifecycle)).collect();
     use wasmod::abi::Lifecycle::*;

@@ -59,7 +59,7 @@ mod app {
 }
 
 fn main() {
-    let module = wasmod::testing::TestModule::<app::Module>::new();
+    let module = wasmod_testing::TestModule::<app::Module>::new();
     let def = module.description();
     assert_eq!(support::names(&def.reducers, |d| &d.name), ["alpha", "beta", "gamma"]);
     assert_eq!(support::names(&def.procedures, |d| &d.name), ["fetch", "store"]);

@@ -47,7 +47,7 @@ mod app {
 }
 
 fn main() {
-    let module = wasmod::testing::TestModule::<app::Module>::new();
+    let module = wasmod_testing::TestModule::<app::Module>::new();
     let def = module.description();
     assert_eq!(support::names(&def.reducers, |d| &d.name), ["top", "join", "kick", "leave", "bottom"]);
     assert_eq!(support::check_every_entry_point(&module), 6);

@@ -28,7 +28,7 @@ use chat::send as s;
 pub struct App;
 
 fn main() {
-    let module = wasmod::testing::TestModule::<App>::new();
+    let module = wasmod_testing::TestModule::<App>::new();
     let def = module.description();
     assert_eq!(support::names(&def.reducers, |d| &d.name), ["edit_message", "send"]);
     assert_eq!(support::names(&def.views, |d| &d.name), ["inbox"]);

@@ -6,7 +6,7 @@
 
 use wasmod::abi::ModuleExports;
 use wasmod::http::Request;
-use wasmod::testing::{Outcome, TestModule};
+use wasmod_testing::{Outcome, TestModule};
 use wasmod::Identity;
 
 /// Checks every entry point of `module`; returns how many were checked.

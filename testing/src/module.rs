@@ -1,58 +1,14 @@
-//! Testing modules natively, with `cargo test`.
-//!
-//! Module code compiles for the host's own target too. [`TestModule`] loads a module that way
-//! into the real host: its description is read through `__describe_module__`, its tables are
-//! created in the real datastore, its `init` runs, and every call goes through the same
-//! dispatch `match` and the same host-side semantics as in wasm. Only the transport differs:
-//! imports are served in-process instead of through wasm memory.
-//!
-//! ```
-//! use wasmod::prelude::*;
-//! use wasmod::testing::{Outcome, TestModule};
-//!
-//! #[wasmod::module]
-//! mod counter {
-//!     use wasmod::prelude::*;
-//!
-//!     #[table]
-//!     pub struct Tally {
-//!         #[primary_key]
-//!         pub who: Identity,
-//!         pub n: u64,
-//!     }
-//!
-//!     #[reducer]
-//!     fn bump(ctx: &ReducerContext, by: u64) -> Result<(), String> {
-//!         if by == 0 {
-//!             return Err("bump by at least 1".into());
-//!         }
-//!         let tallies = ctx.db.tally();
-//!         let n = tallies.who().find(ctx.sender()).map_or(0, |tally| tally.n) + by;
-//!         tallies.who().delete(ctx.sender());
-//!         tallies.insert(Tally { who: ctx.sender(), n });
-//!         Ok(())
-//!     }
-//! }
-//! use counter::TallyAccess;
-//!
-//! let module = TestModule::<counter::Module>::new();
-//! let alice = Identity::from_bytes([1; 32]);
-//! assert!(module.call_reducer(alice, "bump", (2u64,)).is_success());
-//! assert!(module.call_reducer(alice, "bump", (3u64,)).is_success());
-//! assert!(matches!(module.call_reducer(alice, "bump", (0u64,)), Outcome::Failed { .. }));
-//! assert_eq!(module.read(|db| db.tally().who().find(alice).map(|t| t.n)), Some(5));
-//! ```
+//! [`TestModule`]: a module loaded natively into an in-memory host, and what its calls return.
 
-use crate::db::{Db, ReadOnly, ReadWrite};
-use crate::http::{Request, Response};
-use crate::{ConnectionId, Decode, Encode, Identity};
+use crate::install_host;
 use std::cell::RefCell;
 use std::sync::Arc;
-use wasmod_abi::{EntryKind, EntryPoint, Errno, ModuleDef, ModuleExports};
-use wasmod_host::NativeModule;
-
-pub use wasmod_host::datastore::{Commit, Database, TxData};
-pub use wasmod_host::{LoadError, LogLevel, LogRecord, Outcome};
+use wasmod::abi::{EntryKind, EntryPoint, ModuleDef, ModuleExports};
+use wasmod::db::{Db, ReadOnly, ReadWrite};
+use wasmod::http::{Request, Response};
+use wasmod::{ConnectionId, Decode, DecodeError, Encode, Errno, Identity};
+use wasmod_host::datastore::Database;
+use wasmod_host::{LoadError, LogRecord, NativeModule, Outcome};
 
 /// A module loaded natively into an in-memory host.
 ///
@@ -65,11 +21,11 @@ pub use wasmod_host::{LoadError, LogLevel, LogRecord, Outcome};
 /// The examples of its methods use a guestbook module with a reducer `sign(text)` that
 /// refuses an empty text, a `client_connected` reducer, a procedure `count`, views `mine`
 /// (per caller) and `all` (anonymous), and an HTTP handler for `GET /count`; the
-/// [module-level example](self) shows a whole module.
+/// [crate-level example](crate) shows a whole module.
 ///
 /// ```
 /// # use wasmod::prelude::*;
-/// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+/// # use wasmod_testing::{CallFailure, Outcome, TestModule};
 /// # #[wasmod::module]
 /// # mod guestbook {
 /// #     use wasmod::prelude::*;
@@ -124,7 +80,7 @@ pub struct TestModule<M> {
 ///
 /// ```
 /// # use wasmod::prelude::*;
-/// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+/// # use wasmod_testing::{CallFailure, Outcome, TestModule};
 /// # #[wasmod::module]
 /// # mod guestbook {
 /// #     use wasmod::prelude::*;
@@ -176,7 +132,7 @@ pub enum CallFailure {
     /// The call failed or aborted: the host's outcome.
     Outcome(Outcome),
     /// The call returned bytes that do not decode as the expected type.
-    Decode(crate::DecodeError),
+    Decode(DecodeError),
 }
 
 impl core::fmt::Display for CallFailure {
@@ -205,7 +161,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -263,7 +219,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -310,6 +266,7 @@ impl<M: ModuleExports> TestModule<M> {
     /// assert!(loaded.is_ok());
     /// ```
     pub fn try_new() -> Result<Self, LoadError> {
+        install_host();
         let module = NativeModule::<M>::new()?;
         let description = Arc::new(module.module().clone());
         Ok(Self {
@@ -322,7 +279,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -378,7 +335,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -436,7 +393,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -486,7 +443,7 @@ impl<M: ModuleExports> TestModule<M> {
     /// }
     /// ```
     pub fn call_reducer(&self, sender: Identity, name: &str, args: impl Encode) -> Outcome {
-        let args = wasmod_abi::encoding::to_vec(&args);
+        let args = wasmod::abi::encoding::to_vec(&args);
         let outcome =
             self.module
                 .borrow_mut()
@@ -504,7 +461,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -560,7 +517,7 @@ impl<M: ModuleExports> TestModule<M> {
         name: &str,
         args: impl Encode,
     ) -> Result<R, CallFailure> {
-        let args = wasmod_abi::encoding::to_vec(&args);
+        let args = wasmod::abi::encoding::to_vec(&args);
         let outcome =
             self.module
                 .borrow_mut()
@@ -573,7 +530,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -626,7 +583,7 @@ impl<M: ModuleExports> TestModule<M> {
         name: &str,
         args: impl Encode,
     ) -> Result<R, CallFailure> {
-        let args = wasmod_abi::encoding::to_vec(&args);
+        let args = wasmod::abi::encoding::to_vec(&args);
         let outcome = self.module.borrow_mut().call_view(name, sender, &args);
         returned(self.naming_the_parameters(name, outcome))
     }
@@ -636,7 +593,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -701,7 +658,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -757,7 +714,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -816,7 +773,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -879,7 +836,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::TestModule;
+    /// # use wasmod_testing::TestModule;
     /// #[wasmod::module]
     /// mod reminders {
     ///     use wasmod::prelude::*;
@@ -928,7 +885,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -976,7 +933,9 @@ impl<M: ModuleExports> TestModule<M> {
     /// assert_eq!(text.as_deref(), Some("hello"));
     /// ```
     pub fn read<R>(&self, f: impl FnOnce(&Db<ReadOnly>) -> R) -> R {
-        self.module.borrow_mut().read_as_module(|| f(&Db::new()))
+        // `Db::__new` is the generated code's way to a handle; here, as there, the host has
+        // opened the transaction the handle's access needs.
+        self.module.borrow_mut().read_as_module(|| f(&Db::__new()))
     }
 
     /// Writes the tables through the module's own handles in one committed transaction, to set
@@ -985,7 +944,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -1033,7 +992,11 @@ impl<M: ModuleExports> TestModule<M> {
     /// assert_eq!(all, ["seeded"]);
     /// ```
     pub fn write<R>(&self, f: impl FnOnce(&Db<ReadWrite>) -> R) -> R {
-        self.module.borrow_mut().write_as_module(|| f(&Db::new())).0
+        // As in `read`: the host has opened a writable transaction.
+        self.module
+            .borrow_mut()
+            .write_as_module(|| f(&Db::__new()))
+            .0
     }
 
     /// `outcome`, its message completed with the parameters of entry point `name` if the
@@ -1063,7 +1026,7 @@ impl<M: ModuleExports> TestModule<M> {
     ///
     /// ```
     /// # use wasmod::prelude::*;
-    /// # use wasmod::testing::{CallFailure, Outcome, TestModule};
+    /// # use wasmod_testing::{CallFailure, Outcome, TestModule};
     /// # #[wasmod::module]
     /// # mod guestbook {
     /// #     use wasmod::prelude::*;
@@ -1145,7 +1108,7 @@ fn no_lifecycle_reducer() -> Outcome {
 fn returned<R: Decode>(outcome: Outcome) -> Result<R, CallFailure> {
     match outcome {
         Outcome::Returned { bytes, .. } => {
-            wasmod_abi::encoding::from_slice(&bytes).map_err(CallFailure::Decode)
+            wasmod::abi::encoding::from_slice(&bytes).map_err(CallFailure::Decode)
         }
         other => Err(CallFailure::Outcome(other)),
     }
