@@ -7,7 +7,7 @@
 //! [`Build`] once per request from a [`CurrentBuild`] and keeps it for the whole request, so a
 //! request sees one build from start to end. A call resolved against one build that reaches the
 //! module's thread after a newer one took over is checked against the newer one before it runs
-//! ([`crate::call::Invocation::run`]).
+//! ([`crate::invocation::Invocation::run`]).
 
 use parking_lot::RwLock;
 use std::sync::Arc;

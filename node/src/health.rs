@@ -12,9 +12,6 @@
 //! but a load balancer should hear of it before its clients do: calls wait, subscriptions
 //! and updates are late. The server's `/health` reports it past [`BEHIND_BOUND`].
 
-use crate::node::EdgeState;
-use crate::worker::Worker;
-use serde_json::{json, Value};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -103,94 +100,6 @@ impl Lag {
     }
 }
 
-/// How a node is doing, as `GET /health` reports it (`docs/http-api.md`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Health {
-    /// Whether the node serves as it should: `false` when its module's thread stopped, its
-    /// commit log failed, it is behind by more than [`BEHIND_BOUND`], or it is an edge not
-    /// caught up with its stream (a load balancer should send clients elsewhere).
-    pub ok: bool,
-    /// The report: `"status"` (`ok`, `stopped`, `degraded`, `catching_up`), `"queue_free"`,
-    /// and as it applies `"reason"`, `"behind"` and an edge's `"edge"`.
-    pub report: Value,
-}
-
-/// What a health report reads.
-pub(crate) struct Parts<'a> {
-    /// The module's thread and its queue.
-    pub worker: &'a Worker,
-    /// The commit log.
-    pub log: &'a LogHealth,
-    /// How long the oldest work of the evaluation task has waited.
-    pub evaluation: Duration,
-    /// The edge's counters, on an edge.
-    pub edge: Option<&'a EdgeState>,
-}
-
-/// The health of a node made of `parts`: the first of stopped, degraded (the log failed, or
-/// behind), catching up (an edge) that applies, else ok.
-pub(crate) fn report(parts: &Parts<'_>) -> Health {
-    let unwell = |report| Health { ok: false, report };
-    if parts.worker.stopped() {
-        return unwell(json!({
-            "status": "stopped",
-            "reason": "the module's thread has stopped (a panic in the host it could not \
-                       recover from; the log says which): no call can run; restart the server",
-            "queue_free": 0,
-        }));
-    }
-    let queue_free = parts.worker.capacity();
-    if let Some(reason) = parts.log.failure() {
-        return unwell(json!({
-            "status": "degraded",
-            "reason": format!("the commit log failed: {reason}; restart the server"),
-            "queue_free": queue_free,
-        }));
-    }
-    let (module, evaluation) = (parts.worker.behind(), parts.evaluation);
-    let late = if module > BEHIND_BOUND {
-        Some(format!("calls have waited {module:.1?} for the module"))
-    } else if evaluation > BEHIND_BOUND {
-        Some(format!(
-            "subscriptions and updates have waited {evaluation:.1?} for their evaluation"
-        ))
-    } else {
-        None
-    };
-    if let Some(reason) = late {
-        return unwell(json!({
-            "status": "degraded",
-            "reason": format!("{reason}, more than {BEHIND_BOUND:?}: the server is overloaded"),
-            "queue_free": queue_free,
-            "behind": {
-                "module_seconds": module.as_secs_f64(),
-                "evaluation_seconds": evaluation.as_secs_f64(),
-            },
-        }));
-    }
-    let Some(edge) = parts.edge else {
-        return Health {
-            ok: true,
-            report: json!({ "status": "ok", "queue_free": queue_free }),
-        };
-    };
-    let reading = edge.stats.read(edge.fresh);
-    Health {
-        ok: reading.caught_up,
-        report: json!({
-            "status": if reading.caught_up { "ok" } else { "catching_up" },
-            "queue_free": queue_free,
-            "edge": {
-                "caught_up": reading.caught_up,
-                "offset": reading.applied,
-                "lag_offsets": reading.lag_offsets(),
-                "lag_seconds": reading.lag.as_secs_f64(),
-                "resyncs": reading.resyncs,
-            },
-        }),
-    }
-}
-
 /// The error of a call whose commits the log could not make durable (`error`, from a
 /// ticket's wait).
 pub fn not_durable(error: &DurabilityError) -> ApiError {
@@ -214,61 +123,6 @@ pub fn degraded(reason: &dyn std::fmt::Display) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmod_host::{InstanceEnv, WasmConfig, WasmEngine, WasmModule};
-    use wasmod_wasm_tests::{built, Profile};
-
-    /// A panic payload whose drop panics too: it escapes the module thread's `catch_unwind`
-    /// and ends the thread, as a failed recovery would.
-    struct PanicsWhenDropped;
-
-    impl Drop for PanicsWhenDropped {
-        fn drop(&mut self) {
-            panic!("a panic while dropping a panic");
-        }
-    }
-
-    #[tokio::test]
-    async fn health_is_stopped_once_the_module_thread_has_died() {
-        let wasm = built(Profile::Release).library("quickstart");
-        let compiled = WasmEngine::shared()
-            .expect("the engine")
-            .compile(&wasm)
-            .expect("compiles");
-        let module = WasmModule::load(&compiled, WasmConfig::default(), InstanceEnv::unloaded())
-            .expect("loads");
-        let log = LogHealth::new(module.database().clone());
-        let (worker, _thread) = Worker::start(module, 4).expect("the thread starts");
-        let health = |worker: &Worker| {
-            report(&Parts {
-                worker,
-                log: &log,
-                evaluation: Duration::ZERO,
-                edge: None,
-            })
-        };
-        assert!(health(&worker).ok, "a live thread is healthy");
-        let lost = worker
-            .run(|_| std::panic::panic_any(PanicsWhenDropped))
-            .await;
-        assert!(lost.is_err());
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !worker.stopped() {
-            assert!(Instant::now() < deadline, "the thread never ends");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let Health { ok, report } = health(&worker);
-        assert!(!ok);
-        assert_eq!(report["status"], "stopped");
-        assert!(
-            report["reason"]
-                .as_str()
-                .unwrap()
-                .contains("restart the server"),
-            "{report}"
-        );
-        let refused = worker.run(|_| ()).await.expect_err("no call runs");
-        assert_eq!(refused.code, ErrorCode::ShuttingDown);
-    }
 
     #[test]
     fn a_lag_is_the_age_of_the_oldest_work_waiting() {
@@ -284,55 +138,5 @@ mod tests {
         );
         lag.caught_up();
         assert_eq!(lag.behind(), Duration::ZERO);
-    }
-
-    /// `degraded`, with the reason, while calls wait for the module more than
-    /// [`BEHIND_BOUND`], and `ok` again once they have run.
-    #[tokio::test]
-    async fn health_is_degraded_while_the_module_queue_is_behind() {
-        let wasm = built(Profile::Release).library("quickstart");
-        let compiled = WasmEngine::shared()
-            .expect("the engine")
-            .compile(&wasm)
-            .expect("compiles");
-        let module = WasmModule::load(&compiled, WasmConfig::default(), InstanceEnv::unloaded())
-            .expect("loads");
-        let log = LogHealth::new(module.database().clone());
-        let (worker, _thread) = Worker::start(module, 4).expect("the thread starts");
-        let health = |worker: &Worker| {
-            report(&Parts {
-                worker,
-                log: &log,
-                evaluation: Duration::ZERO,
-                edge: None,
-            })
-        };
-        assert_eq!(health(&worker).report["status"], "ok");
-        let slow = BEHIND_BOUND + Duration::from_millis(500);
-        let calls: Vec<_> = (0..2)
-            .map(|_| {
-                let worker = worker.clone();
-                tokio::spawn(async move { worker.run(move |_| std::thread::sleep(slow)).await })
-            })
-            .collect();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let behind = loop {
-            let health = health(&worker);
-            if !health.ok {
-                break health.report;
-            }
-            assert!(Instant::now() < deadline, "never degraded");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
-        assert_eq!(behind["status"], "degraded");
-        let reason = behind["reason"].as_str().expect("a reason");
-        assert!(
-            reason.contains("waited") && reason.contains("module"),
-            "{reason}"
-        );
-        for call in calls {
-            call.await.expect("joined").expect("ran");
-        }
-        assert!(health(&worker).ok, "{}", health(&worker).report);
     }
 }

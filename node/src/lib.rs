@@ -59,11 +59,13 @@ mod call;
 mod connections;
 mod durable;
 mod health;
+mod invocation;
 mod memory;
 mod metrics;
 mod node;
 pub mod realtime;
 pub mod replication;
+mod report;
 mod results;
 mod runner;
 mod schedule;
@@ -84,12 +86,12 @@ pub mod bench {
 
 pub use call::{Caller, HttpAnswer, HttpRefusal};
 pub use connections::new_identity;
-pub use health::Health;
 pub use memory::{address_key, Charge, ClientMemory, Holder, MemoryRefused};
 pub use node::{
     ClientsDropped, EdgeOptions, Node, NodeBuilder, NodeConfig, NodeHandle, NodeStopper, Role,
     Running, Status,
 };
+pub use report::Health;
 pub use results::INLINE_RESULT_BYTES;
 pub use schedule::{ManualClock, ScheduleClock, SystemClock};
 pub use slots::{Counted, Counts};

@@ -8,7 +8,6 @@ use crate::build::{Build, CurrentBuild};
 use crate::call::{Caller, HttpAnswer, HttpRefusal, Pipeline};
 use crate::connections::Connections;
 use crate::health::LogHealth;
-use crate::health::{self, Health};
 use crate::memory::ClientMemory;
 use crate::metrics::Metrics;
 use crate::realtime::frame::Frame;
@@ -20,8 +19,9 @@ use crate::realtime::{self, Realtime, RealtimeControl, SubscriptionLimits};
 use crate::replication::forward::{Forwarded, ForwardedCall, ForwardedOutcome};
 use crate::replication::{self, PublishReading};
 use crate::replication::{
-    EdgeSettings, EdgeStats, Follow, Primary, PublishSettings, PublishStats, Publisher,
+    EdgeSettings, EdgeState, EdgeStats, Follow, Primary, PublishSettings, PublishStats, Publisher,
 };
+use crate::report::{self, Health};
 use crate::results::Results;
 use crate::runner::{Forwarding, Runner};
 use crate::schedule::{self, Scheduling};
@@ -130,16 +130,6 @@ pub struct EdgeOptions {
     pub primary: Arc<Primary>,
     /// How the edge follows the primary's stream.
     pub settings: EdgeSettings,
-}
-
-/// An edge's counters and how recent a read must be to count as caught up, for `/health`
-/// and `/metrics`.
-#[derive(Debug)]
-pub struct EdgeState {
-    /// The edge's counters.
-    pub stats: Arc<EdgeStats>,
-    /// How recent the edge's last read of the stream must be for it to be caught up.
-    pub fresh: Duration,
 }
 
 /// The side a node plays, and what each side refuses.
@@ -649,7 +639,7 @@ impl NodeHandle {
 
     /// How the node is doing, for `/health`: whether it can serve, and why not.
     pub fn health(&self) -> Health {
-        health::report(&health::Parts {
+        report::health(&report::Parts {
             worker: &self.inner.worker,
             log: &self.inner.log_health,
             evaluation: self.inner.realtime.stats.evaluation_lag().behind(),

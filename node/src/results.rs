@@ -18,7 +18,7 @@
 //!
 //! [`ServerConfig::max_result_bytes`]: crate::ServerConfig::max_result_bytes
 
-use crate::call::Invocation;
+use crate::invocation::Invocation;
 use crate::worker::Done;
 use std::sync::Arc;
 use tokio::sync::Semaphore;

@@ -14,8 +14,8 @@
 //! call with `busy` too: nothing ran, so the client may retry.
 
 use crate::build::CurrentBuild;
-use crate::call::{accepted, Invocation};
 use crate::health::LogHealth;
+use crate::invocation::{accepted, Invocation};
 use crate::replication::edge::Applied;
 use crate::replication::forward::{Forwarded, ForwardedCall};
 use crate::replication::primary::Primary;

@@ -23,7 +23,7 @@
 //!
 //! A refusal at any step leaves the old build serving, unchanged. Calls that were found in the
 //! old build and reach the module's thread after the swap run only if the new build has the
-//! same entry point ([`crate::call::Invocation::run`]). An edge (a replica) and a server that
+//! same entry point ([`crate::invocation::Invocation::run`]). An edge (a replica) and a server that
 //! publishes its commits to edges refuse new builds: the edges would need them too.
 
 use crate::build::{Build, CurrentBuild};

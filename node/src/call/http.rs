@@ -2,7 +2,8 @@
 //! as a call by name (slot, queue, durability, metrics), answered with the module's
 //! [`Response`].
 
-use super::{failure, Caller, Pipeline};
+use super::{Caller, Pipeline};
+use crate::invocation::failure;
 use crate::runner::RoutedRequest;
 use crate::slots::Requester;
 use std::future::Future;

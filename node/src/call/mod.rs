@@ -23,10 +23,11 @@
 //! the module's thread only sees calls it can run.
 
 mod http;
-mod invocation;
 
+pub(crate) use crate::invocation::Args;
 pub use http::{HttpAnswer, HttpRefusal};
-pub(crate) use invocation::{accepted, failure, Invocation};
+
+use crate::invocation::Invocation;
 
 use crate::build::CurrentBuild;
 use crate::metrics::{InFlight, Metrics};
@@ -66,15 +67,6 @@ impl Caller {
             source,
         }
     }
-}
-
-/// A call's arguments, as its transport has them.
-#[derive(Debug)]
-pub enum Args {
-    /// JSON: an array in parameter order, or an object keyed by parameter name.
-    Json(serde_json::Value),
-    /// Already in the module's encoding (the binary WebSocket protocol).
-    Encoded(Vec<u8>),
 }
 
 /// An entry point found by name in the build serving now: step 1 done.

@@ -29,7 +29,8 @@
 use super::limits::MAX_CALLS_IN_FLIGHT;
 use super::queue::{self, Bounds, Weighed};
 use super::wire::Wire;
-use crate::call::{failure, Caller, Invocation, Pipeline};
+use crate::call::{Caller, Pipeline};
+use crate::invocation::{failure, Invocation};
 use crate::results::Results;
 use crate::worker::{last_commit, Finished, WhenFull};
 use std::future::Future;

@@ -10,7 +10,7 @@ use super::close::{self, Close};
 use super::frame::Frame;
 use super::limits::COMPRESSION_THRESHOLD;
 use super::rows::{QueryRows, SharedJson};
-use crate::call::{Args, Invocation};
+use crate::invocation::{Args, Invocation};
 use serde_json::value::RawValue;
 use wasmod_abi::ModuleDef;
 use wasmod_protocol::errors::ApiError;

@@ -246,3 +246,13 @@ impl Follow {
         self.applied.send_replace(next);
     }
 }
+
+/// An edge's counters and how recent a read must be to count as caught up, for `/health`
+/// and `/metrics`.
+#[derive(Debug)]
+pub struct EdgeState {
+    /// The edge's counters.
+    pub stats: Arc<EdgeStats>,
+    /// How recent the edge's last read of the stream must be for it to be caught up.
+    pub fresh: Duration,
+}

@@ -53,5 +53,5 @@ pub use primary::{Primary, PrimaryError, Snapshot};
 pub use publisher::{PublishSettings, Publisher, DEFAULT_BACKLOG, DEFAULT_MAX_LEN};
 pub use stats::PublishReading;
 
-pub(crate) use edge::Follow;
+pub(crate) use edge::{EdgeState, Follow};
 pub(crate) use stats::{EdgeStats, PublishStats};

@@ -26,8 +26,8 @@
 pub(crate) mod clock;
 pub(crate) mod timers;
 
-use crate::call::failure;
 use crate::health::LogHealth;
+use crate::invocation::failure;
 use crate::metrics::Metrics;
 use crate::worker::Worker;
 use clock::Wait;

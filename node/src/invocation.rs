@@ -6,7 +6,6 @@
 //! description, and are the protocol's ([`wasmod_protocol::call`]), so that every transport
 //! and `wasmod call` refuse the same calls with the same codes and print the same JSON.
 
-use super::Args;
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use wasmod_abi::{AlgebraicType, ConnectionId, EntryKind, Errno, Identity, ModuleDef};
@@ -15,6 +14,15 @@ use wasmod_host::{Outcome, WasmModule};
 use wasmod_protocol::call::{self, EntryPoint};
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::http::CallResponse;
+
+/// A call's arguments, as its transport has them.
+#[derive(Debug)]
+pub enum Args {
+    /// JSON: an array in parameter order, or an object keyed by parameter name.
+    Json(serde_json::Value),
+    /// Already in the module's encoding (the binary WebSocket protocol).
+    Encoded(Vec<u8>),
+}
 
 /// A call to run on the thread that owns the module.
 #[derive(Clone, Debug)]
