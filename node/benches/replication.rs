@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use wasmod_abi::{AlgebraicType, ModuleDef, TableDef, Value};
 use wasmod_host::datastore::{CommitMeta, Database};
-use wasmod_node::replication::{FollowSettings, Followed, Follower, PublishSettings, Publisher};
+use wasmod_node::internals::{FollowSettings, Followed, Follower, Publisher};
+use wasmod_node::replication::PublishSettings;
 
 #[allow(dead_code)]
 #[path = "../../server/tests/api/redis_server.rs"]

@@ -75,13 +75,15 @@ mod swap;
 mod tables;
 mod worker;
 
-/// The node's internals that its own benchmarks drive by hand (`node/benches/`, built with
-/// `--features bench`): not an API, and not listed in `api.txt`.
-#[cfg(feature = "bench")]
+/// The node's internals that its own benchmarks and the workspace's tests of replication drive
+/// by hand (`node/benches/`, `server/tests/api/follow.rs`), built with `--features internals`:
+/// not an API, and not listed in `api.txt`.
+#[cfg(feature = "internals")]
 #[doc(hidden)]
-pub mod bench {
+pub mod internals {
     pub use crate::build::Build;
     pub use crate::realtime::{broadcast, fanout, frame, limits, outbox, stats, window, wire};
+    pub use crate::replication::internals::*;
 }
 
 pub use call::{Caller, HttpAnswer, HttpRefusal};

@@ -107,6 +107,7 @@ impl Follower {
     }
 
     /// The offset of the next commit the follower needs.
+    #[cfg(feature = "internals")]
     pub fn next_offset(&self) -> u64 {
         self.next
     }

@@ -46,12 +46,21 @@ pub use wasmod_protocol::http::OFFSET_HEADER;
 
 pub use address::StreamAddress;
 pub use edge::EdgeSettings;
-pub use entry::StreamEntry;
-pub use follower::{FollowSettings, Followed, Follower, Gap};
 pub use forward::{ForwardedCall, ForwardedOutcome, CALLS_PATH};
 pub use primary::{Primary, PrimaryError, Snapshot};
-pub use publisher::{PublishSettings, Publisher, DEFAULT_BACKLOG, DEFAULT_MAX_LEN};
+pub use publisher::{PublishSettings, DEFAULT_BACKLOG, DEFAULT_MAX_LEN};
 pub use stats::PublishReading;
 
 pub(crate) use edge::{EdgeState, Follow};
+pub(crate) use publisher::Publisher;
+
+/// The stream's entries, its follower and the publisher, for the node's benchmarks and the
+/// workspace's tests of the stream (`wasmod_node::internals`): not an API.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use super::entry::StreamEntry;
+    pub use super::follower::{FollowSettings, Followed, Follower, Gap};
+    pub use super::publisher::Publisher;
+}
 pub(crate) use stats::{EdgeStats, PublishStats};

@@ -9,7 +9,7 @@ use crate::redis_server::{RedisServer, PATIENCE};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmod_host::datastore::Commit;
-use wasmod_node::replication::{FollowSettings, Followed, Follower, Gap};
+use wasmod_node::internals::{FollowSettings, Followed, Follower, Gap};
 
 /// A follower of the test stream on `redis` holding every commit below `next`.
 fn follower(redis: &RedisServer, next: u64) -> Follower {

@@ -13,7 +13,8 @@ use serde_json::json;
 use std::path::Path;
 
 use std::time::{Duration, Instant};
-use wasmod_node::replication::{PublishReading, PublishSettings, StreamEntry};
+use wasmod_node::internals::StreamEntry;
+use wasmod_node::replication::{PublishReading, PublishSettings};
 use wasmod_node::NodeHandle;
 use wasmod_server::ServerConfig;
 

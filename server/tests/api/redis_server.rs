@@ -7,7 +7,8 @@ use redis::streams::StreamRangeReply;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use wasmod_node::replication::{StreamAddress, StreamEntry};
+use wasmod_node::internals::StreamEntry;
+use wasmod_node::replication::StreamAddress;
 
 /// How long a test waits for Redis to start, or for a condition on the stream.
 pub const PATIENCE: Duration = Duration::from_secs(20);
