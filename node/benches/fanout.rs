@@ -37,7 +37,7 @@ use wasmod_node::internals::outbox::{self, Bounds, Outbound, OutboxReceiver, Upd
 use wasmod_node::internals::stats::Stats;
 use wasmod_node::internals::window::WindowBounds;
 use wasmod_node::internals::wire::Binary;
-use wasmod_node::internals::Build;
+use wasmod_node::internals::{Build, Settings};
 use wasmod_node::NodeConfig;
 use wasmod_node::{ClientMemory, Holder};
 use wasmod_protocol::ws::Compression;
@@ -106,7 +106,7 @@ impl Fanout {
             build.clone(),
             database.clone(),
             no_resuming,
-            NodeConfig::default().realtime.subscriptions,
+            Settings::from(&NodeConfig::default()).subscriptions,
             stats.clone(),
         );
         let text = "SELECT * FROM message";

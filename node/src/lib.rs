@@ -4,11 +4,11 @@
 //! that wait for durability, where a call runs (here, or on an edge's primary), the builds
 //! that `wasmod publish` swaps in, the scheduler of its schedule tables, its connections and
 //! their lifecycle reducers, its live queries (evaluation, groups, outgoing queues, snapshots,
-//! the resume window) and its replication (publishing commits to edges, or following a
-//! primary as an edge). It serves no HTTP: the transports (`wasmod-server`, and `wasmod call`
-//! in-process) sit on top and hand it calls, sockets' frames and builds. Splitting the two
-//! keeps what a module *does* apart from how clients *reach* it: the node is testable without
-//! a socket, and the transport holds no state of the module's.
+//! the resume window), its replication (publishing commits to edges, or following a primary
+//! as an edge) and its recent logs. It serves no HTTP: the transports (`wasmod-server`, and
+//! `wasmod call` in-process) sit on top and hand it calls, sockets' frames and builds.
+//! Splitting the two keeps what a module *does* apart from how clients *reach* it: the node is
+//! testable without a socket, and the transport holds no state of the module's.
 //!
 //! # Shape
 //!
@@ -35,7 +35,8 @@
 //! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
 //! - [`realtime`]: sockets' calls and live queries, over [`realtime::frame::Frame`]s;
 //! - [`replication`]: commits published to a Redis stream, and an edge's side;
-//! - [`metrics`]: counters of calls, rendered for `/metrics`.
+//! - [`metrics`]: counters of calls, rendered for `/metrics`; `logs`: the module's recent log
+//!   lines, kept and streamed live for the operator ([`LogFeed`]).
 //!
 //! # Use
 //!
@@ -60,6 +61,7 @@ mod connections;
 mod durable;
 mod health;
 mod invocation;
+mod logs;
 mod memory;
 mod metrics;
 mod node;
@@ -82,12 +84,15 @@ mod worker;
 #[doc(hidden)]
 pub mod internals {
     pub use crate::build::Build;
-    pub use crate::realtime::{broadcast, fanout, frame, limits, outbox, stats, window, wire};
+    pub use crate::realtime::{
+        broadcast, fanout, frame, limits, outbox, stats, window, wire, Settings,
+    };
     pub use crate::replication::internals::*;
 }
 
 pub use call::{Caller, HttpAnswer, HttpRefusal};
 pub use connections::new_identity;
+pub use logs::{FeedEvent, FeedReader, FeedRecord, LevelFilter, LogFeed};
 pub use memory::{address_key, Charge, ClientMemory, Holder, MemoryRefused};
 pub use node::{
     ClientsDropped, EdgeOptions, Node, NodeBuilder, NodeConfig, NodeHandle, NodeStopper, Role,

@@ -128,12 +128,15 @@ impl ClientMemory {
     }
 
     /// The default ceiling for a machine of `physical` bytes of memory: a sixty-fourth of it,
-    /// at least 64 MiB and at most 4 GiB (384 MiB on a machine of 24 GiB).
+    /// at least 64 MiB and at most 4 GiB (384 MiB on a machine of 24 GiB), in whole MiB so
+    /// that it reads as one would write it (`wasmod serve --help` shows it).
     pub fn default_ceiling(physical: u64) -> usize {
+        const MIB: usize = 1 << 20;
         let (least, most) = DEFAULT_BOUNDS;
-        usize::try_from(physical / 64)
+        let ceiling = usize::try_from(physical / 64)
             .unwrap_or(usize::MAX)
-            .clamp(least, most)
+            .clamp(least, most);
+        ceiling / MIB * MIB
     }
 
     /// The ceiling.
@@ -369,5 +372,7 @@ mod tests {
         assert_eq!(ClientMemory::default_ceiling(24 << 30), 384 << 20);
         assert_eq!(ClientMemory::default_ceiling(1 << 30), 64 << 20);
         assert_eq!(ClientMemory::default_ceiling(1 << 40), 4 << 30);
+        assert_eq!(ClientMemory::default_ceiling((24 << 30) + 100), 384 << 20);
+        assert_eq!(ClientMemory::default_ceiling(25_276_182_528), 376 << 20);
     }
 }

@@ -8,6 +8,7 @@ use crate::build::{Build, CurrentBuild};
 use crate::call::{Caller, HttpAnswer, HttpRefusal, Pipeline};
 use crate::connections::Connections;
 use crate::health::LogHealth;
+use crate::logs::LogFeed;
 use crate::memory::ClientMemory;
 use crate::metrics::Metrics;
 use crate::realtime::frame::Frame;
@@ -48,24 +49,96 @@ use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::http::CallResponse;
 use wasmod_subscription::Catalog;
 
-/// The node's limits and settings: what its module's queue, calls and sockets may hold.
+/// The node's limits and settings: what its module's queue, its calls and its sockets may
+/// hold, and what reading its tables may cost.
 ///
-/// Start from [`NodeConfig::default`] and set the fields that differ (`wasmod serve` makes
-/// it from its `ServerConfig`).
+/// Start from [`NodeConfig::default`] and set the fields that differ: more may be added, so
+/// the struct cannot be written out whole outside this crate.
+///
+/// One flat struct of what a user sets, each field documented once, here: the transport's
+/// configuration holds it whole (`ServerConfig::node` in `wasmod-server`) rather than copying
+/// its fields, and `wasmod serve` has one flag for each. The node divides it among its parts
+/// itself ([`realtime::Settings`]), so that how the parts are cut stays the node's business.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct NodeConfig {
-    /// The most calls waiting for the module (`busy` beyond). Default: 256.
+    /// The most calls waiting for the module (`busy` beyond: `503` over HTTP; a socket's call
+    /// waits for room instead). An edge bounds its calls forwarded to the primary by as many.
+    /// Default: 256.
     pub queue: usize,
-    /// The most calls one requester may have queued or running at once, of every kind and
-    /// over every transport together (`too_many_calls` beyond). Default: 16.
+    /// The most calls one identity (or, for calls without a token, one source address) may
+    /// have queued or running at once, of every kind, over HTTP and every socket together
+    /// (`too_many_calls` beyond). Default: 16, what one socket may have in flight.
     pub max_calls_per_identity: usize,
     /// The most bytes of a value a view or procedure returns, in its binary encoding, that an
-    /// answer carries (`result_too_large` beyond). Default: 8 MiB.
+    /// answer carries (over HTTP or a socket); a larger one is answered `result_too_large`,
+    /// the call's commits staying. Default: 8 MiB.
     pub max_result_bytes: usize,
-    /// What every socket follows: its outbound queue, the resume window, pings, the parts of
-    /// a subscription's rows, one-off queries and the bounds of subscribing.
-    pub realtime: realtime::Settings,
+    /// The most bytes clients may make the node hold for them, every client together: the
+    /// texts of their query sets, one-off answers and table pages on their way out
+    /// ([`crate::memory`]). An identity may hold an eighth of it, a source address a quarter.
+    /// Default: a sixty-fourth of the machine's memory, within 64 MiB and 4 GiB
+    /// ([`ClientMemory::default_ceiling`]).
+    pub max_client_memory: usize,
+    /// The most messages queued for one socket; a client with more waiting is too slow and is
+    /// closed (`4001`). Default: 1024.
+    pub outbound_messages: usize,
+    /// The most bytes of rows queued for one socket (counted in the binary encoding); beyond,
+    /// the client is closed (`4001`). A subscription's rows are counted as their pointers
+    /// (16 bytes a row) until they are sent, and a subscription with more is refused.
+    /// Default: 16 MiB.
+    pub outbound_bytes: usize,
+    /// The most bytes of rows (in the binary encoding) in one message of a subscription's
+    /// rows: more are sent in parts (`SubscribeRows`, then `SubscribeApplied`), each encoded
+    /// once the one before it is written. Large enough that a part's fixed costs (a frame, a
+    /// compressor's set-up) vanish beside its rows, small enough that a connection holds
+    /// little beyond its rows' pointers (`benches/RESULTS.md`, "Initial subscription").
+    /// Default: 1 MiB.
+    pub subscription_part_bytes: usize,
+    /// The most recent commits kept so that a client that reconnects (with `resume_from`) is
+    /// sent what changed since its last offset rather than all its rows; `0` keeps none. Only
+    /// a module with a commit log resumes, and its log should keep as many at hand
+    /// (`durability::Options::with_recent` in `wasmod-datastore`). Default: 4096.
+    pub resume_commits: usize,
+    /// The most bytes of rows those commits may hold; the oldest are forgotten beyond.
+    /// Default: 64 MiB.
+    pub resume_bytes: usize,
+    /// How long a client may stay silent on its socket before it is pinged; a client that
+    /// then stays silent for as long again (it sent nothing, not even the pong) is closed
+    /// (`4003`). Default: 30 s.
+    pub ping_interval: Duration,
+    /// The most queries one `Subscribe` may carry, repeats included (repeats are then
+    /// subscribed once); beyond, a `SubscriptionError`. Default: 256.
+    pub max_queries_per_set: usize,
+    /// The most query sets one connection may hold at once; beyond, a `SubscriptionError`
+    /// (unsubscribe one first). Default: 1024.
+    pub max_query_sets_per_connection: usize,
+    /// The most distinct queries one identity may be subscribed to at once, all its
+    /// connections together (a query is counted once however many of its sets hold it);
+    /// beyond, a `SubscriptionError`. Default: 4096.
+    pub max_queries_per_identity: usize,
+    /// The most those distinct queries may cost together, in reads a row (one for the row,
+    /// one for each comparison of a query's condition, its tables' visibility filters
+    /// included: `SELECT * FROM t WHERE a = 1 OR a = 2` costs 3,
+    /// [`BoundQuery::cost`](wasmod_subscription::BoundQuery::cost)): what each row a commit
+    /// changes may cost to check against the identity's queries. Beyond, a
+    /// `SubscriptionError`. Default: 16,384.
+    pub max_query_cost_per_identity: usize,
+    /// The most reads the first evaluation of new subscriptions may make under one read
+    /// transaction of the tables, during which commits wait: a read is a row found (scanned,
+    /// through an index, a join's partner) and each comparison of the query's condition
+    /// checked on it ([`wasmod_subscription::Budget`]). It bounds how long subscribing holds
+    /// commits back, whatever clients send. Subscriptions beyond it wait for the next
+    /// transaction; one that reads more on its own is refused with a `SubscriptionError`. A
+    /// one-off query may read as many, or is refused. Default: 1,000,000 (10 to 50 ms on this
+    /// project's 2-core reference machine: `subscription/tests/selective.rs`, `a_read`).
+    pub max_subscription_reads: usize,
+    /// The most reads of the tables at once, of each kind: one-off queries over sockets,
+    /// every connection together, evaluated at once (the others wait their turn), and pages
+    /// of tables read for a transport (`wasmod-server`'s `GET /v1/tables/{name}`: each from
+    /// before it waits for the tables until its page is rendered, not while it is sent;
+    /// `busy`, 503, beyond). At least one is. Default: 4.
+    pub max_table_reads: usize,
 }
 
 impl Default for NodeConfig {
@@ -74,26 +147,46 @@ impl Default for NodeConfig {
             queue: 256,
             max_calls_per_identity: 16,
             max_result_bytes: 8 << 20,
-            realtime: realtime::Settings {
-                outbound: realtime::outbox::Bounds {
-                    messages: 1024,
-                    bytes: 16 << 20,
-                },
-                resume: realtime::window::WindowBounds {
-                    commits: 4096,
-                    bytes: 64 << 20,
-                },
-                ping_interval: Duration::from_secs(30),
-                part_bytes: 1 << 20,
-                one_offs: 4,
-                client_memory: ClientMemory::default_ceiling(crate::memory::physical_memory()),
-                subscriptions: SubscriptionLimits {
-                    queries_per_set: 256,
-                    sets_per_connection: 1024,
-                    queries_per_identity: 4096,
-                    cost_per_identity: 16_384,
-                    reads: 1_000_000,
-                },
+            max_client_memory: ClientMemory::default_ceiling(crate::memory::physical_memory()),
+            outbound_messages: 1024,
+            outbound_bytes: 16 << 20,
+            subscription_part_bytes: 1 << 20,
+            resume_commits: 4096,
+            resume_bytes: 64 << 20,
+            ping_interval: Duration::from_secs(30),
+            max_queries_per_set: 256,
+            max_query_sets_per_connection: 1024,
+            max_queries_per_identity: 4096,
+            max_query_cost_per_identity: 16_384,
+            max_subscription_reads: 1_000_000,
+            max_table_reads: 4,
+        }
+    }
+}
+
+/// The settings of the real-time side, cut from the node's: what its sockets, its evaluation
+/// task and its subscriptions follow.
+impl From<&NodeConfig> for realtime::Settings {
+    fn from(config: &NodeConfig) -> Self {
+        Self {
+            outbound: realtime::outbox::Bounds {
+                messages: config.outbound_messages,
+                bytes: config.outbound_bytes,
+            },
+            resume: realtime::window::WindowBounds {
+                commits: config.resume_commits,
+                bytes: config.resume_bytes,
+            },
+            ping_interval: config.ping_interval,
+            part_bytes: config.subscription_part_bytes,
+            one_offs: config.max_table_reads.max(1),
+            client_memory: config.max_client_memory,
+            subscriptions: SubscriptionLimits {
+                queries_per_set: config.max_queries_per_set,
+                sets_per_connection: config.max_query_sets_per_connection,
+                queries_per_identity: config.max_queries_per_identity,
+                cost_per_identity: config.max_query_cost_per_identity,
+                reads: config.max_subscription_reads,
             },
         }
     }
@@ -170,6 +263,7 @@ pub struct NodeBuilder {
     edge: Option<EdgeOptions>,
     clock: Option<Arc<dyn schedule::clock::ScheduleClock>>,
     keep_published: Option<PathBuf>,
+    logs: Option<Arc<LogFeed>>,
 }
 
 /// What every transport of a node shares: cheap to clone.
@@ -193,6 +287,7 @@ struct Inner {
     realtime: Arc<Realtime>,
     edge: Option<EdgeState>,
     publish: Option<Arc<PublishStats>>,
+    logs: Arc<LogFeed>,
     config: NodeConfig,
 }
 
@@ -246,6 +341,15 @@ impl NodeBuilder {
         self
     }
 
+    /// The feed the module's log lines go to, instead of a new one: the feed set on the
+    /// module's environment before it was loaded
+    /// ([`wasmod_host::InstanceEnv::with_log_tap`]), so that the lines of its `init` are kept
+    /// too. Without it, the node keeps the lines logged from its build on.
+    pub fn logs(mut self, feed: Arc<LogFeed>) -> Self {
+        self.logs = Some(feed);
+        self
+    }
+
     /// The role the sides asked for make: an edge, a publisher, or a primary alone. An edge
     /// that would also publish, or whose module holds no replica, is refused.
     fn role(&self) -> io::Result<Role> {
@@ -268,13 +372,16 @@ impl NodeBuilder {
     pub fn build(self) -> io::Result<Node> {
         let role = self.role()?;
         let Self {
-            module,
+            mut module,
             config,
             publish,
             edge,
             clock,
             keep_published,
+            logs,
         } = self;
+        let logs = logs.unwrap_or_else(LogFeed::with_defaults);
+        module.env_mut().set_log_tap(logs.clone());
         let description = module.description().clone();
         let catalog = Catalog::new(&description)
             .map(Arc::new)
@@ -334,7 +441,7 @@ impl NodeBuilder {
             database.clone(),
             pipeline.clone(),
             connections.clone(),
-            config.realtime,
+            realtime::Settings::from(&config),
         );
         let publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))
@@ -364,6 +471,7 @@ impl NodeBuilder {
             realtime,
             edge,
             publish: publisher.as_ref().map(Publisher::stats),
+            logs,
             config,
         };
         Ok(Node {
@@ -393,6 +501,7 @@ impl Node {
             edge: None,
             clock: None,
             keep_published: None,
+            logs: None,
         }
     }
 
@@ -723,6 +832,11 @@ impl NodeHandle {
     #[cfg(test)]
     pub(crate) fn connections(&self) -> &Connections {
         &self.inner.connections
+    }
+
+    /// The module's recent log lines, and each new one as it is logged: for the operator.
+    pub fn logs(&self) -> &Arc<LogFeed> {
+        &self.inner.logs
     }
 
     /// The node's settings.

@@ -8,7 +8,7 @@
 //! request, one large value holds that thread (and every request it serves) for as long, and
 //! several at once multiply the memory (issue 15). So here:
 //!
-//! - **Size.** A value whose encoding is larger than [`ServerConfig::max_result_bytes`] is not
+//! - **Size.** A value whose encoding is larger than [`NodeConfig::max_result_bytes`] is not
 //!   converted: the call answers `result_too_large` (500), naming the sizes. The call has run:
 //!   a procedure's commits stay, as the message says. Over HTTP and over the WebSocket alike,
 //!   in either of its encodings.
@@ -16,7 +16,7 @@
 //!   most [`CONVERSIONS`] at once; the others wait their turn (the call has run and its answer
 //!   is owed, so it is not refused). Smaller values, the common case, are converted in place.
 //!
-//! [`ServerConfig::max_result_bytes`]: crate::ServerConfig::max_result_bytes
+//! [`NodeConfig::max_result_bytes`]: crate::NodeConfig::max_result_bytes
 
 use crate::invocation::Invocation;
 use crate::worker::Done;

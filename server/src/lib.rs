@@ -30,7 +30,8 @@
 //! - [`pages`]: table reads in pages, bounded in rows, bytes and how many run at once;
 //! - [`degraded`]: a failed commit log, shown on every response;
 //! - the operator's console and API (`/admin`, `/v1/admin/*`): [`operator`] (its token),
-//!   [`logfeed`] (the module's recent logs, streamed live), [`commit_rate`];
+//!   the module's recent logs, streamed live (the node's: [`wasmod_node::LogFeed`]),
+//!   [`commit_rate`];
 //! - [`error`]: the API's errors as HTTP answers; [`config`]: the limits' values;
 //! - [`admission`]: the accept loop: which connections are taken (caps in all and per
 //!   address), and how long they are kept (header and write timeouts).
@@ -63,7 +64,6 @@ pub mod degraded;
 pub mod error;
 mod frames;
 pub mod limits;
-pub mod logfeed;
 pub mod operator;
 pub mod pages;
 mod routes;
@@ -85,7 +85,7 @@ use tokio::net::TcpListener;
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
 use wasmod_node::replication::{PublishReading, PublishSettings};
-use wasmod_node::{EdgeOptions, Node, ScheduleClock};
+use wasmod_node::{EdgeOptions, LogFeed, Node, ScheduleClock};
 
 /// A module ready to be served.
 #[derive(Debug)]
@@ -104,11 +104,6 @@ pub struct AdminOptions {
     /// The dispatch report of the served binary, for `GET /v1/admin/dispatch`; `None` if it
     /// was not made.
     pub dispatch_report: Option<DispatchReport>,
-    /// Where the module's logs are kept for the operator. The server hands it the module's
-    /// log lines from its start on; to keep those of the module's `init` as well, set it on
-    /// the module's [`wasmod_host::InstanceEnv`] before loading it
-    /// ([`wasmod_host::InstanceEnv::with_log_tap`]).
-    pub logs: Arc<logfeed::LogFeed>,
     /// Where the last build published with `wasmod publish` is kept (written whole, then
     /// renamed into place), so that it can be served again after a restart; `None` keeps
     /// none (a server without a data directory).
@@ -159,6 +154,11 @@ pub struct Sides {
     /// The clock the scheduler of schedule tables goes by; the system's if `None`. Tests give
     /// a [`wasmod_node::ManualClock`] and move it.
     pub clock: Option<Arc<dyn ScheduleClock>>,
+    /// The feed of the module's logs, which the operator reads: the one set on the module's
+    /// [`wasmod_host::InstanceEnv`] before it was loaded
+    /// ([`wasmod_host::InstanceEnv::with_log_tap`]), to keep the lines of its `init`; if
+    /// `None`, the node keeps those from its start on ([`wasmod_node::NodeBuilder::logs`]).
+    pub logs: Option<Arc<LogFeed>>,
 }
 
 impl Server {
@@ -168,8 +168,8 @@ impl Server {
         Self::with_sides(module, secret, config, Sides::default())
     }
 
-    /// [`Server::new`], with the operator's console and API behind `admin`'s token, and the
-    /// module's logs kept for them ([`logfeed`]).
+    /// [`Server::new`], with the operator's console and API behind `admin`'s token: among
+    /// them, the module's logs ([`wasmod_node::LogFeed`]) from the server's start on.
     pub fn with_admin(
         module: WasmModule,
         secret: Secret,
@@ -204,7 +204,7 @@ impl Server {
     /// edge's. The node ([`wasmod_node::Node`]) is built with those sides; the server adds
     /// the HTTP API over it.
     pub fn with_sides(
-        mut module: WasmModule,
+        module: WasmModule,
         secret: Secret,
         config: ServerConfig,
         sides: Sides,
@@ -214,6 +214,7 @@ impl Server {
             publish,
             edge,
             clock,
+            logs,
         } = sides;
         let edge_token = publish
             .as_ref()
@@ -223,10 +224,10 @@ impl Server {
             None => None,
             Some(options) => {
                 keep_published = options.keep_published.clone();
-                Some(routes::admin::Admin::new(&mut module, options)?)
+                Some(routes::admin::Admin::new(&module, options)?)
             }
         };
-        let mut builder = Node::builder(module, config.node_config());
+        let mut builder = Node::builder(module, config.node);
         if let Some(settings) = publish {
             builder = builder.publish(settings);
         }
@@ -238,6 +239,9 @@ impl Server {
         }
         if let Some(path) = keep_published {
             builder = builder.keep_published(path);
+        }
+        if let Some(feed) = logs {
+            builder = builder.logs(feed);
         }
         let node = builder.build()?;
         let state = Arc::new(AppState {
@@ -256,7 +260,7 @@ impl Server {
                 limits::FAILED_TOKENS_BURST_SECONDS,
             ),
             table_reads: pages::TableReads::new(
-                config.max_table_reads,
+                config.node.max_table_reads,
                 node.handle().client_memory().clone(),
             ),
             config,

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmod_node::replication::{EdgeSettings, Primary, PrimaryError, Snapshot, StreamAddress};
 use wasmod_node::EdgeOptions;
-use wasmod_server::logfeed::LogFeed;
+use wasmod_node::LogFeed;
 use wasmod_server::{Secret, Server, Sides};
 
 /// How long one exchange with the primary may take.
@@ -82,7 +82,7 @@ pub fn run(args: Args) -> Result {
         offset,
         "loaded the module over the primary's snapshot"
     );
-    let (admin, announcement) = args.serving.operator(operator_token, &module.wasm, logs)?;
+    let (admin, announcement) = args.serving.operator(operator_token, &module.wasm)?;
     let sides = Sides {
         admin: Some(admin),
         publish: None,
@@ -91,6 +91,7 @@ pub fn run(args: Args) -> Result {
             settings: EdgeSettings::new(args.follow),
         }),
         clock: None,
+        logs: Some(logs),
     };
     let server = Server::with_sides(loaded, secret, server_config, sides)
         .context("starting the module's thread")?;

@@ -7,6 +7,7 @@ pub mod describe;
 pub mod edge;
 pub mod generate;
 pub mod inspect;
+pub mod limits;
 pub mod logs;
 pub mod new;
 pub mod publish;

@@ -30,8 +30,8 @@ use std::path::PathBuf;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::Persistence;
 use wasmod_node::replication::{PublishSettings, StreamAddress, DEFAULT_BACKLOG, DEFAULT_MAX_LEN};
+use wasmod_node::LogFeed;
 use wasmod_node::PUBLISHED_FILE;
-use wasmod_server::logfeed::LogFeed;
 use wasmod_server::{Secret, Server, Sides};
 
 /// `wasmod serve`'s arguments.
@@ -90,7 +90,10 @@ pub fn run(args: Args) -> Result {
     // The last commits before a restart stay at hand for WebSocket clients that resume.
     let mut options = durability::Options::default()
         .with_mode(args.durability)
-        .with_recent(server_config.resume_commits, server_config.resume_bytes);
+        .with_recent(
+            server_config.node.resume_commits,
+            server_config.node.resume_bytes,
+        );
     options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
     let persistence = Persistence::new(data.join("db"), options);
     let logs = LogFeed::with_defaults();
@@ -120,7 +123,7 @@ pub fn run(args: Args) -> Result {
         durability = %args.durability,
         "loaded the module"
     );
-    let (mut admin, announcement) = args.serving.operator(operator_token, &module.wasm, logs)?;
+    let (mut admin, announcement) = args.serving.operator(operator_token, &module.wasm)?;
     admin.keep_published = Some(published);
     let publish = match args.publish {
         Some(address) => {
@@ -137,6 +140,7 @@ pub fn run(args: Args) -> Result {
         publish,
         edge: None,
         clock: None,
+        logs: Some(logs),
     };
     let server = Server::with_sides(loaded, secret, server_config, sides)
         .context("starting the module's thread")?;

@@ -10,7 +10,7 @@ async fn pipelined_calls_are_answered_in_the_order_sent() {
     // Twelve in progress at once, all of one identity: more than the default per-identity
     // bound (8), which answers the rest `too_many_calls`.
     let mut config = ServerConfig::default();
-    config.max_calls_per_identity = 12;
+    config.node.max_calls_per_identity = 12;
     let live = Live::serve(memory_server_with(config)).await;
     let client = live.client().await;
     let calls: Vec<_> = (0..12)
@@ -36,7 +36,7 @@ async fn calls_past_the_servers_bound_wait_in_the_client_instead_of_being_refuse
     // the server answers a seventeenth `busy`, so the client must hold the rest back.
     let calls_at_once = 3 * wasmod_client::MAX_CALLS_IN_FLIGHT;
     let mut config = ServerConfig::default();
-    config.max_calls_per_identity = calls_at_once;
+    config.node.max_calls_per_identity = calls_at_once;
     let live = Live::serve(memory_server_with(config)).await;
     let client = live.client().await;
     let calls: Vec<_> = (0..calls_at_once)

@@ -202,7 +202,7 @@ async fn two_clients_see_each_others_writes() {
 #[tokio::test]
 async fn rows_in_parts_are_applied_together_before_any_callback() {
     let mut config = wasmod_server::ServerConfig::default();
-    config.subscription_part_bytes = 256; // about three message rows a part
+    config.node.subscription_part_bytes = 256; // about three message rows a part
     let live = Live::serve(memory_server_with(config)).await;
     let writer = live.client().await;
     for n in 0..30 {

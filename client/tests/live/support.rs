@@ -14,7 +14,6 @@ use wasmod_host::{
     WasmModule,
 };
 use wasmod_protocol::description::ModuleDescription;
-use wasmod_server::logfeed::LogFeed;
 use wasmod_server::{AdminOptions, OperatorToken, Secret, Server, ServerConfig};
 use wasmod_wasm_tests::{built, Profile};
 
@@ -62,7 +61,6 @@ pub fn notes_server() -> Server {
     let admin = AdminOptions {
         token: OperatorToken::new(OPERATOR).expect("a valid token"),
         dispatch_report: None,
-        logs: LogFeed::with_defaults(),
         keep_published: None,
         inspect: None,
     };
@@ -88,8 +86,8 @@ pub fn memory_server_with(config: ServerConfig) -> Server {
 /// A quickstart server whose tables are kept in a commit log in `dir` (recovered from it).
 pub fn durable_server(dir: &Path) -> Server {
     let config = ServerConfig::default();
-    let options =
-        durability::Options::default().with_recent(config.resume_commits, config.resume_bytes);
+    let options = durability::Options::default()
+        .with_recent(config.node.resume_commits, config.node.resume_bytes);
     let env = InstanceEnv::unloaded().with_persistence(Persistence::new(dir, options));
     server_in(env, config)
 }

@@ -1161,7 +1161,8 @@ mod tests {
             let database = Arc::new(database);
             let catalog = Arc::new(Catalog::new(&module).expect("no visibility filters"));
             let build = Arc::new(Build::new(0, module, catalog, database.datastore()));
-            let mut limits = crate::NodeConfig::default().realtime.subscriptions;
+            let mut limits =
+                crate::realtime::Settings::from(&crate::NodeConfig::default()).subscriptions;
             limits.reads = reads;
             let commits = if log.is_some() { 64 } else { 0 };
             let resume = WindowBounds {

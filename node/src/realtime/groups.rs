@@ -28,7 +28,7 @@
 //! - a connection that joins another group of the new signature, or leaves a group it shares
 //!   for a new one, costs its whole signature (comparing it, or indexing the new group), as
 //!   sharing a group means having the same sets; the caps on query sets and queries
-//!   (`ServerConfig`) bound it.
+//!   ([`NodeConfig`](crate::NodeConfig)) bound it.
 //!
 //! The key only narrows the search: signatures are compared before a connection joins a
 //! group, since a wrong group would send a client another's rows.

@@ -3,7 +3,7 @@
 //! Every client byte is hostile and 10,000 idle connections must stay cheap, so buffers start
 //! small and grow only for large messages, messages have a size limit, and a connection has a
 //! bounded number of calls in flight. The outbound queue's bounds are settings
-//! ([`ServerConfig`](crate::ServerConfig)), since they trade memory for tolerance of slow
+//! ([`NodeConfig`](crate::NodeConfig)), since they trade memory for tolerance of slow
 //! clients.
 
 use std::time::Duration;

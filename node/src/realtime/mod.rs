@@ -155,25 +155,28 @@ impl Stopper {
     }
 }
 
-/// The settings of the real-time side, from the server's configuration.
+/// The settings of the real-time side, cut from the node's configuration
+/// ([`NodeConfig`](crate::NodeConfig), where each is documented, makes them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Settings {
-    /// The bounds of each connection's outbound queue.
+    /// The bounds of each connection's outbound queue
+    /// ([`NodeConfig::outbound_messages`](crate::NodeConfig::outbound_messages),
+    /// [`outbound_bytes`](crate::NodeConfig::outbound_bytes)).
     pub outbound: outbox::Bounds,
-    /// The bounds of the recent commits kept for clients that resume.
+    /// The bounds of the recent commits kept for clients that resume
+    /// ([`NodeConfig::resume_commits`](crate::NodeConfig::resume_commits),
+    /// [`resume_bytes`](crate::NodeConfig::resume_bytes)).
     pub resume: window::WindowBounds,
     /// How long a client may stay silent before it is pinged (and, as long again, closed).
     pub ping_interval: Duration,
     /// The most bytes of rows in one message of a subscription's rows ([`snapshot`]).
     pub part_bytes: usize,
     /// The most one-off queries evaluated at once, every connection together; the others
-    /// wait their turn.
+    /// wait their turn ([`NodeConfig::max_table_reads`](crate::NodeConfig::max_table_reads)).
     pub one_offs: usize,
-    /// The most bytes clients may make the server hold for them, every client together
-    /// ([`crate::memory`]: an identity an eighth of it, a source address a quarter). Default:
-    /// a sixty-fourth of the machine's memory, within 64 MiB and 4 GiB
-    /// ([`ClientMemory::default_ceiling`]).
+    /// The most bytes clients may make the node hold for them, every client together
+    /// ([`crate::memory`]).
     pub client_memory: usize,
     /// What connections and identities may subscribe to, and what subscribing may cost.
     pub subscriptions: SubscriptionLimits,
@@ -182,28 +185,25 @@ pub struct Settings {
 /// The bounds of subscribing (`docs/security.md`): a client chooses its queries, so the
 /// memory they take and the time their first evaluation holds commits back are bounded here
 /// rather than left to the client. Each refusal is a `SubscriptionError` that names its limit.
+/// Each is a field of [`NodeConfig`](crate::NodeConfig), which documents it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SubscriptionLimits {
     /// The most queries one `Subscribe` may carry, repeats included
-    /// (`ServerConfig::max_queries_per_set`).
+    /// ([`NodeConfig::max_queries_per_set`](crate::NodeConfig::max_queries_per_set)).
     pub queries_per_set: usize,
     /// The most query sets one connection may hold at once
-    /// (`ServerConfig::max_query_sets_per_connection`).
+    /// ([`NodeConfig::max_query_sets_per_connection`](crate::NodeConfig::max_query_sets_per_connection)).
     pub sets_per_connection: usize,
     /// The most distinct queries one identity may hold at once, all its connections together
-    /// (`ServerConfig::max_queries_per_identity`).
+    /// ([`NodeConfig::max_queries_per_identity`](crate::NodeConfig::max_queries_per_identity)).
     pub queries_per_identity: usize,
-    /// The most those distinct queries may cost together, in reads a row: a read for the row
-    /// and one for each comparison of a query's condition ([`BoundQuery::cost`]), which is
-    /// what each row a commit changes may cost to check against them
-    /// (`ServerConfig::max_query_cost_per_identity`).
-    ///
-    /// [`BoundQuery::cost`]: wasmod_subscription::BoundQuery::cost
+    /// The most those distinct queries may cost together, in reads a row
+    /// ([`NodeConfig::max_query_cost_per_identity`](crate::NodeConfig::max_query_cost_per_identity)).
     pub cost_per_identity: usize,
-    /// The most reads (rows found, and comparisons checked on them: [`wasmod_subscription::Budget`])
-    /// the first evaluation of query sets may make under one read transaction of the tables,
-    /// during which no commit can happen; a query set that reads more alone is refused (`ServerConfig::max_subscription_reads`). A one-off query may read as many.
+    /// The most reads the first evaluation of query sets may make under one read transaction
+    /// of the tables, and a one-off query on its own
+    /// ([`NodeConfig::max_subscription_reads`](crate::NodeConfig::max_subscription_reads)).
     pub reads: usize,
 }
 

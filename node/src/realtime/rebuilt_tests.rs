@@ -14,6 +14,7 @@ use crate::realtime::outbox::{self, Bounds, Outbound, OutboxReceiver};
 use crate::realtime::stats::Stats;
 use crate::realtime::window::WindowBounds;
 use crate::realtime::wire::Json;
+use crate::realtime::Settings;
 use crate::NodeConfig;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -110,7 +111,7 @@ impl Server {
             bytes: 1 << 20,
         };
         let stats = Arc::new(Stats::default());
-        let limits = NodeConfig::default().realtime.subscriptions;
+        let limits = Settings::from(&NodeConfig::default()).subscriptions;
         let (requests, evaluator) =
             Evaluator::new(build.clone(), database.clone(), window, limits, stats);
         Self {

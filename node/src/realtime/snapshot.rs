@@ -9,7 +9,8 @@
 //! encodes, and makes one message larger than clients accept. Rows in the datastore are shared
 //! ([`Row`] is reference-counted), so the round takes only the list of the rows, a pointer
 //! each, under its read transaction ([`Snapshot`]); the writer then encodes it in parts of at
-//! most `ServerConfig::subscription_part_bytes` ([`Snapshot::parts`]),
+//! most [`NodeConfig::subscription_part_bytes`](crate::NodeConfig::subscription_part_bytes)
+//! ([`Snapshot::parts`]),
 //! one at a time as the socket takes them: `SubscribeRows` for every part but the last, and
 //! `SubscribeApplied` for the last. A connection holds at most one part's encoding at a time,
 //! and the rows stay as of the round whatever commits while they are sent: the query set's

@@ -26,7 +26,6 @@ use super::tables::page;
 use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
 use crate::error::{ApiError, ErrorCode, HttpError};
-use crate::logfeed::{FeedRecord, LevelFilter, LogFeed, Received};
 use crate::operator::{self, check_site, credential, OperatorToken, Site};
 use crate::pages::PageQuery;
 use axum::extract::rejection::{PathRejection, QueryRejection};
@@ -41,6 +40,7 @@ use serde_json::{json, Value};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
+use wasmod_node::{FeedEvent, FeedRecord, LevelFilter};
 use wasmod_node::{Holder, Published, Reader, Status};
 use wasmod_protocol::description::{describe, Tables};
 
@@ -60,19 +60,16 @@ pub(crate) struct Admin {
     pub dispatch: parking_lot::RwLock<Option<String>>,
     /// Makes the dispatch report of a published build, if the server was given a way to.
     pub inspect: Option<crate::Inspect>,
-    /// The module's recent logs and their live feed.
-    pub logs: Arc<LogFeed>,
     /// The commit rate, between reads of the stats.
     pub commit_rate: CommitRate,
 }
 
 impl Admin {
-    /// The operator's side of `options`, over `module` (given the log tap of `options`).
+    /// The operator's side of `options`, over `module`.
     pub(crate) fn new(
-        module: &mut wasmod_host::WasmModule,
+        module: &wasmod_host::WasmModule,
         options: crate::AdminOptions,
     ) -> std::io::Result<Self> {
-        module.env_mut().set_log_tap(options.logs.clone());
         let dispatch = options
             .dispatch_report
             .as_ref()
@@ -82,7 +79,6 @@ impl Admin {
             token: options.token,
             dispatch: parking_lot::RwLock::new(dispatch),
             inspect: options.inspect,
-            logs: options.logs,
             commit_rate: CommitRate::new(module.database().next_offset()),
         })
     }
@@ -274,6 +270,7 @@ pub(crate) async fn table(
 /// `GET /v1/admin/stats`: how the server is doing now.
 pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
     let admin = admin(&state)?;
+    let logs = state.node.logs();
     let Status {
         commits,
         sockets,
@@ -291,9 +288,9 @@ pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Valu
         },
         "queue_free": queue_free,
         "logs": {
-            "kept": admin.logs.capacity(),
-            "readers": admin.logs.readers(),
-            "dropped_for_slow_readers": admin.logs.dropped(),
+            "kept": logs.capacity(),
+            "readers": logs.readers(),
+            "dropped_for_slow_readers": logs.dropped(),
         },
     })))
 }
@@ -342,7 +339,7 @@ pub(crate) async fn logs(
     query: Result<Query<LevelQuery>, QueryRejection>,
 ) -> Result<Json<Value>, HttpError> {
     let filter = LevelQuery::filter(query)?;
-    let records = admin(&state)?.logs.recent(filter);
+    let records = state.node.logs().recent(filter);
     let records: Vec<&FeedRecord> = records.iter().map(|record| &**record).collect();
     Ok(Json(json!({ "records": records })))
 }
@@ -358,23 +355,23 @@ pub(crate) async fn feed(
     query: Result<Query<LevelQuery>, QueryRejection>,
 ) -> Result<Response, HttpError> {
     let filter = LevelQuery::filter(query)?;
-    let (backlog, reader) = admin(&state)?.logs.subscribe(filter);
+    let (backlog, reader) = state.node.logs().subscribe(filter);
     let backlog =
         futures_util::stream::iter(backlog.into_iter().map(|record| Ok(log_event(&record))));
     let live = futures_util::stream::unfold(reader, move |mut reader| async move {
         loop {
             match reader.next().await {
-                Received::Record(record) if filter.admits(&record) => {
+                FeedEvent::Record(record) if filter.admits(&record) => {
                     return Some((Ok::<_, Infallible>(log_event(&record)), reader))
                 }
-                Received::Record(_) => {}
-                Received::Dropped(count) => {
+                FeedEvent::Record(_) => {}
+                FeedEvent::Dropped(count) => {
                     let event = Event::default()
                         .event("dropped")
                         .data(json!({ "dropped": count }).to_string());
                     return Some((Ok(event), reader));
                 }
-                Received::Closed => return None,
+                FeedEvent::Closed => return None,
             }
         }
     });

@@ -124,7 +124,7 @@ pub(crate) async fn subscribe(
     let upgrade = upgrade
         .read_buffer_size(READ_BUFFER)
         .write_buffer_size(WRITE_BUFFER)
-        .max_write_buffer_size(WRITE_BUFFER + state.config.outbound_bytes)
+        .max_write_buffer_size(WRITE_BUFFER + state.config.node.outbound_bytes)
         .max_message_size(MAX_INBOUND_MESSAGE)
         .max_frame_size(MAX_INBOUND_MESSAGE);
     // The identity's place is held by the socket's task, until it ends.

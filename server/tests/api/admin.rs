@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::time::Duration;
 use tower::ServiceExt;
-use wasmod_server::logfeed::LogFeed;
+use wasmod_node::LogFeed;
 use wasmod_server::{DispatchReport, ServerConfig};
 
 const PATIENCE: Duration = Duration::from_secs(10);
@@ -289,7 +289,7 @@ async fn stats_list_the_open_sockets_with_their_queues() {
     assert_eq!(sockets[0]["queued_messages"], 0);
     assert_eq!(
         sockets[0]["max_messages"],
-        ServerConfig::default().outbound_messages
+        ServerConfig::default().node.outbound_messages
     );
     drop(client);
     let deadline = tokio::time::Instant::now() + PATIENCE;

@@ -281,8 +281,8 @@ async fn amplification() {
     // The same with the caps on queries and sets out of the way: what deduplication, the
     // bound on reads and in-place groups do on their own.
     let mut raised = ServerConfig::default();
-    raised.max_queries_per_set = 20_000;
-    raised.max_query_sets_per_connection = 20_000;
+    raised.node.max_queries_per_set = 20_000;
+    raised.node.max_query_sets_per_connection = 20_000;
     repeated(raised, "caps raised").await;
     commits(raised, "caps raised").await;
     sets(raised, "caps raised", 6_000).await;
@@ -293,6 +293,6 @@ async fn amplification() {
 async fn amplification_by_query_cost() {
     heavy(ServerConfig::default(), "defaults").await;
     let mut raised = ServerConfig::default();
-    raised.max_query_cost_per_identity = usize::MAX;
+    raised.node.max_query_cost_per_identity = usize::MAX;
     heavy(raised, "cost cap raised").await;
 }

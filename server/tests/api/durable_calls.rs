@@ -11,7 +11,7 @@ async fn pipelined_calls_are_answered_in_order_and_only_once_durable() {
     let dir = tempfile::tempdir().expect("a directory");
     // Sixteen in flight on one connection, all of one identity.
     let mut config = ServerConfig::default();
-    config.max_calls_per_identity = 16;
+    config.node.max_calls_per_identity = 16;
     let live = Live::serve(deferred_durable_server(config, dir.path())).await;
     let mut client = Client::connect(&live, Encoding::Binary, Connect::default()).await;
     client.hello().await;

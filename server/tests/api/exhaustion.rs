@@ -42,7 +42,7 @@ pub(crate) fn insert_messages(
 /// A server with `config` whose clients may make it hold `ceiling` bytes, and its count of
 /// what they hold.
 fn server_holding(mut config: ServerConfig, ceiling: usize) -> (Server, Arc<ClientMemory>) {
-    config.max_client_memory = ceiling;
+    config.node.max_client_memory = ceiling;
     let server = server(config, AllowList::new());
     let memory = server.node().client_memory().clone();
     (server, memory)
@@ -101,7 +101,7 @@ async fn query_set_texts_are_charged_to_their_identity_and_refused_past_its_shar
 #[tokio::test]
 async fn a_one_off_answer_is_counted_at_its_size_in_the_clients_encoding() {
     let mut config = ServerConfig::default();
-    config.outbound_bytes = 64 << 10;
+    config.node.outbound_bytes = 64 << 10;
     let live = Live::start(config).await;
     insert_messages(&live.database, 1, ["\u{1}".repeat(20_000)]);
     let mut answers = Vec::new();

@@ -13,7 +13,7 @@ use wasmod_server::ServerConfig;
 async fn one_identity_over_several_sockets_has_at_most_its_calls_in_progress() {
     let (url, accepted) = slow_server(3, Duration::from_millis(1500));
     let mut config = ServerConfig::default();
-    config.max_calls_per_identity = 2;
+    config.node.max_calls_per_identity = 2;
     let live = Live::serve(server(config, allow(&url))).await;
     let (_, token) = identity(&router()).await;
     let mut sockets = Vec::new();

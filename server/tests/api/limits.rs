@@ -64,8 +64,8 @@ pub(crate) async fn fetch(router: &axum::Router, token: &str, url: &str) -> Answ
 async fn calls_per_identity_and_the_queue_are_bounded() {
     let (url, accepted) = slow_server(2, Duration::from_millis(800));
     let mut config = ServerConfig::default();
-    config.max_calls_per_identity = 1;
-    config.queue = 1;
+    config.node.max_calls_per_identity = 1;
+    config.node.queue = 1;
     let router = server(config, allow(&url)).router();
     let (_, alice) = identity(&router).await;
     let (_, bob) = identity(&router).await;

@@ -17,7 +17,7 @@ const PART_BYTES: usize = 256;
 
 fn config() -> ServerConfig {
     let mut config = ServerConfig::default();
-    config.subscription_part_bytes = PART_BYTES;
+    config.node.subscription_part_bytes = PART_BYTES;
     config
 }
 
@@ -190,7 +190,7 @@ async fn resumed_changes_come_in_parts_too() {
 #[tokio::test]
 async fn a_subscription_with_more_rows_than_the_queue_holds_is_refused() {
     let mut config = config();
-    config.outbound_bytes = 100; // 16 bytes a row: six rows fit, seven do not
+    config.node.outbound_bytes = 100; // 16 bytes a row: six rows fit, seven do not
     let live = Live::start(config).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;

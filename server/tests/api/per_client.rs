@@ -123,7 +123,7 @@ async fn a_bad_token_or_a_missing_one_is_refused_before_the_body_is_read() {
 async fn calls_without_a_token_take_call_slots() {
     let (url, accepted) = slow_server(1, Duration::from_millis(1500));
     let mut config = ServerConfig::default();
-    config.max_calls_per_identity = 1;
+    config.node.max_calls_per_identity = 1;
     let router = server(config, allow(&url)).router();
     let (_, alice) = identity(&router).await;
     let slow = tokio::spawn({

@@ -40,7 +40,7 @@ async fn chat_long_messages(client: &mut Client, count: u32) {
 #[tokio::test]
 async fn a_value_past_the_bound_is_refused_over_http_and_the_commits_stay() {
     let mut config = ServerConfig::default();
-    config.max_result_bytes = SMALL_BOUND;
+    config.node.max_result_bytes = SMALL_BOUND;
     let router = server(config, AllowList::new()).router();
     let (_, token) = identity(&router).await;
     send_long_messages(&router, &token, 3).await;
@@ -82,7 +82,7 @@ async fn a_large_value_within_the_bound_is_answered_whole() {
 
 async fn a_value_past_the_bound_is_refused_over_the_websocket(encoding: Encoding) {
     let mut config = ServerConfig::default();
-    config.max_result_bytes = SMALL_BOUND;
+    config.node.max_result_bytes = SMALL_BOUND;
     let live = Live::start(config).await;
     let mut client = Client::connect(&live, encoding, Connect::default()).await;
     client.hello().await;
@@ -118,7 +118,7 @@ async fn a_value_past_the_bound_is_refused_over_the_websocket_in_binary() {
 #[tokio::test]
 async fn a_one_off_query_with_more_rows_than_the_connection_may_queue_is_refused() {
     let mut config = ServerConfig::default();
-    config.outbound_bytes = 4_000;
+    config.node.outbound_bytes = 4_000;
     let live = Live::start(config).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;

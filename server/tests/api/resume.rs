@@ -130,7 +130,7 @@ async fn a_client_that_reconnects_gets_only_the_changes_since_its_offset_in_bina
 async fn a_client_further_behind_than_the_window_gets_all_its_rows() {
     let dir = tempfile::tempdir().expect("a directory");
     let mut config = ServerConfig::default();
-    config.resume_commits = 3;
+    config.node.resume_commits = 3;
     let live = durable(config, dir.path()).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;

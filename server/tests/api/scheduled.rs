@@ -57,7 +57,6 @@ async fn serve(clock: &Arc<ManualClock>, dir: Option<&Path>) -> (Router, Live) {
     let admin = wasmod_server::AdminOptions {
         token: wasmod_server::OperatorToken::new(crate::support::OPERATOR).expect("a token"),
         dispatch_report: None,
-        logs: wasmod_server::logfeed::LogFeed::with_defaults(),
         keep_published: None,
         inspect: None,
     };

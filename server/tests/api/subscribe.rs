@@ -320,7 +320,7 @@ async fn a_message_over_the_size_limit_closes_the_socket() {
 async fn pipelined_calls_are_answered_in_order() {
     // Twelve in progress at once, all of one identity (the default bound is 8).
     let mut config = ServerConfig::default();
-    config.max_calls_per_identity = 12;
+    config.node.max_calls_per_identity = 12;
     let live = Live::start(config).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;
@@ -345,8 +345,8 @@ async fn pipelined_calls_are_answered_in_order() {
 #[tokio::test]
 async fn a_client_that_stops_reading_is_closed_while_others_get_every_update() {
     let mut config = ServerConfig::default();
-    config.outbound_messages = 128;
-    config.outbound_bytes = 1 << 20;
+    config.node.outbound_messages = 128;
+    config.node.outbound_bytes = 1 << 20;
     let live = Live::start(config).await;
     let small = Connect {
         small_buffer: true,
@@ -432,7 +432,7 @@ async fn shutdown_closes_every_socket_and_disconnects_its_connection() {
 #[tokio::test]
 async fn a_silent_client_is_pinged_then_closed() {
     let mut config = ServerConfig::default();
-    config.ping_interval = Duration::from_millis(200);
+    config.node.ping_interval = Duration::from_millis(200);
     let live = Live::start(config).await;
     let mut silent = Client::connect(&live, Encoding::Json, Connect::default()).await;
     silent.hello().await;
@@ -446,7 +446,7 @@ async fn a_silent_client_is_pinged_then_closed() {
 #[tokio::test]
 async fn a_client_that_answers_pings_stays_connected() {
     let mut config = ServerConfig::default();
-    config.ping_interval = Duration::from_millis(200);
+    config.node.ping_interval = Duration::from_millis(200);
     let live = Live::start(config).await;
     let mut quiet = Client::connect(&live, Encoding::Json, Connect::default()).await;
     quiet.hello().await;
@@ -580,7 +580,7 @@ async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
     // The identity may have as many calls in progress as one connection: the connection's
     // bound is the one under test (the identity's is `identity_calls`').
     let mut config = ServerConfig::default();
-    config.max_calls_per_identity = 16;
+    config.node.max_calls_per_identity = 16;
     let live = Live::start(config).await;
     let mut client = Client::connect(&live, Encoding::Json, Connect::default()).await;
     client.hello().await;
@@ -611,7 +611,7 @@ async fn calls_past_sixteen_in_flight_are_answered_busy_and_the_rest_run() {
 async fn calls_wait_for_room_in_a_full_module_queue_instead_of_being_refused() {
     // Room for two calls waiting: three connections with eight calls each fill it many times.
     let mut config = ServerConfig::default();
-    config.queue = 2;
+    config.node.queue = 2;
     let live = Live::start(config).await;
     let mut clients = Vec::new();
     for _ in 0..3 {
@@ -649,7 +649,7 @@ fn series(text: &str, series: &str) -> u64 {
 #[tokio::test]
 async fn the_real_time_side_is_counted_in_the_metrics() {
     let mut config = ServerConfig::default();
-    config.ping_interval = Duration::from_millis(200);
+    config.node.ping_interval = Duration::from_millis(200);
     let live = Live::start(config).await;
     let mut clients = Vec::new();
     for _ in 0..2 {

@@ -67,7 +67,7 @@ async fn a_query_repeated_in_a_set_is_subscribed_once() {
 #[tokio::test]
 async fn a_subscribe_with_more_queries_than_a_set_may_hold_is_refused() {
     let mut config = ServerConfig::default();
-    config.max_queries_per_set = 3;
+    config.node.max_queries_per_set = 3;
     let (live, mut client) = with_messages(config, 0).await;
     client.send(subscribe(1, &[MESSAGES; 4])).await;
     let message = refusal(&mut client, 1).await;
@@ -81,7 +81,7 @@ async fn a_subscribe_with_more_queries_than_a_set_may_hold_is_refused() {
 #[tokio::test]
 async fn a_connection_holds_at_most_its_query_sets() {
     let mut config = ServerConfig::default();
-    config.max_query_sets_per_connection = 2;
+    config.node.max_query_sets_per_connection = 2;
     let (live, mut client) = with_messages(config, 0).await;
     for id in [1, 2] {
         client.send(subscribe(id, &[MESSAGES])).await;
@@ -109,7 +109,7 @@ async fn a_connection_holds_at_most_its_query_sets() {
 #[tokio::test]
 async fn an_identity_holds_at_most_its_distinct_queries_over_all_its_connections() {
     let mut config = ServerConfig::default();
-    config.max_queries_per_identity = 2;
+    config.node.max_queries_per_identity = 2;
     let (live, mut first) = with_messages(config, 0).await;
     let (_, token, _) = {
         let mut again = Client::connect(&live, Encoding::Json, Connect::default()).await;
@@ -152,7 +152,7 @@ async fn an_identity_holds_at_most_its_distinct_queries_over_all_its_connections
 #[tokio::test]
 async fn an_identity_holds_queries_costing_at_most_its_limit() {
     let mut config = ServerConfig::default();
-    config.max_query_cost_per_identity = 30;
+    config.node.max_query_cost_per_identity = 30;
     let (live, mut client) = with_messages(config, 0).await;
     let mut other = Client::connect(&live, Encoding::Json, Connect::default()).await;
     other.hello().await;
@@ -190,7 +190,7 @@ async fn an_identity_holds_queries_costing_at_most_its_limit() {
 #[tokio::test]
 async fn a_query_set_that_reads_more_rows_than_it_may_is_refused() {
     let mut config = ServerConfig::default();
-    config.max_subscription_reads = 5;
+    config.node.max_subscription_reads = 5;
     let (live, mut client) = with_messages(config, 8).await;
     client.send(subscribe(1, &[MESSAGES])).await;
     let message = refusal(&mut client, 1).await;
@@ -210,7 +210,7 @@ async fn a_query_set_that_reads_more_rows_than_it_may_is_refused() {
 #[tokio::test]
 async fn a_one_off_query_that_reads_more_rows_than_it_may_is_refused() {
     let mut config = ServerConfig::default();
-    config.max_subscription_reads = 5;
+    config.node.max_subscription_reads = 5;
     let (live, mut client) = with_messages(config, 8).await;
     client.send(one_off(1, MESSAGES)).await;
     let refused = client.recv_kind("OneOffQueryResult").await;

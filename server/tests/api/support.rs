@@ -14,8 +14,10 @@ use wasmod_host::{
     WasmModule,
 };
 use wasmod_node::replication::PublishSettings;
-use wasmod_server::logfeed::LogFeed;
-use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig};
+use wasmod_node::LogFeed;
+use wasmod_server::{
+    AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig, Sides,
+};
 use wasmod_wasm_tests::{built, Profile};
 
 /// The secret the test servers sign with.
@@ -74,11 +76,15 @@ pub fn admin_server(
     let admin = AdminOptions {
         token: OperatorToken::new(OPERATOR).expect("a valid token"),
         dispatch_report,
-        logs,
         keep_published: None,
         inspect: None,
     };
-    Server::with_admin(module, Secret::from_bytes(SECRET), config, admin)
+    let sides = Sides {
+        admin: Some(admin),
+        logs: Some(logs),
+        ..Sides::default()
+    };
+    Server::with_sides(module, Secret::from_bytes(SECRET), config, sides)
         .expect("the server starts")
 }
 
@@ -91,8 +97,8 @@ pub fn server(config: ServerConfig, allow: AllowList) -> Server {
 /// A server over the quickstart with `config`, its tables kept in a commit log in `dir`
 /// (recovered from it if it has one).
 pub fn durable_server(config: ServerConfig, dir: &Path) -> Server {
-    let options =
-        durability::Options::default().with_recent(config.resume_commits, config.resume_bytes);
+    let options = durability::Options::default()
+        .with_recent(config.node.resume_commits, config.node.resume_bytes);
     let persistence = Persistence::new(dir, options);
     server_in(
         config,

@@ -10,7 +10,7 @@ use axum::body::Body;
 use axum::http::{Method, StatusCode};
 use axum::Router;
 use serde_json::{json, Value};
-use wasmod_server::logfeed::LogFeed;
+use wasmod_node::LogFeed;
 use wasmod_server::ServerConfig;
 
 /// A server over a fresh build 1 of the notes module with `config`, with an admin side.
@@ -278,8 +278,8 @@ fn durable_notes(
     use wasmod_host::datastore::durability;
     use wasmod_host::{InstanceEnv, Persistence, WasmConfig, WasmModule};
     let config = ServerConfig::default();
-    let options =
-        durability::Options::default().with_recent(config.resume_commits, config.resume_bytes);
+    let options = durability::Options::default()
+        .with_recent(config.node.resume_commits, config.node.resume_bytes);
     let env = InstanceEnv::unloaded().with_persistence(Persistence::new(dir, options));
     let module = WasmModule::load(module, WasmConfig::default(), env).expect("the module loads");
     wasmod_server::Server::new(

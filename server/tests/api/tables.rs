@@ -207,7 +207,7 @@ async fn a_twenty_megabyte_table_is_served_in_bounded_pages_and_chunks() {
 #[tokio::test]
 async fn a_read_holds_its_permit_until_its_page_is_rendered_not_while_it_is_sent() {
     let mut config = ServerConfig::default();
-    config.max_table_reads = 1;
+    config.node.max_table_reads = 1;
     let server = server(config, AllowList::new());
     let router = server.router();
     insert_messages(&server, 1, 3, "x");
@@ -236,7 +236,7 @@ async fn a_read_holds_its_permit_until_its_page_is_rendered_not_while_it_is_sent
 async fn clients_that_never_read_their_pages_do_not_hold_the_reads() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut config = ServerConfig::default();
-    config.max_table_reads = 2;
+    config.node.max_table_reads = 2;
     // Pages of 8 MiB, more than the sockets' buffers hold.
     config.max_table_page_bytes = 8 << 20;
     let server = server(config, AllowList::new());

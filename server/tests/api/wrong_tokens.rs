@@ -10,7 +10,7 @@ use axum::http::{Request, StatusCode};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tower::ServiceExt;
-use wasmod_server::logfeed::LogFeed;
+use wasmod_node::LogFeed;
 use wasmod_server::ServerConfig;
 
 /// What a request over the socket was answered: its status and its `Retry-After` in seconds.

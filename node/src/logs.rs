@@ -1,14 +1,21 @@
 //! The module's recent logs, kept for the operator and streamed live.
 //!
 //! The host hands every log line that reaches its log (a module's within its budget, and the
-//! host's own lines about a call) to the server's [`LogFeed`], a [`LogTap`]. The feed keeps the
-//! last [`LogFeed::capacity`] records in a ring, for a reader that comes late, and broadcasts
-//! each one to the live readers (the console's feed, `wasmod logs`).
+//! host's own lines about a call) to the node's [`LogFeed`], a [`LogTap`] on the module's
+//! environment. The feed keeps the last [`LogFeed::capacity`] records in a ring, for a reader
+//! that comes late, and broadcasts each one to the live readers (the console's feed, `wasmod
+//! logs`).
+//!
+//! The feed is the node's, as the module is: it lives as long as the module's thread, a new
+//! build published to the node logs into it too, and every transport reads the same one
+//! ([`crate::NodeHandle::logs`]). It is made before the node only when the lines of the
+//! module's `init` are wanted, which runs as the module is loaded: then it is set on the
+//! module's environment before loading and handed to the node ([`crate::NodeBuilder::logs`]).
 //!
 //! The module's thread must never wait for a reader: the broadcast channel is bounded, a
 //! record is sent without waiting, and a reader that falls more than its capacity behind
-//! loses the oldest records it had not read. It learns how many (a `dropped` event), and
-//! they are counted ([`LogFeed::dropped`]) for the admin API.
+//! loses the oldest records it had not read. It learns how many (a [`FeedEvent::Dropped`]),
+//! and they are counted ([`LogFeed::dropped`]) for the operator.
 
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -97,12 +104,12 @@ impl LevelFilter {
 
 /// What a live reader receives next.
 #[derive(Debug)]
-pub enum Received {
+pub enum FeedEvent {
     /// A record.
     Record(Arc<FeedRecord>),
     /// The reader fell behind: this many records were dropped for it.
     Dropped(u64),
-    /// The feed has ended (the server is going away).
+    /// The feed has ended (the node is going away).
     Closed,
 }
 
@@ -115,14 +122,14 @@ pub struct FeedReader {
 
 impl FeedReader {
     /// The next record, waiting for it.
-    pub async fn next(&mut self) -> Received {
+    pub async fn next(&mut self) -> FeedEvent {
         match self.live.recv().await {
-            Ok(record) => Received::Record(record),
+            Ok(record) => FeedEvent::Record(record),
             Err(broadcast::error::RecvError::Lagged(count)) => {
                 self.feed.dropped.fetch_add(count, Ordering::Relaxed);
-                Received::Dropped(count)
+                FeedEvent::Dropped(count)
             }
-            Err(broadcast::error::RecvError::Closed) => Received::Closed,
+            Err(broadcast::error::RecvError::Closed) => FeedEvent::Closed,
         }
     }
 }
@@ -137,17 +144,11 @@ pub struct LogFeed {
     dropped: AtomicU64,
 }
 
-/// The records a feed keeps by default ([`LogFeed::with_defaults`]).
-pub const DEFAULT_RECORDS: usize = 1000;
-
-/// How far a live reader may fall behind by default ([`LogFeed::with_defaults`]).
-pub const DEFAULT_LAG: usize = 1024;
-
 impl LogFeed {
-    /// A feed that keeps the last [`DEFAULT_RECORDS`] records, and lets a live reader fall
-    /// [`DEFAULT_LAG`] behind.
+    /// A feed that keeps the last 1000 records, and lets a live reader fall 1024 behind: what
+    /// a node keeps unless it is given a feed ([`crate::NodeBuilder::logs`]).
     pub fn with_defaults() -> Arc<Self> {
-        Self::new(DEFAULT_RECORDS, DEFAULT_LAG)
+        Self::new(1000, 1024)
     }
 
     /// A feed that keeps the last `capacity` records, and lets a live reader fall `lag`
@@ -288,11 +289,11 @@ mod tests {
             feed.record(&line(LogLevel::Info, &format!("{n}")));
         }
         match reader.next().await {
-            Received::Dropped(count) => assert_eq!(count, 10_000 - 16),
+            FeedEvent::Dropped(count) => assert_eq!(count, 10_000 - 16),
             other => panic!("expected a drop, got {other:?}"),
         }
         match reader.next().await {
-            Received::Record(record) => assert_eq!(record.message, format!("{}", 10_000 - 16)),
+            FeedEvent::Record(record) => assert_eq!(record.message, format!("{}", 10_000 - 16)),
             other => panic!("expected a record, got {other:?}"),
         }
         assert_eq!(feed.dropped(), 10_000 - 16);
