@@ -37,7 +37,7 @@ pub struct Args {
     json: bool,
 }
 
-/// A record of the feed (`wasmod_server::logfeed::FeedRecord`).
+/// A record of the feed (`wasmod_node::FeedRecord`).
 #[derive(Debug, Deserialize)]
 struct Record {
     time_us: i64,
