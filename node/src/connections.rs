@@ -92,6 +92,7 @@ impl Connections {
     }
 
     /// Whether connection `id` is open.
+    #[cfg(test)]
     pub fn is_open(&self, id: ConnectionId) -> bool {
         self.live().contains_key(&id)
     }
@@ -143,11 +144,6 @@ impl Connection {
     /// The connection's id, as the module's contexts see it.
     pub fn id(&self) -> ConnectionId {
         self.id
-    }
-
-    /// The identity connected.
-    pub fn identity(&self) -> Identity {
-        self.identity
     }
 
     /// Closes the connection cleanly: runs the module's `client_disconnected` and waits for

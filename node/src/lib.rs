@@ -65,7 +65,7 @@ mod logs;
 mod memory;
 mod metrics;
 mod node;
-pub mod realtime;
+mod realtime;
 pub mod replication;
 mod report;
 mod results;

@@ -58,7 +58,7 @@ use wasmod_subscription::Catalog;
 /// One flat struct of what a user sets, each field documented once, here: the transport's
 /// configuration holds it whole (`ServerConfig::node` in `wasmod-server`) rather than copying
 /// its fields, and `wasmod serve` has one flag for each. The node divides it among its parts
-/// itself ([`realtime::Settings`]), so that how the parts are cut stays the node's business.
+/// itself (`realtime::Settings`), so that how the parts are cut stays the node's business.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct NodeConfig {
@@ -76,7 +76,7 @@ pub struct NodeConfig {
     pub max_result_bytes: usize,
     /// The most bytes clients may make the node hold for them, every client together: the
     /// texts of their query sets, one-off answers and table pages on their way out
-    /// ([`crate::memory`]). An identity may hold an eighth of it, a source address a quarter.
+    /// ([`ClientMemory`]). An identity may hold an eighth of it, a source address a quarter.
     /// Default: a sixty-fourth of the machine's memory, within 64 MiB and 4 GiB
     /// ([`ClientMemory::default_ceiling`]).
     pub max_client_memory: usize,

@@ -321,6 +321,7 @@ impl Evaluator {
     /// Rounds over the requests and commits waiting, without waiting for more, until none is
     /// put off: what the task does each time it wakes, for code that drives the evaluator by
     /// hand (the fanout benchmark). Call it outside an async runtime.
+    #[cfg(any(test, feature = "internals"))]
     pub fn catch_up(&mut self) {
         self.round(None);
         while !self.pending.is_empty() {
