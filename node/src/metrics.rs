@@ -26,7 +26,7 @@ const BUCKETS: [f64; 14] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
 ];
 
-/// The server's counters. Cheap to share (`Arc`).
+/// The node's counters of calls. Cheap to share (`Arc`).
 #[derive(Debug, Default)]
 pub struct Metrics {
     in_flight: AtomicI64,

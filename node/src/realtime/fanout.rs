@@ -1,4 +1,4 @@
-//! The evaluation task: one per server. It owns the registry of live queries and the feed of
+//! The evaluation task: one per node. It owns the registry of live queries and the feed of
 //! commits, and turns each commit into the updates of the connections it concerns.
 //!
 //! # A round
@@ -286,7 +286,7 @@ impl Evaluator {
         (sender, evaluator)
     }
 
-    /// Runs rounds until the server shuts down, the database closes or every requester has
+    /// Runs rounds until the node stops, the database closes or every requester has
     /// gone.
     pub async fn run(mut self, mut shutdown: watch::Receiver<bool>) {
         loop {
@@ -1043,7 +1043,7 @@ pub struct Subscribing {
 /// no query should reach one) is that client's `SubscriptionError` rather than the end of
 /// every connection's updates, which this one task evaluates. The evaluation only reads the
 /// evaluator (`&self`) and writes what the caller drops on an error, so nothing is left half
-/// done. (A server built with `panic = "abort"` ends instead: `wasmod serve` is built to
+/// done. (A binary built with `panic = "abort"` ends instead: `wasmod serve` is built to
 /// unwind, the workspace's `tools` profile.)
 fn contained<T>(evaluate: impl FnOnce() -> T) -> Result<T, String> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(evaluate)).map_err(|panic| {

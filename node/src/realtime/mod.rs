@@ -5,7 +5,7 @@
 //! # Shape
 //!
 //! ```text
-//!                       ┌──────────── one evaluation task per server (fanout) ───────────┐
+//!                       ┌───────────── one evaluation task per node (fanout) ────────────┐
 //! commit feed ─────────▶│ read tx · drain commits · evaluate_batch · subscribe requests │
 //!                       └───────┬──────────────────────────────────────────────────────┘
 //!                               │ each query's delta as shared rows (Arc), per commit
@@ -100,7 +100,7 @@ use std::time::Duration;
 use tokio::sync::{mpsc, watch, Semaphore};
 use wasmod_host::datastore::Database;
 
-/// What every socket of the server shares.
+/// What every socket of the node shares.
 #[derive(Debug)]
 pub struct Realtime {
     /// The build serving the module: its description, its tables as queries see them, its
@@ -122,18 +122,19 @@ pub struct Realtime {
     pub parsing: parsing::Parsing,
     /// The counters of `/metrics`.
     pub stats: Arc<stats::Stats>,
-    /// What clients make the server hold, in bytes ([`crate::memory`]): query texts, one-off
+    /// What clients make the node hold, in bytes ([`crate::memory`]): query texts, one-off
     /// answers.
     pub memory: Arc<ClientMemory>,
     /// The sockets open now, for the admin API.
     pub open: open::OpenSockets,
-    /// Becomes `true` when the server shuts down: every socket closes.
+    /// Becomes `true` when the node stops: every socket closes.
     shutdown: watch::Receiver<bool>,
     /// How many sockets are being served.
     sockets: watch::Sender<usize>,
 }
 
-/// The half of the real-time side that the server keeps: starts the evaluation task and, at
+/// The half of the real-time side that the node keeps for its start and its shutdown
+/// ([`crate::Node::start`], [`crate::Running::finish`]): starts the evaluation task and, at
 /// shutdown, closes every socket.
 #[derive(Debug)]
 pub struct RealtimeControl {
@@ -214,7 +215,7 @@ pub struct SocketGuard {
 }
 
 impl Realtime {
-    /// The real-time side of a server over `database`, served by the build `build` serves
+    /// The real-time side of a node over `database`, served by the build `build` serves
     /// now, whose calls go through `pipeline` (as every other call does) and whose
     /// connections `connections` registers. The evaluation task starts with
     /// [`RealtimeControl::start`].
@@ -290,7 +291,7 @@ impl Realtime {
         }
     }
 
-    /// A receiver that sees `true` once the server shuts down.
+    /// A receiver that sees `true` once the node stops.
     pub fn shutdown(&self) -> watch::Receiver<bool> {
         self.shutdown.clone()
     }
@@ -311,7 +312,7 @@ impl RealtimeControl {
         }
     }
 
-    /// What tells every socket to close, for the server's shutdown signal.
+    /// What tells every socket to close, for the node's [`crate::NodeStopper`].
     pub fn stopper(&self) -> Stopper {
         self.shutdown.clone()
     }

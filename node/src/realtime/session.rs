@@ -59,7 +59,7 @@ pub struct TooManyWaits;
 #[derive(Debug)]
 pub struct QuerySet {
     /// The queries as the client wrote them, without repeats (one text per distinct query),
-    /// in the order it sent them; each the server's one copy of it ([`super::texts`]).
+    /// in the order it sent them; each the node's one copy of it ([`super::texts`]).
     pub texts: Vec<Arc<str>>,
     /// The queries in the registry, one per text.
     pub queries: Vec<QueryId>,

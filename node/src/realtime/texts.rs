@@ -1,4 +1,4 @@
-//! The SQL texts of every query set, each held once per server.
+//! The SQL texts of every query set, each held once per node.
 //!
 //! A query set keeps the texts it was subscribed with, to bind them again when a new build is
 //! published ([`super::rebind`]). Clients repeat texts: every connection of an app subscribes
@@ -20,7 +20,7 @@ pub struct Texts {
 }
 
 impl Texts {
-    /// `texts`, each as the server's one copy of it.
+    /// `texts`, each as the node's one copy of it.
     pub fn intern(&mut self, texts: Vec<String>) -> Vec<Arc<str>> {
         texts
             .into_iter()

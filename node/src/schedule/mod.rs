@@ -2,7 +2,7 @@
 //!
 //! A schedule table (`#[table(scheduled(reducer))]`) asks for a call of its reducer with each
 //! of its rows at the time, or every period, that the row's `ScheduleAt` says
-//! ([`wasmod_host::schedule`] reads the rows). The scheduler is one task per server:
+//! ([`wasmod_host::schedule`] reads the rows). The scheduler is one task per node:
 //!
 //! - at start it subscribes to the database's commits, then reads every row of the schedule
 //!   tables into its timer queue ([`timers`]); a one-shot row whose time passed while the
@@ -46,7 +46,7 @@ pub use clock::{ManualClock, ScheduleClock, SystemClock};
 /// The metrics' `kind` of scheduled calls.
 pub const METRIC: &str = "scheduled";
 
-/// The scheduler of one server's module, to run ([`Scheduler::run`]).
+/// The scheduler of one node's module, to run ([`Scheduler::run`]).
 #[derive(Debug)]
 pub struct Scheduler {
     module: Arc<ModuleDef>,
@@ -212,7 +212,7 @@ impl Scheduler {
     }
 }
 
-/// The scheduler of whichever build serves the module: started with the server, stopped
+/// The scheduler of whichever build serves the module: started with the node, stopped
 /// before a new build takes over and started again for it ([`crate::swap`]), stopped for good
 /// at shutdown. Builds without schedule tables have none running.
 #[derive(Debug)]
