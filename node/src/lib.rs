@@ -103,7 +103,7 @@ pub use results::INLINE_RESULT_BYTES;
 pub use schedule::{ManualClock, ScheduleClock, SystemClock};
 pub use slots::{Counted, Counts};
 pub use swap::{Published, PUBLISHED_FILE};
-pub use tables::{Reader, TableRead};
+pub use tables::{PageQuery, Reader, TablePage};
 pub use wasmod_protocol::call::CallKind;
 
 /// How many times their binary size rows are expected to take once rendered as JSON: what

@@ -10,6 +10,7 @@ use crate::connections::Connections;
 use crate::health::LogHealth;
 use crate::logs::LogFeed;
 use crate::memory::ClientMemory;
+use crate::memory::Holder;
 use crate::metrics::Metrics;
 use crate::realtime::frame::Frame;
 use crate::realtime::open::SocketView;
@@ -29,7 +30,7 @@ use crate::schedule::{self, Scheduling};
 use crate::slots::CallSlots;
 use crate::swap::Published;
 use crate::swap::{Swap, SwapParts};
-use crate::tables::{self, Reader, TableRead};
+use crate::tables::{self, PageLimits, PageQuery, Reader, TablePage, TableReads};
 use crate::worker::WhenFull;
 use crate::worker::{Worker, WorkerThread};
 use futures_util::{Sink, Stream};
@@ -139,6 +140,15 @@ pub struct NodeConfig {
     /// before it waits for the tables until its page is rendered, not while it is sent;
     /// `busy`, 503, beyond). At least one is. Default: 4.
     pub max_table_reads: usize,
+    /// The rows of a page of a table read ([`NodeHandle::read_page`]) when the request names
+    /// no `limit`. Default: 1000.
+    pub table_page_rows: usize,
+    /// The most rows of such a page; a larger `limit` is taken as this. Default: 10,000.
+    pub max_table_page_rows: usize,
+    /// The most bytes of such a page's rows, in their binary encoding: the page stops before
+    /// the row that would take it past this (a first row larger than that on its own is sent
+    /// alone). Its JSON is larger by a factor the encoding bounds. Default: 1 MiB.
+    pub max_table_page_bytes: usize,
 }
 
 impl Default for NodeConfig {
@@ -160,6 +170,9 @@ impl Default for NodeConfig {
             max_query_cost_per_identity: 16_384,
             max_subscription_reads: 1_000_000,
             max_table_reads: 4,
+            table_page_rows: 1000,
+            max_table_page_rows: 10_000,
+            max_table_page_bytes: 1 << 20,
         }
     }
 }
@@ -285,6 +298,7 @@ struct Inner {
     metrics: Arc<Metrics>,
     swap: Swap,
     realtime: Arc<Realtime>,
+    table_reads: TableReads,
     edge: Option<EdgeState>,
     publish: Option<Arc<PublishStats>>,
     logs: Arc<LogFeed>,
@@ -468,6 +482,7 @@ impl NodeBuilder {
             pipeline,
             metrics,
             swap,
+            table_reads: TableReads::new(config.max_table_reads, realtime.memory.clone()),
             realtime,
             edge,
             publish: publisher.as_ref().map(Publisher::stats),
@@ -734,11 +749,27 @@ impl NodeHandle {
             })?
     }
 
-    /// The table `name` as `reader` may read it, in the build serving now ([`crate::tables`]):
-    /// refused with `no_such_table`, `private_table`, or `unauthenticated` for a visibility
-    /// filter that needs the reader's identity.
-    pub fn table(&self, name: &str, reader: Reader) -> Result<TableRead, ApiError> {
-        tables::find(&self.inner.build, name, reader)
+    /// A page of the rows of the table `name` that `reader` may see, as `query` asks
+    /// ([`crate::tables`]), its JSON charged to `holder` until it is sent. Refused with
+    /// `no_such_table`, `private_table`, `unauthenticated` (a visibility filter that needs
+    /// the reader's identity), `bad_request` (a limit or cursor that is not one), `busy` (as
+    /// many reads in progress as [`NodeConfig::max_table_reads`]) or `too_many_calls` (the
+    /// holder's share of the client memory taken).
+    pub async fn read_page(
+        &self,
+        name: &str,
+        reader: Reader,
+        query: &PageQuery,
+        holder: Holder,
+    ) -> Result<TablePage, ApiError> {
+        let table = tables::find(&self.inner.build, name, reader)?;
+        let config = &self.inner.config;
+        let limits = PageLimits {
+            default_rows: config.table_page_rows,
+            max_rows: config.max_table_page_rows,
+            max_bytes: config.max_table_page_bytes,
+        };
+        tables::read_page(&self.inner.table_reads, limits, table, query, holder).await
     }
 
     /// The description of the build serving now, and how many rows each of its tables holds.

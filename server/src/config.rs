@@ -6,7 +6,6 @@
 //! and one-off reads are the node's to bound, and documented there, once. Nothing of the
 //! node's is copied here, so a setting has one name, one default and one place to read it.
 
-use crate::pages::PageLimits;
 use std::time::Duration;
 use wasmod_node::NodeConfig;
 
@@ -47,16 +46,6 @@ pub struct ServerConfig {
     /// How long shutdown waits for the module's thread to finish the calls already queued.
     /// Default: 30 s.
     pub shutdown_grace: Duration,
-    /// The rows of a page of `GET /v1/tables/{name}` when the request names no `limit`.
-    /// Default: 1000.
-    pub table_page_rows: usize,
-    /// The most rows of such a page; a larger `limit` is taken as this. Default: 10,000.
-    pub max_table_page_rows: usize,
-    /// The most bytes of such a page's rows, in their binary encoding: the page stops before
-    /// the row that would take it past this (a first row larger than that on its own is sent
-    /// alone). The JSON, rendered whole before it is sent, is larger by a factor the encoding
-    /// bounds. Default: 1 MiB.
-    pub max_table_page_bytes: usize,
     /// The most TCP connections open at once, every client together (WebSockets included).
     /// Beyond it, [`crate::admission::HEALTH_PLACES`] more are taken for `GET /health` alone,
     /// and the others are closed as soon as they are accepted, after a best-effort `503
@@ -81,21 +70,9 @@ pub struct ServerConfig {
     /// and what it holds, for ever. WebSockets included. Default: 30 s.
     pub write_timeout: Duration,
     /// The node's limits: the module's queue, its calls and their results, its sockets'
-    /// queues and pings, live queries and one-off reads ([`NodeConfig`] documents each).
-    /// Its [`max_table_reads`](NodeConfig::max_table_reads) bounds the table pages read at
-    /// once too (`GET /v1/tables/{name}`, `busy` beyond).
+    /// queues and pings, live queries, one-off reads and table pages (`GET
+    /// /v1/tables/{name}`) ([`NodeConfig`] documents each).
     pub node: NodeConfig,
-}
-
-impl ServerConfig {
-    /// The bounds of a page of a table read.
-    pub fn page_limits(&self) -> PageLimits {
-        PageLimits {
-            default_rows: self.table_page_rows,
-            max_rows: self.max_table_page_rows,
-            max_bytes: self.max_table_page_bytes,
-        }
-    }
 }
 
 impl Default for ServerConfig {
@@ -110,9 +87,6 @@ impl Default for ServerConfig {
             anonymous_calls_per_minute: 600,
             failed_tokens_per_second: 2,
             shutdown_grace: Duration::from_secs(30),
-            table_page_rows: 1000,
-            max_table_page_rows: 10_000,
-            max_table_page_bytes: 1 << 20,
             max_connections: 10_000,
             max_connections_per_address: 256,
             max_websockets_per_identity: 64,

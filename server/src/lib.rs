@@ -27,7 +27,6 @@
 //! - `frames` (private): axum's WebSocket frames as the node's, both ways;
 //! - [`auth`]: signed tokens; [`secret`]: the signing key on disk;
 //! - [`limits`]: rates per source address (new identities, calls without a token);
-//! - [`pages`]: table reads in pages, bounded in rows, bytes and how many run at once;
 //! - [`degraded`]: a failed commit log, shown on every response;
 //! - the operator's console and API (`/admin`, `/v1/admin/*`): [`operator`] (its token),
 //!   the module's recent logs, streamed live (the node's: [`wasmod_node::LogFeed`]),
@@ -65,7 +64,6 @@ pub mod error;
 mod frames;
 pub mod limits;
 pub mod operator;
-pub mod pages;
 mod routes;
 pub mod secret;
 
@@ -258,10 +256,6 @@ impl Server {
                 "wrong tokens",
                 config.failed_tokens_per_second,
                 limits::FAILED_TOKENS_BURST_SECONDS,
-            ),
-            table_reads: pages::TableReads::new(
-                config.node.max_table_reads,
-                node.handle().client_memory().clone(),
             ),
             config,
             admin,

@@ -77,16 +77,6 @@ pub struct ServerFlags {
     /// The longest a write may wait for the client to read before its connection is closed.
     #[arg(long, default_value_t = Span(DEFAULTS.write_timeout), value_name = "DURATION")]
     write_timeout: Span,
-    /// The rows of a page of `GET /v1/tables/{name}` when the request names no `limit`.
-    #[arg(long, default_value_t = DEFAULTS.table_page_rows, value_name = "N")]
-    table_page_rows: usize,
-    /// The most rows of a page of `GET /v1/tables/{name}`; a larger `limit` is taken as this.
-    #[arg(long, default_value_t = DEFAULTS.max_table_page_rows, value_name = "N")]
-    max_table_page_rows: usize,
-    /// The most bytes of a table page's rows, in their binary encoding (the page stops before
-    /// the row that would pass it; a larger first row is sent alone).
-    #[arg(long, default_value_t = Bytes(DEFAULTS.max_table_page_bytes), value_name = "SIZE")]
-    max_table_page_bytes: Bytes,
     /// How long shutdown waits for the module to finish the calls already queued.
     #[arg(long, default_value_t = Span(DEFAULTS.shutdown_grace), value_name = "DURATION")]
     shutdown_grace: Span,
@@ -170,6 +160,16 @@ pub struct NodeFlags {
     /// they wait.
     #[arg(long, default_value_t = DEFAULTS.node.max_table_reads, value_name = "N")]
     max_table_reads: usize,
+    /// The rows of a page of `GET /v1/tables/{name}` when the request names no `limit`.
+    #[arg(long, default_value_t = DEFAULTS.node.table_page_rows, value_name = "N")]
+    table_page_rows: usize,
+    /// The most rows of a page of `GET /v1/tables/{name}`; a larger `limit` is taken as this.
+    #[arg(long, default_value_t = DEFAULTS.node.max_table_page_rows, value_name = "N")]
+    max_table_page_rows: usize,
+    /// The most bytes of a table page's rows, in their binary encoding (the page stops before
+    /// the row that would pass it; a larger first row is sent alone).
+    #[arg(long, default_value_t = Bytes(DEFAULTS.node.max_table_page_bytes), value_name = "SIZE")]
+    max_table_page_bytes: Bytes,
 }
 
 impl ServerFlags {
@@ -198,9 +198,6 @@ impl ServerFlags {
         config.max_websockets_per_identity = self.max_websockets_per_identity;
         config.header_read_timeout = self.header_read_timeout.0;
         config.write_timeout = self.write_timeout.0;
-        config.table_page_rows = self.table_page_rows;
-        config.max_table_page_rows = self.max_table_page_rows;
-        config.max_table_page_bytes = self.max_table_page_bytes.0;
         config.shutdown_grace = self.shutdown_grace.0;
         config.node = self.node.config()?;
         Ok(config)
@@ -232,6 +229,9 @@ impl NodeFlags {
         config.max_query_cost_per_identity = self.max_query_cost_per_identity;
         config.max_subscription_reads = self.max_subscription_reads;
         config.max_table_reads = self.max_table_reads;
+        config.table_page_rows = self.table_page_rows;
+        config.max_table_page_rows = self.max_table_page_rows;
+        config.max_table_page_bytes = self.max_table_page_bytes.0;
         Ok(config)
     }
 }
@@ -315,9 +315,6 @@ mod tests {
         expected.max_websockets_per_identity = 10;
         expected.header_read_timeout = secs(11);
         expected.write_timeout = secs(12);
-        expected.table_page_rows = 13;
-        expected.max_table_page_rows = 14;
-        expected.max_table_page_bytes = kib(15);
         expected.shutdown_grace = secs(16);
         let node = &mut expected.node;
         node.queue = 17;
@@ -336,6 +333,9 @@ mod tests {
         node.max_query_cost_per_identity = 30;
         node.max_subscription_reads = 31;
         node.max_table_reads = 32;
+        node.table_page_rows = 13;
+        node.max_table_page_rows = 14;
+        node.max_table_page_bytes = kib(15);
         assert_eq!(config, expected);
     }
 

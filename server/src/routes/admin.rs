@@ -27,7 +27,6 @@ use super::{AppState, Shared};
 use crate::commit_rate::CommitRate;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::operator::{self, check_site, credential, OperatorToken, Site};
-use crate::pages::PageQuery;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
@@ -41,7 +40,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmod_node::{FeedEvent, FeedRecord, LevelFilter};
-use wasmod_node::{Holder, Published, Reader, Status};
+use wasmod_node::{Holder, PageQuery, Published, Reader, Status};
 use wasmod_protocol::description::{describe, Tables};
 
 /// The console: plain HTML and script, no framework.

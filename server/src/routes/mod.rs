@@ -32,7 +32,6 @@ use crate::auth::Tokens;
 use crate::config::ServerConfig;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::SourceRate;
-use crate::pages::TableReads;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::Uri;
 use axum::middleware::{self, Next};
@@ -61,8 +60,6 @@ pub(crate) struct AppState {
     pub anonymous_calls: SourceRate,
     /// Tokens got wrong per source address ([`AppState::check_token`]).
     pub failed_tokens: SourceRate,
-    /// Table reads in progress.
-    pub table_reads: TableReads,
     /// The limits.
     pub config: ServerConfig,
     /// The operator's side, if the server was given an operator token.

@@ -99,8 +99,8 @@ async fn pages_hold_every_row_exactly_once_while_rows_are_inserted() {
 #[tokio::test]
 async fn the_default_limit_applies_and_the_last_page_has_no_cursor() {
     let mut config = ServerConfig::default();
-    config.table_page_rows = 4;
-    config.max_table_page_rows = 6;
+    config.node.table_page_rows = 4;
+    config.node.max_table_page_rows = 6;
     let server = server(config, AllowList::new());
     let router = server.router();
     insert_messages(&server, 1, 10, "x");
@@ -129,7 +129,7 @@ fn encoded_message(text: &str) -> usize {
 #[tokio::test]
 async fn a_page_stops_before_the_byte_cap_and_a_huge_row_comes_alone() {
     let mut config = ServerConfig::default();
-    config.max_table_page_bytes = 2000;
+    config.node.max_table_page_bytes = 2000;
     let server = server(config, AllowList::new());
     let router = server.router();
     let (medium, huge) = ("a".repeat(300), "b".repeat(5000));
@@ -151,7 +151,7 @@ async fn a_page_stops_before_the_byte_cap_and_a_huge_row_comes_alone() {
 #[tokio::test]
 async fn a_twenty_megabyte_table_is_served_in_bounded_pages_and_chunks() {
     let config = ServerConfig::default();
-    let cap = config.max_table_page_bytes;
+    let cap = config.node.max_table_page_bytes;
     let server = server(config, AllowList::new());
     let router = server.router();
     let text = "x".repeat(10_000);
@@ -238,7 +238,7 @@ async fn clients_that_never_read_their_pages_do_not_hold_the_reads() {
     let mut config = ServerConfig::default();
     config.node.max_table_reads = 2;
     // Pages of 8 MiB, more than the sockets' buffers hold.
-    config.max_table_page_bytes = 8 << 20;
+    config.node.max_table_page_bytes = 8 << 20;
     let server = server(config, AllowList::new());
     insert_messages(&server, 1, 1000, &"x".repeat(10_000));
     let live = crate::live::Live::serve(server).await;

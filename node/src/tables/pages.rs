@@ -4,10 +4,10 @@
 //! memory a few times that (issue 15: a 20 MB table of byte rows took 1.34 GB to serve).
 //! Here a read is one **page**:
 //!
-//! - **Rows**: at most `limit` rows ([`PageLimits::default_rows`] when the query names none,
-//!   never more than [`PageLimits::max_rows`]).
+//! - **Rows**: at most `limit` rows ([`NodeConfig::table_page_rows`] when the query names
+//!   none, never more than [`NodeConfig::max_table_page_rows`]).
 //! - **Bytes**: the page stops before the row that would take its rows past
-//!   [`PageLimits::max_bytes`] in their binary encoding (a short page, with a cursor); a first
+//!   [`NodeConfig::max_table_page_bytes`] in their binary encoding (a short page, with a cursor); a first
 //!   row larger than that on its own is still sent, alone, so that no row is unreadable. The
 //!   cap counts what the page holds in memory (the rows), and is known before any JSON is
 //!   written, so the cursor can lead the answer; the JSON is larger by a factor bounded by
@@ -19,12 +19,13 @@
 //!   once, whatever is inserted or deleted meanwhile; a row inserted (or updated) meanwhile
 //!   comes at the end.
 //! - **Visibility**: a client's page holds only the rows its table's visibility filter lets it
-//!   see ([`TableRead`]); rows it may not see are skipped, not counted, so a page of a
+//!   see ([`super::Reader`]); rows it may not see are skipped, not counted, so a page of a
 //!   filtered table may scan past many rows to fill itself (at most the table, as a
 //!   subscription's initial rows do).
 //! - **At once**: each read holds a permit of [`TableReads`] from before it waits for the
-//!   tables until its page is rendered; past the bound a read is refused at once (`busy`,
-//!   503) rather than queued on the blocking pool that durability waits share.
+//!   tables until its page is rendered; past the bound ([`NodeConfig::max_table_reads`]) a
+//!   read is refused at once (`busy`, 503) rather than queued on the blocking pool that
+//!   durability waits share.
 //!
 //! The rows of a page are taken under the read lock as pointers to the stored rows (no copy),
 //! and the lock is released before any JSON is written. The JSON is then rendered from the
@@ -34,32 +35,33 @@
 //! hold a permit for as long as its connection lasts, and as many such clients as there are
 //! permits made every other table read answer `busy` (issue 27, item 6: four of them did, for
 //! over a minute). What such a client holds instead is its page's memory, which the page's
-//! bounds bound, for as long as its connection lasts: until the write timeout
-//! ([`crate::ServerConfig::write_timeout`]) closes it. A row that does not match its type is
+//! bounds bound and which is charged to it ([`crate::memory`]), for as long as its connection
+//! lasts: until the transport's write timeout closes it. A row that does not match its type is
 //! found while rendering, so its read is answered `internal` (500) rather than cut short.
 //!
 //! [`Tables::rows_from`]: wasmod_host::datastore::Tables::rows_from
+//! [`NodeConfig::table_page_rows`]: crate::NodeConfig::table_page_rows
+//! [`NodeConfig::max_table_page_rows`]: crate::NodeConfig::max_table_page_rows
+//! [`NodeConfig::max_table_page_bytes`]: crate::NodeConfig::max_table_page_bytes
+//! [`NodeConfig::max_table_reads`]: crate::NodeConfig::max_table_reads
 
-use crate::error::{ApiError, ErrorCode};
-use axum::body::{Body, Bytes};
-use axum::http::header::CONTENT_TYPE;
-use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt;
-use std::io;
+use super::TableRead;
+use crate::memory::{Charge, ClientMemory, Holder};
+use crate::JSON_EXPANSION;
+use bytes::Bytes;
 use std::sync::Arc;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmod_abi::ModuleDef;
 use wasmod_host::datastore::Row;
-use wasmod_node::{ClientMemory, Holder, TableRead, JSON_EXPANSION};
+use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::json::write_value;
 
 /// The JSON of a page's rows is handed to the connection in chunks of about this many bytes.
 pub(crate) const CHUNK_BYTES: usize = 64 << 10;
 
-/// The bounds of one page.
+/// The bounds of one page (the node's configuration's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PageLimits {
+pub(crate) struct PageLimits {
     /// The rows of a page when the request names no `limit`.
     pub default_rows: usize,
     /// The most rows of a page; a larger `limit` is taken as this.
@@ -69,13 +71,35 @@ pub struct PageLimits {
     pub max_bytes: usize,
 }
 
-/// What a request asks of a page: `?limit=` and `?cursor=`, as sent.
-#[derive(Clone, Debug, Default, serde::Deserialize)]
-pub(crate) struct PageQuery {
+/// What a request asks of a page (`?limit=` and `?cursor=` of `GET /v1/tables/{name}`), as
+/// sent: checked when the page is read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+pub struct PageQuery {
     /// How many rows, at most.
-    limit: Option<String>,
+    pub limit: Option<String>,
     /// Where to resume: a `next_cursor` handed back by an earlier page.
-    cursor: Option<String>,
+    pub cursor: Option<String>,
+}
+
+/// A page read, its JSON rendered: `{"next_cursor": "…" | null, "rows": [..]}` in chunks, its
+/// bytes charged to its reader ([`crate::memory`]) until the last chunk is taken or the page
+/// is dropped.
+#[derive(Debug)]
+pub struct TablePage {
+    chunks: Vec<Bytes>,
+    charge: Charge,
+}
+
+impl TablePage {
+    /// The JSON's chunks, in order: the charge is given back once the last is taken, or when
+    /// the iterator is dropped (a connection that ended before it took them all).
+    pub fn into_chunks(self) -> impl Iterator<Item = Bytes> + Send + 'static {
+        let Self { chunks, charge } = self;
+        // The closure owns the charge: it goes with the iterator.
+        chunks.into_iter().inspect(move |_| {
+            let _held = &charge;
+        })
+    }
 }
 
 /// Where a page starts and how many rows it may hold.
@@ -139,7 +163,7 @@ fn decode_cursor(cursor: &str) -> Option<u64> {
 /// How many table reads may be in progress at once, and what their pages on their way out
 /// may hold.
 #[derive(Clone, Debug)]
-pub struct TableReads {
+pub(crate) struct TableReads {
     permits: Arc<Semaphore>,
     max: usize,
     memory: Arc<ClientMemory>,
@@ -148,7 +172,7 @@ pub struct TableReads {
 impl TableReads {
     /// At most `max` reads at once (at least one), their pages charged to `memory` until
     /// they are sent.
-    pub fn new(max: usize, memory: Arc<ClientMemory>) -> Self {
+    pub(crate) fn new(max: usize, memory: Arc<ClientMemory>) -> Self {
         let max = max.max(1);
         Self {
             permits: Arc::new(Semaphore::new(max)),
@@ -172,15 +196,15 @@ impl TableReads {
 }
 
 /// One page of the rows of `source` (a table, and the rows its reader may see), read as
-/// `query` asks, as a streamed JSON response: `{"next_cursor": "…" | null, "rows": [..]}`. Its JSON is
-/// charged to `holder` until it is sent or the connection ends ([`ClientMemory`]).
+/// `query` asks, its JSON rendered on the blocking pool and charged to `holder` until it is
+/// sent or dropped ([`ClientMemory`]).
 pub(crate) async fn read_page(
     reads: &TableReads,
     limits: PageLimits,
     source: TableRead,
     query: &PageQuery,
     holder: Holder,
-) -> Result<Response, ApiError> {
+) -> Result<TablePage, ApiError> {
     let start = query.start(limits)?;
     let permit = reads.acquire()?;
     let TableRead {
@@ -229,17 +253,7 @@ pub(crate) async fn read_page(
     .await
     .map_err(|error| ApiError::new(ErrorCode::Internal, format!("the read failed: {error}")))??;
     drop(permit);
-    // The body holds the charge: it is given back as the last chunk is taken, or when the
-    // connection ends without taking them.
-    let stream = futures_util::stream::iter(chunks).map(move |chunk| {
-        let _held = &charge;
-        Ok::<_, io::Error>(chunk)
-    });
-    Ok((
-        [(CONTENT_TYPE, "application/json")],
-        Body::from_stream(stream),
-    )
-        .into_response())
+    Ok(TablePage { chunks, charge })
 }
 
 /// The rows of a page, and where the next one starts.
@@ -289,7 +303,7 @@ enum Stage {
 }
 
 /// A page's JSON, rendered from its encoded rows chunk by chunk.
-pub(crate) struct PageBody {
+struct PageBody {
     module: Arc<ModuleDef>,
     table: usize,
     next: Option<u64>,

@@ -9,6 +9,13 @@
 //! the filter, as subscriptions and one-off queries apply it). A client without a token has
 //! no identity to compare with: a filter that uses `:sender` refuses it (`unauthenticated`)
 //! rather than answer with pages that are always empty. The operator sees every row.
+//!
+//! A read is one page, bounded in rows, in bytes and in how many run at once ([`pages`]).
+
+mod pages;
+
+pub(crate) use pages::{read_page, PageLimits, TableReads};
+pub use pages::{PageQuery, TablePage};
 
 use crate::build::CurrentBuild;
 use std::sync::Arc;
@@ -29,7 +36,7 @@ pub enum Reader {
 
 /// A table to read, found in the build serving now, with what its reader may see.
 #[derive(Debug)]
-pub struct TableRead {
+pub(crate) struct TableRead {
     /// The description of the build it was found in (its columns' types).
     pub module: Arc<ModuleDef>,
     /// The tables of that build.
