@@ -10,33 +10,34 @@
 //! Splitting the two keeps what a module *does* apart from how clients *reach* it: the node is
 //! testable without a socket, and the transport holds no state of the module's.
 //!
+//! # Verbs
+//!
+//! Transports hold a [`NodeHandle`] and use its verbs; they never reach the node's parts:
+//!
+//! - calls: [`NodeHandle::call`] (by name, JSON arguments), [`NodeHandle::call_http`] (the
+//!   module's HTTP handlers), [`NodeHandle::admit`] (a new identity's `client_connected`),
+//!   [`NodeHandle::run_forwarded`] (an edge's call, on its primary): every one through the
+//!   same call pipeline (find, caller, arguments, slot, queue, durability, result, metrics);
+//! - sockets: [`NodeHandle::serve_socket`], over the [`socket`] module's frames;
+//! - tables: [`NodeHandle::read_page`], [`NodeHandle::row_counts`], [`NodeHandle::snapshot`];
+//! - builds: [`NodeHandle::publish`], [`NodeHandle::describe`];
+//! - operations: [`NodeHandle::health`], [`NodeHandle::metrics`], [`NodeHandle::status`],
+//!   [`NodeHandle::logs`].
+//!
 //! # Shape
 //!
 //! ```text
 //!  transport (HTTP routes, WebSocket frames)
-//!     │ calls ─────────▶ runner ──▶ worker (the module's thread) ──▶ durable (answers)
-//!     │                    └─────▶ an edge's primary (forwarded writes)
+//!     │ calls ─────────▶ call pipeline ──▶ runner ──▶ worker (the module's thread) ──▶ durable
+//!     │                                      └─────▶ an edge's primary (forwarded writes)
 //!     │ sockets ───────▶ realtime (reader · evaluation task · writer), over frames
 //!     │ builds ────────▶ swap (between two calls)
 //!     ▼
 //!  Node ── scheduler ── replication (publisher to a stream, or an edge's follower)
 //! ```
 //!
-//! # Modules, one job each
-//!
-//! - [`worker`]: the module's thread; [`durable`]: the thread that answers calls once their
-//!   commits are durable; [`health`]: whether the commit log still works, and how far behind
-//!   the queues are; [`memory`]: the bytes clients make the node hold, under one ceiling;
-//! - [`runner`]: where a call runs (the module's thread, or an edge's primary); [`entry`]:
-//!   entry points found by name and run with JSON arguments; [`results`]: the bound on what
-//!   calls return; [`slots`]: calls in progress per requester;
-//! - [`build`]: the build serving now; [`swap`]: a new build taking over between two calls;
-//! - [`schedule`]: the scheduler of schedule tables, on a clock tests can move;
-//! - [`connections`]: live connections and their lifecycle reducers, exactly once each;
-//! - [`realtime`]: sockets' calls and live queries, over [`realtime::frame::Frame`]s;
-//! - [`replication`]: commits published to a Redis stream, and an edge's side;
-//! - [`metrics`]: counters of calls, rendered for `/metrics`; `logs`: the module's recent log
-//!   lines, kept and streamed live for the operator ([`LogFeed`]).
+//! The modules behind it, one job each, and the threads and tasks they run are mapped in
+//! `docs/architecture.md` ("Inside the node", "Threads and tasks").
 //!
 //! # Use
 //!

@@ -327,7 +327,7 @@ struct Background {
 
 impl NodeBuilder {
     /// Publishes every durable commit to the Redis stream that `settings` names
-    /// ([`crate::replication::publisher`]): the node becomes a [`Role::Publisher`].
+    /// (`crate::replication::publisher`): the node becomes a [`Role::Publisher`].
     pub fn publish(mut self, settings: PublishSettings) -> Self {
         self.publish = Some(settings);
         self
@@ -645,7 +645,7 @@ impl NodeHandle {
         self.inner.build.get().module.clone()
     }
 
-    /// Calls the entry point `name` by name ([`crate::call`]): a reducer, procedure or view
+    /// Calls the entry point `name` by name (`crate::call`): a reducer, procedure or view
     /// as `kind` says (any of them for `None`), as `caller`, with the JSON arguments `args`
     /// (awaited only once the call is known to be good: an HTTP body is read last). Refused
     /// with `busy` when the module's queue is full; answered once the call's commits are
@@ -704,7 +704,7 @@ impl NodeHandle {
     }
 
     /// Publishes a new build of the module (`wasmod publish`): checked, its tables migrated,
-    /// and swapped in between two calls ([`crate::swap`]).
+    /// and swapped in between two calls (`crate::swap`).
     pub async fn publish(&self, wasm: Vec<u8>) -> Result<Published, ApiError> {
         self.inner.swap.publish(wasm).await
     }
@@ -712,7 +712,7 @@ impl NodeHandle {
     /// Runs a call an edge forwarded to this primary on the module's thread: its outcome
     /// (`None` for a lifecycle reducer the module lacks) and the offset of the last commit
     /// when it ended. A call by name must name an entry point a client may call
-    /// ([`crate::call`]'s rule); a disconnection waits for room in the queue, as this
+    /// (`crate::call`'s rule); a disconnection waits for room in the queue, as this
     /// node's own clients' do.
     pub async fn run_forwarded(
         &self,
@@ -750,7 +750,7 @@ impl NodeHandle {
     }
 
     /// A page of the rows of the table `name` that `reader` may see, as `query` asks
-    /// ([`crate::tables`]), its JSON charged to `holder` until it is sent. Refused with
+    /// (`crate::tables`), its JSON charged to `holder` until it is sent. Refused with
     /// `no_such_table`, `private_table`, `unauthenticated` (a visibility filter that needs
     /// the reader's identity), `bad_request` (a limit or cursor that is not one), `busy` (as
     /// many reads in progress as [`NodeConfig::max_table_reads`]) or `too_many_calls` (the
@@ -844,7 +844,7 @@ impl NodeHandle {
         &self.inner.database
     }
 
-    /// The bytes clients make the node hold, under one ceiling ([`crate::memory`]).
+    /// The bytes clients make the node hold, under one ceiling (`crate::memory`).
     pub fn client_memory(&self) -> &Arc<ClientMemory> {
         &self.inner.realtime.memory
     }

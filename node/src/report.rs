@@ -13,7 +13,7 @@ use std::time::Duration;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Health {
     /// Whether the node serves as it should: `false` when its module's thread stopped, its
-    /// commit log failed, it is behind by more than [`BEHIND_BOUND`], or it is an edge not
+    /// commit log failed, it is behind by more than `BEHIND_BOUND`, or it is an edge not
     /// caught up with its stream (a load balancer should send clients elsewhere).
     pub ok: bool,
     /// The report: `"status"` (`ok`, `stopped`, `degraded`, `catching_up`), `"queue_free"`,

@@ -42,8 +42,8 @@ impl Requester {
 }
 
 /// How many of something each key holds at once, at most `max` per key: the counting under
-/// [`CallSlots`], the WebSocket connections per identity and the TCP connections per source
-/// address ([`crate::admission`]). A key is forgotten when its count falls back to zero, so
+/// `CallSlots`, the WebSocket connections per identity and the TCP connections per source
+/// address (`crate::admission`). A key is forgotten when its count falls back to zero, so
 /// the table holds only the keys that hold something.
 #[derive(Debug)]
 pub struct Counts<K> {

@@ -21,7 +21,7 @@
 //! - **Refusals that arrive.** A socket closed with input unread is reset, and a client still
 //!   sending its request (a body of some size) then fails on the reset, its write refused,
 //!   before it reads the answer that was written to it. So a refused connection is turned
-//!   away ([`TurnAway`]): its end is sent after the answer, and what the client sends is read
+//!   away (`TurnAway`): its end is sent after the answer, and what the client sends is read
 //!   and dropped until it closes its end, for [`LINGER`] and a request's size at most.
 //!   [`LINGERING`] refused connections are turned away so at once; past them, a refused
 //!   connection is closed at once after the answer, so that a flood of them holds no more
@@ -77,7 +77,7 @@ pub const HEALTH_HEADER_TIMEOUT: Duration = Duration::from_secs(1);
 /// outbound HTTP, Redis, the runtime), never given to connections.
 pub const RESERVED_FILES: u64 = 256;
 
-/// The refused connections read and dropped at once before they are closed ([`TurnAway`];
+/// The refused connections read and dropped at once before they are closed (`TurnAway`;
 /// counted in [`RESERVED_FILES`]).
 pub const LINGERING: usize = 64;
 

@@ -65,7 +65,7 @@ pub struct Socket {
     /// How its binary frames are compressed.
     pub compression: Compression,
     /// The address it came from, if the transport knows it: what the client makes the node
-    /// hold is counted against it too ([`crate::memory`]).
+    /// hold is counted against it too (`crate::memory`).
     pub source: Option<IpAddr>,
 }
 

@@ -7,20 +7,20 @@
 //! tail on their own: the primary appends each durable commit once, keeps no state per edge,
 //! and a slow edge costs it nothing (the stream is trimmed to its bound whoever reads it).
 //!
-//! - [`address`]: where a stream is, `redis://HOST:PORT/<stream>`;
-//! - [`entry`]: one entry of the stream, its id derived from the commit's offset so that
+//! - `address`: where a stream is, `redis://HOST:PORT/<stream>`;
+//! - `entry`: one entry of the stream, its id derived from the commit's offset so that
 //!   gaps show in the ids, and its fields;
-//! - [`backlog`]: the commits in memory waiting for the stream, bounded;
+//! - `backlog`: the commits in memory waiting for the stream, bounded;
 //! - `link`: the connection to Redis that each side keeps;
-//! - [`follower`]: the reading side, which tails the stream from an offset and detects gaps
+//! - `follower`: the reading side, which tails the stream from an offset and detects gaps
 //!   (what an edge bootstraps again on);
-//! - [`publisher`]: the primary's task that writes them, refilling from the commit log after
-//!   an outage; [`stats`]: its counters, and an edge's;
+//! - `publisher`: the primary's task that writes them, refilling from the commit log after
+//!   an outage; `stats`: its counters, and an edge's;
 //! - the snapshot edges bootstrap from is a route ([`SNAPSHOT_PATH`]), served only by a
 //!   publishing server to the holders of its edge token; so is the route of the calls edges
-//!   forward ([`forward`]: what crosses the wire);
-//! - on an edge: [`primary`], its HTTP line to the primary (the snapshot, forwarded calls),
-//!   and [`edge`], the task that keeps its copy up to date from the stream and bootstraps it
+//!   forward (`forward`: what crosses the wire);
+//! - on an edge: `primary`, its HTTP line to the primary (the snapshot, forwarded calls),
+//!   and `edge`, the task that keeps its copy up to date from the stream and bootstraps it
 //!   again on a gap.
 
 pub(crate) mod address;

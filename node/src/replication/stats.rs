@@ -34,7 +34,7 @@ pub struct PublishStats {
     pub(crate) connected: AtomicBool,
 }
 
-/// A reading of [`PublishStats`].
+/// A reading of `PublishStats`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PublishReading {
     /// The offset the stream needs next.

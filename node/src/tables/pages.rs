@@ -82,7 +82,7 @@ pub struct PageQuery {
 }
 
 /// A page read, its JSON rendered: `{"next_cursor": "…" | null, "rows": [..]}` in chunks, its
-/// bytes charged to its reader ([`crate::memory`]) until the last chunk is taken or the page
+/// bytes charged to its reader (`crate::memory`) until the last chunk is taken or the page
 /// is dropped.
 #[derive(Debug)]
 pub struct TablePage {
