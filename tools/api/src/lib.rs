@@ -29,7 +29,7 @@
 //! - Items under `#[cfg(test)]` are left out; other `cfg`s are kept as attributes: the
 //!   surface is the union over targets, each item saying where it exists. A module that is
 //!   both `#[doc(hidden)]` and behind a `cfg` (a crate's internals opened to its own benches
-//!   by a feature, such as `wasmod_node::bench`) is left out with its contents: no other
+//!   by a feature, such as `wasmod_node::internals`) is left out with its contents: no other
 //!   crate may use it.
 
 use std::collections::{BTreeMap, BTreeSet};
