@@ -28,9 +28,9 @@
 //!   the user's crate's, not wasmod's). `#[macro_export]` macros themselves are listed.
 //! - Items under `#[cfg(test)]` are left out; other `cfg`s are kept as attributes: the
 //!   surface is the union over targets, each item saying where it exists. A module that is
-//!   both `#[doc(hidden)]` and behind a `cfg` (a crate's internals opened to its own benches
-//!   by a feature, such as `wasmod_node::internals`) is left out with its contents: no other
-//!   crate may use it.
+//!   both `#[doc(hidden)]` and behind a `cfg` (a crate's internals opened by a feature to its
+//!   own benches and the workspace's tests, such as `wasmod_node::internals`) is left out with
+//!   its contents: it is not an API, and no published crate depends on it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
