@@ -33,12 +33,12 @@ pub const CALLS_PATH: &str = "/v1/replication/calls";
 pub struct ForwardedCall {
     /// The caller's identity (the edge checked the client's token).
     #[serde(with = "hex::serde")]
-    pub caller: [u8; 32],
+    pub(crate) caller: [u8; 32],
     /// The client's connection id on the edge (all zero for none).
     #[serde(with = "hex::serde")]
-    pub connection: [u8; 16],
+    pub(crate) connection: [u8; 16],
     /// What to run.
-    pub call: Forwarded,
+    pub(crate) call: Forwarded,
 }
 
 /// What a forwarded call runs.

@@ -10,6 +10,7 @@ mod durable_calls;
 mod exhaustion;
 mod exhaustion_measured;
 mod follow;
+mod forwarded;
 mod frames;
 mod identity_calls;
 mod limits;
