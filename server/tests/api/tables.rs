@@ -305,3 +305,13 @@ async fn rows_sent_through_the_module_are_paged_too() {
     assert_eq!(rest.json()["rows"][0]["text"], "three");
     assert_eq!(rest.json()["next_cursor"], Value::Null);
 }
+
+#[tokio::test]
+async fn a_query_string_that_does_not_parse_is_a_bad_request() {
+    let router = server(ServerConfig::default(), AllowList::new()).router();
+    let answer = get(&router, "/v1/tables/message?limit=1&limit=2").await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer.json()["error"]["code"], "bad_request");
+    let message = answer.json()["error"]["message"].to_string();
+    assert!(message.contains("the query is not valid"), "{message}");
+}
