@@ -103,7 +103,7 @@ impl Found {
 
 /// The steps every call takes (see the module's documentation). Cheap to clone.
 #[derive(Clone, Debug)]
-pub struct Pipeline {
+pub(crate) struct Pipeline {
     build: CurrentBuild,
     runner: Runner,
     slots: CallSlots,
