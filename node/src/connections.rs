@@ -202,20 +202,12 @@ mod tests {
     use std::collections::HashSet;
     use std::time::Duration;
     use wasmod_host::datastore::{CommitReceiver, FeedError};
-    use wasmod_host::{InstanceEnv, WasmConfig, WasmEngine, WasmModule};
-    use wasmod_wasm_tests::{built, Profile};
 
     const ALICE: Identity = Identity::from_bytes([0xa1; 32]);
 
     /// A node of the quickstart, in memory, not started.
     fn quickstart() -> Node {
-        let wasm = built(Profile::Release).library("quickstart");
-        let compiled = WasmEngine::shared()
-            .expect("the engine")
-            .compile(&wasm)
-            .expect("compiles");
-        let module = WasmModule::load(&compiled, WasmConfig::default(), InstanceEnv::unloaded())
-            .expect("loads");
+        let module = crate::test_support::quickstart();
         Node::builder(module, NodeConfig::default())
             .build()
             .expect("built")

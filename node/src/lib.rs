@@ -76,6 +76,8 @@ mod slots;
 pub mod socket;
 mod swap;
 mod tables;
+#[cfg(test)]
+mod test_support;
 mod worker;
 
 /// The node's internals that its own benchmarks and the workspace's tests of replication drive

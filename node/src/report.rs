@@ -102,9 +102,7 @@ mod tests {
     use super::*;
     use crate::health::LogHealth;
     use std::time::Instant;
-    use wasmod_host::{InstanceEnv, WasmConfig, WasmEngine, WasmModule};
     use wasmod_protocol::errors::ErrorCode;
-    use wasmod_wasm_tests::{built, Profile};
 
     /// A panic payload whose drop panics too: it escapes the module thread's `catch_unwind`
     /// and ends the thread, as a failed recovery would.
@@ -118,13 +116,7 @@ mod tests {
 
     #[tokio::test]
     async fn health_is_stopped_once_the_module_thread_has_died() {
-        let wasm = built(Profile::Release).library("quickstart");
-        let compiled = WasmEngine::shared()
-            .expect("the engine")
-            .compile(&wasm)
-            .expect("compiles");
-        let module = WasmModule::load(&compiled, WasmConfig::default(), InstanceEnv::unloaded())
-            .expect("loads");
+        let module = crate::test_support::quickstart();
         let log = LogHealth::new(module.database().clone());
         let (worker, _thread) = Worker::start(module, 4).expect("the thread starts");
         let report = |worker: &Worker| {
@@ -163,13 +155,7 @@ mod tests {
     /// [`BEHIND_BOUND`], and `ok` again once they have run.
     #[tokio::test]
     async fn health_is_degraded_while_the_module_queue_is_behind() {
-        let wasm = built(Profile::Release).library("quickstart");
-        let compiled = WasmEngine::shared()
-            .expect("the engine")
-            .compile(&wasm)
-            .expect("compiles");
-        let module = WasmModule::load(&compiled, WasmConfig::default(), InstanceEnv::unloaded())
-            .expect("loads");
+        let module = crate::test_support::quickstart();
         let log = LogHealth::new(module.database().clone());
         let (worker, _thread) = Worker::start(module, 4).expect("the thread starts");
         let report = |worker: &Worker| {

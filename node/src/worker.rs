@@ -328,21 +328,14 @@ mod tests {
     use super::*;
     use wasmod_abi::encoding::to_vec;
     use wasmod_abi::{ConnectionId, Identity};
-    use wasmod_host::{InstanceEnv, Outcome, WasmConfig, WasmEngine};
-    use wasmod_wasm_tests::{built, Profile};
+    use wasmod_host::Outcome;
 
     /// A panic in the host during a call fails that call (`internal`); the module's thread
     /// goes on serving, with a fresh instance (before, the thread ended, and every later call
     /// was answered 503 while `/health` said ok).
     #[tokio::test]
     async fn a_panic_in_the_host_fails_its_call_and_the_module_thread_goes_on() {
-        let wasm = built(Profile::Release).library("quickstart");
-        let compiled = WasmEngine::shared()
-            .expect("the engine")
-            .compile(&wasm)
-            .expect("compiles");
-        let module = WasmModule::load(&compiled, WasmConfig::default(), InstanceEnv::unloaded())
-            .expect("loads");
+        let module = crate::test_support::quickstart();
         let (worker, thread) = Worker::start(module, 4).expect("started");
         let panicked: Result<(), _> = worker.run(|_| panic!("a host bug")).await;
         let error = panicked.expect_err("the call failed");

@@ -19,8 +19,8 @@
 //!
 //! Steps 1 to 5 are [`Pipeline::find`] and [`Pipeline::queue`]; how a transport renders the
 //! answer (HTTP's JSON, a socket's `CallResult` in either encoding) is its own, from the
-//! [`Finished`](crate::worker::Finished) call. Everything that can be refused is refused before the call is queued, so
-//! the module's thread only sees calls it can run.
+//! [`Finished`](crate::worker::Finished) call. Everything that can be refused is refused
+//! before the call is queued, so the module's thread only sees calls it can run.
 
 mod http;
 
