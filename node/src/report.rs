@@ -101,6 +101,7 @@ pub(crate) fn health(parts: &Parts<'_>) -> Health {
 mod tests {
     use super::*;
     use crate::health::LogHealth;
+    use crate::worker::WorkerThread;
     use std::time::Instant;
     use wasmod_protocol::errors::ErrorCode;
 
@@ -114,20 +115,28 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn health_is_stopped_once_the_module_thread_has_died() {
+    /// The quickstart's thread, started, and its commit log's health.
+    fn started() -> (Worker, WorkerThread, LogHealth) {
         let module = crate::test_support::quickstart();
         let log = LogHealth::new(module.database().clone());
-        let (worker, _thread) = Worker::start(module, 4).expect("the thread starts");
-        let report = |worker: &Worker| {
-            health(&Parts {
-                worker,
-                log: &log,
-                evaluation: Duration::ZERO,
-                edge: None,
-            })
-        };
-        assert!(report(&worker).ok, "a live thread is healthy");
+        let (worker, thread) = Worker::start(module, 4).expect("the thread starts");
+        (worker, thread, log)
+    }
+
+    /// The health of a node that is `worker` and `log`, no more.
+    fn report(worker: &Worker, log: &LogHealth) -> Health {
+        health(&Parts {
+            worker,
+            log,
+            evaluation: Duration::ZERO,
+            edge: None,
+        })
+    }
+
+    #[tokio::test]
+    async fn health_is_stopped_once_the_module_thread_has_died() {
+        let (worker, _thread, log) = started();
+        assert!(report(&worker, &log).ok, "a live thread is healthy");
         let lost = worker
             .run(|_| std::panic::panic_any(PanicsWhenDropped))
             .await;
@@ -137,7 +146,7 @@ mod tests {
             assert!(Instant::now() < deadline, "the thread never ends");
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let Health { ok, report } = report(&worker);
+        let Health { ok, report } = report(&worker, &log);
         assert!(!ok);
         assert_eq!(report["status"], "stopped");
         assert!(
@@ -155,18 +164,8 @@ mod tests {
     /// [`BEHIND_BOUND`], and `ok` again once they have run.
     #[tokio::test]
     async fn health_is_degraded_while_the_module_queue_is_behind() {
-        let module = crate::test_support::quickstart();
-        let log = LogHealth::new(module.database().clone());
-        let (worker, _thread) = Worker::start(module, 4).expect("the thread starts");
-        let report = |worker: &Worker| {
-            health(&Parts {
-                worker,
-                log: &log,
-                evaluation: Duration::ZERO,
-                edge: None,
-            })
-        };
-        assert_eq!(report(&worker).report["status"], "ok");
+        let (worker, _thread, log) = started();
+        assert_eq!(report(&worker, &log).report["status"], "ok");
         let slow = BEHIND_BOUND + Duration::from_millis(500);
         let calls: Vec<_> = (0..2)
             .map(|_| {
@@ -176,7 +175,7 @@ mod tests {
             .collect();
         let deadline = Instant::now() + Duration::from_secs(10);
         let behind = loop {
-            let health = report(&worker);
+            let health = report(&worker, &log);
             if !health.ok {
                 break health.report;
             }
@@ -194,8 +193,12 @@ mod tests {
         }
         // The thread marks itself caught up just after it answers the last call.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !report(&worker).ok {
-            assert!(Instant::now() < deadline, "{}", report(&worker).report);
+        while !report(&worker, &log).ok {
+            assert!(
+                Instant::now() < deadline,
+                "{}",
+                report(&worker, &log).report
+            );
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }

@@ -3,14 +3,11 @@
 //! must name an entry point a client may call, and only edges may forward.
 
 use crate::redis_server::RedisServer;
-use crate::support::{publishing_server, send};
+use crate::support::{send, serving_edges, EDGE_TOKEN};
 use axum::http::{Method, StatusCode};
 use serde_json::{json, Value};
 use wasmod_abi::encoding::to_vec;
-use wasmod_node::replication::{PublishSettings, CALLS_PATH, OFFSET_HEADER};
-use wasmod_server::ServerConfig;
-
-const EDGE_TOKEN: &str = "a secret of the edges";
+use wasmod_node::replication::{CALLS_PATH, OFFSET_HEADER};
 
 /// A forwarded call of `call` (the wire's `call` object) from the identity `[7; 32]`.
 fn forwarded(call: Value) -> String {
@@ -26,9 +23,7 @@ fn forwarded(call: Value) -> String {
 async fn forwarded_calls_run_through_the_pipeline_and_reach_only_what_clients_may_call() {
     let redis = RedisServer::start();
     let dir = tempfile::tempdir().expect("a directory");
-    let mut settings = PublishSettings::new(redis.stream("forwarded"));
-    settings.edge_token = Some(EDGE_TOKEN.into());
-    let router = publishing_server(ServerConfig::default(), dir.path(), settings).router();
+    let router = serving_edges(&redis, "forwarded", dir.path()).router();
     let post = |body: String, token: Option<&'static str>| {
         let router = router.clone();
         async move { send(&router, Method::POST, CALLS_PATH, token, body).await }

@@ -3,25 +3,20 @@
 
 use crate::live::Live;
 use crate::redis_server::RedisServer;
-use crate::support::{identity, post, publishing_server, router, send};
+use crate::support::{identity, post, router, send, serving_edges, EDGE_TOKEN};
 use axum::body::Body;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{Method, StatusCode};
 use serde_json::json;
 use std::collections::BTreeSet;
 use wasmod_host::datastore::durability;
-use wasmod_node::replication::{PublishSettings, OFFSET_HEADER, SNAPSHOT_PATH, SNAPSHOT_TYPE};
-use wasmod_server::ServerConfig;
-
-const EDGE_TOKEN: &str = "a secret of the edges";
+use wasmod_node::replication::{OFFSET_HEADER, SNAPSHOT_PATH, SNAPSHOT_TYPE};
 
 #[tokio::test]
 async fn the_snapshot_is_every_row_at_one_durable_offset_for_edges_only() {
     let redis = RedisServer::start();
     let dir = tempfile::tempdir().expect("a directory");
-    let mut settings = PublishSettings::new(redis.stream("snapshot"));
-    settings.edge_token = Some(EDGE_TOKEN.into());
-    let server = publishing_server(ServerConfig::default(), dir.path(), settings);
+    let server = serving_edges(&redis, "snapshot", dir.path());
     let router = server.router();
     let live = Live::serve(server).await;
     let (_, token) = identity(&router).await;

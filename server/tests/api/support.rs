@@ -1,6 +1,7 @@
 //! The quickstart built for wasm once per run, servers over it, and requests through the
 //! router without a socket (`tower::ServiceExt::oneshot`).
 
+use crate::redis_server::RedisServer;
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
@@ -118,6 +119,17 @@ pub fn publishing_server(config: ServerConfig, dir: &Path, publish: PublishSetti
     let module = module_in(deferred_durable_env(dir));
     Server::publishing(module, Secret::from_bytes(SECRET), config, publish)
         .expect("the server starts")
+}
+
+/// The token of the edges of [`serving_edges`].
+pub const EDGE_TOKEN: &str = "a secret of the edges";
+
+/// A quickstart over the log in `dir` that publishes to `stream` of `redis` and serves edges
+/// holding [`EDGE_TOKEN`] (its snapshot, their forwarded calls).
+pub fn serving_edges(redis: &RedisServer, stream: &str, dir: &Path) -> Server {
+    let mut settings = PublishSettings::new(redis.stream(stream));
+    settings.edge_token = Some(EDGE_TOKEN.into());
+    publishing_server(ServerConfig::default(), dir, settings)
 }
 
 /// Like [`deferred_durable_server`], its commit log failing as `faults` say (a full disk).
