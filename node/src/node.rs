@@ -869,9 +869,4 @@ impl NodeHandle {
     pub fn logs(&self) -> &Arc<LogFeed> {
         &self.inner.logs
     }
-
-    /// The node's settings.
-    pub fn config(&self) -> &NodeConfig {
-        &self.inner.config
-    }
 }
