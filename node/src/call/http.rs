@@ -102,3 +102,31 @@ fn response(outcome: Outcome) -> Result<Response, ApiError> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmod_abi::encoding::to_vec;
+    use wasmod_abi::Errno;
+
+    #[test]
+    fn a_handler_s_outcome_is_its_response_or_the_error_it_ended_in() {
+        let returned = |bytes| Outcome::Returned {
+            bytes,
+            duration: Default::default(),
+        };
+        let sent = Response::new(201).with_body(vec![0xff, 0]);
+        let decoded = response(returned(to_vec(&sent))).expect("decodes");
+        assert_eq!((decoded.status, decoded.body), (201, vec![0xff, 0]));
+        let garbage = response(returned(vec![1])).expect_err("not a response");
+        assert_eq!(garbage.code, ErrorCode::ModuleError);
+        let failed = Outcome::Failed {
+            code: Errno::ENTRY_FAILED.code() as i16,
+            message: "the body is not UTF-8".into(),
+        };
+        assert_eq!(
+            response(failed).expect_err("failed").code,
+            ErrorCode::EntryFailed
+        );
+    }
+}
