@@ -43,7 +43,7 @@ use crate::tx::{MutTx, ReadTx};
 use crate::{Datastore, Error, SchemaError};
 use parking_lot::{Mutex, RwLock};
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use wasmod_abi::{ConnectionId, Identity, ModuleDef};
 
@@ -73,6 +73,9 @@ pub struct Database {
     recent: Mutex<Option<Recent<Arc<Commit>>>>,
     /// Whether the commits are another database's ([`Database::replica`]).
     replica: bool,
+    /// Whether the database is a standby: its log is replicated and it has not been promoted
+    /// ([`Database::promote`]); it takes only [`Database::apply_replicated`]'s commits.
+    standby: AtomicBool,
 }
 
 /// The last commits and the feed of the later ones, as [`Database::take_recent`] hands them
@@ -111,6 +114,11 @@ impl Database {
 
     /// The tables of `module`, recovered from the commit log in `dir` (created if missing),
     /// with later commits logged there as `options` say. See [`durability::open`].
+    ///
+    /// With [`durability::Mode::Replicated`] the database opens as a standby: it takes the
+    /// commits of the primary it follows ([`Database::apply_replicated`], logged with their
+    /// offsets) and refuses its own ([`DurabilityError::Standby`]) until
+    /// [`Database::promote`].
     pub fn open(
         dir: &Path,
         module: &ModuleDef,
@@ -133,6 +141,9 @@ impl Database {
             Some(recovered.report),
         );
         *database.recent.lock() = Some(recent);
+        database
+            .standby
+            .store(options.mode == durability::Mode::Replicated, Ordering::Relaxed);
         Ok(database)
     }
 
@@ -165,6 +176,7 @@ impl Database {
             module_tables,
             recent: Mutex::new(None),
             replica: false,
+            standby: AtomicBool::new(false),
         }
     }
 
@@ -259,6 +271,31 @@ impl Database {
         self.replica
     }
 
+    /// Whether this is a standby that has not been promoted: it takes only the commits it is
+    /// given ([`Database::apply_replicated`]), and [`Database::commit`] refuses the rest.
+    pub fn is_standby(&self) -> bool {
+        self.standby.load(Ordering::Acquire)
+    }
+
+    /// Makes a standby the primary: from its next commit on it takes commits of its own, each
+    /// acknowledged once `replica` holds it (see [`durability::Replica`]). Call it once the
+    /// standby has applied every commit the replica held, and with no other writer left (the
+    /// engine behind `replica` fences the one before). Fails if the database is no standby or
+    /// its log has failed.
+    pub fn promote(&self, replica: Arc<dyn durability::Replica>) -> Result<(), DurabilityError> {
+        let (Some(log), true) = (&self.log, self.is_standby()) else {
+            return Err(DurabilityError::Failed(
+                "only a standby with a replicated log can be promoted".into(),
+            ));
+        };
+        // The writer's place: no commit is being applied meanwhile.
+        let writer = self.begin_mut();
+        log.replicate_to(replica)?;
+        self.standby.store(false, Ordering::Release);
+        writer.rollback();
+        Ok(())
+    }
+
     /// The commit log, if the database has one.
     pub fn log(&self) -> Option<&Durability> {
         self.log.as_ref()
@@ -277,7 +314,8 @@ impl Database {
     /// Commits `tx`, made as `meta` says: logs it, publishes it, and returns it with the
     /// wait for its durability. Acknowledge it to nobody before [`Ticket::wait`] returns `Ok`.
     ///
-    /// Errors: the log refused the record ([`DurabilityError::Failed`]: it failed earlier).
+    /// Errors: the log refused the record ([`DurabilityError::Failed`]: it failed earlier), or
+    /// the database is a standby ([`DurabilityError::Standby`]) and `tx` changed something.
     /// The transaction is then rolled back, unpublished: nobody saw its changes.
     pub fn commit(&self, tx: MutTx, meta: CommitMeta) -> Result<Committed, DurabilityError> {
         let committed = tx.try_commit_with(|changes| {
@@ -286,6 +324,9 @@ impl Database {
                     commit: None,
                     durable: Ticket::ready(),
                 });
+            }
+            if self.is_standby() {
+                return Err(DurabilityError::Standby);
             }
             let durable = match &self.log {
                 Some(log) => log.append(&changes)?,

@@ -45,6 +45,14 @@ pub enum ReplicaError {
         /// What did not fit.
         reason: String,
     },
+    /// A standby's log did not take the commit (it failed earlier, or the record is too
+    /// large for it). Nothing was changed.
+    Log {
+        /// The commit's offset.
+        offset: u64,
+        /// Why.
+        reason: String,
+    },
     /// The snapshot is older than what the replica holds: it would undo commits.
     Behind {
         /// The snapshot's offset.
@@ -63,6 +71,9 @@ impl fmt::Display for ReplicaError {
             }
             Self::DoesNotApply { offset, reason } => {
                 write!(f, "commit {offset} does not apply to the replica: {reason}")
+            }
+            Self::Log { offset, reason } => {
+                write!(f, "commit {offset} could not be logged: {reason}")
             }
             Self::Behind { snapshot, next } => write!(
                 f,
@@ -95,7 +106,9 @@ impl Database {
 
     /// Applies the primary's `commit`, which must be the next ([`Database::next_offset`]), and
     /// publishes it as a local commit is, with its offset and metadata; returns it as
-    /// published. Fails, changing nothing, if it is out of order or does not fit.
+    /// published. A standby ([`Database::is_standby`]) also logs it, at the same offset (its
+    /// log's durability is the primary's replica's: nothing waits on it). Fails, changing
+    /// nothing, if it is out of order, does not fit, or the log refuses it.
     pub fn apply_replicated(&self, commit: Commit) -> Result<Arc<Commit>, ReplicaError> {
         // The writer's place is held from here: the next offset cannot move.
         let mut tx = self.begin_mut();
@@ -111,7 +124,21 @@ impl Database {
                 offset: commit.offset,
                 reason: error.message().to_owned(),
             })?;
-        Ok(tx.commit_with(|changes| {
+        tx.try_commit_with(|changes| {
+            if let Some(log) = &self.log {
+                let logged = log.append(&changes).map_err(|error| ReplicaError::Log {
+                    offset: commit.offset,
+                    reason: error.to_string(),
+                })?;
+                // The log's offsets and the database's are one count; a gap between them would
+                // be a bug, and logging further would write commits under the wrong offsets.
+                if logged.offset() != Some(commit.offset) {
+                    return Err(ReplicaError::Log {
+                        offset: commit.offset,
+                        reason: format!("the local log would have logged it as {:?}", logged.offset()),
+                    });
+                }
+            }
             self.next_offset.store(commit.offset + 1, Ordering::Relaxed);
             let commit = Arc::new(Commit {
                 offset: commit.offset,
@@ -119,8 +146,8 @@ impl Database {
                 changes,
             });
             self.publish(&commit);
-            commit
-        }))
+            Ok(commit)
+        })
     }
 
     /// Makes the replica hold `rows` (every row of every table, as [`Database::replica`]

@@ -34,6 +34,7 @@ mod reader;
 pub(crate) mod recent;
 mod record;
 mod recovery;
+mod replicated;
 mod segment;
 mod snapshot;
 mod stream;
@@ -42,6 +43,7 @@ mod writer;
 
 pub use faults::Faults;
 pub use private::create_dir as create_private_dir;
+pub use replicated::{decode_records, Replica};
 pub(crate) use segment::schema_hash;
 pub use snapshot::SnapshotInfo;
 pub use upgrade::{check, UpgradeCheck};
@@ -89,6 +91,20 @@ pub enum Mode {
     /// crash loses the last moments (records are written every 2 ms at most). For tests and
     /// benchmarks.
     Off,
+    /// A commit is durable once the [`Replica`] set with [`Durability::replicate_to`] holds it
+    /// (a quorum of a consensus engine); the flusher hands it each batch, then writes the batch
+    /// to the local log without syncing (`replicated`). Until a replica is set the log is a
+    /// standby's: the [`Database`](crate::Database) takes only commits replicated from
+    /// elsewhere.
+    Replicated,
+}
+
+impl Mode {
+    /// Whether each write to the local log is synced: not when durability is off, nor when it
+    /// is the replica's.
+    fn syncs_writes(self) -> bool {
+        matches!(self, Self::Fsync | Self::Group)
+    }
 }
 
 impl FromStr for Mode {
@@ -98,8 +114,9 @@ impl FromStr for Mode {
             "fsync" => Ok(Self::Fsync),
             "group" => Ok(Self::Group),
             "off" => Ok(Self::Off),
+            "replicated" => Ok(Self::Replicated),
             _ => Err(format!(
-                "`{text}` is not a durability mode (fsync, group or off)"
+                "`{text}` is not a durability mode (fsync, group, off or replicated)"
             )),
         }
     }
@@ -111,6 +128,7 @@ impl fmt::Display for Mode {
             Self::Fsync => "fsync",
             Self::Group => "group",
             Self::Off => "off",
+            Self::Replicated => "replicated",
         })
     }
 }
@@ -254,6 +272,9 @@ pub enum DurabilityError {
         /// The most a frame holds.
         limit: u64,
     },
+    /// The database is a standby: its commits are another node's, replicated to it, and it
+    /// takes none of its own until it is promoted. Nothing was changed.
+    Standby,
 }
 
 impl DurabilityError {
@@ -311,6 +332,10 @@ impl fmt::Display for DurabilityError {
                 f,
                 "the transaction's record would be {bytes} bytes, more than the {limit} one \
                  frame of the commit log holds: it was refused, and nothing was changed"
+            ),
+            Self::Standby => f.write_str(
+                "this node is a standby: it takes no writes of its own until it becomes the \
+                 primary, and nothing was changed (send writes to the primary)",
             ),
         }
     }
@@ -393,6 +418,13 @@ impl Durability {
     /// record larger than a frame holds.
     pub fn append(&self, changes: &TxData) -> Result<Ticket, DurabilityError> {
         self.writer.append(changes)
+    }
+
+    /// Makes the log hand every later batch to `replica` before it counts as durable (see
+    /// [`Replica`]), once what is buffered is written: for a standby that becomes the primary.
+    /// Fails if the log's mode is not [`Mode::Replicated`], or the log has failed.
+    pub fn replicate_to(&self, replica: std::sync::Arc<dyn Replica>) -> Result<(), DurabilityError> {
+        self.writer.replicate_to(replica)
     }
 
     /// Why the log failed, if it did (a write or a sync of a segment failed): from then on it

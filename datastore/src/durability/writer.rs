@@ -14,6 +14,8 @@
 //!   covered.
 //! - [`Mode::Off`]: the flusher writes without syncing, every [`OFF_WINDOW`] at most, and
 //!   tickets are ready at once.
+//! - [`Mode::Replicated`]: as group, but the flusher hands each batch to the replica first and
+//!   writes it without syncing once the replica holds it (`replicated`).
 //!
 //! An I/O error poisons the log: the segment is cut back to where the failed write began (so
 //! that, as far as the file system lets us, no commit that was told of the failure comes back
@@ -24,7 +26,7 @@
 //!
 //! [`Database`]: crate::Database
 
-use super::{segment, DurabilityError, Mode, Options};
+use super::{segment, DurabilityError, Mode, Options, Replica};
 use crate::tx::TxData;
 use parking_lot::{Condvar, Mutex};
 use std::fs::File;
@@ -86,6 +88,8 @@ pub(crate) struct Shared {
     /// Signalled when records are appended or the log closes (for the flusher).
     appended: Condvar,
     file: Mutex<SegmentFile>,
+    /// Where batches go before they are durable, in [`Mode::Replicated`] once set.
+    replica: Mutex<Option<Arc<dyn Replica>>>,
     syncs: AtomicU64,
     /// How many writes were made to the segments, for [`Faults`](super::Faults).
     writes: AtomicU64,
@@ -137,12 +141,13 @@ impl Writer {
             advanced: Condvar::new(),
             appended: Condvar::new(),
             file: Mutex::new(file),
+            replica: Mutex::new(None),
             syncs: AtomicU64::new(0),
             writes: AtomicU64::new(0),
         });
         let flusher = match options.mode {
             Mode::Fsync => None,
-            Mode::Group | Mode::Off => {
+            Mode::Group | Mode::Off | Mode::Replicated => {
                 let flushing = shared.clone();
                 let thread = std::thread::Builder::new()
                     .name("wasmod-log-flusher".into())
@@ -193,6 +198,24 @@ impl Writer {
                 offset,
             },
         }
+    }
+
+    /// Hands every later batch to `replica` before it is durable, once what is buffered is
+    /// written (see [`Replica`]).
+    pub(crate) fn replicate_to(&self, replica: Arc<dyn Replica>) -> Result<(), DurabilityError> {
+        if self.shared.options.mode != Mode::Replicated {
+            return Err(DurabilityError::Failed(format!(
+                "a log in mode {} has no replica",
+                self.shared.options.mode
+            )));
+        }
+        // The file's lock keeps the flusher out while the replica changes: no batch goes half
+        // to the old and half to the new.
+        self.shared.flush();
+        let _file = self.shared.file.lock();
+        self.shared.state.lock().next_offset()?;
+        *self.shared.replica.lock() = Some(replica);
+        Ok(())
     }
 
     /// Why the log failed, if it did: from then on it refuses every commit.
@@ -310,7 +333,7 @@ impl Shared {
             drop(state);
             let window = match self.options.mode {
                 Mode::Off => self.options.group_window.max(OFF_WINDOW),
-                Mode::Group | Mode::Fsync => self.options.group_window,
+                Mode::Group | Mode::Fsync | Mode::Replicated => self.options.group_window,
             };
             if !closing && !window.is_zero() {
                 std::thread::sleep(window);
@@ -322,18 +345,33 @@ impl Shared {
         }
     }
 
-    /// Writes every buffered record, syncs unless the mode is off, starts the next segment
-    /// if this one is full, and marks the records durable. On error, cuts the segment back to
-    /// where the write began and poisons the log.
+    /// Hands every buffered record to the replica if there is one, writes them, syncs if the
+    /// mode says so, starts the next segment if this one is full, and marks the records
+    /// durable. On error, cuts the segment back to where the write began and poisons the log;
+    /// a batch the replica refused is not written at all.
     fn flush(&self) {
         let mut file = self.file.lock();
-        let (batch, upto) = {
+        let (batch, first, upto) = {
             let mut state = self.state.lock();
             if state.failed.is_some() || state.pending.is_empty() {
                 return;
             }
-            (std::mem::take(&mut state.pending), state.next)
+            (
+                std::mem::take(&mut state.pending),
+                state.durable,
+                state.next,
+            )
         };
+        let replica = self.replica.lock().clone();
+        if let Some(replica) = replica {
+            if let Err(reason) = replica.hold(first, upto, &batch) {
+                let reason = format!("the replica did not hold commits {first}..{upto}: {reason}");
+                tracing::error!(target: "wasmod::durability", "the commit log failed: {reason}");
+                self.state.lock().failed = Some(reason);
+                self.advanced.notify_all();
+                return;
+            }
+        }
         let (path, before) = (file.path.clone(), file.len);
         let result = self.write(&mut file, &batch, upto);
         let mut state = self.state.lock();
@@ -375,7 +413,7 @@ impl Shared {
             .map_err(|error| io("appending to the log", error))?;
         file.len += batch.len() as u64;
         let rotate = file.len >= self.options.max_segment_bytes;
-        if self.options.mode != Mode::Off || rotate {
+        if self.options.mode.syncs_writes() || rotate {
             file.file
                 .sync_data()
                 .map_err(|error| io("syncing the log", error))?;

@@ -7,6 +7,7 @@ mod fixtures;
 mod migrations;
 mod ops;
 mod replace;
+mod replicated;
 mod scans;
 mod schema;
 mod transactions;
