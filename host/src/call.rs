@@ -413,15 +413,12 @@ pub fn describe_only<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadE
 }
 
 /// Runs the module's `Init` lifecycle reducer, if it has one, as the host; not when the
-/// tables were recovered from a commit log that holds transactions (init ran on the first
-/// start, and its effects are in the log).
+/// tables have commits already (recovered from a commit log, or replicated to a standby from
+/// its primaries: init ran on the first start, and its effects are in the log).
 pub fn init<T: Transport>(transport: &mut T) -> Option<Outcome> {
-    let recovered = transport
-        .env()
-        .recovery()
-        .map_or(0, |report| report.transactions);
-    if recovered > 0 {
-        tracing::debug!(target: "wasmod::host", recovered, "init skipped: the tables were recovered");
+    let commits = transport.env().database().next_offset();
+    if commits > 0 {
+        tracing::debug!(target: "wasmod::host", commits, "init skipped: the tables have commits");
         return None;
     }
     run_lifecycle(transport, Lifecycle::Init, Caller::HOST)

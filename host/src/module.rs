@@ -24,19 +24,31 @@ impl<T: Transport> LoadedModule<T> {
     /// reducer, and disconnects the connections a crash left open (see
     /// [`call::disconnect_leftovers`]). A replica
     /// ([`InstanceEnv::with_replica`](crate::InstanceEnv::with_replica)) does neither: its
-    /// tables are its primary's, which did both.
+    /// tables are its primary's, which did both; nor does a standby until it is promoted
+    /// ([`LoadedModule::take_over`]).
     pub(crate) fn start(mut transport: T) -> Result<Self, LoadError> {
         let module = call::load(&mut transport)?;
-        if transport.env_ref().database().is_replica() {
-            return Ok(Self { transport, module });
+        let mut loaded = Self { transport, module };
+        let database = loaded.transport.env_ref().database();
+        if !database.is_replica() && !database.is_standby() {
+            loaded.take_over().map_err(LoadError::Init)?;
         }
-        if let Some(outcome) = call::init(&mut transport) {
+        Ok(loaded)
+    }
+
+    /// What a module does when it becomes the writer of its tables, at its start as a primary
+    /// or when its standby is promoted: runs `init` if the tables have never been written (on
+    /// this node or any primary before it), then disconnects the connections the last writer
+    /// left open ([`call::disconnect_leftovers`]: a crash's, or a deposed primary's, whose
+    /// clients are gone with it). `Err` with `init`'s outcome if it failed; nothing else ran.
+    pub fn take_over(&mut self) -> Result<(), Outcome> {
+        if let Some(outcome) = call::init(&mut self.transport) {
             if !outcome.is_success() {
-                return Err(LoadError::Init(outcome));
+                return Err(outcome);
             }
         }
-        call::disconnect_leftovers(&mut transport);
-        Ok(Self { transport, module })
+        call::disconnect_leftovers(&mut self.transport);
+        Ok(())
     }
 
     /// Calls reducer `name` as `sender` over `connection`; `args` is the encoded product of

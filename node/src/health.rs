@@ -36,9 +36,12 @@ impl LogHealth {
         self.database.log_failure()
     }
 
-    /// `Ok` while the log works; the `degraded` error once it failed: for a call that writes,
-    /// before it is queued.
+    /// `Ok` while the log works and takes writes; the `degraded` error once it failed, the
+    /// `not_primary` error on a standby: for a call that writes, before it is queued.
     pub fn take_writes(&self) -> Result<(), ApiError> {
+        if self.database.is_standby() {
+            return Err(not_primary());
+        }
         self.failure()
             .map_or(Ok(()), |reason| Err(degraded(&reason)))
     }
@@ -105,8 +108,14 @@ impl Lag {
 pub fn not_durable(error: &DurabilityError) -> ApiError {
     match error {
         DurabilityError::Failed(reason) => degraded(reason),
+        DurabilityError::Standby => not_primary(),
         other => degraded(other),
     }
+}
+
+/// The error of a write sent to a standby of a replicated deployment.
+pub fn not_primary() -> ApiError {
+    ApiError::new(ErrorCode::NotPrimary, DurabilityError::Standby.to_string())
 }
 
 /// The error of a call that cannot be made durable because the log failed for `reason`.

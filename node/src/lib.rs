@@ -58,6 +58,7 @@
 
 mod build;
 mod call;
+pub mod cluster;
 mod connections;
 mod durable;
 mod health;

@@ -6,6 +6,7 @@
 
 use crate::build::{Build, CurrentBuild};
 use crate::call::{Caller, HttpAnswer, HttpRefusal, Pipeline};
+use crate::cluster::{Cluster, ClusterSettings, ClusterStatus, Deposed, NodeParts, SharedStatus};
 use crate::connections::Connections;
 use crate::health::LogHealth;
 use crate::logs::LogFeed;
@@ -248,6 +249,9 @@ pub enum Role {
     /// An edge: its module holds a replica kept from a primary's stream, and its calls that
     /// may write go to the primary.
     Edge,
+    /// A node of a replicated deployment ([`NodeBuilder::cluster`]): a standby or the
+    /// primary, as [`NodeHandle::cluster`] says now.
+    Replicated,
 }
 
 impl Role {
@@ -263,6 +267,11 @@ impl Role {
                  too: taking a new build while serving edges is not supported yet; restart the \
                  server with the new build instead",
             ),
+            Self::Replicated => Some(
+                "this server is a node of a replicated deployment, whose every node would need \
+                 the new build too: taking a new build is not supported there yet; restart the \
+                 standbys with the new build, then the primary",
+            ),
         }
     }
 }
@@ -277,6 +286,7 @@ pub struct NodeBuilder {
     clock: Option<Arc<dyn schedule::clock::ScheduleClock>>,
     keep_published: Option<PathBuf>,
     logs: Option<Arc<LogFeed>>,
+    cluster: Option<ClusterSettings>,
 }
 
 /// What every transport of a node shares: cheap to clone.
@@ -301,6 +311,7 @@ struct Inner {
     table_reads: TableReads,
     edge: Option<EdgeState>,
     publish: Option<Arc<PublishStats>>,
+    cluster: Option<(Arc<SharedStatus>, Deposed)>,
     logs: Arc<LogFeed>,
     config: NodeConfig,
 }
@@ -320,6 +331,7 @@ struct Background {
     connections: Connections,
     publisher: Option<Publisher>,
     follow: Option<Follow>,
+    cluster: Option<Cluster>,
     scheduling: Arc<Scheduling>,
     /// The description of the build the node starts with, for its scheduler.
     module: Arc<ModuleDef>,
@@ -338,6 +350,15 @@ impl NodeBuilder {
     /// and its calls that may write go to the primary.
     pub fn edge(mut self, edge: EdgeOptions) -> Self {
         self.edge = Some(edge);
+        self
+    }
+
+    /// Makes the node one of the replicated deployment that `settings` names ([`Role::Replicated`],
+    /// [`crate::cluster`]): a standby until it takes the lease, then the primary. Its module's
+    /// tables must be opened with durability `replicated`
+    /// (`wasmod_host::datastore::durability::Mode::Replicated`), which makes them a standby's.
+    pub fn cluster(mut self, settings: ClusterSettings) -> Self {
+        self.cluster = Some(settings);
         self
     }
 
@@ -364,9 +385,22 @@ impl NodeBuilder {
         self
     }
 
-    /// The role the sides asked for make: an edge, a publisher, or a primary alone. An edge
-    /// that would also publish, or whose module holds no replica, is refused.
+    /// The role the sides asked for make: an edge, a publisher, a node of a replicated
+    /// deployment, or a primary alone. An edge that would also publish, or whose module holds
+    /// no replica, is refused; so is a node of a deployment that would be more, or whose
+    /// tables are not a standby's.
     fn role(&self) -> io::Result<Role> {
+        if self.cluster.is_some() {
+            let standby = self.module.database().is_standby();
+            if self.edge.is_some() || self.publish.is_some() || !standby {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a node of a replicated deployment opens its tables with durability \
+                     `replicated`, and is neither an edge nor a publisher",
+                ));
+            }
+            return Ok(Role::Replicated);
+        }
         match (&self.edge, &self.publish) {
             (None, None) => Ok(Role::Primary),
             (None, Some(_)) => Ok(Role::Publisher),
@@ -393,6 +427,7 @@ impl NodeBuilder {
             clock,
             keep_published,
             logs,
+            cluster,
         } = self;
         let logs = logs.unwrap_or_else(LogFeed::with_defaults);
         module.env_mut().set_log_tap(logs.clone());
@@ -460,6 +495,19 @@ impl NodeBuilder {
         let publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))
             .transpose()?;
+        let (cluster, cluster_side) = match cluster {
+            None => (None, None),
+            Some(settings) => {
+                let parts = NodeParts {
+                    database: database.clone(),
+                    worker: worker.clone(),
+                    build: build.clone(),
+                    scheduling: scheduling.clone(),
+                };
+                let (cluster, status, deposed) = Cluster::new(settings, parts);
+                (Some(cluster), Some((status, deposed)))
+            }
+        };
         let swap = Swap::new(SwapParts {
             engine,
             config: wasm_config,
@@ -486,6 +534,7 @@ impl NodeBuilder {
             realtime,
             edge,
             publish: publisher.as_ref().map(Publisher::stats),
+            cluster: cluster_side,
             logs,
             config,
         };
@@ -499,6 +548,7 @@ impl NodeBuilder {
                 connections,
                 publisher,
                 follow,
+                cluster,
                 scheduling,
                 module: description,
             },
@@ -517,6 +567,7 @@ impl Node {
             clock: None,
             keep_published: None,
             logs: None,
+            cluster: None,
         }
     }
 
@@ -539,6 +590,7 @@ impl Node {
                     connections,
                     publisher,
                     follow,
+                    cluster,
                     scheduling,
                     module,
                 },
@@ -551,7 +603,10 @@ impl Node {
             tokio::spawn(publisher.run(replicating.clone()));
         }
         if let Some(follow) = follow {
-            tokio::spawn(follow.run(replicating));
+            tokio::spawn(follow.run(replicating.clone()));
+        }
+        if let Some(cluster) = cluster {
+            tokio::spawn(cluster.run(replicating));
         }
         Running {
             stopper: NodeStopper {
@@ -784,6 +839,7 @@ impl NodeHandle {
             log: &self.inner.log_health,
             evaluation: self.inner.realtime.stats.evaluation_lag().behind(),
             edge: self.inner.edge.as_ref(),
+            cluster: self.cluster(),
         })
     }
 
@@ -803,7 +859,22 @@ impl NodeHandle {
         if let Some(edge) = &self.inner.edge {
             edge.stats.render(&mut text, edge.fresh);
         }
+        if let Some(cluster) = self.cluster() {
+            crate::cluster::render(&cluster, &mut text);
+        }
         text
+    }
+
+    /// The node's place in its replicated deployment, on a node of one ([`Role::Replicated`]).
+    pub fn cluster(&self) -> Option<ClusterStatus> {
+        self.inner.cluster.as_ref().map(|(status, _)| status.get())
+    }
+
+    /// What completes when the node, a replicated deployment's primary, is deposed: its
+    /// transport should then stop it and start it again, a standby, from its data directory
+    /// (`crate::cluster`). `None` on a node of no deployment.
+    pub fn deposed(&self) -> Option<Deposed> {
+        self.inner.cluster.as_ref().map(|(_, deposed)| deposed.clone())
     }
 
     /// Runs `work`, a request of `kind` other than a call (a table read, a new identity),

@@ -3,6 +3,7 @@
 //! this report ([`crate::NodeHandle::health`]); the parts it reads are each their own module's
 //! ([`crate::worker`], [`crate::health`], [`crate::replication`]).
 
+use crate::cluster::{ClusterRole, ClusterStatus};
 use crate::health::{LogHealth, BEHIND_BOUND};
 use crate::replication::EdgeState;
 use crate::worker::Worker;
@@ -16,8 +17,9 @@ pub struct Health {
     /// commit log failed, it is behind by more than `BEHIND_BOUND`, or it is an edge not
     /// caught up with its stream (a load balancer should send clients elsewhere).
     pub ok: bool,
-    /// The report: `"status"` (`ok`, `stopped`, `degraded`, `catching_up`), `"queue_free"`,
-    /// and as it applies `"reason"`, `"behind"` and an edge's `"edge"`.
+    /// The report: `"status"` (`ok`, `stopped`, `degraded`, `catching_up`, `starting`,
+    /// `deposed`), `"queue_free"`, and as it applies `"reason"`, `"behind"`, an edge's
+    /// `"edge"` and a replicated deployment's `"cluster"`.
     pub report: Value,
 }
 
@@ -31,10 +33,13 @@ pub(crate) struct Parts<'a> {
     pub evaluation: Duration,
     /// The edge's counters, on an edge.
     pub edge: Option<&'a EdgeState>,
+    /// The node's place in its deployment, on a node of a replicated one.
+    pub cluster: Option<ClusterStatus>,
 }
 
 /// The health of a node made of `parts`: the first of stopped, degraded (the log failed, or
-/// behind), catching up (an edge) that applies, else ok.
+/// behind), catching up (an edge), starting or deposed (a node of a replicated deployment)
+/// that applies, else ok; with the edge's and the deployment's state.
 pub(crate) fn health(parts: &Parts<'_>) -> Health {
     let unwell = |report| Health { ok: false, report };
     if parts.worker.stopped() {
@@ -74,27 +79,35 @@ pub(crate) fn health(parts: &Parts<'_>) -> Health {
             },
         }));
     }
-    let Some(edge) = parts.edge else {
-        return Health {
-            ok: true,
-            report: json!({ "status": "ok", "queue_free": queue_free }),
-        };
+    let mut health = Health {
+        ok: true,
+        report: json!({ "status": "ok", "queue_free": queue_free }),
     };
-    let reading = edge.stats.read(edge.fresh);
-    Health {
-        ok: reading.caught_up,
-        report: json!({
-            "status": if reading.caught_up { "ok" } else { "catching_up" },
-            "queue_free": queue_free,
-            "edge": {
-                "caught_up": reading.caught_up,
-                "offset": reading.applied,
-                "lag_offsets": reading.lag_offsets(),
-                "lag_seconds": reading.lag.as_secs_f64(),
-                "resyncs": reading.resyncs,
-            },
-        }),
+    if let Some(edge) = parts.edge {
+        let reading = edge.stats.read(edge.fresh);
+        health.ok = reading.caught_up;
+        health.report["status"] = json!(if reading.caught_up { "ok" } else { "catching_up" });
+        health.report["edge"] = json!({
+            "caught_up": reading.caught_up,
+            "offset": reading.applied,
+            "lag_offsets": reading.lag_offsets(),
+            "lag_seconds": reading.lag.as_secs_f64(),
+            "resyncs": reading.resyncs,
+        });
     }
+    if let Some(cluster) = &parts.cluster {
+        let serving = matches!(cluster.role, ClusterRole::Standby | ClusterRole::Primary);
+        if !serving {
+            health.ok = false;
+            health.report["status"] = json!(cluster.role.as_str());
+        }
+        if let Some(problem) = &cluster.problem {
+            health.ok = false;
+            health.report["reason"] = json!(problem);
+        }
+        health.report["cluster"] = json!(cluster);
+    }
+    health
 }
 
 #[cfg(test)]
@@ -130,6 +143,7 @@ mod tests {
             log,
             evaluation: Duration::ZERO,
             edge: None,
+            cluster: None,
         })
     }
 

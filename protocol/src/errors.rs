@@ -86,6 +86,10 @@ pub enum ErrorCode {
     /// The server's commit log failed (a full or failing disk): it takes no writes until it is
     /// restarted, and what it serves may include commits a restart loses (503).
     Degraded,
+    /// The server is a standby of a replicated deployment (`docs/high-availability.md`): it
+    /// serves reads, and takes no writes until it becomes the primary; send them to the
+    /// primary, or try the next server (503).
+    NotPrimary,
     /// The request took longer than the server's request timeout; a call may still complete
     /// (504).
     Timeout,
@@ -93,7 +97,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order of the table in `docs/http-api.md`.
-    pub const ALL: [ErrorCode; 30] = [
+    pub const ALL: [ErrorCode; 31] = [
         Self::BadJson,
         Self::BadArguments,
         Self::BadRequest,
@@ -123,6 +127,7 @@ impl ErrorCode {
         Self::Busy,
         Self::ShuttingDown,
         Self::Degraded,
+        Self::NotPrimary,
         Self::Timeout,
     ];
 
@@ -158,6 +163,7 @@ impl ErrorCode {
             Self::Busy => "busy",
             Self::ShuttingDown => "shutting_down",
             Self::Degraded => "degraded",
+            Self::NotPrimary => "not_primary",
             Self::Timeout => "timeout",
         }
     }
@@ -185,7 +191,7 @@ impl ErrorCode {
             Self::EntryFailed | Self::InvalidModule => 422,
             Self::TooManyCalls => 429,
             Self::Aborted | Self::ModuleError | Self::ResultTooLarge | Self::Internal => 500,
-            Self::Busy | Self::ShuttingDown | Self::Degraded => 503,
+            Self::Busy | Self::ShuttingDown | Self::Degraded | Self::NotPrimary => 503,
             Self::Timeout => 504,
         }
     }

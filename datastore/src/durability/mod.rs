@@ -43,7 +43,7 @@ mod writer;
 
 pub use faults::Faults;
 pub use private::create_dir as create_private_dir;
-pub use replicated::{decode_records, Replica};
+pub use replicated::{decode_records, split_records, Replica};
 pub(crate) use segment::schema_hash;
 pub use snapshot::SnapshotInfo;
 pub use upgrade::{check, UpgradeCheck};

@@ -36,6 +36,41 @@ pub trait Replica: Send + Sync {
     fn hold(&self, first: u64, next: u64, records: &[u8]) -> Result<(), String>;
 }
 
+/// `records`, the frames of the transactions `first..next` as [`Replica::hold`] is given them,
+/// cut between frames into parts of at most `limit` bytes each (a frame larger on its own is a
+/// part of its own): for a replica whose messages are bounded. Each part comes with the offsets
+/// it holds. `Err` if the frames are malformed.
+pub fn split_records(
+    records: &[u8],
+    limit: usize,
+    first: u64,
+    next: u64,
+) -> Result<Vec<(u64, u64, &[u8])>, String> {
+    let mut parts = Vec::new();
+    let (mut start, mut part_first, mut offset, mut at) = (0, first, first, 0);
+    loop {
+        let end = match frame::read(records, at) {
+            frame::Frame::Record { end, .. } => end,
+            frame::Frame::End => break,
+            frame::Frame::Bad(reason) => return Err(format!("a record to replicate is bad: {reason}")),
+        };
+        if end - start > limit && at > start {
+            parts.push((part_first, offset, &records[start..at]));
+            (start, part_first) = (at, offset);
+        }
+        (at, offset) = (end, offset + 1);
+    }
+    if offset != next {
+        return Err(format!(
+            "the records to replicate hold transactions {first}..{offset}, not {first}..{next}"
+        ));
+    }
+    if at > start || parts.is_empty() {
+        parts.push((part_first, next, &records[start..]));
+    }
+    Ok(parts)
+}
+
 /// The transactions in `records`, frames as [`Replica::hold`] is given them: offsets and
 /// changes, in order. `Err` says what is malformed (a bad checksum, a frame cut short).
 pub fn decode_records(records: &[u8]) -> Result<Vec<(u64, TxData)>, &'static str> {
@@ -50,5 +85,58 @@ pub fn decode_records(records: &[u8]) -> Result<Vec<(u64, TxData)>, &'static str
             frame::Frame::End => return Ok(transactions),
             frame::Frame::Bad(reason) => return Err(reason),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tx::TableChanges;
+    use crate::Row;
+
+    /// The frames of transactions `first..first + count`, each with a row of `row_bytes`.
+    fn records(first: u64, count: u64, row_bytes: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for offset in first..first + count {
+            let changes = TxData {
+                tables: vec![TableChanges {
+                    table: 0,
+                    inserted: vec![Row::from(vec![offset as u8; row_bytes])],
+                    deleted: Vec::new(),
+                }],
+            };
+            let mut payload = Vec::new();
+            record::encode(&mut payload, offset, &changes);
+            assert!(frame::write(&mut out, &payload));
+        }
+        out
+    }
+
+    #[test]
+    fn a_batch_is_split_between_records_within_the_limit() {
+        let batch = records(10, 5, 100);
+        let whole = split_records(&batch, batch.len(), 10, 15).unwrap();
+        assert_eq!(whole, vec![(10, 15, &batch[..])]);
+
+        let frame = batch.len() / 5;
+        let parts = split_records(&batch, 2 * frame, 10, 15).unwrap();
+        let spans: Vec<(u64, u64)> = parts.iter().map(|(first, next, _)| (*first, *next)).collect();
+        assert_eq!(spans, [(10, 12), (12, 14), (14, 15)]);
+        let joined: Vec<u8> = parts.iter().flat_map(|(_, _, part)| part.to_vec()).collect();
+        assert_eq!(joined, batch);
+        for (first, next, part) in parts {
+            let offsets: Vec<u64> = decode_records(part).unwrap().iter().map(|(offset, _)| *offset).collect();
+            assert_eq!(offsets, (first..next).collect::<Vec<_>>());
+        }
+
+        let alone = split_records(&batch, 10, 10, 15).unwrap();
+        assert_eq!(alone.len(), 5, "a record larger than the limit goes alone");
+    }
+
+    #[test]
+    fn records_that_do_not_match_their_offsets_are_refused() {
+        let batch = records(0, 3, 8);
+        assert!(split_records(&batch, 1 << 20, 0, 4).is_err());
+        assert!(split_records(&batch[..batch.len() - 1], 1 << 20, 0, 3).is_err());
     }
 }

@@ -84,7 +84,8 @@ impl Scheduler {
         } = parts;
         // The host refused a module whose schedules are invalid when it loaded it.
         let schedules = Schedules::of(&module).ok()?;
-        if schedules.is_empty() || database.is_replica() {
+        // An edge's primary schedules, and a standby's does until it is promoted.
+        if schedules.is_empty() || database.is_replica() || database.is_standby() {
             return None;
         }
         Some(Self {
