@@ -874,7 +874,10 @@ impl NodeHandle {
     /// transport should then stop it and start it again, a standby, from its data directory
     /// (`crate::cluster`). `None` on a node of no deployment.
     pub fn deposed(&self) -> Option<Deposed> {
-        self.inner.cluster.as_ref().map(|(_, deposed)| deposed.clone())
+        self.inner
+            .cluster
+            .as_ref()
+            .map(|(_, deposed)| deposed.clone())
     }
 
     /// Runs `work`, a request of `kind` other than a call (a table read, a new identity),

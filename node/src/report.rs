@@ -86,7 +86,11 @@ pub(crate) fn health(parts: &Parts<'_>) -> Health {
     if let Some(edge) = parts.edge {
         let reading = edge.stats.read(edge.fresh);
         health.ok = reading.caught_up;
-        health.report["status"] = json!(if reading.caught_up { "ok" } else { "catching_up" });
+        health.report["status"] = json!(if reading.caught_up {
+            "ok"
+        } else {
+            "catching_up"
+        });
         health.report["edge"] = json!({
             "caught_up": reading.caught_up,
             "offset": reading.applied,

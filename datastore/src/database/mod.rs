@@ -141,9 +141,10 @@ impl Database {
             Some(recovered.report),
         );
         *database.recent.lock() = Some(recent);
-        database
-            .standby
-            .store(options.mode == durability::Mode::Replicated, Ordering::Relaxed);
+        database.standby.store(
+            options.mode == durability::Mode::Replicated,
+            Ordering::Relaxed,
+        );
         Ok(database)
     }
 

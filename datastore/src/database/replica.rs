@@ -135,7 +135,10 @@ impl Database {
                 if logged.offset() != Some(commit.offset) {
                     return Err(ReplicaError::Log {
                         offset: commit.offset,
-                        reason: format!("the local log would have logged it as {:?}", logged.offset()),
+                        reason: format!(
+                            "the local log would have logged it as {:?}",
+                            logged.offset()
+                        ),
                     });
                 }
             }

@@ -43,7 +43,7 @@ mod writer;
 
 pub use faults::Faults;
 pub use private::create_dir as create_private_dir;
-pub use replicated::{decode_records, split_records, Replica};
+pub use replicated::{decode_records, split_records, Part, Replica};
 pub(crate) use segment::schema_hash;
 pub use snapshot::SnapshotInfo;
 pub use upgrade::{check, UpgradeCheck};
@@ -423,7 +423,10 @@ impl Durability {
     /// Makes the log hand every later batch to `replica` before it counts as durable (see
     /// [`Replica`]), once what is buffered is written: for a standby that becomes the primary.
     /// Fails if the log's mode is not [`Mode::Replicated`], or the log has failed.
-    pub fn replicate_to(&self, replica: std::sync::Arc<dyn Replica>) -> Result<(), DurabilityError> {
+    pub fn replicate_to(
+        &self,
+        replica: std::sync::Arc<dyn Replica>,
+    ) -> Result<(), DurabilityError> {
         self.writer.replicate_to(replica)
     }
 

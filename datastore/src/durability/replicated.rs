@@ -36,6 +36,17 @@ pub trait Replica: Send + Sync {
     fn hold(&self, first: u64, next: u64, records: &[u8]) -> Result<(), String>;
 }
 
+/// Part of a batch of records: the frames of the transactions `first..next`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part<'a> {
+    /// The first transaction's offset.
+    pub first: u64,
+    /// The offset after the last one.
+    pub next: u64,
+    /// Their frames.
+    pub records: &'a [u8],
+}
+
 /// `records`, the frames of the transactions `first..next` as [`Replica::hold`] is given them,
 /// cut between frames into parts of at most `limit` bytes each (a frame larger on its own is a
 /// part of its own): for a replica whose messages are bounded. Each part comes with the offsets
@@ -45,17 +56,23 @@ pub fn split_records(
     limit: usize,
     first: u64,
     next: u64,
-) -> Result<Vec<(u64, u64, &[u8])>, String> {
+) -> Result<Vec<Part<'_>>, String> {
     let mut parts = Vec::new();
     let (mut start, mut part_first, mut offset, mut at) = (0, first, first, 0);
     loop {
         let end = match frame::read(records, at) {
             frame::Frame::Record { end, .. } => end,
             frame::Frame::End => break,
-            frame::Frame::Bad(reason) => return Err(format!("a record to replicate is bad: {reason}")),
+            frame::Frame::Bad(reason) => {
+                return Err(format!("a record to replicate is bad: {reason}"))
+            }
         };
         if end - start > limit && at > start {
-            parts.push((part_first, offset, &records[start..at]));
+            parts.push(Part {
+                first: part_first,
+                next: offset,
+                records: &records[start..at],
+            });
             (start, part_first) = (at, offset);
         }
         (at, offset) = (end, offset + 1);
@@ -66,7 +83,11 @@ pub fn split_records(
         ));
     }
     if at > start || parts.is_empty() {
-        parts.push((part_first, next, &records[start..]));
+        parts.push(Part {
+            first: part_first,
+            next,
+            records: &records[start..],
+        });
     }
     Ok(parts)
 }
@@ -116,17 +137,31 @@ mod tests {
     fn a_batch_is_split_between_records_within_the_limit() {
         let batch = records(10, 5, 100);
         let whole = split_records(&batch, batch.len(), 10, 15).unwrap();
-        assert_eq!(whole, vec![(10, 15, &batch[..])]);
+        assert_eq!(
+            whole,
+            vec![Part {
+                first: 10,
+                next: 15,
+                records: &batch[..]
+            }]
+        );
 
         let frame = batch.len() / 5;
         let parts = split_records(&batch, 2 * frame, 10, 15).unwrap();
-        let spans: Vec<(u64, u64)> = parts.iter().map(|(first, next, _)| (*first, *next)).collect();
+        let spans: Vec<(u64, u64)> = parts.iter().map(|part| (part.first, part.next)).collect();
         assert_eq!(spans, [(10, 12), (12, 14), (14, 15)]);
-        let joined: Vec<u8> = parts.iter().flat_map(|(_, _, part)| part.to_vec()).collect();
+        let joined: Vec<u8> = parts
+            .iter()
+            .flat_map(|part| part.records.to_vec())
+            .collect();
         assert_eq!(joined, batch);
-        for (first, next, part) in parts {
-            let offsets: Vec<u64> = decode_records(part).unwrap().iter().map(|(offset, _)| *offset).collect();
-            assert_eq!(offsets, (first..next).collect::<Vec<_>>());
+        for part in parts {
+            let offsets: Vec<u64> = decode_records(part.records)
+                .unwrap()
+                .iter()
+                .map(|(offset, _)| *offset)
+                .collect();
+            assert_eq!(offsets, (part.first..part.next).collect::<Vec<_>>());
         }
 
         let alone = split_records(&batch, 10, 10, 15).unwrap();

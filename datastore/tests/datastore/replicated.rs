@@ -49,8 +49,13 @@ fn a_standby_refuses_its_own_commits_and_logs_its_primarys() {
 
     assert!(matches!(insert(&standby, 9), Err(DurabilityError::Standby)));
     assert_eq!(all(&standby.begin_read(), PLAYER).len(), 0);
-    let unchanged = standby.commit(standby.begin_mut(), CommitMeta::host()).unwrap();
-    assert!(unchanged.commit.is_none(), "a transaction that writes nothing commits");
+    let unchanged = standby
+        .commit(standby.begin_mut(), CommitMeta::host())
+        .unwrap();
+    assert!(
+        unchanged.commit.is_none(),
+        "a transaction that writes nothing commits"
+    );
 
     for id in 1..=3 {
         let commit = insert(&primary, id).unwrap();
@@ -59,7 +64,11 @@ fn a_standby_refuses_its_own_commits_and_logs_its_primarys() {
     assert_eq!(standby.next_offset(), 3);
     drop(standby);
     let reopened = Database::open(standby_dir.path(), &module(), replicated()).unwrap();
-    assert_eq!(reopened.next_offset(), 3, "the standby logged what it applied");
+    assert_eq!(
+        reopened.next_offset(),
+        3,
+        "the standby logged what it applied"
+    );
     assert_eq!(all(&reopened.begin_read(), PLAYER).len(), 3);
 }
 
@@ -75,7 +84,10 @@ fn a_promoted_standby_acknowledges_only_what_its_replica_holds() {
     insert(&database, 1).unwrap();
     insert(&database, 2).unwrap();
     let held = replica.held.lock().unwrap().clone();
-    let records: Vec<u8> = held.iter().flat_map(|(_, _, bytes)| bytes.clone()).collect();
+    let records: Vec<u8> = held
+        .iter()
+        .flat_map(|(_, _, bytes)| bytes.clone())
+        .collect();
     let offsets: Vec<u64> = decode_records(&records)
         .unwrap()
         .into_iter()
@@ -104,7 +116,10 @@ fn a_standby_refuses_a_commit_out_of_order_without_logging_it() {
     let second = insert(&primary, 2).unwrap();
     assert!(matches!(
         standby.apply_replicated(second),
-        Err(ReplicaError::OutOfOrder { expected: 0, given: 1 })
+        Err(ReplicaError::OutOfOrder {
+            expected: 0,
+            given: 1
+        })
     ));
     assert_eq!(standby.next_offset(), 0);
 }

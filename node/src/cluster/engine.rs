@@ -39,7 +39,9 @@ impl Engine {
             .retry_on_initial_connect()
             .connect(settings.servers.as_str())
             .await
-            .map_err(|error| format!("connecting to the engine at {}: {error}", settings.servers))?;
+            .map_err(|error| {
+                format!("connecting to the engine at {}: {error}", settings.servers)
+            })?;
         let max_payload = client.server_info().max_payload;
         let jetstream = jetstream::new(client);
         let subject = format!("wasmod.{}.log", settings.name);

@@ -9,17 +9,16 @@
 //! close to it across machines; a tenth of the lease is kept as a margin).
 
 use super::engine::Engine;
+use super::status::PrimaryNode;
 use async_nats::jetstream::kv;
 use bytes::Bytes;
 use parking_lot::Mutex;
-use super::status::PrimaryNode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The key of the lease in the deployment's bucket.
 const KEY: &str = "primary";
-
 
 /// A lease this node holds: its term and until when it holds it. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -120,7 +119,11 @@ impl Lease {
     pub async fn release(&self, held: &Held) {
         let revision = held.revision.load(Ordering::Acquire);
         *held.until.lock() = Instant::now();
-        if let Err(error) = self.bucket.delete_expect_revision(KEY, Some(revision)).await {
+        if let Err(error) = self
+            .bucket
+            .delete_expect_revision(KEY, Some(revision))
+            .await
+        {
             tracing::debug!("the lease was not released ({error}); it expires on its own");
         }
     }

@@ -110,7 +110,6 @@ impl Appender {
         }
     }
 
-
     /// Appends the term's marker, which holds no commit and starts at `next`: from then on the
     /// primary before is fenced. Returns its sequence.
     pub async fn mark(&self, next: u64) -> Result<u64, Refused> {
@@ -169,7 +168,11 @@ impl Appender {
                     )))
                 }
                 Err(error) => {
-                    tracing::debug!(first, next, "an append got no answer ({error}): sending it again");
+                    tracing::debug!(
+                        first,
+                        next,
+                        "an append got no answer ({error}): sending it again"
+                    );
                     tokio::time::sleep(RETRY).await;
                 }
             }
@@ -190,11 +193,11 @@ impl Replica for Appender {
     /// other, from the flusher's thread.
     fn hold(&self, first: u64, next: u64, records: &[u8]) -> Result<(), String> {
         let limit = self.engine.max_payload.saturating_sub(1024).max(1);
-        for (first, next, part) in
-            wasmod_host::datastore::durability::split_records(records, limit, first, next)?
+        for part in wasmod_host::datastore::durability::split_records(records, limit, first, next)?
         {
+            let bytes = Bytes::copy_from_slice(part.records);
             self.runtime
-                .block_on(self.append(first, next, Bytes::copy_from_slice(part)))
+                .block_on(self.append(part.first, part.next, bytes))
                 .map_err(|refused| refused.to_string())?;
         }
         Ok(())
@@ -210,7 +213,10 @@ pub(super) async fn find_start(engine: &Engine, next: u64) -> Result<u64, String
         .get_info()
         .await
         .map_err(|error| format!("reading the stream: {error}"))?;
-    let (mut low, mut high) = (info.state.first_sequence.max(1), info.state.last_sequence + 1);
+    let (mut low, mut high) = (
+        info.state.first_sequence.max(1),
+        info.state.last_sequence + 1,
+    );
     if low >= high {
         return Ok(high.max(1));
     }

@@ -25,9 +25,9 @@ mod log;
 mod role;
 mod status;
 
+pub use role::Deposed;
 pub(crate) use role::{Cluster, NodeParts};
 pub(crate) use status::SharedStatus;
-pub use role::Deposed;
 pub use status::{ClusterRole, ClusterStatus, PrimaryNode, StandbyProgress};
 
 use std::time::Duration;
@@ -61,7 +61,11 @@ pub struct ClusterSettings {
 impl ClusterSettings {
     /// The deployment `name` on the engine at `servers`, this node being `node`, with the
     /// default lease and replicas.
-    pub fn new(servers: impl Into<String>, name: impl Into<String>, node: impl Into<String>) -> Self {
+    pub fn new(
+        servers: impl Into<String>,
+        name: impl Into<String>,
+        node: impl Into<String>,
+    ) -> Self {
         Self {
             servers: servers.into(),
             name: name.into(),
@@ -117,7 +121,11 @@ pub(crate) fn render(status: &ClusterStatus, text: &mut String) {
         ClusterRole::Deposed,
     ] {
         let current = u8::from(status.role == role);
-        let _ = writeln!(text, "wasmod_cluster_role{{role=\"{}\"}} {current}", role.as_str());
+        let _ = writeln!(
+            text,
+            "wasmod_cluster_role{{role=\"{}\"}} {current}",
+            role.as_str()
+        );
     }
     let _ = writeln!(
         text,

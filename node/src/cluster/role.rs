@@ -118,7 +118,11 @@ impl Cluster {
 
     /// Connects, follows, takes over and leads, each step tried again until it works.
     async fn play(&self) {
-        let engine = self.retry("connecting to the engine", || Engine::connect(&self.settings)).await;
+        let engine = self
+            .retry("connecting to the engine", || {
+                Engine::connect(&self.settings)
+            })
+            .await;
         let lease = Lease::new(
             &engine,
             PrimaryNode {
@@ -127,7 +131,8 @@ impl Cluster {
             },
             self.settings.lease,
         );
-        self.status.update(|status| status.role = ClusterRole::Standby);
+        self.status
+            .update(|status| status.role = ClusterRole::Standby);
         let held = loop {
             match self.follow(&engine, &lease).await {
                 Ok(held) => match self.promote(&engine, &held).await {
@@ -193,7 +198,11 @@ impl Cluster {
     /// Reads who holds the lease; takes it if nobody does.
     async fn watch_lease(&self, engine: &Engine, lease: &Lease) -> Result<Option<Held>, String> {
         let holder = lease.holder().await?;
-        let log_end = match engine.stream.get_last_raw_message_by_subject(&engine.subject).await {
+        let log_end = match engine
+            .stream
+            .get_last_raw_message_by_subject(&engine.subject)
+            .await
+        {
             Ok(last) => Span::of(Some(&last.headers))?.next,
             Err(_) => 0,
         };
@@ -210,13 +219,17 @@ impl Cluster {
 
     /// Applies the commits of one message of the log (those the tables lack), off the
     /// runtime; notes its term.
-    async fn apply(&self, headers: Option<&async_nats::HeaderMap>, payload: Bytes) -> Result<(), String> {
+    async fn apply(
+        &self,
+        headers: Option<&async_nats::HeaderMap>,
+        payload: Bytes,
+    ) -> Result<(), String> {
         let span = Span::of(headers)?;
         let database = self.parts.database.clone();
         let next = tokio::task::spawn_blocking(move || {
-            for (offset, changes) in decode_records(&payload)
-                .map_err(|reason| format!("a message of the replicated log is malformed: {reason}"))?
-            {
+            for (offset, changes) in decode_records(&payload).map_err(|reason| {
+                format!("a message of the replicated log is malformed: {reason}")
+            })? {
                 let commit = Commit {
                     offset,
                     meta: CommitMeta::recovered(),
@@ -290,7 +303,11 @@ impl Cluster {
             status.applied = database.next_offset();
             status.problem = None;
         });
-        tracing::info!(term = held.term, next = database.next_offset(), "this node is the primary");
+        tracing::info!(
+            term = held.term,
+            next = database.next_offset(),
+            "this node is the primary"
+        );
         Ok(())
     }
 
@@ -310,7 +327,9 @@ impl Cluster {
                     return format!("the lease ran out: it could not be renewed ({reason})")
                 }
                 Err(Renewal::Failed(reason)) => {
-                    tracing::warn!("renewing the lease failed ({reason}); it holds until it runs out");
+                    tracing::warn!(
+                        "renewing the lease failed ({reason}); it holds until it runs out"
+                    );
                 }
             }
             let standbys = self.standbys(engine).await;
