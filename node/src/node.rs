@@ -390,7 +390,10 @@ impl NodeBuilder {
     /// no replica, is refused; so is a node of a deployment that would be more, or whose
     /// tables are not a standby's.
     fn role(&self) -> io::Result<Role> {
-        if self.cluster.is_some() {
+        if let Some(settings) = &self.cluster {
+            settings
+                .check()
+                .map_err(|reason| io::Error::new(io::ErrorKind::InvalidInput, reason))?;
             let standby = self.module.database().is_standby();
             if self.edge.is_some() || self.publish.is_some() || !standby {
                 return Err(io::Error::new(

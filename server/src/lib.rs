@@ -83,6 +83,7 @@ use tokio::net::TcpListener;
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
 use wasmod_node::replication::{PublishReading, PublishSettings};
+use wasmod_node::cluster::ClusterSettings;
 use wasmod_node::{EdgeOptions, LogFeed, Node, ScheduleClock};
 
 /// A module ready to be served.
@@ -95,7 +96,7 @@ pub struct Server {
 }
 
 /// The operator's side of a server ([`Server::with_admin`]).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct AdminOptions {
     /// The token that opens `/admin` and `/v1/admin/*`.
     pub token: OperatorToken,
@@ -157,6 +158,10 @@ pub struct Sides {
     /// ([`wasmod_host::InstanceEnv::with_log_tap`]), to keep the lines of its `init`; if
     /// `None`, the node keeps those from its start on ([`wasmod_node::NodeBuilder::logs`]).
     pub logs: Option<Arc<LogFeed>>,
+    /// The server is a node of a replicated deployment ([`wasmod_node::NodeBuilder::cluster`],
+    /// `docs/high-availability.md`): a standby, until it takes the lease and becomes the
+    /// primary. Its module's tables must be opened with durability `replicated`.
+    pub cluster: Option<ClusterSettings>,
 }
 
 impl Server {
@@ -213,6 +218,7 @@ impl Server {
             edge,
             clock,
             logs,
+            cluster,
         } = sides;
         let edge_token = publish
             .as_ref()
@@ -240,6 +246,9 @@ impl Server {
         }
         if let Some(feed) = logs {
             builder = builder.logs(feed);
+        }
+        if let Some(settings) = cluster {
+            builder = builder.cluster(settings);
         }
         let node = builder.build()?;
         let state = Arc::new(AppState {

@@ -92,10 +92,19 @@ pub fn run(args: Args) -> Result {
         }),
         clock: None,
         logs: Some(logs),
+        cluster: None,
     };
-    let server = Server::with_sides(loaded, secret, server_config, sides)
-        .context("starting the module's thread")?;
-    args.serving.serve(&runtime, server, &announcement)
+    let mut server = Some(
+        Server::with_sides(loaded, secret, server_config, sides)
+            .context("starting the module's thread")?,
+    );
+    // An edge is never deposed: its server is served once.
+    let next = move || {
+        server
+            .take()
+            .ok_or_else(|| Failure::usage("an edge node is served once"))
+    };
+    args.serving.serve(&runtime, next, &announcement)
 }
 
 /// The primary's snapshot, retried every half second for up to `patience` while the primary

@@ -9,6 +9,12 @@
 //! (`init` runs only on the first start), and a reducer's success is answered only once its
 //! commit is durable as `--durability` says (`group` by default; see `docs/durability.md`).
 //!
+//! With `--cluster nats://HOST:PORT,…` (and `--durability replicated`), the server is a node of
+//! a replicated deployment on NATS JetStream (`docs/high-availability.md`): a standby that
+//! follows the replicated log and serves reads, until it takes the lease and becomes the
+//! primary, whose commits are acknowledged once a quorum of the engine holds them. A primary
+//! that is deposed is stopped and started again, a standby, on the same socket.
+//!
 //! With `--publish redis://HOST:PORT/<stream>`, every durable commit is also appended to that
 //! Redis stream for edge nodes (`docs/edges.md`), on a task of its own that never holds
 //! commits back.
@@ -29,6 +35,8 @@ use crate::source::Module;
 use std::path::PathBuf;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::Persistence;
+use crate::units::Span;
+use wasmod_node::cluster::ClusterSettings;
 use wasmod_node::replication::{PublishSettings, StreamAddress, DEFAULT_BACKLOG, DEFAULT_MAX_LEN};
 use wasmod_node::LogFeed;
 use wasmod_node::PUBLISHED_FILE;
@@ -44,9 +52,30 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     data: Option<PathBuf>,
     /// When a commit is durable: `fsync` (each commit syncs the log), `group` (commits share
-    /// syncs; same guarantee), `off` (no syncs, no waiting: a crash loses recent commits).
+    /// syncs; same guarantee), `off` (no syncs, no waiting: a crash loses recent commits),
+    /// `replicated` (a quorum of the engine `--cluster` names holds it; with `--cluster`).
     #[arg(long, default_value_t = Mode::Group, value_name = "MODE")]
     durability: Mode,
+    /// Make this server a node of a replicated deployment on this NATS JetStream cluster
+    /// (several servers comma-separated; see docs/high-availability.md): a standby until it
+    /// takes the lease, then the primary. Needs `--durability replicated` and `--node-name`.
+    #[arg(long, value_name = "nats://HOST:PORT,…", requires = "node_name", conflicts_with = "publish")]
+    cluster: Option<String>,
+    /// The deployment's name, the same on each of its nodes (it names the stream of commits
+    /// and the lease on the engine).
+    #[arg(long, default_value = "main", value_name = "NAME", requires = "cluster")]
+    deployment: String,
+    /// This node's name in the deployment, unique in it (letters, digits, `-`, `_`).
+    #[arg(long, value_name = "NAME", requires = "cluster")]
+    node_name: Option<String>,
+    /// The URL clients reach this node at, published with the lease so that standbys can say
+    /// where the primary is [default: none].
+    #[arg(long, value_name = "URL", requires = "cluster")]
+    advertise: Option<String>,
+    /// How long the lease lasts unless the primary renews it: the longest a deployment waits
+    /// before a standby takes the place of a lost primary.
+    #[arg(long, default_value = "3s", value_name = "DURATION", requires = "cluster")]
+    lease: Span,
     /// Snapshot the tables in the background after this many logged transactions (recovery
     /// then replays only the log after the snapshot); 0 for never.
     #[arg(long, default_value_t = 100_000, value_name = "N")]
@@ -87,6 +116,7 @@ pub fn run(args: Args) -> Result {
         .clone()
         .unwrap_or_else(|| module.home.join(".wasmod"));
     let secret = Secret::load_or_create(&data).map_err(Failure::usage)?;
+    let cluster = cluster_settings(&args)?;
     // The last commits before a restart stay at hand for WebSocket clients that resume.
     let mut options = durability::Options::default()
         .with_mode(args.durability)
@@ -95,36 +125,12 @@ pub fn run(args: Args) -> Result {
             server_config.node.resume_bytes,
         );
     options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
-    let persistence = Persistence::new(data.join("db"), options);
-    let logs = LogFeed::with_defaults();
-    // The server waits for durability off the module's thread (see `docs/architecture.md`).
-    let env = args
-        .serving
-        .env(logs.clone())?
-        .with_persistence(persistence)
-        .with_deferred_durability();
+    if cluster.is_some() {
+        options.max_frame_bytes = REPLICATED_MAX_RECORD;
+    }
+    let compiled = check::compile(&module.wasm)?;
     let published = data.join(PUBLISHED_FILE);
-    let loaded = check::load(
-        &check::compile(&module.wasm)?,
-        args.serving.wasm_config(),
-        env,
-    )
-    .map_err(|failure| match published.is_file() {
-        true => failure.hint(format!(
-            "a build was published to this data directory with `wasmod publish` and is kept in \
-             {}: serve that build, or a newer one",
-            published.display()
-        )),
-        false => failure,
-    })?;
-    tracing::info!(
-        module = %module.path.display(),
-        data = %data.display(),
-        durability = %args.durability,
-        "loaded the module"
-    );
-    let (mut admin, announcement) = args.serving.operator(operator_token, &module.wasm)?;
-    admin.keep_published = Some(published);
+    let (admin, announcement) = args.serving.operator(operator_token, &module.wasm)?;
     let publish = match args.publish {
         Some(address) => {
             let mut publish = PublishSettings::new(address);
@@ -135,15 +141,75 @@ pub fn run(args: Args) -> Result {
         }
         None => None,
     };
-    let sides = Sides {
-        admin: Some(admin),
-        publish,
-        edge: None,
-        clock: None,
-        logs: Some(logs),
+    // Each server over the tables as the data directory holds them: the first, and for a node
+    // of a deployment that was deposed, the standby that replaces it.
+    let next = || {
+        let logs = LogFeed::with_defaults();
+        // The server waits for durability off the module's thread (`docs/architecture.md`).
+        let env = args
+            .serving
+            .env(logs.clone())?
+            .with_persistence(Persistence::new(data.join("db"), options))
+            .with_deferred_durability();
+        let loaded = check::load(&compiled, args.serving.wasm_config(), env).map_err(|failure| {
+            match published.is_file() {
+                true => failure.hint(format!(
+                    "a build was published to this data directory with `wasmod publish` and is \
+                     kept in {}: serve that build, or a newer one",
+                    published.display()
+                )),
+                false => failure,
+            }
+        })?;
+        tracing::info!(
+            module = %module.path.display(),
+            data = %data.display(),
+            durability = %args.durability,
+            "loaded the module"
+        );
+        let mut admin = admin.clone();
+        admin.keep_published = Some(published.clone());
+        let sides = Sides {
+            admin: Some(admin),
+            publish: publish.clone(),
+            edge: None,
+            clock: None,
+            logs: Some(logs),
+            cluster: cluster.clone(),
+        };
+        Server::with_sides(loaded, secret.clone(), server_config, sides)
+            .context("starting the module's thread")
     };
-    let server = Server::with_sides(loaded, secret, server_config, sides)
-        .context("starting the module's thread")?;
     args.serving
-        .serve(&serving::runtime()?, server, &announcement)
+        .serve(&serving::runtime()?, next, &announcement)
+}
+
+/// The most bytes one transaction's changes may take in a replicated deployment: a commit batch
+/// is one message of the engine, and NATS takes at most 1 MB in one by default (`max_payload`),
+/// headers included.
+const REPLICATED_MAX_RECORD: u64 = (1 << 20) - (16 << 10);
+
+/// The deployment `--cluster` and its flags name, if they do; refused unless the durability
+/// is `replicated` exactly then.
+fn cluster_settings(args: &Args) -> Result<Option<ClusterSettings>> {
+    let replicated = args.durability == Mode::Replicated;
+    let (Some(servers), Some(node)) = (&args.cluster, &args.node_name) else {
+        if replicated {
+            return Err(Failure::usage(
+                "--durability replicated needs the engine that holds the commits: give \
+                 --cluster nats://HOST:PORT,… and --node-name",
+            ));
+        }
+        return Ok(None);
+    };
+    if !replicated {
+        return Err(Failure::usage(
+            "--cluster makes this server a node of a replicated deployment, whose commits are \
+             durable once the engine holds them: give --durability replicated too",
+        ));
+    }
+    let mut settings = ClusterSettings::new(servers.clone(), args.deployment.clone(), node.clone());
+    settings.advertise = args.advertise.clone().unwrap_or_default();
+    settings.lease = args.lease.0;
+    Ok(Some(settings))
 }

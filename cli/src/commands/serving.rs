@@ -132,13 +132,20 @@ impl Serving {
         Ok((admin, announcement))
     }
 
-    /// Serves `server` (with `--web`'s files) on `--listen` until SIGINT or SIGTERM, on
-    /// `runtime`: prints `listening on http://<address>`, then the admin console's address
-    /// with the operator token unless it was given ([`Serving::operator`]'s announcement).
+    /// Serves the server `next` makes (with `--web`'s files) on `--listen` until SIGINT or
+    /// SIGTERM, on `runtime`: prints `listening on http://<address>`, then the admin console's
+    /// address with the operator token unless it was given ([`Serving::operator`]'s
+    /// announcement).
+    ///
+    /// A node of a replicated deployment that is deposed (`docs/high-availability.md`) is
+    /// stopped like a server that is told to stop (its calls in flight answered with errors,
+    /// its sockets closed), and `next` is called again for the server that replaces it, a
+    /// standby started from the data directory, on the same listening socket. Any other server
+    /// is served once.
     pub fn serve(
         &self,
         runtime: &tokio::runtime::Runtime,
-        mut server: Server,
+        mut next: impl FnMut() -> Result<Server>,
         announcement: &Announcement,
     ) -> Result {
         if let Some(web) = &self.web {
@@ -148,7 +155,6 @@ impl Serving {
                     web.display()
                 )));
             }
-            server = server.with_static_files(web);
         }
         match wasmod_server::admission::raise_open_files_limit() {
             Ok(open_files) => tracing::info!(open_files, "the open-file limit"),
@@ -159,6 +165,7 @@ impl Serving {
                 .await
                 .context(format!("listening on {}", self.listen))?;
             let address = listener.local_addr().context("the bound address")?;
+            let listener = listener.into_std().context("the bound socket")?;
             let console = match &announcement.made_up {
                 None => {
                     format!("admin console: http://{address}/admin (with the operator token given)")
@@ -169,9 +176,43 @@ impl Serving {
                 ),
             };
             // Before the address: a signal sent as soon as it is printed stops the server.
-            let stop = crate::signal::shutdown_signal();
+            let signal = crate::signal::shutdown_signal();
+            let (stop, stopped) = tokio::sync::watch::channel(false);
+            tokio::spawn(async move {
+                signal.await;
+                stop.send_replace(true);
+            });
             output::print(format!("listening on http://{address}\n{console}\n"))?;
-            server.serve(listener, stop).await.context("serving")
+            loop {
+                let mut server = next()?;
+                if let Some(web) = &self.web {
+                    server = server.with_static_files(web);
+                }
+                let deposed = server.node().deposed();
+                let (ended, end) = tokio::sync::oneshot::channel();
+                let mut stopped = stopped.clone();
+                let shutdown = async move {
+                    let reason = async move {
+                        match deposed {
+                            Some(mut deposed) => deposed.wait().await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = stopped.wait_for(|stop| *stop) => {}
+                        reason = reason => { let _ = ended.send(reason); }
+                    }
+                };
+                let socket = listener.try_clone().context("the bound socket")?;
+                let socket = tokio::net::TcpListener::from_std(socket).context("the bound socket")?;
+                server.serve(socket, shutdown).await.context("serving")?;
+                match end.await {
+                    Ok(reason) => tracing::warn!(
+                        "this node was deposed ({reason}): starting again as a standby"
+                    ),
+                    Err(_) => return Ok::<(), Failure>(()),
+                }
+            }
         })?;
         tracing::info!("stopped");
         Ok(())

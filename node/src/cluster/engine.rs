@@ -1,12 +1,14 @@
-//! The engine: a connection to the NATS servers, the deployment's stream of commits and its
-//! lease bucket, made on first use with the deployment's replicas.
+//! The engine: a connection to the NATS servers, and the deployment's two streams, made on
+//! first use with the deployment's replicas: its commits (`WASMOD_<name>`), and its leases
+//! (`WASMOD_<name>_LEASES`: the primary's lease and the standbys' progress, one message a
+//! subject, each gone after a lease unless written again).
 //!
-//! The stream keeps every message (no limits): a standby that starts empty reads the whole log.
-//! Its duplicate window lets an append be sent again after a timeout, under the same message
-//! id, without being stored twice.
+//! The stream of commits keeps every message (no limits): a standby that starts empty reads
+//! the whole log. Its duplicate window lets an append be sent again after a timeout, under the
+//! same message id, without being stored twice.
 
 use super::ClusterSettings;
-use async_nats::jetstream::{self, kv, stream};
+use async_nats::jetstream::{self, stream};
 use std::time::Duration;
 
 /// How long the engine remembers a message id, to recognise an append sent again.
@@ -21,8 +23,10 @@ pub(super) struct Engine {
     pub stream: stream::Stream,
     /// The subject the stream's messages are published on.
     pub subject: String,
-    /// The lease's bucket.
-    pub bucket: kv::Store,
+    /// The stream of leases and progress.
+    pub leases: stream::Stream,
+    /// The prefix of its subjects (`wasmod.<name>.lease.`).
+    lease_prefix: String,
     /// The largest message the servers take, headers included.
     pub max_payload: usize,
 }
@@ -31,13 +35,13 @@ impl Engine {
     /// Connects to the servers `settings` names and makes the stream and the bucket if they
     /// are missing. Fails with a message that names what could not be done.
     pub async fn connect(settings: &ClusterSettings) -> Result<Self, String> {
-        settings.check()?;
+        let servers = settings.server_addresses()?;
         let client = async_nats::ConnectOptions::new()
             .name(format!("wasmod {} {}", settings.name, settings.node))
             .request_timeout(Some(settings.request_timeout))
             .connection_timeout(settings.request_timeout)
             .retry_on_initial_connect()
-            .connect(settings.servers.as_str())
+            .connect(servers)
             .await
             .map_err(|error| {
                 format!("connecting to the engine at {}: {error}", settings.servers)
@@ -56,27 +60,32 @@ impl Engine {
             })
             .await
             .map_err(|error| format!("making the stream of commits: {error}"))?;
-        let bucket = match jetstream.get_key_value(bucket_name(settings)).await {
-            Ok(bucket) => bucket,
-            Err(_) => jetstream
-                .create_key_value(kv::Config {
-                    bucket: bucket_name(settings),
-                    history: 1,
-                    max_age: settings.lease,
-                    num_replicas: settings.replicas,
-                    storage: stream::StorageType::File,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|error| format!("making the lease's bucket: {error}"))?,
-        };
+        let lease_prefix = format!("wasmod.{}.lease.", settings.name);
+        let leases = jetstream
+            .get_or_create_stream(stream::Config {
+                name: format!("WASMOD_{}_LEASES", settings.name),
+                subjects: vec![format!("{lease_prefix}>")],
+                num_replicas: settings.replicas,
+                storage: stream::StorageType::File,
+                max_messages_per_subject: 1,
+                max_age: settings.lease,
+                ..Default::default()
+            })
+            .await
+            .map_err(|error| format!("making the stream of leases: {error}"))?;
         Ok(Self {
             jetstream,
             stream,
             subject,
-            bucket,
+            leases,
+            lease_prefix,
             max_payload,
         })
+    }
+
+    /// The subject `name` of the lease stream.
+    pub fn lease_subject(&self, name: &str) -> String {
+        format!("{}{name}", self.lease_prefix)
     }
 
     /// The sequence of the stream's last message (0 while it is empty).
@@ -89,7 +98,3 @@ impl Engine {
     }
 }
 
-/// `wasmod_<name>`: the bucket of the deployment's lease.
-fn bucket_name(settings: &ClusterSettings) -> String {
-    format!("wasmod_{}", settings.name)
-}

@@ -77,8 +77,24 @@ impl ClusterSettings {
         }
     }
 
-    /// Whether the settings can name a stream and a bucket; why not.
-    fn check(&self) -> Result<(), String> {
+    /// The engine's servers, parsed; why not.
+    pub(crate) fn server_addresses(&self) -> Result<Vec<async_nats::ServerAddr>, String> {
+        let addresses = self
+            .servers
+            .split(',')
+            .map(|url| {
+                url.trim()
+                    .parse::<async_nats::ServerAddr>()
+                    .map_err(|error| format!("`{}` is not a NATS server's URL: {error}", url.trim()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(addresses)
+    }
+
+    /// Whether the settings name servers, a stream and a bucket, and a lease long enough;
+    /// why not.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        self.server_addresses()?;
         let valid = |text: &str| {
             !text.is_empty()
                 && text

@@ -47,7 +47,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// How long to wait before trying the engine again after a failure.
 const RETRY: Duration = Duration::from_millis(500);
 
-/// The key prefix of standbys' progress in the lease's bucket.
+/// The subject prefix of standbys' progress in the lease stream.
 const PROGRESS: &str = "standby.";
 
 /// The parts of the node a promotion sets going.
@@ -80,8 +80,9 @@ pub struct Deposed(watch::Receiver<Option<String>>);
 impl Deposed {
     /// Waits until the node is deposed; why. Never completes for a node that stops first.
     pub async fn wait(&mut self) -> String {
-        match self.0.wait_for(Option::is_some).await {
-            Ok(reason) => reason.clone().unwrap_or_default(),
+        let reason = self.0.wait_for(Option::is_some).await.map(|reason| reason.clone());
+        match reason {
+            Ok(reason) => reason.unwrap_or_default(),
             Err(_) => std::future::pending().await,
         }
     }
@@ -344,35 +345,41 @@ impl Cluster {
 
     /// Writes how far this standby has applied, for its primary.
     async fn report_progress(&self, engine: &Engine) {
-        let key = format!("{PROGRESS}{}", self.settings.node);
+        let subject = engine.lease_subject(&format!("{PROGRESS}{}", self.settings.node));
         let applied = self.parts.database.next_offset().to_string();
-        if let Err(error) = engine.bucket.put(key, applied.into()).await {
+        let sent = match engine.jetstream.publish(subject, applied.into()).await {
+            Ok(pending) => pending.await.map(drop),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = sent {
             tracing::debug!("reporting this standby's progress failed: {error}");
         }
     }
 
     /// The standbys' progress, as they last wrote it (a standby silent for a lease is gone
-    /// from the bucket, and from this list).
+    /// from the stream, and from this list).
     async fn standbys(&self, engine: &Engine) -> Vec<StandbyProgress> {
-        let Ok(keys) = engine.bucket.keys().await else {
+        let prefix = engine.lease_subject(PROGRESS);
+        let Ok(subjects) = engine.leases.info_with_subjects(format!("{prefix}>")).await else {
             return Vec::new();
         };
-        let keys: Vec<String> = keys
-            .filter_map(|key| async move { key.ok() })
-            .filter(|key| std::future::ready(key.starts_with(PROGRESS)))
+        let subjects: Vec<String> = subjects
+            .filter_map(|subject| async move { subject.ok().map(|(subject, _)| subject) })
             .collect()
             .await;
         let mut standbys = Vec::new();
-        for key in keys {
-            if let Ok(Some(value)) = engine.bucket.get(&key).await {
-                if let Ok(applied) = std::str::from_utf8(&value).unwrap_or("").parse() {
-                    standbys.push(StandbyProgress {
-                        node: key[PROGRESS.len()..].to_owned(),
-                        applied,
-                    });
-                }
+        for subject in subjects {
+            let Ok(message) = engine.leases.get_last_raw_message_by_subject(&subject).await else {
+                continue;
+            };
+            if let Ok(applied) = std::str::from_utf8(&message.payload).unwrap_or("").parse() {
+                standbys.push(StandbyProgress {
+                    node: subject[prefix.len()..].to_owned(),
+                    applied,
+                });
             }
         }
+        standbys.sort_by(|a, b| a.node.cmp(&b.node));
         standbys
     }
 
