@@ -199,17 +199,20 @@ impl Cluster {
     /// Reads who holds the lease; takes it if nobody does.
     async fn watch_lease(&self, engine: &Engine, lease: &Lease) -> Result<Option<Held>, String> {
         let holder = lease.holder().await?;
-        let log_end = match engine
+        let last = match engine
             .stream
             .get_last_raw_message_by_subject(&engine.subject)
             .await
         {
-            Ok(last) => Span::of(Some(&last.headers))?.next,
-            Err(_) => 0,
+            Ok(last) => Some(Span::of(Some(&last.headers))?),
+            Err(_) => None,
         };
         self.status.update(|status| {
             status.primary = holder.clone();
-            status.log_end = log_end;
+            if let Some(last) = last {
+                status.log_end = last.next;
+                status.term = status.term.max(last.term);
+            }
             status.applied = self.parts.database.next_offset();
         });
         if holder.is_some() {
@@ -368,7 +371,8 @@ impl Cluster {
             .collect()
             .await;
         let mut standbys = Vec::new();
-        for subject in subjects {
+        let own = engine.lease_subject(&format!("{PROGRESS}{}", self.settings.node));
+        for subject in subjects.into_iter().filter(|subject| *subject != own) {
             let Ok(message) = engine.leases.get_last_raw_message_by_subject(&subject).await else {
                 continue;
             };
