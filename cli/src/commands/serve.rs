@@ -59,12 +59,22 @@ pub struct Args {
     /// Make this server a node of a replicated deployment on this NATS JetStream cluster
     /// (several servers comma-separated; see docs/high-availability.md): a standby until it
     /// takes the lease, then the primary. Needs `--durability replicated` and `--node-name`.
-    #[arg(long, value_name = "nats://HOST:PORT,…", requires = "node_name", conflicts_with = "publish")]
+    #[arg(
+        long,
+        value_name = "nats://HOST:PORT,…",
+        requires_all = ["node_name", "secret_file"],
+        conflicts_with = "publish"
+    )]
     cluster: Option<String>,
     /// The deployment's name, the same on each of its nodes (it names the stream of commits
     /// and the lease on the engine).
     #[arg(long, default_value = "main", value_name = "NAME", requires = "cluster")]
     deployment: String,
+    /// The identity-signing secret every node of the deployment shares (an `identity-secret`
+    /// file, as a data directory holds), so that a client's token is good on whichever node is
+    /// the primary. Needed with `--cluster`.
+    #[arg(long, value_name = "FILE", requires = "cluster")]
+    secret_file: Option<PathBuf>,
     /// This node's name in the deployment, unique in it (letters, digits, `-`, `_`).
     #[arg(long, value_name = "NAME", requires = "cluster")]
     node_name: Option<String>,
@@ -115,7 +125,11 @@ pub fn run(args: Args) -> Result {
         .data
         .clone()
         .unwrap_or_else(|| module.home.join(".wasmod"));
-    let secret = Secret::load_or_create(&data).map_err(Failure::usage)?;
+    let secret = match &args.secret_file {
+        Some(path) => Secret::load(path)
+            .map_err(|error| Failure::usage(format!("--secret-file: {error}")))?,
+        None => Secret::load_or_create(&data).map_err(Failure::usage)?,
+    };
     let cluster = cluster_settings(&args)?;
     // The last commits before a restart stay at hand for WebSocket clients that resume.
     let mut options = durability::Options::default()

@@ -38,6 +38,10 @@ pub const TOO_SLOW: CloseCode = 4001;
 pub const RESYNC: CloseCode = 4002;
 /// The client stayed silent (not even answering a ping) for two ping intervals.
 pub const IDLE: CloseCode = 4003;
+/// The server is a standby of a replicated deployment, which takes no connection (a
+/// connection is a write: its `client_connected`): connect to the primary, or to the next of
+/// the deployment's servers.
+pub const NOT_PRIMARY: CloseCode = 4004;
 
 /// The most bytes a close frame's reason may have.
 pub const MAX_REASON: usize = 123;

@@ -41,6 +41,7 @@ use std::time::Instant;
 use tokio::sync::Semaphore;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_protocol::call::CallKind;
+use wasmod_protocol::errors::ErrorCode;
 use wasmod_protocol::ws::{ClientMessage, Compression};
 use wasmod_subscription::{BoundQuery, Budget, BudgetError, Catalog, Query};
 
@@ -91,7 +92,11 @@ where
         Ok(connection) => connection,
         Err(error) => {
             tracing::info!(identity = %identity, "a WebSocket connection was refused: {}", error.message);
-            let refused = Close::new(close::REFUSED, error.message);
+            let code = match error.code {
+                ErrorCode::NotPrimary => close::NOT_PRIMARY,
+                _ => close::REFUSED,
+            };
+            let refused = Close::new(code, error.message);
             let _ = tokio::time::timeout(CLOSE_TIMEOUT, sink.send(Frame::closing(&refused))).await;
             return;
         }
