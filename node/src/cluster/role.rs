@@ -32,6 +32,7 @@ use crate::worker::Worker;
 use async_nats::jetstream::consumer::{pull, DeliverPolicy};
 use bytes::Bytes;
 use futures_util::StreamExt;
+use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -106,19 +107,29 @@ impl Cluster {
         (cluster, status, Deposed(receiver))
     }
 
-    /// Plays the node's part until `stop` becomes `true` or the node is deposed.
+    /// Plays the node's part until `stop` becomes `true` or the node is deposed. A primary
+    /// that stops gives its lease up, so that a standby takes its place at once rather than
+    /// once the lease runs out (what the node commits while it shuts down, its connections'
+    /// `client_disconnected`, is then refused: the next primary runs them).
     pub async fn run(self, mut stop: watch::Receiver<bool>) {
+        let leading = Mutex::new(None);
         let stopping = async move {
             let _ = stop.wait_for(|stop| *stop).await;
         };
         tokio::select! {
             () = stopping => {}
-            () = self.play() => {}
+            () = self.play(&leading) => {}
+        }
+        let held = leading.lock().take();
+        if let Some((lease, held)) = held {
+            lease.release(&held).await;
+            tracing::info!(term = held.term, "stopped: the lease is given up");
         }
     }
 
-    /// Connects, follows, takes over and leads, each step tried again until it works.
-    async fn play(&self) {
+    /// Connects, follows, takes over and leads, each step tried again until it works; the
+    /// lease, once this node leads, in `leading`.
+    async fn play(&self, leading: &Mutex<Option<(Lease, Held)>>) {
         let engine = self
             .retry("connecting to the engine", || {
                 Engine::connect(&self.settings)
@@ -147,7 +158,9 @@ impl Cluster {
                 Err(reason) => self.trouble(reason).await,
             }
         };
+        *leading.lock() = Some((lease.clone(), held.clone()));
         let reason = self.lead(&engine, &lease, &held).await;
+        leading.lock().take();
         tracing::error!("deposed: {reason}");
         self.status.update(|status| {
             status.role = ClusterRole::Deposed;
