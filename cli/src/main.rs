@@ -83,6 +83,8 @@ enum Command {
     Logs(commands::logs::Args),
     /// Make a new build of a module serve on a running server, between two calls.
     Publish(commands::publish::Args),
+    /// How each server of a deployment is doing: its part, the lease, its lag (`/health`).
+    Status(commands::status::Args),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +110,7 @@ fn main() -> ExitCode {
         Command::Sql(args) => commands::sql::run(args),
         Command::Logs(args) => commands::logs::run(args),
         Command::Publish(args) => commands::publish::run(args),
+        Command::Status(args) => commands::status::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -82,8 +82,8 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use wasmod_host::datastore::Database;
 use wasmod_host::WasmModule;
-use wasmod_node::replication::{PublishReading, PublishSettings};
 use wasmod_node::cluster::ClusterSettings;
+use wasmod_node::replication::{PublishReading, PublishSettings};
 use wasmod_node::{EdgeOptions, LogFeed, Node, ScheduleClock};
 
 /// A module ready to be served.

@@ -14,4 +14,5 @@ pub mod publish;
 pub mod serve;
 pub mod serving;
 pub mod sql;
+pub mod status;
 pub mod subscribe;

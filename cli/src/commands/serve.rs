@@ -32,10 +32,10 @@ use super::serving::{self, Serving};
 use crate::check;
 use crate::failure::{Context, Failure, Result};
 use crate::source::Module;
+use crate::units::Span;
 use std::path::PathBuf;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::Persistence;
-use crate::units::Span;
 use wasmod_node::cluster::ClusterSettings;
 use wasmod_node::replication::{PublishSettings, StreamAddress, DEFAULT_BACKLOG, DEFAULT_MAX_LEN};
 use wasmod_node::LogFeed;
@@ -68,7 +68,12 @@ pub struct Args {
     cluster: Option<String>,
     /// The deployment's name, the same on each of its nodes (it names the stream of commits
     /// and the lease on the engine).
-    #[arg(long, default_value = "main", value_name = "NAME", requires = "cluster")]
+    #[arg(
+        long,
+        default_value = "main",
+        value_name = "NAME",
+        requires = "cluster"
+    )]
     deployment: String,
     /// The identity-signing secret every node of the deployment shares (an `identity-secret`
     /// file, as a data directory holds), so that a client's token is good on whichever node is
@@ -84,7 +89,12 @@ pub struct Args {
     advertise: Option<String>,
     /// How long the lease lasts unless the primary renews it: the longest a deployment waits
     /// before a standby takes the place of a lost primary.
-    #[arg(long, default_value = "3s", value_name = "DURATION", requires = "cluster")]
+    #[arg(
+        long,
+        default_value = "3s",
+        value_name = "DURATION",
+        requires = "cluster"
+    )]
     lease: Span,
     /// Snapshot the tables in the background after this many logged transactions (recovery
     /// then replays only the log after the snapshot); 0 for never.
@@ -126,8 +136,9 @@ pub fn run(args: Args) -> Result {
         .clone()
         .unwrap_or_else(|| module.home.join(".wasmod"));
     let secret = match &args.secret_file {
-        Some(path) => Secret::load(path)
-            .map_err(|error| Failure::usage(format!("--secret-file: {error}")))?,
+        Some(path) => {
+            Secret::load(path).map_err(|error| Failure::usage(format!("--secret-file: {error}")))?
+        }
         None => Secret::load_or_create(&data).map_err(Failure::usage)?,
     };
     let cluster = cluster_settings(&args)?;
@@ -165,16 +176,17 @@ pub fn run(args: Args) -> Result {
             .env(logs.clone())?
             .with_persistence(Persistence::new(data.join("db"), options))
             .with_deferred_durability();
-        let loaded = check::load(&compiled, args.serving.wasm_config(), env).map_err(|failure| {
-            match published.is_file() {
-                true => failure.hint(format!(
+        let loaded =
+            check::load(&compiled, args.serving.wasm_config(), env).map_err(|failure| {
+                match published.is_file() {
+                    true => failure.hint(format!(
                     "a build was published to this data directory with `wasmod publish` and is \
                      kept in {}: serve that build, or a newer one",
                     published.display()
                 )),
-                false => failure,
-            }
-        })?;
+                    false => failure,
+                }
+            })?;
         tracing::info!(
             module = %module.path.display(),
             data = %data.display(),

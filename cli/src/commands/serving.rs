@@ -204,7 +204,8 @@ impl Serving {
                     }
                 };
                 let socket = listener.try_clone().context("the bound socket")?;
-                let socket = tokio::net::TcpListener::from_std(socket).context("the bound socket")?;
+                let socket =
+                    tokio::net::TcpListener::from_std(socket).context("the bound socket")?;
                 server.serve(socket, shutdown).await.context("serving")?;
                 match end.await {
                     Ok(reason) => tracing::warn!(

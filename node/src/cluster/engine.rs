@@ -97,4 +97,3 @@ impl Engine {
             .map_err(|error| format!("reading the stream's end: {error}"))
     }
 }
-

@@ -135,7 +135,11 @@ impl Lease {
 
     /// What the lease's subject holds now.
     async fn last(&self) -> Result<Last, String> {
-        match self.stream.get_last_raw_message_by_subject(&self.subject).await {
+        match self
+            .stream
+            .get_last_raw_message_by_subject(&self.subject)
+            .await
+        {
             Ok(message) if message.payload.is_empty() => Ok(Last::Free(message.sequence)),
             Ok(message) => Ok(Last::Held(
                 serde_json::from_slice(&message.payload).unwrap_or_default(),
@@ -150,9 +154,10 @@ impl Lease {
     /// Writes `value` on the lease's subject if its last message is still the one at
     /// `after` (0: none); the new message's sequence.
     async fn write(&self, value: Bytes, after: u64) -> Result<u64, Renewal> {
-        let message = PublishMessage::build()
-            .payload(value)
-            .header("Nats-Expected-Last-Subject-Sequence", after.to_string().as_str());
+        let message = PublishMessage::build().payload(value).header(
+            "Nats-Expected-Last-Subject-Sequence",
+            after.to_string().as_str(),
+        );
         let answer = match self
             .jetstream
             .send_publish(self.subject.clone(), message)

@@ -85,7 +85,9 @@ impl ClusterSettings {
             .map(|url| {
                 url.trim()
                     .parse::<async_nats::ServerAddr>()
-                    .map_err(|error| format!("`{}` is not a NATS server's URL: {error}", url.trim()))
+                    .map_err(|error| {
+                        format!("`{}` is not a NATS server's URL: {error}", url.trim())
+                    })
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(addresses)

@@ -81,7 +81,11 @@ pub struct Deposed(watch::Receiver<Option<String>>);
 impl Deposed {
     /// Waits until the node is deposed; why. Never completes for a node that stops first.
     pub async fn wait(&mut self) -> String {
-        let reason = self.0.wait_for(Option::is_some).await.map(|reason| reason.clone());
+        let reason = self
+            .0
+            .wait_for(Option::is_some)
+            .await
+            .map(|reason| reason.clone());
         match reason {
             Ok(reason) => reason.unwrap_or_default(),
             Err(_) => std::future::pending().await,
@@ -386,7 +390,11 @@ impl Cluster {
         let mut standbys = Vec::new();
         let own = engine.lease_subject(&format!("{PROGRESS}{}", self.settings.node));
         for subject in subjects.into_iter().filter(|subject| *subject != own) {
-            let Ok(message) = engine.leases.get_last_raw_message_by_subject(&subject).await else {
+            let Ok(message) = engine
+                .leases
+                .get_last_raw_message_by_subject(&subject)
+                .await
+            else {
                 continue;
             };
             if let Ok(applied) = std::str::from_utf8(&message.payload).unwrap_or("").parse() {
