@@ -47,7 +47,11 @@ impl Engine {
                 format!("connecting to the engine at {}: {error}", settings.servers)
             })?;
         let max_payload = client.server_info().max_payload;
-        let jetstream = jetstream::new(client);
+        // The context's own timeout bounds appends' acknowledgements too, which the
+        // connection's request timeout does not (they would wait 5 s).
+        let jetstream = jetstream::ContextBuilder::new()
+            .timeout(settings.request_timeout)
+            .build(client);
         let subject = format!("wasmod.{}.log", settings.name);
         let stream = jetstream
             .get_or_create_stream(stream::Config {

@@ -4,9 +4,9 @@
 //! time. Each write names the sequence of the subject's last message
 //! (`Nats-Expected-Last-Subject-Sequence`), which the engine checks: exactly one node takes a
 //! lease that is free (none on the subject, or a release), and only the holder of the last
-//! write can renew it. (A key-value bucket is the same thing with a client API; JetStream's
-//! 2.9 servers answer its creation in a form the client does not read, so the stream is used
-//! as is.)
+//! write can renew it. (A key-value bucket is the same thing with a client API; the client
+//! cannot make one on JetStream's 2.9 servers, whose account information it does not read, so
+//! the stream is used as is.)
 //!
 //! The holder counts its lease from the moment it *sent* the write that the engine took, which
 //! is before the engine stored it: its own deadline comes before the message's expiry, so a
