@@ -12,7 +12,7 @@ use crate::delivery::{Callbacks, Deliveries, Shared};
 use crate::error::Error;
 use crate::new_build::{RowType, RowTypes};
 use crate::platform;
-use crate::socket;
+use crate::servers::{self, Servers};
 use crate::state::{ConnectionState, ConnectionStates};
 use crate::sync::{Mutex, RwLock};
 use crate::table::{Listeners, TableHandle};
@@ -35,9 +35,10 @@ struct DeclaredTable {
     primary_key: Option<String>,
 }
 
-/// How to connect: the server, the identity, the tables' row types, reconnection.
+/// How to connect: the server (or servers), the identity, the tables' row types,
+/// reconnection.
 pub struct ClientBuilder {
-    url: String,
+    urls: Vec<String>,
     token: Option<String>,
     module: Option<ModuleDescription>,
     tables: Vec<DeclaredTable>,
@@ -54,8 +55,26 @@ impl ClientBuilder {
     /// trusts the platform's root certificates, and those given with
     /// [`root_certificate`](Self::root_certificate).
     pub fn new(url: impl Into<String>) -> Self {
+        Self::with_servers([url])
+    }
+
+    /// A client of a replicated deployment (`docs/high-availability.md`) whose servers
+    /// (nodes) are at `urls`, each as [`new`](Self::new) takes it: only the primary takes
+    /// connections, and which node that is changes when one fails. The client connects to
+    /// the first that takes it, trying them in this order; when a server refuses it (a standby
+    /// closes with `4004`), fails, or its connection is lost, it tries the next one, going
+    /// round (one round per wait of the [`Backoff`]), and resumes its query sets on the new
+    /// primary. A call a server refused as `not_primary` (it never ran) is sent again to the
+    /// next one ([`NOT_PRIMARY_RETRIES`](crate::NOT_PRIMARY_RETRIES)); a call in flight when
+    /// a connection is lost fails with [`Error::Disconnected`] as always (whether it ran is
+    /// unknown). `docs/client.md` has an example.
+    pub fn with_servers<I>(urls: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
         Self {
-            url: url.into(),
+            urls: urls.into_iter().map(Into::into).collect(),
             token: None,
             module: None,
             tables: Vec::new(),
@@ -147,9 +166,9 @@ impl ClientBuilder {
     }
 
     /// Connects, and starts the connection task (on the current tokio runtime, or in a
-    /// browser on the page's event loop). An error if
-    /// the first connection fails (reconnection is for connections that were up), or if a
-    /// declared table's primary key is not a field of its row type.
+    /// browser on the page's event loop). An error if the first connection fails (each
+    /// server tried once; reconnection is for connections that were up), or if a declared
+    /// table's primary key is not a field of its row type.
     pub async fn connect(self) -> Result<Client, Error> {
         if !(self.compression.is_supported() || platform::decompresses(self.compression)) {
             return Err(Error::Connect(format!(
@@ -170,14 +189,8 @@ impl ClientBuilder {
             };
             row_types.insert(table.name.clone(), row_type);
         }
-        let url = socket::subscribe_url(&self.url, self.compression)?;
-        let socket = socket::Connection::open_trusting(
-            &url,
-            self.token.as_deref(),
-            socket::HANDSHAKE_TIMEOUT,
-            &self.tls,
-        )
-        .await?;
+        let mut servers = Servers::new(&self.urls, self.compression)?;
+        let socket = servers::open_round(&mut servers, self.token.as_deref(), &self.tls).await?;
         let shared = Arc::new(Shared {
             cache: Arc::new(RwLock::new(cache)),
             listeners: Arc::new(Listeners::default()),
@@ -187,7 +200,7 @@ impl ClientBuilder {
         });
         let (commands, receiver) = mpsc::unbounded_channel();
         let connection = connection::Connection::new(
-            url,
+            servers,
             self.tls,
             socket,
             shared.clone(),
@@ -247,6 +260,16 @@ impl Client {
     /// A client of the server at `url`; see [`ClientBuilder`].
     pub fn builder(url: impl Into<String>) -> ClientBuilder {
         ClientBuilder::new(url)
+    }
+
+    /// A client of the replicated deployment whose servers are at `urls`; see
+    /// [`ClientBuilder::with_servers`].
+    pub fn builder_with_servers<I>(urls: I) -> ClientBuilder
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        ClientBuilder::with_servers(urls)
     }
 
     /// The identity the client runs as.

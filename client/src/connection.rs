@@ -10,10 +10,16 @@
 //!
 //! When the socket is lost, calls waiting for an answer fail with
 //! [`Error::Disconnected`] (whether a reducer ran is unknown), and, unless reconnection is
-//! off, the task connects again with the same token, and subscribes every query set again
-//! with `resume_from` = the offset of the last transaction it applied: the server then sends
-//! only the net changes (or all rows, which replace the query set's in the cache; the cache
-//! reports only the difference either way).
+//! off, the task connects again with the same token (to the next of the servers, when it
+//! has several: `servers.rs`), and subscribes every query set again with `resume_from` = the
+//! offset of the last transaction it applied: the server then sends only the net changes (or
+//! all rows, which replace the query set's in the cache; the cache reports only the
+//! difference either way).
+//!
+//! A call the server refused as `not_primary` (a replicated deployment's standby: it never
+//! ran) is not failed but kept for the next server; the task leaves the server once no other
+//! call is out on it, and sends those calls, with those it held meanwhile, once connected
+//! again.
 //!
 //! A query set that a new build of the module ended is subscribed again, when the new build
 //! can serve it, as `new_build.rs` describes.
@@ -25,6 +31,7 @@ use crate::error::Error;
 use crate::id_map::IdMap;
 use crate::new_build::{self, NewBuild, RowTypes};
 use crate::platform;
+use crate::servers::{self, Servers};
 use crate::socket::{self, Received};
 use crate::state::ConnectionState;
 use crate::sync::Mutex;
@@ -43,7 +50,7 @@ use wasmod_protocol::ws::{
 };
 
 /// How long to wait between attempts to reconnect: `first`, then twice as long each time, up
-/// to `max`.
+/// to `max`. A client of several servers tries each of them in turn at every attempt.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Backoff {
     /// The wait before the first attempt.
@@ -242,16 +249,33 @@ pub const BUSY_RETRIES: u32 = 7;
 /// The wait before a call answered `busy` is sent again the first time.
 const BUSY_FIRST_WAIT: Duration = Duration::from_millis(25);
 
+/// How often a call answered `not_primary` (a standby of a replicated deployment refused it:
+/// it never ran) is sent to the next server before `not_primary` is its answer. A server
+/// that takes a connection is the primary, so a call meets a standby only when the primary
+/// it was sent to steps down; more than once means the deployment has no primary for long.
+pub const NOT_PRIMARY_RETRIES: u32 = 3;
+
 /// A call held until fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
 struct HeldCall {
-    /// Its frame, its request id not set yet.
+    /// Its frame, its request id not set yet (or the one it was last sent with).
     frame: Vec<u8>,
     pending: Pending,
+    /// How often a server answered it `not_primary`.
+    refused: u32,
+}
+
+/// A call sent and not answered yet: its frame (shared bytes, not a copy), to send it again,
+/// and how often it was answered `busy` and `not_primary`.
+struct CallOut {
+    frame: Bytes,
+    busy: u32,
+    refused: u32,
 }
 
 /// The connection task's state.
 pub(crate) struct Connection {
-    url: String,
+    /// Where to connect, and which server the socket is open to.
+    servers: Servers,
     /// What a `wss://` socket and an `https://` description trust, on every reconnection.
     tls: platform::Tls,
     socket: Option<socket::Connection>,
@@ -261,12 +285,17 @@ pub(crate) struct Connection {
     pending: HashMap<u32, Pending>,
     /// Calls sent and not answered yet (among `pending`, which has queries too).
     calls_out: usize,
-    /// The frames of the calls out, by request id, with how often each was answered `busy`:
-    /// sent again after a wait rather than failed ([`BUSY_RETRIES`]). Shared bytes, not
-    /// copies.
-    frames_out: HashMap<u32, (Bytes, u32)>,
+    /// The calls out, by request id: sent again after a wait when answered `busy`
+    /// ([`BUSY_RETRIES`]), to the next server when answered `not_primary`.
+    frames_out: HashMap<u32, CallOut>,
     /// Calls not sent yet, oldest first.
     held_calls: VecDeque<HeldCall>,
+    /// Calls answered `not_primary`, oldest first, for the next server: kept when the socket
+    /// is lost, failed only when the task ends.
+    elsewhere: Vec<HeldCall>,
+    /// Whether the server is not the primary (it answered a call `not_primary`): no call is
+    /// sent to it any more, and it is left once none is out.
+    leaving: bool,
     /// `WaitFor` requests sent and not answered yet.
     waits_out: usize,
     /// Waits not sent yet, oldest first: each offset and what settles it.
@@ -295,11 +324,11 @@ enum Turn {
 }
 
 impl Connection {
-    /// The task's state over `socket`, the first connection to `url`. `row_types` are the
-    /// tables' row types the application reads; `commands`, the sender of the task's
-    /// commands.
+    /// The task's state over `socket`, the first connection to one of `servers` (the
+    /// current one). `row_types` are the tables' row types the application reads;
+    /// `commands`, the sender of the task's commands.
     pub(crate) fn new(
-        url: String,
+        servers: Servers,
         tls: platform::Tls,
         socket: socket::Connection,
         shared: Arc<Shared>,
@@ -308,7 +337,7 @@ impl Connection {
         commands: &mpsc::UnboundedSender<Command>,
     ) -> Self {
         Self {
-            url,
+            servers,
             tls,
             socket: Some(socket),
             shared,
@@ -318,6 +347,8 @@ impl Connection {
             frames_out: HashMap::default(),
             calls_out: 0,
             held_calls: VecDeque::new(),
+            elsewhere: Vec::new(),
+            leaving: false,
             waits_out: 0,
             held_waits: VecDeque::new(),
             query_sets: IdMap::default(),
@@ -379,7 +410,11 @@ impl Connection {
     async fn command(&mut self, command: Command) -> Turn {
         let message = match command {
             Command::Call { frame, pending } => {
-                self.held_calls.push_back(HeldCall { frame, pending });
+                self.held_calls.push_back(HeldCall {
+                    frame,
+                    pending,
+                    refused: 0,
+                });
                 return self.send_held().await;
             }
             Command::OneOff { query, answer } => {
@@ -415,10 +450,10 @@ impl Connection {
             }
             Command::Retry { request_id } => {
                 // Gone if the socket was lost meanwhile: the call failed with it.
-                let Some((frame, _)) = self.frames_out.get(&request_id) else {
+                let Some(call) = self.frames_out.get(&request_id) else {
                     return Turn::Continue;
                 };
-                let frame = frame.clone();
+                let frame = call.frame.clone();
                 return self.send_frame(frame).await;
             }
             Command::Disconnect { done } => {
@@ -467,10 +502,23 @@ impl Connection {
         Turn::Continue
     }
 
-    /// Sends the calls held, oldest first, while fewer than [`MAX_CALLS_IN_FLIGHT`] are out.
+    /// Sends the calls held, oldest first, while fewer than [`MAX_CALLS_IN_FLIGHT`] are out;
+    /// or, on a server that is not the primary, leaves it once no call is out.
     async fn send_held_calls(&mut self) -> Turn {
+        if self.leaving {
+            return if self.calls_out == 0 {
+                self.leave().await
+            } else {
+                Turn::Continue
+            };
+        }
         while self.calls_out < MAX_CALLS_IN_FLIGHT {
-            let Some(HeldCall { mut frame, pending }) = self.held_calls.pop_front() else {
+            let Some(HeldCall {
+                mut frame,
+                pending,
+                refused,
+            }) = self.held_calls.pop_front()
+            else {
                 break;
             };
             let request_id = self.request_id();
@@ -478,7 +526,12 @@ impl Connection {
             self.calls_out += 1;
             BinaryClientMessage::set_call_request_id(&mut frame, request_id);
             let frame = Bytes::from(frame);
-            self.frames_out.insert(request_id, (frame.clone(), 0));
+            let call = CallOut {
+                frame: frame.clone(),
+                busy: 0,
+                refused,
+            };
+            self.frames_out.insert(request_id, call);
             if let Turn::Lost = self.send_frame(frame).await {
                 return Turn::Lost;
             }
@@ -608,9 +661,12 @@ impl Connection {
     /// The answer to call (or wait) `request_id`, when the server's last commit was `offset`:
     /// a view's value at once, a procedure's once the cache holds what it wrote.
     fn call_result(&mut self, request_id: u32, offset: u64, result: Result<Vec<u8>, ApiError>) {
-        if matches!(&result, Err(error) if error.code == ErrorCode::Busy)
-            && self.retry_later(request_id)
-        {
+        let retried = match &result {
+            Err(error) if error.code == ErrorCode::Busy => self.retry_later(request_id),
+            Err(error) if error.code == ErrorCode::NotPrimary => self.retry_elsewhere(request_id),
+            _ => false,
+        };
+        if retried {
             return;
         }
         match self.answered(request_id) {
@@ -646,7 +702,7 @@ impl Connection {
     /// call out), and the `busy` is its answer. Its slot among the calls out stays taken
     /// meanwhile, so later calls do not overtake it by more than the window did.
     fn retry_later(&mut self, request_id: u32) -> bool {
-        let Some((_, busy)) = self.frames_out.get_mut(&request_id) else {
+        let Some(CallOut { busy, .. }) = self.frames_out.get_mut(&request_id) else {
             return false;
         };
         if *busy >= BUSY_RETRIES {
@@ -663,6 +719,45 @@ impl Connection {
             }
         });
         true
+    }
+
+    /// Keeps call `request_id`, answered `not_primary`, for the next server
+    /// ([`NOT_PRIMARY_RETRIES`] times at most), and starts leaving this one; `false` if it has
+    /// been refused enough (or is no call out), or the client does not reconnect, and the
+    /// refusal is its answer.
+    fn retry_elsewhere(&mut self, request_id: u32) -> bool {
+        let (frame, refused) = match self.frames_out.get(&request_id) {
+            Some(call) if self.reconnect.is_some() && call.refused < NOT_PRIMARY_RETRIES => {
+                (call.frame.clone(), call.refused + 1)
+            }
+            _ => return false,
+        };
+        let Some(pending) = self.answered(request_id) else {
+            return false;
+        };
+        tracing::info!(
+            request_id,
+            "a call the server refused as not the primary waits for the next server"
+        );
+        self.elsewhere.push(HeldCall {
+            frame: frame.into(),
+            pending,
+            refused,
+        });
+        self.leaving = true;
+        true
+    }
+
+    /// Leaves a server that is not the primary, no call being out on it: the calls held go
+    /// to the next server with those it refused, and the socket is closed (the task then
+    /// reconnects, as after a loss).
+    async fn leave(&mut self) -> Turn {
+        tracing::info!("the server is not the primary: connecting to the next");
+        self.elsewhere.extend(self.held_calls.drain(..));
+        if let Some(socket) = self.socket.take() {
+            socket.split().0.close().await;
+        }
+        Turn::Lost
     }
 
     /// A query set's rows, the parts received before and `last`: all of them (replacing what
@@ -806,7 +901,7 @@ impl Connection {
             return;
         }
         self.describing = true;
-        let url = self.url.clone();
+        let url = self.servers.current().to_owned();
         let tls = self.tls.clone();
         let commands = self.commands.clone();
         platform::spawn(async move {
@@ -932,10 +1027,11 @@ impl Connection {
         id
     }
 
-    /// The socket is gone: the calls waiting for it fail, and the parts of rows it brought
-    /// are void.
+    /// The socket is gone: the calls waiting for it fail (but those kept for the next
+    /// server), and the parts of rows it brought are void.
     fn lost(&mut self) {
         self.socket = None;
+        self.leaving = false;
         self.outbox.clear();
         for query_set in self.query_sets.values_mut() {
             query_set.parts.clear();
@@ -954,9 +1050,10 @@ impl Connection {
         }
     }
 
-    /// Connects again with the session's token, after the backoff's waits, then subscribes
-    /// every query set again. Commands that come meanwhile are handled without a socket: calls
-    /// fail at once, subscriptions are kept for when it is back.
+    /// Connects again with the session's token, after each of the backoff's waits a round of
+    /// the servers from the next one, then subscribes every query set again and sends the
+    /// calls kept for the next server. Commands that come meanwhile are handled without a
+    /// socket: calls fail at once, subscriptions are kept for when it is back.
     async fn reconnect(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) -> Turn {
         let Some(backoff) = self.reconnect else {
             return Turn::Stop;
@@ -977,20 +1074,17 @@ impl Connection {
                     },
                 }
             }
-            match socket::Connection::open_trusting(
-                &self.url,
-                Some(&token),
-                socket::HANDSHAKE_TIMEOUT,
-                &self.tls,
-            )
-            .await
-            {
+            match servers::open_round(&mut self.servers, Some(&token), &self.tls).await {
                 Ok(socket) => {
-                    tracing::info!("reconnected");
+                    tracing::info!(url = self.servers.current(), "reconnected");
                     *self.shared.session.lock() = socket.session().clone();
                     self.socket = Some(socket);
                     self.shared.connection.set(ConnectionState::Connected);
-                    return self.resubscribe().await;
+                    if let Turn::Lost = self.resubscribe().await {
+                        return Turn::Lost;
+                    }
+                    self.held_calls.extend(self.elsewhere.drain(..));
+                    return self.send_held().await;
                 }
                 Err(error) => tracing::info!(%error, ?delay, "reconnecting failed"),
             }
@@ -1064,6 +1158,9 @@ impl Connection {
     /// The task is ending: every call and subscription hears of it.
     fn end(&mut self) {
         self.lost();
+        for call in self.elsewhere.drain(..) {
+            call.pending.fail(Error::Disconnected);
+        }
         self.shared.connection.set(ConnectionState::Disconnected);
         let query_sets = std::mem::take(&mut self.query_sets);
         // After the deliveries still queued for a frame tick, which may apply them first.

@@ -16,6 +16,9 @@
 //!   identity and resumes each query set from the last transaction it applied, so that only
 //!   real changes reach the callbacks; [`Client::on_connection_state`] hears of each loss and
 //!   return ([`ConnectionState`]);
+//! - follows a replicated deployment's failover: given its servers
+//!   ([`ClientBuilder::with_servers`]), it moves on to the next when one refuses it (a
+//!   standby), fails or is lost, and resumes on the new primary;
 //! - follows a new build of the module (`wasmod publish`): a query set the server ended at
 //!   the swap is subscribed again by itself when the new build can serve it in the row types
 //!   the client reads, and the application hears what became of it ([`NewBuild`],
@@ -52,6 +55,7 @@ pub mod json;
 mod new_build;
 mod platform;
 mod replay;
+mod servers;
 pub mod socket;
 mod state;
 mod subscription;
@@ -66,6 +70,7 @@ pub mod web;
 pub use client::{Client, ClientBuilder};
 pub use connection::{
     Backoff, ReducerOutcome, SubscriptionState, BUSY_RETRIES, MAX_CALLS_IN_FLIGHT, MAX_WAITS,
+    NOT_PRIMARY_RETRIES,
 };
 pub use delivery::Callbacks;
 pub use error::Error;

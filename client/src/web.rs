@@ -90,13 +90,17 @@ impl Subscription {
 
 #[wasm_bindgen]
 impl WasmodClient {
-    /// Connects to the server at `url` (`http(s)://host:port`) as the identity of `token`
-    /// (one `token` handed out earlier), or as a new identity without one, asking the server
-    /// to compress large messages with `compression` (`"gzip"`; none by default), which the
-    /// client decodes in wasm. The package's build reads no brotli: `"brotli"` is refused. Reconnects by itself when the connection
-    /// is lost.
+    /// Connects to the server at `url` (`http(s)://host:port`), or to the first of a
+    /// replicated deployment's servers that takes the connection (an array of URLs: the
+    /// others are followed through a failover, as [`ClientBuilder::with_servers`] says), as
+    /// the identity of `token` (one `token` handed out earlier), or as a new identity without
+    /// one, asking the server to compress large messages with `compression` (`"gzip"`; none
+    /// by default), which the client decodes in wasm. The package's build reads no brotli:
+    /// `"brotli"` is refused. Reconnects by itself when the connection is lost.
+    ///
+    /// [`ClientBuilder::with_servers`]: crate::ClientBuilder::with_servers
     pub async fn connect(
-        url: String,
+        #[wasm_bindgen(unchecked_param_type = "string | readonly string[]")] url: JsValue,
         token: Option<String>,
         compression: Option<String>,
     ) -> Result<WasmodClient, JsError> {
@@ -108,11 +112,10 @@ impl WasmodClient {
                 ))
             })?,
         };
-        let description = crate::description::fetch(&url, &crate::platform::Tls::default())
-            .await
-            .map_err(|error| JsError::new(&error))?;
+        let urls = server_urls(&url)?;
+        let description = describe(&urls).await?;
         let module = JsonModule::new(&description).map_err(js_error)?;
-        let mut builder = Client::builder(url.as_str())
+        let mut builder = Client::builder_with_servers(urls)
             .module(description)
             .compression(compression);
         if let Some(token) = token {
@@ -273,6 +276,38 @@ impl WasmodClient {
             Ok(JsValue::UNDEFINED)
         })
     }
+}
+
+/// The server URLs of `url`: a string, or an array of strings.
+fn server_urls(url: &JsValue) -> Result<Vec<String>, JsError> {
+    if let Some(url) = url.as_string() {
+        return Ok(vec![url]);
+    }
+    if !Array::is_array(url) {
+        return Err(JsError::new(
+            "a server URL is a string, or an array of them",
+        ));
+    }
+    Array::from(url)
+        .iter()
+        .map(|url| {
+            url.as_string()
+                .ok_or_else(|| JsError::new("a server URL is a string"))
+        })
+        .collect()
+}
+
+/// The module's description, from the first of the servers at `urls` that gives it (a
+/// standby serves it as the primary does; a dead server does not), or the last error.
+async fn describe(urls: &[String]) -> Result<ModuleDescription, JsError> {
+    let mut failed = String::from("no server URL was given");
+    for url in urls {
+        match crate::description::fetch(url, &crate::platform::Tls::default()).await {
+            Ok(description) => return Ok(description),
+            Err(error) => failed = error,
+        }
+    }
+    Err(JsError::new(&failed))
 }
 
 /// `number` as an offset: a whole number from 0 to 2^53 (JavaScript's exact integers).

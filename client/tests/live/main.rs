@@ -1,12 +1,13 @@
 //! The client against a real quickstart served on a loopback port: calls, subscriptions and
 //! the cache's callbacks, two clients, a server restarted under a client, a server that
-//! sends what is not a message, new builds published under clients, and the socket layer
-//! below the client.
+//! sends what is not a message, new builds published under clients, a replicated
+//! deployment's servers followed through a failover, and the socket layer below the client.
 
 mod bindings;
 mod busy;
 mod calls;
 mod compression;
+mod failover;
 mod frame_tick;
 mod lookups;
 mod malformed;
