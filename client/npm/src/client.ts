@@ -291,9 +291,15 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
    * Connects to the server at `url` (`http(s)://host:port`, `ws(s)://host:port`, or its
    * `/v1/subscribe`): reads the module's description, opens the socket and waits for the
    * server's greeting. Rejects if the first connection fails; later losses reconnect.
+   *
+   * Given an array, the URLs of a replicated deployment's servers (`docs/client-web.md`, "Several
+   * servers"): it connects to the first that takes the connection (a standby refuses it with
+   * close code 4004), and when that one refuses, fails or is lost, moves on to the next, round
+   * robin, resuming its query sets on the new primary. A call a standby refused (`not_primary`:
+   * it never ran) is sent to the next server; a call in flight when a connection drops rejects.
    */
   static async connect<T extends TableRows = { [table: string]: Row }>(
-    url: string,
+    url: string | readonly string[],
     options: ConnectOptions = {},
   ): Promise<Client<T>> {
     await init();
