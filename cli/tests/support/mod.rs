@@ -317,7 +317,7 @@ pub fn agent() -> Agent {
         .into()
 }
 
-/// One request: `(status, body as JSON or as a JSON string)`.
+/// One request: `(status, body as JSON or as a JSON string)`; panics if it got no answer.
 pub fn send(
     agent: &Agent,
     method: &str,
@@ -325,6 +325,18 @@ pub fn send(
     token: Option<&str>,
     body: Option<&str>,
 ) -> (u16, Value) {
+    try_send(agent, method, url, token, body).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// One request: `(status, body as JSON or as a JSON string)`, or why no answer came (a
+/// server gone, or paused past the agent's timeout).
+pub fn try_send(
+    agent: &Agent,
+    method: &str,
+    url: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> Result<(u16, Value), String> {
     let authorization = token.map(|token| format!("Bearer {token}"));
     let response = match method {
         "GET" => {
@@ -345,9 +357,12 @@ pub fn send(
             }
         }
     };
-    let mut response = response.unwrap_or_else(|error| panic!("{method} {url}: {error}"));
+    let mut response = response.map_err(|error| format!("{method} {url}: {error}"))?;
     let status = response.status().as_u16();
-    let text = response.body_mut().read_to_string().expect("a body");
+    let text = response
+        .body_mut()
+        .read_to_string()
+        .map_err(|error| format!("{method} {url}: reading the body: {error}"))?;
     let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    (status, json)
+    Ok((status, json))
 }
