@@ -20,7 +20,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{agent, free_port, send, Served, Subscriber, PATIENCE};
+use support::{agent, free_port, private_file, send, signal, Served, Subscriber, PATIENCE};
 use wasmod_wasm_tests::{built, Profile};
 
 /// The stream the primary publishes to.
@@ -259,22 +259,6 @@ fn rss_kib(pid: u32) -> u64 {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmRSS")
-}
-
-/// Writes `text` to a file at `path` only its owner may read, as token files must be.
-fn private_file(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, text).expect("a file");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
-}
-
-/// Sends `signal` (`STOP`, `CONT`) to process `pid`.
-fn signal(pid: u32, signal: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
 }
 
 /// A Redis reply as a number.

@@ -11,9 +11,8 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{free_port, send, try_send, Served, PATIENCE};
+use support::{free_port, private_file, send, signal, try_send, Served, PATIENCE};
 use ureq::Agent;
 use wasmod_nats_cluster::NatsCluster;
 use wasmod_wasm_tests::{built, Profile};
@@ -273,22 +272,6 @@ fn token(base: &str) -> String {
     );
     assert_eq!(status, 200, "{body}");
     body["token"].as_str().expect("a token").to_owned()
-}
-
-/// Writes `text` to `path`, readable by its owner only.
-fn private_file(path: &std::path::Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, text).expect("a file");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
-}
-
-/// Sends `signal` (`STOP`, `CONT`) to process `pid`.
-fn signal(pid: u32, signal: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{signal}"), &pid.to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(status.success());
 }
 
 #[test]

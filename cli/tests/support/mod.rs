@@ -366,3 +366,20 @@ pub fn try_send(
     let json = serde_json::from_str(&text).unwrap_or(Value::String(text));
     Ok((status, json))
 }
+
+/// Writes `text` to `path`, readable by its owner only (`chmod 600`): how a token or a secret
+/// file must be for `wasmod` to take it.
+pub fn private_file(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).expect("a file");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).expect("chmod 600");
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to process `pid`.
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}

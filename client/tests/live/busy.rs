@@ -2,18 +2,14 @@
 //! until it is answered otherwise or has been `busy` too often: against a fake server that
 //! answers `busy` a given number of times.
 
-use crate::malformed::{agree, hello};
+use crate::malformed::{agree, committed, hello};
 use futures_util::{SinkExt, StreamExt};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::Message;
-use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
 use wasmod_client::{Client, Error, ErrorCode, BUSY_RETRIES};
-use wasmod_protocol::ws::{
-    BinaryClientMessage, BinaryServerMessage, ClientMessage, EntryPointName, ServerMessage,
-    TransactionUpdate, UpdateStatus,
-};
+use wasmod_protocol::ws::{BinaryClientMessage, BinaryServerMessage, ClientMessage, ServerMessage};
 use wasmod_protocol::ApiError;
 
 /// Serves one connection that answers each reducer call `busy` `busy` times, then commits it
@@ -43,19 +39,7 @@ async fn busy_server(busy: u32) -> (String, Arc<AtomicU32>) {
                     result: Err(ApiError::new(ErrorCode::Busy, "no room: retry")),
                 }
             } else {
-                ServerMessage::TransactionUpdate(TransactionUpdate {
-                    offset: 7,
-                    timestamp: Timestamp::from_micros_since_unix_epoch(0),
-                    caller_identity: Identity::from_bytes([0xab; 32]),
-                    caller_connection_id: ConnectionId::from_bytes([0xcd; 16]),
-                    entry_point: EntryPointName {
-                        kind: EntryKind::Reducer,
-                        name,
-                    },
-                    status: UpdateStatus::Committed,
-                    request_id: Some(request_id),
-                    changes: Vec::new(),
-                })
+                committed(request_id, name)
             };
             socket
                 .send(Message::binary(answer.to_bytes()))

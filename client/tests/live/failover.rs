@@ -5,7 +5,7 @@
 //! dropped. The standbys and the nodes that refuse or drop are fake servers; the deployment's
 //! failover over real processes is `cli/tests/failover.rs`'s.
 
-use crate::malformed::{agree, hello};
+use crate::malformed::{agree, committed, hello};
 use crate::support::{crash_image, durable_server, eventually, log, texts, Live, PATIENCE};
 use futures_util::{SinkExt, StreamExt};
 use std::net::SocketAddr;
@@ -16,14 +16,10 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
-use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
 use wasmod_client::{
     Backoff, Client, ClientBuilder, ConnectionState, Error, ErrorCode, NOT_PRIMARY_RETRIES,
 };
-use wasmod_protocol::ws::{
-    BinaryClientMessage, BinaryServerMessage, ClientMessage, EntryPointName, ServerMessage,
-    TransactionUpdate, UpdateStatus,
-};
+use wasmod_protocol::ws::{BinaryClientMessage, BinaryServerMessage, ClientMessage, ServerMessage};
 use wasmod_protocol::ApiError;
 
 /// What a fake node of a deployment does with each connection.
@@ -89,19 +85,7 @@ async fn serve(role: Role, stream: tokio::net::TcpStream, count: Arc<AtomicU32>)
                     "this server is a standby",
                 )),
             },
-            _ => ServerMessage::TransactionUpdate(TransactionUpdate {
-                offset: 7,
-                timestamp: Timestamp::from_micros_since_unix_epoch(0),
-                caller_identity: Identity::from_bytes([0xab; 32]),
-                caller_connection_id: ConnectionId::from_bytes([0xcd; 16]),
-                entry_point: EntryPointName {
-                    kind: EntryKind::Reducer,
-                    name,
-                },
-                status: UpdateStatus::Committed,
-                request_id: Some(request_id),
-                changes: Vec::new(),
-            }),
+            _ => committed(request_id, name),
         };
         if socket
             .send(Message::binary(answer.to_bytes()))

@@ -7,9 +7,12 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
-use wasmod_abi::{ConnectionId, Identity};
+use wasmod_abi::{ConnectionId, EntryKind, Identity, Timestamp};
 use wasmod_client::{Client, Error};
-use wasmod_protocol::ws::{BinaryServerMessage, ServerMessage, BIN_PROTOCOL};
+use wasmod_protocol::ws::{
+    BinaryServerMessage, EntryPointName, ServerMessage, TransactionUpdate, UpdateStatus,
+    BIN_PROTOCOL,
+};
 
 /// The `IdentityToken` the fake server greets with.
 pub(crate) fn hello() -> Vec<u8> {
@@ -19,6 +22,24 @@ pub(crate) fn hello() -> Vec<u8> {
         connection_id: ConnectionId::from_bytes([0xcd; 16]),
     };
     message.to_bytes()
+}
+
+/// A fake server's answer to reducer `name`'s call `request_id`: committed, at offset 7 (as
+/// the same identity and connection [`hello`] greets with).
+pub(crate) fn committed(request_id: u32, name: String) -> BinaryServerMessage {
+    ServerMessage::TransactionUpdate(TransactionUpdate {
+        offset: 7,
+        timestamp: Timestamp::from_micros_since_unix_epoch(0),
+        caller_identity: Identity::from_bytes([0xab; 32]),
+        caller_connection_id: ConnectionId::from_bytes([0xcd; 16]),
+        entry_point: EntryPointName {
+            kind: EntryKind::Reducer,
+            name,
+        },
+        status: UpdateStatus::Committed,
+        request_id: Some(request_id),
+        changes: Vec::new(),
+    })
 }
 
 /// Agrees to the binary subprotocol.
