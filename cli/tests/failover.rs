@@ -7,6 +7,11 @@
 
 mod support;
 
+#[allow(dead_code)] // The Redis helpers the server's tests use; these need only some.
+#[path = "../../server/tests/api/redis_server.rs"]
+mod redis_server;
+
+use redis_server::RedisServer;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
@@ -33,11 +38,18 @@ struct Deployment {
     /// Each node's fixed address, so that it restarts where clients look for it.
     listens: Vec<String>,
     nodes: Vec<Option<Served>>,
+    /// The Redis whose stream the primary publishes to for edges, if the deployment has any.
+    redis: Option<RedisServer>,
 }
 
 impl Deployment {
     /// Starts the engine and `count` nodes, and waits for one of them to be the primary.
     fn start(count: usize) -> Self {
+        Self::start_with(count, None)
+    }
+
+    /// [`Deployment::start`], the nodes publishing to a stream of `redis` for edges.
+    fn start_with(count: usize, redis: Option<RedisServer>) -> Self {
         let engine = NatsCluster::start(3);
         let dir = tempfile::tempdir().expect("a directory");
         private_file(
@@ -52,7 +64,12 @@ impl Deployment {
                 .map(|_| format!("127.0.0.1:{}", free_port()))
                 .collect(),
             nodes: (0..count).map(|_| None).collect(),
+            redis,
         };
+        private_file(
+            &deployment.dir.path().join("edge-token"),
+            "an edge token for the tests\n",
+        );
         for node in 0..count {
             deployment.start_node(node);
         }
@@ -66,7 +83,8 @@ impl Deployment {
         let secret = self.dir.path().join("identity-secret");
         let name = format!("n{node}");
         let advertise = format!("http://{}", self.listens[node]);
-        let args: Vec<&OsStr> = vec![
+        let (stream, token) = (self.stream(), self.dir.path().join("edge-token"));
+        let mut args: Vec<&OsStr> = vec![
             "--durability".as_ref(),
             "replicated".as_ref(),
             "--cluster".as_ref(),
@@ -80,6 +98,14 @@ impl Deployment {
             "--advertise".as_ref(),
             advertise.as_ref(),
         ];
+        if let Some(stream) = &stream {
+            args.extend::<[&OsStr; 4]>([
+                "--publish".as_ref(),
+                stream.as_ref(),
+                "--edge-token-file".as_ref(),
+                token.as_os_str(),
+            ]);
+        }
         let data = self.dir.path().join(&name);
         self.nodes[node] = Some(Served::start_with(
             &self.wasm,
@@ -87,6 +113,35 @@ impl Deployment {
             &self.listens[node],
             &args,
         ));
+    }
+
+    /// The stream the primary publishes to, if the deployment has edges.
+    fn stream(&self) -> Option<String> {
+        self.redis
+            .as_ref()
+            .map(|redis| format!("{}/chat", redis.server()))
+    }
+
+    /// Starts an edge that follows the deployment's stream and forwards its writes to
+    /// whichever node is the primary.
+    fn edge(&self) -> Served {
+        let stream = self.stream().expect("a deployment with edges");
+        let primaries = self.bases().join(",");
+        let (token, secret) = (
+            self.dir.path().join("edge-token"),
+            self.dir.path().join("identity-secret"),
+        );
+        let args: Vec<&OsStr> = vec![
+            "--primary".as_ref(),
+            primaries.as_ref(),
+            "--follow".as_ref(),
+            stream.as_ref(),
+            "--edge-token-file".as_ref(),
+            token.as_os_str(),
+            "--secret-file".as_ref(),
+            secret.as_os_str(),
+        ];
+        Served::edge(&self.wasm, "127.0.0.1:0", &args)
     }
 
     /// Every node's address, running or not.
@@ -140,29 +195,7 @@ impl Deployment {
 
     /// The texts of the `message` table on node `node`, with how many times each is there.
     fn messages(&self, node: usize) -> BTreeMap<String, usize> {
-        let agent = quick_agent();
-        let mut texts = BTreeMap::new();
-        let mut cursor: Option<String> = None;
-        loop {
-            let url = match &cursor {
-                None => format!("{}/v1/tables/message?limit=10000", self.bases()[node]),
-                Some(cursor) => format!(
-                    "{}/v1/tables/message?limit=10000&cursor={cursor}",
-                    self.bases()[node]
-                ),
-            };
-            let (status, page) = send(&agent, "GET", &url, None, None);
-            assert_eq!(status, 200, "{page}");
-            for row in page["rows"].as_array().expect("rows") {
-                *texts
-                    .entry(row["text"].as_str().expect("a text").to_owned())
-                    .or_default() += 1;
-            }
-            match page["next_cursor"].as_str() {
-                Some(next) => cursor = Some(next.to_owned()),
-                None => return texts,
-            }
-        }
+        messages(&self.bases()[node])
     }
 
     /// Waits until every running node holds the rows of node `primary`; checks that each write
@@ -232,6 +265,31 @@ impl Writes {
             }
             assert!(started.elapsed() < PATIENCE, "no node took a write");
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// The texts of the `message` table of the server at `base`, with how many times each is
+/// there.
+fn messages(base: &str) -> BTreeMap<String, usize> {
+    let agent = quick_agent();
+    let mut texts = BTreeMap::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let url = match &cursor {
+            None => format!("{base}/v1/tables/message?limit=10000"),
+            Some(cursor) => format!("{base}/v1/tables/message?limit=10000&cursor={cursor}"),
+        };
+        let (status, page) = send(&agent, "GET", &url, None, None);
+        assert_eq!(status, 200, "{page}");
+        for row in page["rows"].as_array().expect("rows") {
+            *texts
+                .entry(row["text"].as_str().expect("a text").to_owned())
+                .or_default() += 1;
+        }
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return texts,
         }
     }
 }
@@ -432,4 +490,42 @@ fn writes_go_on_without_one_engine_node_and_stop_without_two() {
     eprintln!("writes went on {back:?} after the engine's quorum came back");
     let primary = deployment.wait_for_primary(None);
     deployment.check(primary, &writes);
+}
+
+#[test]
+fn an_edge_follows_the_deployment_through_a_failover() {
+    let mut deployment = Deployment::start_with(2, Some(RedisServer::start()));
+    let primary = deployment.wait_for_primary(None);
+    let bases = deployment.bases();
+    let token = token(&bases[primary]);
+    let edge = deployment.edge();
+    let mut writes = Writes::default();
+    let agent = quick_agent();
+    for _ in 0..20 {
+        writes
+            .send(&agent, &edge.base, &token)
+            .expect("the edge forwards writes to the primary");
+    }
+
+    deployment.kill(primary);
+    let next = deployment.wait_for_primary(Some(primary));
+    let failover = writes.send_to_any(std::slice::from_ref(&edge.base), &token);
+    eprintln!("the edge's writes went on {failover:?} after the new primary was elected");
+    for _ in 0..20 {
+        writes
+            .send(&agent, &edge.base, &token)
+            .expect("the edge forwards writes to the new primary");
+    }
+
+    // The new primary publishes where the last one stopped: the edge holds its rows.
+    deployment.check(next, &writes);
+    let rows = deployment.messages(next);
+    let started = Instant::now();
+    while messages(&edge.base) != rows {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the edge does not hold the new primary's rows"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

@@ -386,20 +386,20 @@ impl NodeBuilder {
     }
 
     /// The role the sides asked for make: an edge, a publisher, a node of a replicated
-    /// deployment, or a primary alone. An edge that would also publish, or whose module holds
-    /// no replica, is refused; so is a node of a deployment that would be more, or whose
-    /// tables are not a standby's.
+    /// deployment (which may publish too), or a primary alone. An edge that would also publish,
+    /// or whose module holds no replica, is refused; so is a node of a deployment that would
+    /// be an edge, or whose tables are not a standby's.
     fn role(&self) -> io::Result<Role> {
         if let Some(settings) = &self.cluster {
             settings
                 .check()
                 .map_err(|reason| io::Error::new(io::ErrorKind::InvalidInput, reason))?;
             let standby = self.module.database().is_standby();
-            if self.edge.is_some() || self.publish.is_some() || !standby {
+            if self.edge.is_some() || !standby {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     "a node of a replicated deployment opens its tables with durability \
-                     `replicated`, and is neither an edge nor a publisher",
+                     `replicated`, and is no edge",
                 ));
             }
             return Ok(Role::Replicated);
@@ -495,17 +495,20 @@ impl NodeBuilder {
             connections.clone(),
             realtime::Settings::from(&config),
         );
-        let publisher = publish
+        let mut publisher = publish
             .map(|settings| Publisher::new(database.clone(), settings))
             .transpose()?;
+        let publish_stats = publisher.as_ref().map(Publisher::stats);
         let (cluster, cluster_side) = match cluster {
             None => (None, None),
             Some(settings) => {
+                // A deployment's publisher runs on its primary only: from the promotion on.
                 let parts = NodeParts {
                     database: database.clone(),
                     worker: worker.clone(),
                     build: build.clone(),
                     scheduling: scheduling.clone(),
+                    publisher: publisher.take(),
                 };
                 let (cluster, status, deposed) = Cluster::new(settings, parts);
                 (Some(cluster), Some((status, deposed)))
@@ -536,7 +539,7 @@ impl NodeBuilder {
             table_reads: TableReads::new(config.max_table_reads, realtime.memory.clone()),
             realtime,
             edge,
-            publish: publisher.as_ref().map(Publisher::stats),
+            publish: publish_stats,
             cluster: cluster_side,
             logs,
             config,

@@ -37,8 +37,10 @@ const PRIMARY_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Args {
     /// The module the primary serves: a crate's directory (built first) or a `.wasm`.
     module: PathBuf,
-    /// The primary's URL (`http://HOST:PORT`), for the snapshot and the forwarded calls.
-    #[arg(long, value_name = "URL")]
+    /// The primary's URL (`http://HOST:PORT`), for the snapshot and the forwarded calls; or
+    /// the URLs of a replicated deployment's nodes, comma-separated: the calls go to
+    /// whichever is the primary (docs/high-availability.md).
+    #[arg(long, value_name = "URL[,URL…]")]
     primary: String,
     /// The primary's stream (`redis://HOST:PORT/<stream>`, as `wasmod serve --publish`).
     #[arg(long, value_name = "redis://HOST:PORT/STREAM")]

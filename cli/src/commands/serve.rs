@@ -13,7 +13,9 @@
 //! a replicated deployment on NATS JetStream (`docs/high-availability.md`): a standby that
 //! follows the replicated log and serves reads, until it takes the lease and becomes the
 //! primary, whose commits are acknowledged once a quorum of the engine holds them. A primary
-//! that is deposed is stopped and started again, a standby, on the same socket.
+//! that is deposed is stopped and started again, a standby, on the same socket. With
+//! `--publish` too, the deployment's primary publishes for edges, which follow it across
+//! failovers (`wasmod edge --primary` with every node's URL).
 //!
 //! With `--publish redis://HOST:PORT/<stream>`, every durable commit is also appended to that
 //! Redis stream for edge nodes (`docs/edges.md`), on a task of its own that never holds
@@ -62,8 +64,7 @@ pub struct Args {
     #[arg(
         long,
         value_name = "nats://HOST:PORT,…",
-        requires_all = ["node_name", "secret_file"],
-        conflicts_with = "publish"
+        requires_all = ["node_name", "secret_file"]
     )]
     cluster: Option<String>,
     /// The deployment's name, the same on each of its nodes (it names the stream of commits

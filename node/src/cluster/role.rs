@@ -27,6 +27,7 @@ use super::log::{self, Appender, Refused, Span};
 use super::status::{ClusterRole, PrimaryNode, SharedStatus, StandbyProgress};
 use super::ClusterSettings;
 use crate::build::CurrentBuild;
+use crate::replication::Publisher;
 use crate::schedule::Scheduling;
 use crate::worker::Worker;
 use async_nats::jetstream::consumer::{pull, DeliverPolicy};
@@ -52,7 +53,7 @@ const RETRY: Duration = Duration::from_millis(500);
 const PROGRESS: &str = "standby.";
 
 /// The parts of the node a promotion sets going.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub(crate) struct NodeParts {
     /// The tables.
     pub database: Arc<Database>,
@@ -62,6 +63,10 @@ pub(crate) struct NodeParts {
     pub build: CurrentBuild,
     /// The scheduler, started on promotion only.
     pub scheduling: Arc<Scheduling>,
+    /// The publisher of commits to edges' stream, if the deployment has edges: started on
+    /// promotion only. It learns where the stream stands from the stream itself, so the next
+    /// primary goes on where the last one stopped, at the same offsets.
+    pub publisher: Option<Publisher>,
 }
 
 /// The role task of one node ([`Cluster::run`]).
@@ -69,6 +74,10 @@ pub(crate) struct NodeParts {
 pub struct Cluster {
     settings: ClusterSettings,
     parts: NodeParts,
+    /// The publisher of [`NodeParts::publisher`], until the promotion starts it.
+    publisher: Mutex<Option<Publisher>>,
+    /// What stops the node's replication tasks, for the publisher started on promotion.
+    stop: Option<watch::Receiver<bool>>,
     status: Arc<SharedStatus>,
     deposed: watch::Sender<Option<String>>,
 }
@@ -98,13 +107,15 @@ impl Cluster {
     /// deployment `settings` names; with the status it keeps and what says it was deposed.
     pub(crate) fn new(
         settings: ClusterSettings,
-        parts: NodeParts,
+        mut parts: NodeParts,
     ) -> (Self, Arc<SharedStatus>, Deposed) {
         let status = Arc::new(SharedStatus::new(&settings.node));
         let (deposed, receiver) = watch::channel(None);
         let cluster = Self {
             settings,
+            publisher: Mutex::new(parts.publisher.take()),
             parts,
+            stop: None,
             status: status.clone(),
             deposed,
         };
@@ -115,7 +126,8 @@ impl Cluster {
     /// that stops gives its lease up, so that a standby takes its place at once rather than
     /// once the lease runs out (what the node commits while it shuts down, its connections'
     /// `client_disconnected`, is then refused: the next primary runs them).
-    pub async fn run(self, mut stop: watch::Receiver<bool>) {
+    pub async fn run(mut self, mut stop: watch::Receiver<bool>) {
+        self.stop = Some(stop.clone());
         let leading = Mutex::new(None);
         let stopping = async move {
             let _ = stop.wait_for(|stop| *stop).await;
@@ -312,6 +324,9 @@ impl Cluster {
             .scheduling
             .start(self.parts.build.get().module.clone())
             .await;
+        if let (Some(publisher), Some(stop)) = (self.publisher.lock().take(), &self.stop) {
+            tokio::spawn(publisher.run(stop.clone()));
+        }
         let primary = PrimaryNode {
             node: self.settings.node.clone(),
             url: self.settings.advertise.clone(),

@@ -3,6 +3,13 @@
 //!
 //! One pooled HTTP/1 client serves both; every exchange has a deadline, so a primary that
 //! stops answering fails the calls waiting on it (`busy`, retry later) instead of holding them.
+//!
+//! The primary may be one of several servers: the nodes of a replicated deployment
+//! (`docs/high-availability.md`), any of which may be the primary now. An exchange goes to the
+//! server that answered last; one a standby refuses (`not_primary`: nothing happened) goes on
+//! to the next at once, and so does a snapshot (a read) that got no answer. A forwarded call
+//! that got no answer is not sent again (it may have run): it fails `busy`, and the next
+//! exchange starts at the next server.
 
 use super::forward::{ForwardedCall, ForwardedOutcome, CALLS_PATH};
 use super::{OFFSET_HEADER, SNAPSHOT_PATH};
@@ -15,6 +22,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use std::fmt;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use wasmod_host::datastore::{durability, TxData};
 use wasmod_host::Outcome;
@@ -72,37 +80,30 @@ impl From<PrimaryError> for ApiError {
 /// The primary an edge follows.
 #[derive(Debug)]
 pub struct Primary {
-    base: String,
+    /// The servers that may be the primary, in order.
+    bases: Vec<String>,
+    /// The one to try first: the last that answered.
+    current: AtomicUsize,
     authorization: HeaderValue,
     timeout: Duration,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
 impl Primary {
-    /// The primary at `base` (`http://HOST:PORT`), reached with `edge_token`; each exchange
-    /// may take `timeout`. Fails if `base` is not an `http` URL with a host, or the token
-    /// cannot be a header.
-    pub fn new(base: &str, edge_token: &str, timeout: Duration) -> io::Result<Self> {
+    /// The primary at `bases` (`http://HOST:PORT`; or several, comma-separated: a replicated
+    /// deployment's nodes), reached with `edge_token`; each exchange may take `timeout`. Fails
+    /// if a base is not an `http` URL with a host, or the token cannot be a header.
+    pub fn new(bases: &str, edge_token: &str, timeout: Duration) -> io::Result<Self> {
         let invalid = |reason: String| io::Error::new(io::ErrorKind::InvalidInput, reason);
-        let base = base.trim_end_matches('/');
-        let uri: Uri = base
-            .parse()
-            .map_err(|error| invalid(format!("the primary's URL `{base}` is invalid: {error}")))?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
-            return Err(invalid(format!(
-                "the primary's URL `{base}` must be http://HOST:PORT (put TLS in front of both \
-                 sides with a proxy)"
-            )));
-        }
-        if uri.path() != "/" && !uri.path().is_empty() {
-            return Err(invalid(format!(
-                "the primary's URL `{base}` must not have a path"
-            )));
-        }
+        let bases = bases
+            .split(',')
+            .map(|base| check_base(base.trim().trim_end_matches('/')).map_err(invalid))
+            .collect::<io::Result<Vec<String>>>()?;
         let authorization = HeaderValue::from_str(&format!("Bearer {edge_token}"))
             .map_err(|_| invalid("the edge token cannot be sent in a header".to_owned()))?;
         Ok(Self {
-            base: base.to_owned(),
+            bases,
+            current: AtomicUsize::new(0),
             authorization,
             timeout,
             // Idle connections are dropped well before the primary closes them (its
@@ -114,14 +115,16 @@ impl Primary {
         })
     }
 
-    /// The primary's URL.
+    /// The URL of the server tried first: the last that answered.
     pub fn url(&self) -> &str {
-        &self.base
+        &self.bases[self.current.load(Ordering::Relaxed) % self.bases.len()]
     }
 
     /// Every row of the primary's tables at one offset, once durable there.
     pub async fn snapshot(&self) -> Result<Snapshot, PrimaryError> {
-        let (status, offset, body) = self.exchange(Method::GET, SNAPSHOT_PATH, None).await?;
+        let (status, offset, body) = self
+            .exchange(Method::GET, SNAPSHOT_PATH, None, Resend::Always)
+            .await?;
         if status != StatusCode::OK {
             return Err(refused(status, &body));
         }
@@ -148,7 +151,7 @@ impl Primary {
         let body = serde_json::to_vec(call)
             .map_err(|error| PrimaryError::Malformed(format!("the call: {error}")))?;
         let (status, offset, answer) = self
-            .exchange(Method::POST, CALLS_PATH, Some(body.into()))
+            .exchange(Method::POST, CALLS_PATH, Some(body.into()), Resend::Refused)
             .await?;
         if status != StatusCode::OK {
             return Err(refused(status, &answer));
@@ -165,10 +168,42 @@ impl Primary {
         Ok((outcome, offset))
     }
 
-    /// One request to `path`, within the deadline: the status, the offset header if any, and
-    /// the body.
+    /// One request to `path`, to the server that answered last, then to the next ones as
+    /// `resend` allows: the status, the offset header if any, and the body of the first
+    /// answer that is not a standby's refusal (or of the last server's).
     async fn exchange(
         &self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+        resend: Resend,
+    ) -> Result<(StatusCode, Option<u64>, Bytes), PrimaryError> {
+        let first = self.current.load(Ordering::Relaxed);
+        let mut answer = Err(PrimaryError::Unreachable("no server".into()));
+        for attempt in 0..self.bases.len() {
+            let index = (first + attempt) % self.bases.len();
+            let base = &self.bases[index];
+            answer = self
+                .exchange_with(base, method.clone(), path, body.clone())
+                .await;
+            let go_on = match &answer {
+                Ok((status, _, body)) => is_not_primary(*status, body),
+                Err(_) => resend == Resend::Always,
+            };
+            if !go_on {
+                let next = if answer.is_ok() { index } else { index + 1 };
+                self.current.store(next, Ordering::Relaxed);
+                return answer;
+            }
+        }
+        self.current.store(first + 1, Ordering::Relaxed);
+        answer
+    }
+
+    /// One request to `path` on the server at `base`, within the deadline.
+    async fn exchange_with(
+        &self,
+        base: &str,
         method: Method,
         path: &str,
         body: Option<Bytes>,
@@ -176,7 +211,7 @@ impl Primary {
         let unreachable = |reason: String| PrimaryError::Unreachable(reason);
         let request = Request::builder()
             .method(method)
-            .uri(format!("{}{path}", self.base))
+            .uri(format!("{base}{path}"))
             .header(AUTHORIZATION, self.authorization.clone())
             .header(CONTENT_TYPE, "application/json")
             .body(Full::new(body.unwrap_or_default()))
@@ -205,6 +240,41 @@ impl Primary {
             .await
             .map_err(|_| unreachable(format!("no answer within {:?}", self.timeout)))?
     }
+}
+
+/// Which exchanges go on to the next server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resend {
+    /// A read: any failure goes on.
+    Always,
+    /// A write: only a standby's refusal, which says nothing happened.
+    Refused,
+}
+
+/// Whether an answer is a standby's refusal (`not_primary`).
+fn is_not_primary(status: StatusCode, body: &[u8]) -> bool {
+    status == StatusCode::SERVICE_UNAVAILABLE
+        && matches!(
+            serde_json::from_slice::<ErrorBody>(body),
+            Ok(ErrorBody { error }) if error.code == ErrorCode::NotPrimary
+        )
+}
+
+/// `base` if it is an `http://HOST:PORT` URL without a path; why not.
+fn check_base(base: &str) -> Result<String, String> {
+    let uri: Uri = base
+        .parse()
+        .map_err(|error| format!("the primary's URL `{base}` is invalid: {error}"))?;
+    if uri.scheme_str() != Some("http") || uri.host().is_none() {
+        return Err(format!(
+            "the primary's URL `{base}` must be http://HOST:PORT (put TLS in front of both \
+             sides with a proxy)"
+        ));
+    }
+    if uri.path() != "/" && !uri.path().is_empty() {
+        return Err(format!("the primary's URL `{base}` must not have a path"));
+    }
+    Ok(base.to_owned())
 }
 
 /// The primary's error answer with `status`.
