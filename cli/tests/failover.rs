@@ -373,6 +373,31 @@ fn a_standby_takes_the_place_of_a_killed_primary_and_no_acknowledged_write_is_lo
     deployment.start_node(primary);
     deployment.check(next, &writes);
     assert_eq!(cluster(&agent, &bases[primary])["role"], "standby");
+
+    // The operator's console shows the deployment: the primary lists its standbys, each
+    // caught up.
+    let operator = deployment.nodes[next]
+        .as_ref()
+        .expect("runs")
+        .operator_token
+        .clone();
+    let stats_url = format!("{}/v1/admin/stats", bases[next]);
+    let started = Instant::now();
+    loop {
+        let (status, stats) = send(&agent, "GET", &stats_url, Some(&operator), None);
+        assert_eq!(status, 200, "{stats}");
+        let cluster = &stats["cluster"];
+        assert_eq!(cluster["role"], "primary", "{stats}");
+        let standbys = cluster["standbys"].as_array().expect("standbys");
+        if standbys.len() == 2 && standbys.iter().all(|s| s["applied"] == cluster["applied"]) {
+            break;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the standbys' progress: {stats}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]

@@ -266,7 +266,8 @@ pub(crate) async fn table(
     Ok(page(&state, path, query, Reader::Operator, holder).await?)
 }
 
-/// `GET /v1/admin/stats`: how the server is doing now.
+/// `GET /v1/admin/stats`: how the server is doing now; on a node of a replicated deployment,
+/// its place in it (`cluster`, as `/health` has it; `null` elsewhere).
 pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Value>, HttpError> {
     let admin = admin(&state)?;
     let logs = state.node.logs();
@@ -286,6 +287,7 @@ pub(crate) async fn stats(State(state): Shared, _: Operator) -> Result<Json<Valu
             "lagged": dropped.lagged,
         },
         "queue_free": queue_free,
+        "cluster": state.node.cluster(),
         "logs": {
             "kept": logs.capacity(),
             "readers": logs.readers(),

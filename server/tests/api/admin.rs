@@ -164,6 +164,8 @@ async fn the_admin_side_takes_the_operator_token_and_nothing_else() {
         "logs",
         "entries",
         "dispatch",
+        "cluster-role",
+        "standbys",
     ] {
         assert!(
             page.contains(&format!("id=\"{id}\"")),
@@ -261,6 +263,11 @@ async fn the_admin_api_shows_tables_private_rows_entry_points_and_the_report() {
     );
     assert!(stats["commits_per_second"].is_number());
     assert_eq!(stats["connections"], json!([]));
+    assert_eq!(
+        stats["cluster"],
+        Value::Null,
+        "a lone server is of no deployment"
+    );
 
     // The module's `init` logged before the server started: the log was handed the feed
     // with the module.
