@@ -45,11 +45,12 @@ struct Deployment {
 impl Deployment {
     /// Starts the engine and `count` nodes, and waits for one of them to be the primary.
     fn start(count: usize) -> Self {
-        Self::start_with(count, None)
+        Self::start_with("quickstart", count, None)
     }
 
-    /// [`Deployment::start`], the nodes publishing to a stream of `redis` for edges.
-    fn start_with(count: usize, redis: Option<RedisServer>) -> Self {
+    /// [`Deployment::start`] of the example module `module`, the nodes publishing to a stream
+    /// of `redis` for edges if one is given.
+    fn start_with(module: &str, count: usize, redis: Option<RedisServer>) -> Self {
         let engine = NatsCluster::start(3);
         let dir = tempfile::tempdir().expect("a directory");
         private_file(
@@ -59,7 +60,7 @@ impl Deployment {
         let mut deployment = Self {
             engine,
             dir,
-            wasm: built(Profile::Release).library_path("quickstart"),
+            wasm: built(Profile::Release).library_path(module),
             listens: (0..count)
                 .map(|_| format!("127.0.0.1:{}", free_port()))
                 .collect(),
@@ -519,7 +520,7 @@ fn writes_go_on_without_one_engine_node_and_stop_without_two() {
 
 #[test]
 fn an_edge_follows_the_deployment_through_a_failover() {
-    let mut deployment = Deployment::start_with(2, Some(RedisServer::start()));
+    let mut deployment = Deployment::start_with("quickstart", 2, Some(RedisServer::start()));
     let primary = deployment.wait_for_primary(None);
     let bases = deployment.bases();
     let token = token(&bases[primary]);
@@ -553,4 +554,57 @@ fn an_edge_follows_the_deployment_through_a_failover() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn each_scheduled_call_happens_once_across_a_failover() {
+    let mut deployment = Deployment::start_with("scheduled", 2, None);
+    let primary = deployment.wait_for_primary(None);
+    let bases = deployment.bases();
+    let token = token(&bases[primary]);
+    let agent = quick_agent();
+    // One-shot timers due every 100 ms over the next 4 s: some fire on the first primary,
+    // some are due while no node leads, the rest fire on the next one.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_micros() as i64;
+    let timers = 40;
+    for id in 0..timers {
+        let body = serde_json::json!([id, now + 500_000 + 100_000 * id as i64, false]).to_string();
+        let url = format!("{}/v1/reducers/once", bases[primary]);
+        let (status, answer) = send(&agent, "POST", &url, Some(&token), Some(&body));
+        assert_eq!(status, 200, "{answer}");
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    deployment.kill(primary);
+    let next = deployment.wait_for_primary(Some(primary));
+
+    let started = Instant::now();
+    let fired = loop {
+        let url = format!("{}/v1/tables/fired?limit=1000", bases[next]);
+        let (status, page) = send(&agent, "GET", &url, None, None);
+        assert_eq!(status, 200, "{page}");
+        let rows = page["rows"].as_array().expect("rows").clone();
+        if rows.len() >= timers as usize {
+            break rows;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{} of {timers} timers fired",
+            rows.len()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let mut calls: BTreeMap<u64, usize> = BTreeMap::new();
+    for row in &fired {
+        *calls
+            .entry(row["timer"].as_u64().expect("a timer id"))
+            .or_default() += 1;
+    }
+    assert_eq!(calls.len(), timers as usize, "{calls:?}");
+    assert!(
+        calls.values().all(|&count| count == 1),
+        "a timer fired more than once: {calls:?}"
+    );
 }
