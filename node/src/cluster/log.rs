@@ -249,3 +249,27 @@ async fn span_at(engine: &Engine, sequence: u64) -> Result<Span, String> {
         .map_err(|error| format!("reading message {sequence} of the stream: {error}"))?;
     Span::of(Some(&message.headers))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_is_read_from_its_three_headers_or_refused() {
+        let mut headers = HeaderMap::new();
+        headers.insert(FIRST, "10");
+        headers.insert(NEXT, "12");
+        headers.insert(TERM, "3");
+        assert_eq!(
+            Span::of(Some(&headers)),
+            Ok(Span {
+                first: 10,
+                next: 12,
+                term: 3
+            })
+        );
+        headers.insert(TERM, "three");
+        assert!(Span::of(Some(&headers)).unwrap_err().contains(TERM));
+        assert!(Span::of(None).unwrap_err().contains(FIRST));
+    }
+}

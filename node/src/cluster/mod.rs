@@ -43,6 +43,7 @@ pub struct ClusterSettings {
     /// `_`.
     pub name: String,
     /// This node's name, unique in the deployment: the lease says which node holds it.
+    /// Letters, digits, `-` and `_`.
     pub node: String,
     /// Where clients reach this node (`http://host:port`), published with the lease so that a
     /// standby can tell clients where the primary is. Empty if unknown.
@@ -112,6 +113,12 @@ impl ClusterSettings {
         if self.node.is_empty() {
             return Err("a node of a deployment needs a name".into());
         }
+        if !valid(&self.node) {
+            return Err(format!(
+                "`{}` cannot name a node: use letters, digits, `-` and `_`",
+                self.node
+            ));
+        }
         if self.lease < Duration::from_millis(500) {
             return Err(format!(
                 "a lease of {:?} is shorter than an exchange with the engine may take: give it \
@@ -172,6 +179,72 @@ pub(crate) fn render(status: &ClusterStatus, text: &mut String) {
                 "wasmod_cluster_standby_lag_commits{{standby=\"{}\"}} {}",
                 standby.node,
                 status.applied.saturating_sub(standby.applied)
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_name_servers_a_deployment_a_node_and_a_long_enough_lease() {
+        let good = ClusterSettings::new(
+            "nats://127.0.0.1:4222, nats://127.0.0.1:4223",
+            "chat-1",
+            "a",
+        );
+        assert_eq!(good.check(), Ok(()));
+        assert_eq!(good.server_addresses().map(|servers| servers.len()), Ok(2));
+
+        let unnamed = ClusterSettings::new("nats://127.0.0.1:4222", "chat.1", "a");
+        assert!(unnamed
+            .check()
+            .unwrap_err()
+            .contains("cannot name a deployment"));
+        let anonymous = ClusterSettings::new("nats://127.0.0.1:4222", "chat", "");
+        assert!(anonymous.check().unwrap_err().contains("needs a name"));
+        let dotted = ClusterSettings::new("nats://127.0.0.1:4222", "chat", "a.b");
+        assert!(dotted.check().unwrap_err().contains("cannot name a node"));
+        let garbled = ClusterSettings::new("nats://127.0.0.1:port", "chat", "a");
+        assert!(garbled
+            .check()
+            .unwrap_err()
+            .contains("is not a NATS server's URL"));
+        let mut hasty = ClusterSettings::new("nats://127.0.0.1:4222", "chat", "a");
+        hasty.lease = std::time::Duration::from_millis(100);
+        assert!(hasty.check().unwrap_err().contains("at least 500 ms"));
+    }
+
+    #[test]
+    fn the_metrics_say_the_role_the_term_and_each_standbys_lag() {
+        let status = ClusterStatus {
+            node: "a".into(),
+            role: ClusterRole::Primary,
+            term: 7,
+            applied: 120,
+            log_end: 120,
+            promotions: 2,
+            standbys: vec![StandbyProgress {
+                node: "b".into(),
+                applied: 117,
+            }],
+            ..ClusterStatus::default()
+        };
+        let mut text = String::new();
+        render(&status, &mut text);
+        for line in [
+            "wasmod_cluster_role{role=\"primary\"} 1",
+            "wasmod_cluster_role{role=\"standby\"} 0",
+            "wasmod_cluster_term 7",
+            "wasmod_cluster_lag_commits 0",
+            "wasmod_cluster_promotions_total 2",
+            "wasmod_cluster_standby_lag_commits{standby=\"b\"} 3",
+        ] {
+            assert!(
+                text.lines().any(|got| got == line),
+                "no `{line}` in:\n{text}"
             );
         }
     }
