@@ -35,7 +35,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use wasmod_host::datastore::durability::decode_records;
 use wasmod_host::datastore::{Commit, CommitMeta, Database, ReplicaError};
@@ -51,6 +51,22 @@ const RETRY: Duration = Duration::from_millis(500);
 
 /// The subject prefix of standbys' progress in the lease stream.
 const PROGRESS: &str = "standby.";
+
+/// Renews `held`: `Err` with why once it is lost (another node holds it, or it ran out before
+/// a renewal got through); a renewal that failed while the lease still holds is only logged.
+async fn keep(lease: &Lease, held: &Held) -> Result<(), String> {
+    match lease.renew(held).await {
+        Ok(()) => Ok(()),
+        Err(Renewal::Lost) => Err("another node holds the lease".into()),
+        Err(Renewal::Failed(reason)) if !held.holds() => Err(format!(
+            "the lease ran out: it could not be renewed ({reason})"
+        )),
+        Err(Renewal::Failed(reason)) => {
+            tracing::warn!("renewing the lease failed ({reason}); it holds until it runs out");
+            Ok(())
+        }
+    }
+}
 
 /// The parts of the node a promotion sets going.
 #[derive(Debug)]
@@ -163,7 +179,7 @@ impl Cluster {
             .update(|status| status.role = ClusterRole::Standby);
         let held = loop {
             match self.follow(&engine, &lease).await {
-                Ok(held) => match self.promote(&engine, &held).await {
+                Ok(held) => match self.promote(&engine, &lease, &held).await {
                     Ok(()) => break held,
                     Err(reason) => {
                         // Not promoted: the database still refuses commits of its own.
@@ -289,12 +305,18 @@ impl Cluster {
 
     /// Makes this node, holder of `held`, the primary: applies the log to its end, marks the
     /// term, then lets the database, the module and the scheduler write.
-    async fn promote(&self, engine: &Engine, held: &Held) -> Result<(), String> {
+    async fn promote(&self, engine: &Engine, lease: &Lease, held: &Held) -> Result<(), String> {
         let database = &self.parts.database;
         let mut applied = log::find_start(engine, database.next_offset()).await? - 1;
+        let mut renewed = Instant::now();
         let appender = loop {
             let last = engine.last_sequence().await?;
             for sequence in applied + 1..=last {
+                // A long way to the log's end must not cost the lease on the way.
+                if renewed.elapsed() >= lease.renew_every() {
+                    keep(lease, held).await?;
+                    renewed = Instant::now();
+                }
                 let message = engine
                     .stream
                     .get_raw_message(sequence)
@@ -356,17 +378,8 @@ impl Cluster {
                 lease.release(held).await;
                 return format!("the commit log failed: {failure}");
             }
-            match lease.renew(held).await {
-                Ok(()) => {}
-                Err(Renewal::Lost) => return "another node holds the lease".into(),
-                Err(Renewal::Failed(reason)) if !held.holds() => {
-                    return format!("the lease ran out: it could not be renewed ({reason})")
-                }
-                Err(Renewal::Failed(reason)) => {
-                    tracing::warn!(
-                        "renewing the lease failed ({reason}); it holds until it runs out"
-                    );
-                }
+            if let Err(reason) = keep(lease, held).await {
+                return reason;
             }
             let standbys = self.standbys(engine).await;
             let applied = self.parts.database.next_offset();
