@@ -310,13 +310,23 @@ async fn the_admin_console_shows_rows_and_a_new_commit_without_a_reload() {
         .trim()
         .parse()
         .expect("the commit count is a number");
-    console
-        .find(Locator::Css("#table-message"))
-        .await
-        .expect("the table's entry")
-        .click()
-        .await
-        .expect("clicked");
+    // The list of tables is drawn again every 2 s: an entry found just before is stale by the
+    // click, now and then, and is found again.
+    let mut tries = 0;
+    loop {
+        let entry = console
+            .find(Locator::Css("#table-message"))
+            .await
+            .expect("the table's entry");
+        match entry.click().await {
+            Ok(_) => break,
+            Err(error) if tries < 5 => {
+                tries += 1;
+                eprintln!("clicking the table's entry again: {error}");
+            }
+            Err(error) => panic!("clicked: {error:?}"),
+        }
+    }
     let shows_row =
         "return document.getElementById('table-rows').textContent.includes(arguments[0])";
     wait_for(
