@@ -375,6 +375,23 @@ fn a_standby_takes_the_place_of_a_killed_primary_and_no_acknowledged_write_is_lo
     deployment.check(next, &writes);
     assert_eq!(cluster(&agent, &bases[primary])["role"], "standby");
 
+    // `wasmod status` says who is the primary, and fails for a node that does not answer.
+    let root = std::env::temp_dir();
+    let status = support::wasmod(&["status", &bases[next], &bases[primary]], &root);
+    let said = support::text(&status.stdout);
+    assert!(status.status.success(), "{said}");
+    assert!(said.contains(&format!("n{next} primary, ok")), "{said}");
+    assert!(said.contains(&format!("n{primary} standby")), "{said}");
+    let gone = format!("http://127.0.0.1:{}", free_port());
+    let status = support::wasmod(&["status", &bases[next], &gone], &root);
+    assert_eq!(
+        status.status.code(),
+        Some(1),
+        "{}",
+        support::text(&status.stdout)
+    );
+    assert!(support::text(&status.stdout).contains("no answer"));
+
     // The operator's console shows the deployment: the primary lists its standbys, each
     // caught up.
     let operator = deployment.nodes[next]
