@@ -21,6 +21,10 @@
 //! - `replication`: edge nodes (`wasmod edge`, fed by a `redis-server`): the primary's CPU per
 //!   commit with and without subscribers on two edges, and lag and deliveries on the edges
 //!   against one node ([`replication`]);
+//! - `failover`: a replicated deployment (three nodes over a 3-node NATS JetStream cluster)
+//!   under load while its primary, its standbys and its engine's servers are killed, paused
+//!   and restarted at random, checked for every acknowledged write, with each failover timed
+//!   ([`failover`]);
 //! - `all`: every one of them, the way `benches/RESULTS.md` records them.
 //!
 //! Every run is bounded (timeouts on every wait, a fixed number of steps) and the servers are
@@ -35,7 +39,10 @@ mod calls;
 mod client;
 mod crash;
 mod delivery;
+mod deployment;
+mod failover;
 mod floor;
+mod http;
 mod idle;
 mod initial;
 mod latency;
@@ -164,6 +171,19 @@ enum Measurement {
         #[arg(long)]
         clients: Option<usize>,
     },
+    /// A replicated deployment under load and random failures: every acknowledged write
+    /// checked, failovers timed (needs `nats-server`).
+    Failover {
+        /// Seconds of chaos.
+        #[arg(long)]
+        seconds: Option<f64>,
+        /// The seed of the chaos's choices (printed by every run).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Only kill the primary, this many times (the failover time measurement).
+        #[arg(long)]
+        kills: Option<usize>,
+    },
 }
 
 /// The programs a measurement starts.
@@ -206,6 +226,8 @@ pub struct Settings {
     pub crash: crash::Plan,
     /// The transfer workload's runs.
     pub transfer: transfer::Sizes,
+    /// The failover run.
+    pub failover: failover::Plan,
 }
 
 impl Settings {
@@ -250,6 +272,14 @@ impl Settings {
                 durabilities: vec!["group".into()],
                 serve_arguments: Vec::new(),
             },
+            failover: failover::Plan {
+                run: Duration::from_secs(180),
+                kills: None,
+                seed: None,
+                http_writers: 4,
+                socket_writers: 4,
+                subscribers: 16,
+            },
         }
     }
 
@@ -293,6 +323,14 @@ impl Settings {
                 ],
                 durabilities: vec!["group".into(), "off".into()],
                 serve_arguments: Vec::new(),
+            },
+            failover: failover::Plan {
+                run: Duration::from_secs(30),
+                kills: None,
+                seed: None,
+                http_writers: 2,
+                socket_writers: 2,
+                subscribers: 4,
             },
         }
     }
@@ -361,7 +399,8 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                 report::initial(&paths, &settings).await?;
                 report::crash(&paths, &settings).await?;
                 report::transfer(&paths, &settings).await?;
-                report::replication(&paths, &settings).await
+                report::replication(&paths, &settings).await?;
+                report::failover(&paths, &settings).await
             }
             Measurement::Delivery { clients } => {
                 if let Some(clients) = clients {
@@ -419,6 +458,19 @@ fn run(options: Options, measurement: Measurement) -> Result<()> {
                     settings.replication.clients = clients;
                 }
                 report::replication(&paths, &settings).await
+            }
+            Measurement::Failover {
+                seconds,
+                seed,
+                kills,
+            } => {
+                let plan = &mut settings.failover;
+                if let Some(seconds) = seconds {
+                    plan.run = Duration::from_secs_f64(seconds.max(0.0));
+                }
+                plan.seed = seed;
+                plan.kills = kills;
+                report::failover(&paths, &settings).await
             }
         }
     })

@@ -34,7 +34,13 @@ impl Served {
     /// dropping it (an abort, a signal): `PR_SET_PDEATHSIG`, which fires when the thread that
     /// spawned the child ends, and the runtime's worker threads that spawn children live as
     /// long as the process.
-    pub async fn start(mut command: Command) -> Result<Self> {
+    pub async fn start(command: Command) -> Result<Self> {
+        Self::start_logging(command, Stdio::inherit()).await
+    }
+
+    /// [`start`](Self::start) with the child's stderr sent to `stderr` (a log file of its
+    /// own, say) instead of this program's.
+    pub async fn start_logging(mut command: Command, stderr: Stdio) -> Result<Self> {
         let program = command.get_program().to_string_lossy().into_owned();
         // SAFETY: the closure runs in the child between fork and exec and only makes one
         // async-signal-safe system call.
@@ -49,7 +55,7 @@ impl Served {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .with_context(|| format!("starting {program}"))?;
         let stdout = child.stdout.take().context("the child's stdout")?;
@@ -81,6 +87,28 @@ impl Served {
     /// The child's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Sends `signal` to the child: SIGSTOP and SIGCONT to pause it and let it go on, as a
+    /// machine paused or cut off would be.
+    pub fn signal(&self, signal: libc::c_int) -> Result<()> {
+        let pid = libc::pid_t::try_from(self.pid()).context("a pid")?;
+        // SAFETY: kill(2) with the id of our own child, which has not been reaped (only
+        // `kill` and drop reap it, and they take `self`).
+        if unsafe { libc::kill(pid, signal) } != 0 {
+            bail!(
+                "signal {signal} to {pid}: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(())
+    }
+
+    /// Kills the child at once (SIGKILL, as a crash or a lost machine: no shutdown runs, a
+    /// paused child too) and waits for it to end.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// The child's memory now.
@@ -149,6 +177,18 @@ pub async fn wasmod_serve(
     data: &Path,
     extra: &[&str],
 ) -> Result<Served> {
+    Served::start(serve_command(wasmod, module, data, "127.0.0.1:0", extra)?).await
+}
+
+/// The command of [`wasmod_serve`], listening on `listen` (a fixed address, for a node that
+/// must come back where its clients look for it).
+pub fn serve_command(
+    wasmod: &Path,
+    module: &Path,
+    data: &Path,
+    listen: &str,
+    extra: &[&str],
+) -> Result<Command> {
     if !wasmod.is_file() {
         bail!(
             "{} is not a file: build it (`cargo build -p wasmod-cli`) or pass --wasmod",
@@ -161,7 +201,7 @@ pub async fn wasmod_serve(
         .arg(module)
         .args([
             "--listen",
-            "127.0.0.1:0",
+            listen,
             "--identities-per-minute",
             "0",
             "--anonymous-calls-per-minute",
@@ -174,7 +214,7 @@ pub async fn wasmod_serve(
         ])
         .arg(data)
         .args(extra);
-    Served::start(command).await
+    Ok(command)
 }
 
 /// A process's resident memory, from `/proc/<pid>/status`.

@@ -4,7 +4,7 @@
 
 use crate::delivery::{self, millis};
 use crate::target::{self, Target};
-use crate::{calls, crash, idle, initial, replication, transfer, Paths, Settings};
+use crate::{calls, crash, failover, idle, initial, replication, transfer, Paths, Settings};
 use anyhow::{bail, Result};
 use std::time::Duration;
 
@@ -20,6 +20,15 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     } else {
         values[middle]
     }
+}
+
+/// The value at quantile `q` (0 to 1) of `sorted` (ascending): the nearest rank, `None` for
+/// no value.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    let last = sorted.len().checked_sub(1)?;
+    sorted
+        .get((last as f64 * q.clamp(0.0, 1.0)).round() as usize)
+        .copied()
 }
 
 fn mib(bytes: u64) -> String {
@@ -355,6 +364,82 @@ pub async fn crash(paths: &Paths, settings: &Settings) -> Result<()> {
     Ok(())
 }
 
+/// The failover run, once (a randomized run is repeated by its seed, not by `--repeat`).
+pub async fn failover(paths: &Paths, settings: &Settings) -> Result<()> {
+    let plan = &settings.failover;
+    match plan.kills {
+        Some(kills) => eprintln!("failover: {kills} kills of the primary"),
+        None => eprintln!("failover: {:?} of random failures", plan.run),
+    }
+    let outcome = failover::measure(paths, plan).await?;
+    let chaos = match plan.kills {
+        Some(kills) => format!("{kills} kills of the primary"),
+        None => format!("{:?} of random failures", plan.run),
+    };
+    println!(
+        "## High availability: a replicated deployment under failures ({chaos}, seed {})",
+        outcome.seed
+    );
+    println!();
+    println!(
+        "Three `wasmod serve --durability replicated` nodes of the quickstart (lease {}) over a 3-node NATS JetStream cluster; {} HTTP and {} WebSocket writers, {} subscribers; {:.0} s in all.",
+        failover::LEASE,
+        plan.http_writers,
+        plan.socket_writers,
+        plan.subscribers,
+        outcome.took.as_secs_f64()
+    );
+    println!();
+    println!("| failure | times |");
+    println!("|---|---:|");
+    for (action, count) in &outcome.actions {
+        println!("| {action} | {count} |");
+    }
+    println!();
+    let writes = &outcome.writes;
+    let unknown: u64 = writes.unknown.values().sum();
+    let reasons: Vec<String> = writes
+        .unknown
+        .iter()
+        .map(|(reason, count)| format!("{reason}: {count}"))
+        .collect();
+    println!(
+        "Writes: {} sent, {} acknowledged, {} refused `not_primary`, {unknown} of unknown outcome ({}).",
+        writes.sent,
+        writes.acknowledged,
+        writes.refused,
+        if reasons.is_empty() { "none".to_owned() } else { reasons.join("; ") }
+    );
+    println!(
+        "At the end: {} rows, offset {} applied on every node; every acknowledged write in the table once, nothing never sent; {} subscribers holding the table's rows. Acknowledged writes lost: 0.",
+        outcome.rows, outcome.applied, outcome.subscribers
+    );
+    println!();
+    let failovers = &outcome.failovers;
+    let at = |q: f64| millis(quantile(failovers, q));
+    println!("| failover: SIGKILL of the primary to the first write the next one acknowledged | p50 | p99 | max | kills |");
+    println!("|---|---:|---:|---:|---:|");
+    println!(
+        "| lease {} | {} | {} | {} | {} |",
+        failover::LEASE,
+        at(0.5),
+        at(0.99),
+        at(1.0),
+        failovers.len()
+    );
+    println!();
+    if outcome.failovers_missed > 0 {
+        println!(
+            "{} kills were followed by no acknowledged write before the next failure.",
+            outcome.failovers_missed
+        );
+        println!();
+    }
+    println!("Goal (issue 40): p99 ≤ 5 s over ≥ 50 kills, no acknowledged write lost.");
+    println!();
+    Ok(())
+}
+
 /// The server's CPU per committed call, in microseconds, in the columns of the transfer
 /// table: all, the module's thread, the durability thread, the log flusher, the async
 /// runtime's threads (sockets, evaluation rounds on its blocking pool), the main thread (which
@@ -387,12 +472,14 @@ pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
         sizes.accounts, sizes.in_flight, sizes.run
     );
     println!();
-    println!("Server CPU in µs per committed call: all, then by thread (module, durability, log flusher, runtime workers, main, other).");
+    println!("Server CPU in µs per committed call: all, then by thread (module, durability, log flusher, runtime workers, main, other); then the engine's (its three `nats-server`s together, durability `replicated` only).");
     println!();
-    println!("| transport | α | connections | durability | committed/s (median) | runs | p50 | p99 | refused / busy | CPU µs | module | durable | flusher | runtime | main | other | floor calls/s | / floor |");
+    println!("| transport | α | connections | durability | committed/s (median) | runs | p50 | p99 | refused / busy | CPU µs | module | durable | flusher | runtime | main | other | engine µs | floor calls/s | / floor |");
     println!(
-        "|---|---:|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---|---:|---:|---|---:|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
+    // (transport, α, connections, durability) → (committed/s, server CPU µs per call).
+    let mut medians = Vec::new();
     for &connections in &sizes.connections {
         let mut floor = Vec::new();
         for run in 1..=settings.repeat {
@@ -436,8 +523,20 @@ pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
                         .collect();
                     let refused: u64 = outcomes.iter().map(|o| o.tally.refused).sum();
                     let busy: u64 = outcomes.iter().map(|o| o.tally.busy).sum();
+                    let engine: Vec<f64> = outcomes
+                        .iter()
+                        .filter_map(|o| {
+                            let time = o.engine_cpu?;
+                            Some(time.as_secs_f64() * 1e6 / o.tally.committed as f64)
+                        })
+                        .collect();
+                    let engine = if engine.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        format!("{:.1}", median(engine))
+                    };
                     println!(
-                        "| {} | {alpha} | {connections} | {durability} | {rate:.0} | {} | {} | {} | {refused} / {busy} | {} | {:.0} | {:.2} |",
+                        "| {} | {alpha} | {connections} | {durability} | {rate:.0} | {} | {} | {} | {refused} / {busy} | {} | {engine} | {:.0} | {:.2} |",
                         transport.name(),
                         runs.join(", "),
                         millis(Some(Duration::from_secs_f64(of(|o| o.p50.as_secs_f64())))),
@@ -446,6 +545,15 @@ pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
                         floor,
                         rate / floor,
                     );
+                    let server_cpu = median(outcomes.iter().map(|o| cpu_columns(o)[0]).collect());
+                    medians.push((
+                        transport,
+                        alpha,
+                        connections,
+                        durability.clone(),
+                        rate,
+                        server_cpu,
+                    ));
                 }
             }
         }
@@ -453,17 +561,50 @@ pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
     println!();
     println!("Every run ended with the balances adding up to what was seeded. Goals (binary WebSocket, `group`): ≥ 100,000 committed/s (floor of acceptable 62,000), p99 ≤ 20 ms, server CPU ≤ 10 µs per call (module ≤ 3 µs), ≤ 25 µs over HTTP, ≥ 0.5 × the floor.");
     println!();
+    let group = |transport, alpha, connections| {
+        medians.iter().find(|(t, a, c, d, _, _)| {
+            (*t, *a, *c) == (transport, alpha, connections) && d == "group"
+        })
+    };
+    let replicated = medians
+        .iter()
+        .filter(|(_, _, _, durability, _, _)| durability == transfer::REPLICATED);
+    for (transport, alpha, connections, _, rate, cpu) in replicated {
+        if let Some((_, _, _, _, group_rate, group_cpu)) = group(*transport, *alpha, *connections) {
+            println!(
+                "- `replicated` against `group`, {}, α {alpha}, {connections} connections: {:.2} of the committed calls/s, {:.2} × the server CPU per call.",
+                transport.name(),
+                rate / group_rate,
+                cpu / group_cpu
+            );
+        }
+    }
+    if medians.iter().any(|m| m.3 == transfer::REPLICATED) {
+        println!();
+        println!("Goal (issue 40): `replicated` ≥ 0.5 × `group`'s committed calls/s on this machine, the engine's three servers on the same cores.");
+        println!();
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::median;
+    use super::{median, quantile};
 
     #[test]
     fn medians_of_odd_even_and_empty_lists() {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(Vec::new()), 0.0);
+    }
+
+    #[test]
+    fn quantiles_are_nearest_ranks() {
+        let values: Vec<u32> = (1..=100).collect();
+        assert_eq!(quantile(&values, 0.5), Some(51));
+        assert_eq!(quantile(&values, 0.99), Some(99));
+        assert_eq!(quantile(&values, 1.0), Some(100));
+        assert_eq!(quantile(&[7], 0.99), Some(7));
+        assert_eq!(quantile::<u32>(&[], 0.5), None);
     }
 }

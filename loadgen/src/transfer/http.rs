@@ -3,80 +3,11 @@
 //! and the server does not pipeline), each connection as its own identity.
 
 use super::calls::{Answer, Draw, Tally, Window, REDUCER};
-use anyhow::{bail, Context, Result};
+use crate::http::Http;
+use anyhow::Result;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper::{Method, Request, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper::StatusCode;
 use std::time::Instant;
-use tokio::net::TcpStream;
-
-/// One keep-alive connection to the server, as one identity.
-struct Http {
-    send: SendRequest<Full<Bytes>>,
-    authority: String,
-    authorization: String,
-}
-
-impl Http {
-    /// Connects to `address` (`host:port`) and obtains an identity (`POST /v1/identity`).
-    async fn open(address: &str) -> Result<Self> {
-        let stream = TcpStream::connect(address)
-            .await
-            .with_context(|| format!("connecting to {address}"))?;
-        stream.set_nodelay(true).context("TCP_NODELAY")?;
-        let (send, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .context("the HTTP handshake")?;
-        tokio::spawn(connection);
-        let mut http = Self {
-            send,
-            authority: address.to_owned(),
-            authorization: String::new(),
-        };
-        let (status, body) = http.post("/v1/identity", Bytes::new()).await?;
-        if status != StatusCode::OK {
-            bail!(
-                "POST /v1/identity: {status} {}",
-                String::from_utf8_lossy(&body)
-            );
-        }
-        let identity: serde_json::Value =
-            serde_json::from_slice(&body).context("the identity's JSON")?;
-        let token = identity["token"]
-            .as_str()
-            .context("no token in the identity")?;
-        http.authorization = format!("Bearer {token}");
-        Ok(http)
-    }
-
-    /// Posts `body` to `path`; the answer's status and body.
-    async fn post(&mut self, path: &str, body: Bytes) -> Result<(StatusCode, Bytes)> {
-        let mut request = Request::builder()
-            .method(Method::POST)
-            .uri(path)
-            .header(hyper::header::HOST, &self.authority)
-            .header(hyper::header::CONTENT_TYPE, "application/json");
-        if !self.authorization.is_empty() {
-            request = request.header(hyper::header::AUTHORIZATION, &self.authorization);
-        }
-        let request = request.body(Full::new(body)).context("a request")?;
-        self.send.ready().await.context("the connection")?;
-        let response = self
-            .send
-            .send_request(request)
-            .await
-            .with_context(|| format!("POST {path}"))?;
-        let status = response.status();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .context("the answer's body")?;
-        Ok((status, body.to_bytes()))
-    }
-}
 
 /// How an answer to `POST /v1/reducers/transfer` reads.
 fn answer(status: StatusCode, body: &[u8]) -> Answer {

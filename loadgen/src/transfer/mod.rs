@@ -11,6 +11,13 @@
 //! CPU per committed call split by thread (read from `/proc` before and after the calls),
 //! and then checks that the balances still sum to what was seeded (subscribing to every
 //! account and adding them up): a transfer that committed half, or twice, fails the run.
+//!
+//! With durability `replicated` the server is a one-node deployment (`docs/high-availability.md`)
+//! over a 3-node NATS JetStream cluster started for the run on the same machine: each commit
+//! batch is acknowledged once a quorum of the engine holds it. The run waits until the node
+//! has taken the lease (it starts as a standby) before seeding, and reports the engine's CPU
+//! per committed call beside the server's: on one machine, the engine's work is the price of
+//! the mode too.
 
 pub mod calls;
 pub mod floor;
@@ -20,7 +27,7 @@ pub mod zipf;
 
 use crate::client::CONNECT_TIMEOUT;
 use crate::process::{self, Served, ThreadTime};
-use crate::Paths;
+use crate::{deployment, report, Paths};
 use anyhow::{bail, Context, Result};
 use calls::{Draw, Tally, Window};
 use futures_util::future::try_join_all;
@@ -30,6 +37,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Barrier;
 use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_client::socket::{Binary, Json, Received};
+use wasmod_nats_cluster::NatsCluster;
 use wasmod_protocol::ws::{ClientMessage, ServerMessage, UpdateStatus};
 use zipf::{Random, Zipf};
 
@@ -78,6 +86,13 @@ pub struct Plan {
     pub serve_arguments: Vec<String>,
 }
 
+/// The durability that makes the server a node of a replicated deployment.
+pub const REPLICATED: &str = "replicated";
+
+/// How long a new deployment's one node may take to become the primary (a debug build
+/// compiles the module first).
+const PRIMARY_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// One run's result.
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -91,6 +106,9 @@ pub struct Outcome {
     pub p99: Duration,
     /// The server's CPU time during the calls.
     pub cpu: Cpu,
+    /// The engine's CPU time during the calls (its three servers together), with durability
+    /// [`REPLICATED`].
+    pub engine_cpu: Option<Duration>,
 }
 
 /// A process's CPU time over an interval, by thread name.
@@ -142,25 +160,36 @@ impl Sample {
 
 /// Runs the workload of `plan` against a fresh `wasmod serve` of `examples/transfer`.
 pub async fn measure(paths: &Paths, plan: &Plan) -> Result<Outcome> {
-    let data = tempfile::tempdir().context("a data directory")?;
-    let in_flight = plan.in_flight.to_string();
+    let dir = tempfile::tempdir().context("a data directory")?;
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).context("a data directory")?;
     let mut arguments = vec![
-        "--durability",
-        &plan.durability,
-        "--max-calls-per-identity",
-        &in_flight,
+        "--max-calls-per-identity".to_owned(),
+        plan.in_flight.to_string(),
     ];
-    arguments.extend(plan.serve_arguments.iter().map(String::as_str));
-    let served = process::wasmod_serve(
-        &paths.wasmod,
-        &paths.transfer_module,
-        data.path(),
-        &arguments,
-    )
-    .await?;
+    let engine = (plan.durability == REPLICATED).then(|| NatsCluster::start(3));
+    match &engine {
+        Some(engine) => {
+            let secret = dir.path().join("identity-secret");
+            deployment::write_secret(&secret)?;
+            arguments.extend(deployment::node_arguments(engine, "n0", &secret));
+        }
+        None => arguments.extend(["--durability".to_owned(), plan.durability.clone()]),
+    }
+    arguments.extend(plan.serve_arguments.iter().cloned());
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    let served =
+        process::wasmod_serve(&paths.wasmod, &paths.transfer_module, &data, &arguments).await?;
+    let engine_pids: Vec<u32> = match &engine {
+        Some(engine) => {
+            deployment::wait_for_role(address(&served)?, "primary", PRIMARY_TIMEOUT).await?;
+            (0..3).filter_map(|node| engine.pid(node)).collect()
+        }
+        None => Vec::new(),
+    };
     let url = format!("{}/v1/subscribe", served.ws_base);
     seed(&url, plan.accounts, plan.balance).await?;
-    let outcome = call(&served, plan, plan.transport).await?;
+    let outcome = call(&served, plan, plan.transport, &engine_pids).await?;
     check_balances(&url, plan).await?;
     Ok(outcome)
 }
@@ -170,18 +199,33 @@ pub async fn measure_floor(paths: &Paths, plan: &Plan) -> Result<Outcome> {
     let mut command = std::process::Command::new(&paths.loadgen);
     command.arg("answer-server");
     let served = Served::start(command).await?;
-    call(&served, plan, Transport::Binary).await
+    call(&served, plan, Transport::Binary, &[]).await
+}
+
+/// The `host:port` that `served` listens on.
+fn address(served: &Served) -> Result<&str> {
+    served
+        .ws_base
+        .strip_prefix("ws://")
+        .context("the server's address")
+}
+
+/// The CPU time of processes `pids` together so far.
+fn cpu_of(pids: &[u32]) -> Result<Duration> {
+    pids.iter().map(|&pid| process::cpu_time(pid)).sum()
 }
 
 /// Opens the callers, then has them call for the run's length; the server's CPU is read once
-/// they are all connected and again when the last answer is in.
-async fn call(served: &Served, plan: &Plan, transport: Transport) -> Result<Outcome> {
+/// they are all connected and again when the last answer is in, and so is the CPU of the
+/// engine's servers `engine` (none without one).
+async fn call(
+    served: &Served,
+    plan: &Plan,
+    transport: Transport,
+    engine: &[u32],
+) -> Result<Outcome> {
     let url = format!("{}/v1/subscribe", served.ws_base);
-    let address = served
-        .ws_base
-        .strip_prefix("ws://")
-        .context("the server's address")?
-        .to_owned();
+    let address = address(served)?.to_owned();
     let zipf = Zipf::new(plan.accounts, plan.alpha);
     let ready = Arc::new(Barrier::new(plan.connections + 1));
     let window = Window {
@@ -214,10 +258,16 @@ async fn call(served: &Served, plan: &Plan, transport: Transport) -> Result<Outc
         bail!("the callers did not all connect within {CONNECT_TIMEOUT:?}");
     }
     let before = Sample::take(served.pid())?;
+    let engine_before = cpu_of(engine)?;
     let start = Instant::now();
     let tallies = try_join_all(callers).await.context("a caller panicked")?;
     let elapsed = start.elapsed();
     let cpu = Cpu::since(served.pid(), &before)?;
+    let engine_cpu = if engine.is_empty() {
+        None
+    } else {
+        Some(cpu_of(engine)?.saturating_sub(engine_before))
+    };
     let mut tally = Tally::default();
     for caller in tallies {
         tally = tally.plus(caller?);
@@ -230,14 +280,15 @@ async fn call(served: &Served, plan: &Plan, transport: Transport) -> Result<Outc
     }
     tally.latencies.sort_unstable();
     let quantile = |q: f64| {
-        let index = ((tally.latencies.len() - 1) as f64 * q).round() as usize;
-        Duration::from_micros(u64::from(tally.latencies[index]))
+        let micros = report::quantile(&tally.latencies, q).unwrap_or_default();
+        Duration::from_micros(u64::from(micros))
     };
     Ok(Outcome {
         per_second: tally.committed as f64 / elapsed.as_secs_f64(),
         p50: quantile(0.5),
         p99: quantile(0.99),
         cpu,
+        engine_cpu,
         tally,
     })
 }

@@ -309,6 +309,12 @@ impl NatsCluster {
         self.nodes[i].exited().is_none() && self.nodes[i].process.is_some()
     }
 
+    /// Node `i`'s process id while it runs (paused or not), `None` once killed: to read what
+    /// the engine costs (its CPU time, in `/proc`), as the load generator does.
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.nodes[i].process.as_ref().map(Child::id)
+    }
+
     /// Node `i`'s log (its standard output and error, over all its restarts), for a failure
     /// message.
     pub fn log(&self, i: usize) -> String {
