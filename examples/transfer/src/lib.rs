@@ -20,24 +20,29 @@ pub mod transfers {
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Account {
         #[primary_key]
-        /// The account's number, `0..count` after [`seed`].
+        /// The account's number, `0..count` after seeding.
         pub id: u32,
         /// The money in it.
         pub balance: i64,
     }
 
-    /// Opens accounts `0..count`, each holding `balance`. Fails, changing nothing, if any
-    /// account exists already or the balance is negative.
+    /// Opens accounts `first..first + count`, each holding `balance`. Fails, changing nothing,
+    /// if any of them exists already, the range passes `u32::MAX`, or the balance is negative.
+    /// Many accounts are seeded a range at a time: a replicated deployment takes transactions
+    /// of at most 1 MiB (`docs/high-availability.md`, "Limits"), 16 bytes an account.
     #[reducer]
-    fn seed(ctx: &ReducerContext, count: u32, balance: i64) -> Result<(), String> {
+    fn seed(ctx: &ReducerContext, first: u32, count: u32, balance: i64) -> Result<(), String> {
         if balance < 0 {
             return Err("an account cannot start in debt".into());
         }
+        let end = first
+            .checked_add(count)
+            .ok_or("the accounts' numbers pass u32::MAX")?;
         let accounts = ctx.db.accounts();
-        if accounts.count() > 0 {
-            return Err("the accounts are seeded already".into());
-        }
-        for id in 0..count {
+        for id in first..end {
+            if accounts.id().find(id).is_some() {
+                return Err(format!("account {id} is seeded already"));
+            }
             accounts.insert(Account { id, balance });
         }
         Ok(())

@@ -9,7 +9,7 @@ const CALLER: Identity = Identity::from_bytes([0x42; 32]);
 
 fn seeded(count: u32, balance: i64) -> TestModule<transfers::Module> {
     let module = TestModule::<transfers::Module>::new();
-    let seeded = module.call_reducer(CALLER, "seed", (count, balance));
+    let seeded = module.call_reducer(CALLER, "seed", (0u32, count, balance));
     assert!(seeded.is_success(), "{seeded}");
     module
 }
@@ -33,9 +33,16 @@ fn failure(outcome: Outcome) -> String {
 fn seeding_opens_the_accounts_once() {
     let module = seeded(4, 100);
     assert_eq!(balances(&module), [100, 100, 100, 100]);
-    let again = failure(module.call_reducer(CALLER, "seed", (4u32, 100i64)));
-    assert!(again.contains("seeded already"), "{again}");
+    // A range that overlaps the seeded accounts changes nothing, not even its new accounts.
+    let again = failure(module.call_reducer(CALLER, "seed", (2u32, 4u32, 100i64)));
+    assert!(again.contains("account 2 is seeded already"), "{again}");
     assert_eq!(balances(&module), [100, 100, 100, 100]);
+    // The next range is seeded beside them.
+    let next = module.call_reducer(CALLER, "seed", (4u32, 2u32, 50i64));
+    assert!(next.is_success(), "{next}");
+    assert_eq!(balances(&module), [100, 100, 100, 100, 50, 50]);
+    let past = failure(module.call_reducer(CALLER, "seed", (u32::MAX, 2u32, 1i64)));
+    assert!(past.contains("u32::MAX"), "{past}");
 }
 
 #[test]
