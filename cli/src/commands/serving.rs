@@ -140,8 +140,9 @@ impl Serving {
     /// A node of a replicated deployment that is deposed (`docs/high-availability.md`) is
     /// stopped like a server that is told to stop (its calls in flight answered with errors,
     /// its sockets closed), and `next` is called again for the server that replaces it, a
-    /// standby started from the data directory, on the same listening socket. Any other server
-    /// is served once.
+    /// standby started from the data directory, on the same listening socket (again and again
+    /// for up to [`RELEASE_PATIENCE`] while it fails: the deposed server may still hold the
+    /// directory). Any other server is served once.
     pub fn serve(
         &self,
         runtime: &tokio::runtime::Runtime,
@@ -183,8 +184,23 @@ impl Serving {
                 stop.send_replace(true);
             });
             output::print(format!("listening on http://{address}\n{console}\n"))?;
+            // When the last server was deposed, if it was.
+            let mut deposed_at: Option<std::time::Instant> = None;
             loop {
-                let mut server = next()?;
+                let mut server = match next() {
+                    Ok(server) => server,
+                    // The deposed server's last tasks may hold its database, and the data
+                    // directory's lock with it, a moment after it stopped serving.
+                    Err(failure)
+                        if deposed_at.is_some_and(|at| at.elapsed() < RELEASE_PATIENCE)
+                            && !*stopped.borrow() =>
+                    {
+                        tracing::debug!("starting again as a standby: {failure:?}; trying again");
+                        tokio::time::sleep(RELEASE_POLL).await;
+                        continue;
+                    }
+                    Err(failure) => return Err(failure),
+                };
                 if let Some(web) = &self.web {
                     server = server.with_static_files(web);
                 }
@@ -208,9 +224,12 @@ impl Serving {
                     tokio::net::TcpListener::from_std(socket).context("the bound socket")?;
                 server.serve(socket, shutdown).await.context("serving")?;
                 match end.await {
-                    Ok(reason) => tracing::warn!(
-                        "this node was deposed ({reason}): starting again as a standby"
-                    ),
+                    Ok(reason) => {
+                        tracing::warn!(
+                            "this node was deposed ({reason}): starting again as a standby"
+                        );
+                        deposed_at = Some(std::time::Instant::now());
+                    }
                     Err(_) => return Ok::<(), Failure>(()),
                 }
             }
@@ -219,6 +238,15 @@ impl Serving {
         Ok(())
     }
 }
+
+/// How long a deposed node tries to start again as a standby: the server it replaces lets go
+/// of the data directory only once its last tasks end (connections closing, requests in
+/// flight, the log's last batch), which under load can be after it stopped serving; until
+/// then the directory's lock refuses the next one ("in use by another wasmod process").
+const RELEASE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How often it tries meanwhile.
+const RELEASE_POLL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The async runtime a server runs on.
 pub fn runtime() -> Result<tokio::runtime::Runtime> {
