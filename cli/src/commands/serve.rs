@@ -36,6 +36,7 @@ use crate::failure::{Context, Failure, Result};
 use crate::source::Module;
 use crate::units::Span;
 use std::path::PathBuf;
+use std::time::Duration;
 use wasmod_host::datastore::durability::{self, Mode};
 use wasmod_host::Persistence;
 use wasmod_node::cluster::ClusterSettings;
@@ -97,6 +98,12 @@ pub struct Args {
         requires = "cluster"
     )]
     lease: Span,
+    /// How long the log's flusher lets commits gather before it writes them (modes `group`
+    /// and `replicated`): a longer window makes fewer, larger writes (with `replicated`, fewer
+    /// messages to the engine, each costing it the same) and each commit waits up to that
+    /// much longer [default: 0 with `group`, 1ms with `replicated`].
+    #[arg(long, value_name = "DURATION")]
+    group_window: Option<Span>,
     /// Snapshot the tables in the background after this many logged transactions (recovery
     /// then replays only the log after the snapshot); 0 for never.
     #[arg(long, default_value_t = 100_000, value_name = "N")]
@@ -151,8 +158,12 @@ pub fn run(args: Args) -> Result {
             server_config.node.resume_bytes,
         );
     options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
+    options.group_window = args.group_window.map_or(Duration::ZERO, |window| window.0);
     if cluster.is_some() {
         options.max_frame_bytes = REPLICATED_MAX_RECORD;
+        if args.group_window.is_none() {
+            options.group_window = REPLICATED_GROUP_WINDOW;
+        }
     }
     let compiled = check::compile(&module.wasm)?;
     let published = data.join(PUBLISHED_FILE);
@@ -210,6 +221,12 @@ pub fn run(args: Args) -> Result {
     args.serving
         .serve(&serving::runtime()?, next, &announcement)
 }
+
+/// How long a replicated log's flusher lets commits gather by default: each batch is one
+/// message to the engine, which costs the engine's servers about the same CPU whatever its
+/// size (`benches/RESULTS.md`, "High availability"), so fewer, larger batches carry more
+/// commits on the same cores.
+const REPLICATED_GROUP_WINDOW: Duration = Duration::from_millis(1);
 
 /// The most bytes one transaction's changes may take in a replicated deployment: a commit batch
 /// is one message of the engine, and NATS takes at most 1 MB in one by default (`max_payload`),
