@@ -11,6 +11,9 @@ use super::ClusterSettings;
 use async_nats::jetstream::{self, stream};
 use std::time::Duration;
 
+/// NATS's default largest message, for a server that does not say.
+const DEFAULT_MAX_PAYLOAD: usize = 1 << 20;
+
 /// How long the engine remembers a message id, to recognise an append sent again.
 const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 
@@ -40,13 +43,18 @@ impl Engine {
             .name(format!("wasmod {} {}", settings.name, settings.node))
             .request_timeout(Some(settings.request_timeout))
             .connection_timeout(settings.request_timeout)
-            .retry_on_initial_connect()
             .connect(servers)
             .await
             .map_err(|error| {
                 format!("connecting to the engine at {}: {error}", settings.servers)
             })?;
-        let max_payload = client.server_info().max_payload;
+        // Known once connected (hence no `retry_on_initial_connect`, whose client answers
+        // before it is: a `max_payload` of 0 sent every commit as a message of its own); NATS's
+        // default if a server does not say.
+        let max_payload = match client.server_info().max_payload {
+            0 => DEFAULT_MAX_PAYLOAD,
+            said => said,
+        };
         // The context's own timeout bounds appends' acknowledgements too, which the
         // connection's request timeout does not (they would wait 5 s).
         let jetstream = jetstream::ContextBuilder::new()
