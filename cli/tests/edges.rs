@@ -95,18 +95,7 @@ impl Cluster {
         let token = self.dir.path().join("edge-token");
         let secret = self.dir.path().join("primary").join("identity-secret");
         let primary = self.primary().to_owned();
-        let mut args: Vec<&OsStr> = vec![
-            "--primary".as_ref(),
-            primary.as_ref(),
-            "--follow".as_ref(),
-            stream.as_ref(),
-            "--edge-token-file".as_ref(),
-            token.as_os_str(),
-            "--secret-file".as_ref(),
-            secret.as_os_str(),
-        ];
-        args.extend(extra.iter().map(OsStr::new));
-        let edge = Served::edge(&self.wasm, "127.0.0.1:0", &args);
+        let edge = Served::edge_of(&self.wasm, &primary, &stream, (&token, &secret), extra);
         wait_until("the new edge catches up", || caught_up(&edge.base));
         edge
     }

@@ -132,17 +132,7 @@ impl Deployment {
             self.dir.path().join("edge-token"),
             self.dir.path().join("identity-secret"),
         );
-        let args: Vec<&OsStr> = vec![
-            "--primary".as_ref(),
-            primaries.as_ref(),
-            "--follow".as_ref(),
-            stream.as_ref(),
-            "--edge-token-file".as_ref(),
-            token.as_os_str(),
-            "--secret-file".as_ref(),
-            secret.as_os_str(),
-        ];
-        Served::edge(&self.wasm, "127.0.0.1:0", &args)
+        Served::edge_of(&self.wasm, &primaries, &stream, (&token, &secret), &[])
     }
 
     /// Every node's address, running or not.

@@ -224,6 +224,31 @@ impl Served {
         Self::spawn(command)
     }
 
+    /// Starts `wasmod edge module` on a free loopback port, following `stream` and sending its
+    /// writes to `primary` (a URL, or a deployment's nodes' URLs comma-separated), with the
+    /// edge token and the identity secret in the files `token` and `secret`, and `extra`
+    /// arguments; waits for its address.
+    pub fn edge_of(
+        module: &Path,
+        primary: &str,
+        stream: &str,
+        (token, secret): (&Path, &Path),
+        extra: &[&str],
+    ) -> Self {
+        let mut args: Vec<&std::ffi::OsStr> = vec![
+            "--primary".as_ref(),
+            primary.as_ref(),
+            "--follow".as_ref(),
+            stream.as_ref(),
+            "--edge-token-file".as_ref(),
+            token.as_os_str(),
+            "--secret-file".as_ref(),
+            secret.as_os_str(),
+        ];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        Self::edge(module, "127.0.0.1:0", &args)
+    }
+
     /// The process's id.
     pub fn pid(&self) -> u32 {
         self.child.id()
