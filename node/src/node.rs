@@ -508,9 +508,8 @@ impl NodeBuilder {
                     worker: worker.clone(),
                     build: build.clone(),
                     scheduling: scheduling.clone(),
-                    publisher: publisher.take(),
                 };
-                let (cluster, status, deposed) = Cluster::new(settings, parts);
+                let (cluster, status, deposed) = Cluster::new(settings, parts, publisher.take());
                 (Some(cluster), Some((status, deposed)))
             }
         };

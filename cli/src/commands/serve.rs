@@ -158,12 +158,13 @@ pub fn run(args: Args) -> Result {
             server_config.node.resume_bytes,
         );
     options.snapshot_every = (args.snapshot_every > 0).then_some(args.snapshot_every);
-    options.group_window = args.group_window.map_or(Duration::ZERO, |window| window.0);
+    let default_window = match cluster {
+        Some(_) => REPLICATED_GROUP_WINDOW,
+        None => Duration::ZERO,
+    };
+    options.group_window = args.group_window.map_or(default_window, |window| window.0);
     if cluster.is_some() {
         options.max_frame_bytes = REPLICATED_MAX_RECORD;
-        if args.group_window.is_none() {
-            options.group_window = REPLICATED_GROUP_WINDOW;
-        }
     }
     let compiled = check::compile(&module.wasm)?;
     let published = data.join(PUBLISHED_FILE);

@@ -7,7 +7,8 @@
 //! 1. **Standby** ([`Cluster::follow`]): from the first message that holds a commit the local
 //!    tables lack ([`log::find_start`]), an ordered consumer of the stream hands over each
 //!    batch, which is applied to the tables and logged locally at its offsets. Every
-//!    [`POLL`] the task reads the lease, and says how far it has applied.
+//!    [`POLL`] the task reads the lease; every [`PROGRESS_EVERY`] it says how far it has
+//!    applied, and reads where the log ends.
 //! 2. **Promotion** ([`Cluster::promote`]), once this node created the lease: it applies the
 //!    log to its end, appends its term's marker naming that end (refused if another message
 //!    came meanwhile: it applies that one too and marks again), and only then does the
@@ -40,10 +41,11 @@ use tokio::sync::watch;
 use wasmod_host::datastore::durability::decode_records;
 use wasmod_host::datastore::{Commit, CommitMeta, Database, ReplicaError};
 
-/// How often a standby reads the lease and says how far it has applied.
+/// How often a standby reads the lease.
 const POLL: Duration = Duration::from_millis(100);
 
-/// How often the progress of a standby is written for its primary to read.
+/// How often the progress of a standby is written for its primary to read, and the log's end
+/// read for its status.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// How long to wait before trying the engine again after a failure.
@@ -79,10 +81,6 @@ pub(crate) struct NodeParts {
     pub build: CurrentBuild,
     /// The scheduler, started on promotion only.
     pub scheduling: Arc<Scheduling>,
-    /// The publisher of commits to edges' stream, if the deployment has edges: started on
-    /// promotion only. It learns where the stream stands from the stream itself, so the next
-    /// primary goes on where the last one stopped, at the same offsets.
-    pub publisher: Option<Publisher>,
 }
 
 /// The role task of one node ([`Cluster::run`]).
@@ -90,7 +88,9 @@ pub(crate) struct NodeParts {
 pub struct Cluster {
     settings: ClusterSettings,
     parts: NodeParts,
-    /// The publisher of [`NodeParts::publisher`], until the promotion starts it.
+    /// The publisher of commits to edges' stream, if the deployment has edges, until the
+    /// promotion starts it. It learns where the stream stands from the stream itself, so the
+    /// next primary goes on where the last one stopped, at the same offsets.
     publisher: Mutex<Option<Publisher>>,
     /// What stops the node's replication tasks, for the publisher started on promotion.
     stop: Option<watch::Receiver<bool>>,
@@ -120,16 +120,18 @@ impl Deposed {
 
 impl Cluster {
     /// The role task of a node whose tables are `parts.database` (a standby), in the
-    /// deployment `settings` names; with the status it keeps and what says it was deposed.
+    /// deployment `settings` names, with the `publisher` it starts if it is promoted; with the
+    /// status it keeps and what says it was deposed.
     pub(crate) fn new(
         settings: ClusterSettings,
-        mut parts: NodeParts,
+        parts: NodeParts,
+        publisher: Option<Publisher>,
     ) -> (Self, Arc<SharedStatus>, Deposed) {
         let status = Arc::new(SharedStatus::new(&settings.node));
         let (deposed, receiver) = watch::channel(None);
         let cluster = Self {
             settings,
-            publisher: Mutex::new(parts.publisher.take()),
+            publisher: Mutex::new(publisher),
             parts,
             stop: None,
             status: status.clone(),
@@ -179,7 +181,7 @@ impl Cluster {
             .update(|status| status.role = ClusterRole::Standby);
         let held = loop {
             match self.follow(&engine, &lease).await {
-                Ok(held) => match self.promote(&engine, &lease, &held).await {
+                Ok((held, applied)) => match self.promote(&engine, &lease, &held, applied).await {
                     Ok(()) => break held,
                     Err(reason) => {
                         // Not promoted: the database still refuses commits of its own.
@@ -201,8 +203,9 @@ impl Cluster {
         self.deposed.send_replace(Some(reason));
     }
 
-    /// Follows the log until this node takes the lease; returns it.
-    async fn follow(&self, engine: &Engine, lease: &Lease) -> Result<Held, String> {
+    /// Follows the log until this node takes the lease; returns it, with the sequence of the
+    /// last message applied.
+    async fn follow(&self, engine: &Engine, lease: &Lease) -> Result<(Held, u64), String> {
         let database = &self.parts.database;
         let start = log::find_start(engine, database.next_offset()).await?;
         let consumer = engine
@@ -222,18 +225,24 @@ impl Cluster {
             .map_err(|error| format!("following the replicated log: {error}"))?;
         let mut poll = tokio::time::interval(POLL);
         let mut progress = tokio::time::interval(PROGRESS_EVERY);
+        let mut applied = start - 1;
         loop {
             tokio::select! {
                 message = messages.next() => {
                     let message = message
                         .ok_or("the replicated log's consumer ended")?
                         .map_err(|error| format!("following the replicated log: {error}"))?;
+                    let sequence = message
+                        .info()
+                        .map_err(|error| format!("a message of the replicated log: {error}"))?
+                        .stream_sequence;
                     self.apply(message.headers.as_ref(), message.payload.clone()).await?;
+                    applied = sequence;
                 }
                 _ = poll.tick() => {
                     self.clear_problem();
-                    if let Some(held) = self.watch_lease(engine, lease).await? {
-                        return Ok(held);
+                    if let Some(held) = self.watch_lease(lease).await? {
+                        return Ok((held, applied));
                     }
                 }
                 _ = progress.tick() => self.report_progress(engine).await,
@@ -242,22 +251,10 @@ impl Cluster {
     }
 
     /// Reads who holds the lease; takes it if nobody does.
-    async fn watch_lease(&self, engine: &Engine, lease: &Lease) -> Result<Option<Held>, String> {
+    async fn watch_lease(&self, lease: &Lease) -> Result<Option<Held>, String> {
         let holder = lease.holder().await?;
-        let last = match engine
-            .stream
-            .get_last_raw_message_by_subject(&engine.subject)
-            .await
-        {
-            Ok(last) => Some(Span::of(Some(&last.headers))?),
-            Err(_) => None,
-        };
         self.status.update(|status| {
             status.primary = holder.clone();
-            if let Some(last) = last {
-                status.log_end = last.next;
-                status.term = status.term.max(last.term);
-            }
             status.applied = self.parts.database.next_offset();
         });
         if holder.is_some() {
@@ -305,9 +302,14 @@ impl Cluster {
 
     /// Makes this node, holder of `held`, the primary: applies the log to its end, marks the
     /// term, then lets the database, the module and the scheduler write.
-    async fn promote(&self, engine: &Engine, lease: &Lease, held: &Held) -> Result<(), String> {
+    async fn promote(
+        &self,
+        engine: &Engine,
+        lease: &Lease,
+        held: &Held,
+        mut applied: u64,
+    ) -> Result<(), String> {
         let database = &self.parts.database;
-        let mut applied = log::find_start(engine, database.next_offset()).await? - 1;
         let mut renewed = Instant::now();
         let appender = loop {
             let last = engine.last_sequence().await?;
@@ -391,8 +393,21 @@ impl Cluster {
         }
     }
 
-    /// Writes how far this standby has applied, for its primary.
+    /// Writes how far this standby has applied, for its primary, and notes where the log
+    /// ends and its last term, for its own status.
     async fn report_progress(&self, engine: &Engine) {
+        let last = engine
+            .stream
+            .get_last_raw_message_by_subject(&engine.subject)
+            .await
+            .ok()
+            .and_then(|last| Span::of(Some(&last.headers)).ok());
+        if let Some(last) = last {
+            self.status.update(|status| {
+                status.log_end = last.next;
+                status.term = status.term.max(last.term);
+            });
+        }
         let subject = engine.lease_subject(&format!("{PROGRESS}{}", self.settings.node));
         let applied = self.parts.database.next_offset().to_string();
         let sent = match engine.jetstream.publish(subject, applied.into()).await {
