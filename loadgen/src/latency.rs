@@ -96,6 +96,16 @@ fn upper_bound(index: usize) -> u64 {
     ((top + 1) << shift) - 1
 }
 
+/// The value at quantile `q` (0 to 1) of `sorted` (ascending): the nearest rank, `None` for
+/// no value. For runs that keep every latency (few enough), where the histogram above would
+/// round them.
+pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
+    let last = sorted.len().checked_sub(1)?;
+    sorted
+        .get((last as f64 * q.clamp(0.0, 1.0)).round() as usize)
+        .copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -143,5 +153,15 @@ mod tests {
         let histogram = Histogram::default();
         histogram.record(u64::MAX);
         assert!(histogram.quantile(1.0).is_some());
+    }
+
+    #[test]
+    fn quantiles_are_nearest_ranks() {
+        let values: Vec<u32> = (1..=100).collect();
+        assert_eq!(quantile(&values, 0.5), Some(51));
+        assert_eq!(quantile(&values, 0.99), Some(99));
+        assert_eq!(quantile(&values, 1.0), Some(100));
+        assert_eq!(quantile(&[7], 0.99), Some(7));
+        assert_eq!(quantile::<u32>(&[], 0.5), None);
     }
 }

@@ -3,6 +3,7 @@
 //! Progress goes to stderr, results to stdout.
 
 use crate::delivery::{self, millis};
+use crate::latency::quantile;
 use crate::target::{self, Target};
 use crate::{calls, crash, failover, idle, initial, replication, transfer, Paths, Settings};
 use anyhow::{bail, Result};
@@ -20,15 +21,6 @@ pub fn median(mut values: Vec<f64>) -> f64 {
     } else {
         values[middle]
     }
-}
-
-/// The value at quantile `q` (0 to 1) of `sorted` (ascending): the nearest rank, `None` for
-/// no value.
-pub fn quantile<T: Copy>(sorted: &[T], q: f64) -> Option<T> {
-    let last = sorted.len().checked_sub(1)?;
-    sorted
-        .get((last as f64 * q.clamp(0.0, 1.0)).round() as usize)
-        .copied()
 }
 
 fn mib(bytes: u64) -> String {
@@ -589,22 +581,12 @@ pub async fn transfer(paths: &Paths, settings: &Settings) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{median, quantile};
+    use super::median;
 
     #[test]
     fn medians_of_odd_even_and_empty_lists() {
         assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), 2.5);
         assert_eq!(median(Vec::new()), 0.0);
-    }
-
-    #[test]
-    fn quantiles_are_nearest_ranks() {
-        let values: Vec<u32> = (1..=100).collect();
-        assert_eq!(quantile(&values, 0.5), Some(51));
-        assert_eq!(quantile(&values, 0.99), Some(99));
-        assert_eq!(quantile(&values, 1.0), Some(100));
-        assert_eq!(quantile(&[7], 0.99), Some(7));
-        assert_eq!(quantile::<u32>(&[], 0.5), None);
     }
 }

@@ -27,7 +27,7 @@ pub mod zipf;
 
 use crate::client::CONNECT_TIMEOUT;
 use crate::process::{self, Served, ThreadTime};
-use crate::{deployment, report, Paths};
+use crate::{deployment, latency, Paths};
 use anyhow::{bail, Context, Result};
 use calls::{Draw, Tally, Window};
 use futures_util::future::try_join_all;
@@ -280,7 +280,7 @@ async fn call(
     }
     tally.latencies.sort_unstable();
     let quantile = |q: f64| {
-        let micros = report::quantile(&tally.latencies, q).unwrap_or_default();
+        let micros = latency::quantile(&tally.latencies, q).unwrap_or_default();
         Duration::from_micros(u64::from(micros))
     };
     Ok(Outcome {
