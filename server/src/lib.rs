@@ -25,7 +25,8 @@
 //!
 //! - `routes` (private): the endpoints and the layers around them;
 //! - `frames` (private): axum's WebSocket frames as the node's, both ways;
-//! - [`auth`]: signed tokens; [`secret`]: the signing key on disk;
+//! - [`auth`]: tokens, the server's own and OpenID Connect ones; [`secret`]: the signing key
+//!   on disk;
 //! - [`limits`]: rates per source address (new identities, calls without a token);
 //! - [`degraded`]: a failed commit log, shown on every response;
 //! - the operator's console and API (`/admin`, `/v1/admin/*`): [`operator`] (its token),
@@ -67,7 +68,7 @@ pub mod operator;
 mod routes;
 pub mod secret;
 
-pub use auth::Tokens;
+pub use auth::{Authenticator, OidcIssuer, OidcSettings, Tokens};
 pub use config::ServerConfig;
 pub use error::{ApiError, ErrorCode, HttpError};
 pub use operator::OperatorToken;
@@ -162,6 +163,10 @@ pub struct Sides {
     /// `docs/high-availability.md`): a standby, until it takes the lease and becomes the
     /// primary. Its module's tables must be opened with durability `replicated`.
     pub cluster: Option<ClusterSettings>,
+    /// The OpenID Connect issuers whose tokens the server accepts besides its own
+    /// (`docs/authentication.md`); `None`: its own only. Their keys are fetched from the
+    /// server's start, in the background.
+    pub oidc: Option<OidcSettings>,
 }
 
 impl Server {
@@ -219,6 +224,7 @@ impl Server {
             clock,
             logs,
             cluster,
+            oidc,
         } = sides;
         let edge_token = publish
             .as_ref()
@@ -254,7 +260,7 @@ impl Server {
         let state = Arc::new(AppState {
             node: node.handle().clone(),
             edge_token,
-            tokens: Tokens::new(secret, config.token_ttl),
+            auth: Authenticator::new(Tokens::new(secret, config.token_ttl), oidc),
             websockets: wasmod_node::Counts::new(config.max_websockets_per_identity),
             identities: SourceRate::new("new identities", config.identities_per_minute),
             anonymous_calls: SourceRate::new(

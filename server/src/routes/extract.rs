@@ -12,7 +12,7 @@
 //! - [`Source`]: the address the request came from, when the server is serving a socket.
 
 use super::AppState;
-use crate::auth;
+use crate::auth::{self, Verified};
 use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
@@ -57,11 +57,33 @@ impl AppState {
     /// [`ServerConfig::failed_tokens_per_second`]: crate::ServerConfig::failed_tokens_per_second
     pub(crate) fn check_token<T>(
         &self,
-        Source(source): Source,
+        source: Source,
         check: impl FnOnce() -> Result<T, ApiError>,
     ) -> Result<T, HttpError> {
-        self.failed_tokens.check_uncounted(source)?;
-        check().or_else(|refused| {
+        self.failed_tokens.check_uncounted(source.0)?;
+        self.counted(source, check())
+    }
+
+    /// What a client's `token` sent from `source` proves, checked as [`Self::check_token`]
+    /// says: an OpenID Connect token whose issuer's keys must be fetched first waits for them
+    /// (within the fetch's timeout).
+    pub(crate) async fn verify_token(
+        &self,
+        source: Source,
+        token: &str,
+    ) -> Result<Verified, HttpError> {
+        self.failed_tokens.check_uncounted(source.0)?;
+        self.counted(source, self.auth.verify(token).await)
+    }
+
+    /// `checked`, a check's result, counted against `source`'s rate of wrong tokens if it
+    /// found the token wrong.
+    fn counted<T>(
+        &self,
+        Source(source): Source,
+        checked: Result<T, ApiError>,
+    ) -> Result<T, HttpError> {
+        checked.or_else(|refused| {
             if matches!(
                 refused.code,
                 ErrorCode::InvalidToken | ErrorCode::NotOperator
@@ -88,15 +110,17 @@ impl FromRequestParts<Arc<AppState>> for Caller {
         let Some(header) = headers.next() else {
             return Ok(Self(None));
         };
-        let identity = state.check_token(Source::of(parts), || {
+        let source = Source::of(parts);
+        let token = state.check_token(source, || {
             if headers.next().is_some() {
                 return Err(ApiError::new(
                     ErrorCode::InvalidToken,
                     "send one Authorization header, not several",
                 ));
             }
-            state.tokens.verify(auth::bearer(header.as_bytes())?)
+            auth::bearer(header.as_bytes())
         })?;
+        let identity = state.verify_token(source, token).await?.identity;
         Ok(Self(Some(identity)))
     }
 }

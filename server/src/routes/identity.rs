@@ -26,7 +26,7 @@ pub(crate) async fn issue(
     let identity = fresh(&state, source)?;
     let work = async {
         state.node.admit(identity).await?;
-        let issued = state.tokens.issue(identity);
+        let issued = state.auth.tokens().issue(identity);
         tracing::info!(identity = %identity, "issued an identity");
         Ok(Json(IdentityResponse {
             expires_at: issued.expires_at,

@@ -28,7 +28,7 @@ mod unread;
 
 pub(crate) use static_files::with_static_files;
 
-use crate::auth::Tokens;
+use crate::auth::Authenticator;
 use crate::config::ServerConfig;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use crate::limits::SourceRate;
@@ -50,8 +50,8 @@ use wasmod_node::NodeHandle;
 pub(crate) struct AppState {
     /// The node served: its build, its module's thread, its calls, its sockets.
     pub node: NodeHandle,
-    /// Issues and checks tokens.
-    pub tokens: Tokens,
+    /// Issues the tokens of this server, and checks them and OpenID Connect tokens.
+    pub auth: Authenticator,
     /// WebSocket connections open per identity.
     pub websockets: Counts<wasmod_abi::Identity>,
     /// New identities per source address.

@@ -4,7 +4,10 @@
 //! request that is not a WebSocket upgrade, a subprotocol other than `v1.bin.wasmod` and
 //! `v1.json.wasmod`, a bad token. The token comes from `Authorization: Bearer <token>` or,
 //! for browsers (which cannot set headers on a WebSocket), the `token` query parameter; with
-//! neither, a new identity is issued and its token sent in the first message. The
+//! neither, a new identity is issued and its token sent in the first message. The first
+//! message's token is one of this server's, fresh, unless the client connected with an
+//! OpenID Connect token in the `token` parameter: then it is that token, since one of this
+//! server's would prove the identity without the claims. The
 //! `compression` query parameter (`none`, the default, `brotli` or `gzip`) chooses how large
 //! binary frames are compressed; an unknown value, or a compression asked of the JSON
 //! protocol (whose text frames cannot carry the compression byte), is refused. So is an
@@ -94,10 +97,13 @@ pub(crate) async fn subscribe(
         }
     };
     let compression = compression(params.compression.as_deref(), binary)?;
-    let identity = match (caller?.0, params.token) {
-        (Some(identity), _) => identity,
-        (None, Some(token)) => state.check_token(Source(source), || state.tokens.verify(&token))?,
-        (None, None) => super::identity::fresh(&state, source)?,
+    let (identity, presented) = match (caller?.0, params.token) {
+        (Some(identity), _) => (identity, None),
+        (None, Some(token)) => {
+            let verified = state.verify_token(Source(source), &token).await?;
+            (verified.identity, verified.claims.map(|_| token))
+        }
+        (None, None) => (super::identity::fresh(&state, source)?, None),
     };
     let open = state.websockets.take(identity).ok_or_else(|| {
         ApiError::new(
@@ -108,7 +114,9 @@ pub(crate) async fn subscribe(
             ),
         )
     })?;
-    let token = state.tokens.issue(identity).token;
+    // The token to connect again with: an OpenID Connect token is the client's own (a token
+    // of this server would prove the identity without its claims); otherwise a fresh one.
+    let token = presented.unwrap_or_else(|| state.auth.tokens().issue(identity).token);
     let node = state.node.clone();
     let socket = Socket {
         encoding: if binary {

@@ -15,6 +15,7 @@ mod frames;
 mod identity_calls;
 mod limits;
 mod live;
+mod oidc;
 mod parts;
 mod per_client;
 mod publish;

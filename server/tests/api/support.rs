@@ -17,7 +17,7 @@ use wasmod_host::{
 use wasmod_node::replication::PublishSettings;
 use wasmod_node::LogFeed;
 use wasmod_server::{
-    AdminOptions, DispatchReport, OperatorToken, Secret, Server, ServerConfig, Sides,
+    AdminOptions, DispatchReport, OidcSettings, OperatorToken, Secret, Server, ServerConfig, Sides,
 };
 use wasmod_wasm_tests::{built, Profile};
 
@@ -150,6 +150,22 @@ fn deferred_durable_env_with(dir: &Path, faults: durability::Faults) -> Instance
     InstanceEnv::unloaded()
         .with_persistence(Persistence::new(dir, options))
         .with_deferred_durability()
+}
+
+/// A server over a fresh quickstart, signing its own tokens with `secret` and accepting those
+/// of the OpenID Connect issuers `oidc` names.
+pub fn oidc_server(secret: Secret, oidc: OidcSettings) -> Server {
+    let sides = Sides {
+        oidc: Some(oidc),
+        ..Sides::default()
+    };
+    Server::with_sides(
+        module_in(InstanceEnv::unloaded()),
+        secret,
+        ServerConfig::default(),
+        sides,
+    )
+    .expect("the server starts")
 }
 
 /// A server over the quickstart loaded with `env`.

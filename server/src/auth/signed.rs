@@ -1,4 +1,4 @@
-//! Identities and the tokens that prove them.
+//! The tokens this server signs itself.
 //!
 //! `POST /v1/identity` makes a new identity (32 bytes from the CSPRNG) and a token for it. A
 //! token is `wm1.<identity: 64 hex>.<expiry: Unix seconds>.<signature: 64 hex>`, where the
@@ -16,11 +16,12 @@
 //! checks tokens, so the generality of JOSE (algorithm negotiation, its classic pitfalls) buys
 //! nothing here. The `wm1` prefix leaves room for another format later.
 
+use super::unix_now;
 use crate::error::{ApiError, ErrorCode};
 use crate::secret::Secret;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use wasmod_abi::Identity;
 
 /// The version prefix of the tokens this server issues.
@@ -126,28 +127,6 @@ impl Tokens {
     }
 }
 
-/// The token of an `Authorization` header value: `Bearer <token>` (the scheme in any case).
-pub fn bearer(header: &[u8]) -> Result<&str, ApiError> {
-    let malformed = || {
-        ApiError::new(
-            ErrorCode::InvalidToken,
-            "the Authorization header must be `Bearer <token>`",
-        )
-    };
-    let text = std::str::from_utf8(header).map_err(|_| malformed())?;
-    let (scheme, token) = text.trim().split_once(' ').ok_or_else(malformed)?;
-    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
-        return Err(malformed());
-    }
-    Ok(token.trim())
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,20 +212,5 @@ mod tests {
             tokens.verify_at(&token, 1_000).map_err(|error| error.code),
             Err(ErrorCode::TokenExpired)
         );
-    }
-
-    #[test]
-    fn bearer_headers_are_parsed_strictly() {
-        assert_eq!(bearer(b"Bearer abc"), Ok("abc"));
-        assert_eq!(bearer(b"bearer  abc "), Ok("abc"));
-        for bad in [
-            &b"Basic abc"[..],
-            b"Bearer",
-            b"Bearer  ",
-            b"abc",
-            b"\xff\xfe",
-        ] {
-            assert!(bearer(bad).is_err(), "{bad:?}");
-        }
     }
 }

@@ -1,0 +1,181 @@
+//! One JWT: read before it is trusted (which issuer, which key, which algorithm), then
+//! verified with one key and its claims checked.
+
+use super::keys::Key;
+use super::{OidcIssuer, ALGORITHMS};
+use crate::auth::unix_now;
+use crate::error::{ApiError, ErrorCode};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, Validation};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A JWT read but not verified: nothing in it is trusted yet.
+#[derive(Debug)]
+pub(super) struct Unverified<'a> {
+    token: &'a str,
+    algorithm: Algorithm,
+    key_id: Option<String>,
+    issuer: String,
+    payload: Arc<str>,
+}
+
+/// What a verified token says.
+#[derive(Debug)]
+pub(super) struct VerifiedToken {
+    /// `iss`.
+    pub issuer: String,
+    /// `sub`.
+    pub subject: String,
+    /// The whole payload, a JSON object, as the issuer wrote it.
+    pub payload: Arc<str>,
+}
+
+/// `invalid_token` because the token `why`.
+pub(super) fn invalid(why: impl std::fmt::Display) -> ApiError {
+    ApiError::new(ErrorCode::InvalidToken, format!("the token {why}"))
+}
+
+impl<'a> Unverified<'a> {
+    /// Reads `token`'s header and payload: a JSON object with a string `iss`, signed (so it
+    /// says) with one of the accepted [`ALGORITHMS`].
+    pub(super) fn parse(token: &'a str) -> Result<Self, ApiError> {
+        let mut parts = token.split('.');
+        let (header, payload) = (parts.next(), parts.next());
+        let header = json_part(header.unwrap_or_default())
+            .map_err(|why| invalid(format_args!("has a header that {why}")))?;
+        let algorithm = match header.get("alg").and_then(Value::as_str) {
+            None => return Err(invalid("names no algorithm (`alg`)")),
+            Some(name) => name
+                .parse::<Algorithm>()
+                .ok()
+                .filter(|algorithm| ALGORITHMS.contains(algorithm))
+                .ok_or_else(|| {
+                    invalid(format_args!(
+                        "is signed with `{name}`, which this server does not accept from an \
+                         issuer (only RS*, PS*, ES256, ES384 and EdDSA)"
+                    ))
+                })?,
+        };
+        let key_id = header.get("kid").and_then(Value::as_str).map(str::to_owned);
+        let payload = payload.unwrap_or_default();
+        let claims =
+            json_part(payload).map_err(|why| invalid(format_args!("has a payload that {why}")))?;
+        let Some(Value::String(issuer)) = claims.get("iss") else {
+            return Err(invalid("names no issuer (`iss`)"));
+        };
+        let issuer = issuer.clone();
+        let payload = decoded(payload).unwrap_or_default();
+        Ok(Self {
+            token,
+            algorithm,
+            key_id,
+            issuer,
+            payload: payload.into(),
+        })
+    }
+
+    /// The issuer the token names (not verified).
+    pub(super) fn issuer(&self) -> &str {
+        &self.issuer
+    }
+
+    /// The algorithm the token says it is signed with (one of [`ALGORITHMS`]).
+    pub(super) fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// The key id (`kid`) of the header, if it names one.
+    pub(super) fn key_id(&self) -> Option<&str> {
+        self.key_id.as_deref()
+    }
+
+    /// The token verified with `key`, its claims checked for `issuer` with `leeway`:
+    /// `token_expired` past `exp`, `invalid_token` for anything else wrong.
+    pub(super) fn verify(
+        self,
+        key: &Key,
+        issuer: &OidcIssuer,
+        leeway: Duration,
+    ) -> Result<VerifiedToken, ApiError> {
+        let mut validation = Validation::new(self.algorithm);
+        validation.leeway = leeway.as_secs();
+        validation.validate_nbf = true;
+        validation.set_issuer(&[&issuer.issuer]);
+        validation.set_audience(&issuer.audiences);
+        validation.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
+        let claims = jsonwebtoken::decode::<Value>(self.token, key.decoding(), &validation)
+            .map_err(|error| refusal(error.kind(), issuer))?
+            .claims;
+        if let Some(issued_at) = claims.get("iat") {
+            let issued_at = issued_at
+                .as_f64()
+                .ok_or_else(|| invalid("has an `iat` that is not a number"))?;
+            let latest = unix_now().saturating_add(leeway.as_secs());
+            if issued_at > latest as f64 {
+                return Err(invalid(format_args!(
+                    "was issued in the future (iat {issued_at}): check the clocks of this server and of the issuer"
+                )));
+            }
+        }
+        let Some(Value::String(subject)) = claims.get("sub") else {
+            return Err(invalid("names no subject (`sub`)"));
+        };
+        if subject.is_empty() {
+            return Err(invalid("has an empty subject (`sub`)"));
+        }
+        Ok(VerifiedToken {
+            issuer: self.issuer,
+            subject: subject.clone(),
+            payload: self.payload,
+        })
+    }
+}
+
+/// The text of `part`, base64url-decoded, if it is UTF-8.
+fn decoded(part: &str) -> Option<String> {
+    let bytes = URL_SAFE_NO_PAD.decode(part).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// `part` of a JWT as a JSON object; `Err` says why it is not one.
+fn json_part(part: &str) -> Result<Value, String> {
+    let text = decoded(part).ok_or("is not base64url-encoded UTF-8")?;
+    match serde_json::from_str(&text) {
+        Ok(object @ Value::Object(_)) => Ok(object),
+        Ok(_) => Err("is not a JSON object".to_owned()),
+        Err(error) => Err(format!("is not JSON: {error}")),
+    }
+}
+
+/// The refusal of a token `jsonwebtoken` found wrong as `kind`.
+fn refusal(kind: &ErrorKind, issuer: &OidcIssuer) -> ApiError {
+    match kind {
+        ErrorKind::ExpiredSignature => ApiError::new(
+            ErrorCode::TokenExpired,
+            format!(
+                "the token has expired: get a new one from {}",
+                issuer.issuer
+            ),
+        ),
+        ErrorKind::ImmatureSignature => invalid("is not valid yet (its `nbf` is in the future)"),
+        ErrorKind::InvalidAudience => invalid(format_args!(
+            "is for an audience (`aud`) this server does not accept from {}: it accepts {}",
+            issuer.issuer,
+            issuer.audiences.join(", ")
+        )),
+        ErrorKind::InvalidIssuer => invalid("names another issuer"),
+        ErrorKind::MissingRequiredClaim(claim) => invalid(format_args!("has no `{claim}` claim")),
+        ErrorKind::InvalidSignature => invalid(format_args!(
+            "has a signature that does not verify with the key of {}",
+            issuer.issuer
+        )),
+        ErrorKind::InvalidKeyFormat | ErrorKind::InvalidAlgorithm => {
+            invalid("is signed with an algorithm its key is not for")
+        }
+        other => invalid(format_args!("does not verify: {other:?}")),
+    }
+}

@@ -1,0 +1,494 @@
+//! OpenID Connect tokens against an issuer served on loopback by the test (its discovery
+//! document and key set, with keys of `oidc_keys/`): the tokens it signs are accepted with the
+//! identity of their `iss` and `sub`; every way a token can be wrong is a 401 that changes
+//! nothing; unknown key ids do not make the server fetch per token; a slow issuer costs a
+//! bounded wait and cached keys keep working.
+//!
+//! The tests of a real provider (`oidc-provider`, signing in through its pages) are the CLI's
+//! and the browser's; these drive every refusal precisely, which a real provider will not
+//! sign.
+
+use crate::support::{get, oidc_server, post, SECRET};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::get as route;
+use axum::{Json, Router};
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header};
+use parking_lot::Mutex;
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use wasmod_server::auth::oidc_identity;
+use wasmod_server::{OidcSettings, Secret};
+
+/// The client id the test servers accept.
+const AUDIENCE: &str = "wasmod-tests";
+
+/// A signing key of the test issuer: PEM files of `oidc_keys/`.
+struct TestKey {
+    id: &'static str,
+    algorithm: Algorithm,
+    private: EncodingKey,
+    public: Jwk,
+}
+
+impl TestKey {
+    fn new(id: &'static str, algorithm: Algorithm, file: &str) -> Self {
+        let read = |name: String| {
+            std::fs::read(format!(
+                "{}/tests/api/oidc_keys/{name}",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .expect("a test key")
+        };
+        let (private, public) = (read(format!("{file}.pem")), read(format!("{file}.pub.pem")));
+        let (private, public) = match algorithm {
+            Algorithm::ES256 => (
+                EncodingKey::from_ec_pem(&private),
+                DecodingKey::from_ec_pem(&public),
+            ),
+            Algorithm::EdDSA => (
+                EncodingKey::from_ed_pem(&private),
+                DecodingKey::from_ed_pem(&public),
+            ),
+            _ => (
+                EncodingKey::from_rsa_pem(&private),
+                DecodingKey::from_rsa_pem(&public),
+            ),
+        };
+        let mut public =
+            Jwk::from_decoding_key(&public.expect("a public key"), Some(algorithm)).expect("a JWK");
+        public.common.key_id = Some(id.to_owned());
+        Self {
+            id,
+            algorithm,
+            private: private.expect("a private key"),
+            public,
+        }
+    }
+
+    /// `claims` signed with this key, its header naming it.
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(self.algorithm);
+        header.kid = Some(self.id.to_owned());
+        jsonwebtoken::encode(&header, claims, &self.private).expect("signed")
+    }
+}
+
+/// What the test issuer serves, and how.
+#[derive(Default)]
+struct Served {
+    keys: Mutex<Vec<Jwk>>,
+    delay: Mutex<Duration>,
+    fetches: AtomicUsize,
+    issuer: Mutex<String>,
+}
+
+/// An issuer on loopback: `/.well-known/openid-configuration` and `/jwks`.
+struct Issuer {
+    url: String,
+    served: Arc<Served>,
+    keys: Vec<TestKey>,
+}
+
+impl Issuer {
+    async fn start() -> Self {
+        let served = Arc::new(Served::default());
+        let keys = vec![
+            TestKey::new("rsa-1", Algorithm::RS256, "rsa"),
+            TestKey::new("ec-1", Algorithm::ES256, "ec"),
+            TestKey::new("ed-1", Algorithm::EdDSA, "ed"),
+        ];
+        *served.keys.lock() = keys.iter().map(|key| key.public.clone()).collect();
+        let router = Router::new()
+            .route("/.well-known/openid-configuration", route(discovery))
+            .route("/jwks", route(jwks))
+            .with_state(served.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let url = format!("http://{}", listener.local_addr().expect("an address"));
+        *served.issuer.lock() = url.clone();
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        Self { url, served, keys }
+    }
+
+    /// The key of algorithm `algorithm`.
+    fn key(&self, algorithm: Algorithm) -> &TestKey {
+        self.keys
+            .iter()
+            .find(|key| key.algorithm == algorithm)
+            .expect("a key of that algorithm")
+    }
+
+    /// Valid claims of `sub` for the test servers' audience, changed by `change`.
+    fn claims(&self, sub: &str, change: impl FnOnce(&mut Value)) -> Value {
+        let now = unix_now();
+        let mut claims = json!({
+            "iss": self.url,
+            "sub": sub,
+            "aud": AUDIENCE,
+            "iat": now,
+            "exp": now + 300,
+            "name": format!("User {sub}"),
+        });
+        change(&mut claims);
+        claims
+    }
+
+    /// A valid RS256 token of `sub`.
+    fn token(&self, sub: &str) -> String {
+        self.key(Algorithm::RS256).sign(&self.claims(sub, |_| {}))
+    }
+
+    /// Settings accepting this issuer (on loopback), with `fetch_timeout`.
+    fn settings(&self, fetch_timeout: Duration) -> OidcSettings {
+        let mut settings = OidcSettings::new(vec![format!("{}={AUDIENCE}", self.url)
+            .parse()
+            .expect("an issuer")]);
+        settings.allow_http_loopback = true;
+        settings.fetch_timeout = fetch_timeout;
+        settings
+    }
+
+    fn fetches(&self) -> usize {
+        self.served.fetches.load(Ordering::SeqCst)
+    }
+}
+
+async fn discovery(State(served): State<Arc<Served>>) -> Json<Value> {
+    let issuer = served.issuer.lock().clone();
+    Json(json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") }))
+}
+
+async fn jwks(State(served): State<Arc<Served>>) -> Json<JwkSet> {
+    served.fetches.fetch_add(1, Ordering::SeqCst);
+    let delay = *served.delay.lock();
+    tokio::time::sleep(delay).await;
+    Json(JwkSet {
+        keys: served.keys.lock().clone(),
+    })
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+}
+
+/// Sends a message as `token`: the answer.
+async fn send(router: &Router, token: &str, text: &str) -> crate::support::Answer {
+    post(router, "/v1/reducers/send", Some(token), json!([text])).await
+}
+
+/// The identities (hex) of the senders of the messages, in order.
+async fn senders(router: &Router) -> Vec<String> {
+    let answer = get(router, "/v1/tables/message").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    answer.json()["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| row["sender"].as_str().expect("a sender").to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_of_every_algorithm_prove_the_identity_of_their_issuer_and_subject() {
+    let issuer = Issuer::start().await;
+    let router = oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router();
+    for algorithm in [Algorithm::RS256, Algorithm::ES256, Algorithm::EdDSA] {
+        let token = issuer.key(algorithm).sign(&issuer.claims("alice", |_| {}));
+        let answer = send(&router, &token, &format!("{algorithm:?}")).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::OK,
+            "{algorithm:?}: {:?}",
+            answer.json()
+        );
+    }
+    let answer = send(&router, &issuer.token("bob"), "bob").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    let alice = oidc_identity(&issuer.url, "alice").to_hex();
+    let bob = oidc_identity(&issuer.url, "bob").to_hex();
+    assert_ne!(alice, bob);
+    assert_eq!(
+        senders(&router).await,
+        [&alice, &alice, &alice, &bob].map(String::as_str)
+    );
+
+    // Another server, with another signing secret: the same user is the same identity.
+    let other = oidc_server(
+        Secret::from_bytes([9; 32]),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router();
+    let answer = send(&other, &issuer.token("alice"), "again").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    assert_eq!(senders(&other).await, [alice]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_wrong_token_is_a_401_that_says_why_and_changes_nothing() {
+    let issuer = Issuer::start().await;
+    let router = oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router();
+    let rsa = issuer.key(Algorithm::RS256);
+    let now = unix_now();
+    let signed = |change: &dyn Fn(&mut Value)| rsa.sign(&issuer.claims("mallory", change));
+    let public_pem = std::fs::read(format!(
+        "{}/tests/api/oidc_keys/rsa.pub.pem",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .expect("the public key");
+    let mut confused = Header::new(Algorithm::HS256);
+    confused.kid = Some("rsa-1".to_owned());
+    let other_key = TestKey::new("rsa-1", Algorithm::RS256, "rsa-other");
+    let valid = issuer.token("mallory");
+    let header_and_payload = valid.rsplit_once('.').expect("a JWT").0;
+    let none_header = base64_url(br#"{"alg":"none","kid":"rsa-1"}"#);
+    let payload = header_and_payload.split_once('.').expect("a JWT").1;
+    let cases: Vec<(&str, String, &str, &str)> = vec![
+        (
+            "expired",
+            signed(&|claims| claims["exp"] = json!(now - 120)),
+            "token_expired",
+            "expired",
+        ),
+        (
+            "not yet valid",
+            signed(&|claims| claims["nbf"] = json!(now + 600)),
+            "invalid_token",
+            "not valid yet",
+        ),
+        (
+            "issued in the future",
+            signed(&|claims| claims["iat"] = json!(now + 600)),
+            "invalid_token",
+            "issued in the future",
+        ),
+        (
+            "wrong issuer",
+            signed(&|claims| claims["iss"] = json!("https://accounts.example.com")),
+            "invalid_token",
+            "is not one this server accepts",
+        ),
+        (
+            "wrong audience",
+            signed(&|claims| claims["aud"] = json!("another-app")),
+            "invalid_token",
+            "audience",
+        ),
+        (
+            "no audience",
+            signed(&|claims| {
+                claims.as_object_mut().expect("an object").remove("aud");
+            }),
+            "invalid_token",
+            "`aud`",
+        ),
+        (
+            "no subject",
+            signed(&|claims| {
+                claims.as_object_mut().expect("an object").remove("sub");
+            }),
+            "invalid_token",
+            "`sub`",
+        ),
+        (
+            "alg none",
+            format!("{none_header}.{payload}."),
+            "invalid_token",
+            "does not accept",
+        ),
+        (
+            "HMAC with the issuer's public key as the secret",
+            jsonwebtoken::encode(
+                &confused,
+                &issuer.claims("mallory", |_| {}),
+                &EncodingKey::from_secret(&public_pem).expect("a secret"),
+            )
+            .expect("signed"),
+            "invalid_token",
+            "does not accept",
+        ),
+        (
+            "signed by another key under the issuer's key id",
+            other_key.sign(&issuer.claims("mallory", |_| {})),
+            "invalid_token",
+            "signature",
+        ),
+        (
+            "a signature cut off",
+            format!("{header_and_payload}.AAAA"),
+            "invalid_token",
+            "signature",
+        ),
+        (
+            "an algorithm its key is not for",
+            {
+                let mut header = Header::new(Algorithm::ES256);
+                header.kid = Some("rsa-1".to_owned());
+                jsonwebtoken::encode(
+                    &header,
+                    &issuer.claims("mallory", |_| {}),
+                    &issuer.key(Algorithm::ES256).private,
+                )
+                .expect("signed")
+            },
+            "invalid_token",
+            "not for",
+        ),
+        (
+            "a token of a megabyte",
+            format!("eyJ{}.{payload}.sig", "A".repeat(1 << 20)),
+            "invalid_token",
+            "16384",
+        ),
+        (
+            "a payload that is not JSON",
+            format!(
+                "{}.{}.sig",
+                base64_url(br#"{"alg":"RS256"}"#),
+                base64_url(b"[1")
+            ),
+            "invalid_token",
+            "not JSON",
+        ),
+    ];
+    for (case, token, code, why) in cases {
+        let answer = send(&router, &token, case).await;
+        assert_eq!(
+            answer.status,
+            StatusCode::UNAUTHORIZED,
+            "{case}: {:?}",
+            answer.json()
+        );
+        assert_eq!(answer.code(), code, "{case}");
+        assert!(
+            answer.message().contains(why),
+            "{case}: {}",
+            answer.message()
+        );
+    }
+    assert_eq!(
+        senders(&router).await,
+        Vec::<String>::new(),
+        "nothing was sent"
+    );
+    let answer = send(&router, &valid, "hello").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_key_ids_make_one_fetch_per_interval_and_a_rotated_key_is_found() {
+    let issuer = Issuer::start().await;
+    let router = oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router();
+    let answer = send(&router, &issuer.token("alice"), "first").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    let fetched = issuer.fetches();
+    assert_eq!(fetched, 1, "the keys are fetched once, at start");
+    let rotated = TestKey::new("rsa-2", Algorithm::RS256, "rsa-other");
+    let claims = issuer.claims("alice", |_| {});
+    for n in 0..100 {
+        let mut header = Header::new(Algorithm::RS256);
+        header.kid = Some(format!("made-up-{n}"));
+        let token = jsonwebtoken::encode(&header, &claims, &rotated.private).expect("signed");
+        let answer = send(&router, &token, "flood").await;
+        assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
+        assert!(answer.message().contains("made-up"), "{}", answer.message());
+    }
+    assert_eq!(
+        issuer.fetches(),
+        fetched,
+        "no fetch within the refresh interval of the one at start"
+    );
+
+    // The issuer rotates to a new key: a server past its refresh interval fetches once and
+    // finds it.
+    issuer.served.keys.lock().push(rotated.public.clone());
+    let mut settings = issuer.settings(Duration::from_secs(5));
+    settings.refresh_interval = Duration::from_millis(200);
+    let router = oidc_server(Secret::from_bytes(SECRET), settings).router();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answer = send(&router, &rotated.sign(&claims), "rotated").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_issuer_costs_a_bounded_wait_and_cached_keys_keep_working() {
+    let issuer = Issuer::start().await;
+    *issuer.served.delay.lock() = Duration::from_secs(10);
+    let router = oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_millis(500)),
+    )
+    .router();
+    let started = Instant::now();
+    let answer = send(&router, &issuer.token("alice"), "slow").await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "bounded by the fetch timeout: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
+    assert!(
+        answer.message().contains("last fetch failed"),
+        "{}",
+        answer.message()
+    );
+
+    // Keys fetched while the issuer was fast keep working once it is slow.
+    *issuer.served.delay.lock() = Duration::ZERO;
+    let mut settings = issuer.settings(Duration::from_millis(500));
+    settings.keys_max_age = Duration::ZERO;
+    let router = oidc_server(Secret::from_bytes(SECRET), settings).router();
+    let answer = send(&router, &issuer.token("alice"), "fast").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    *issuer.served.delay.lock() = Duration::from_secs(10);
+    for n in 0..3 {
+        let started = Instant::now();
+        let answer = send(&router, &issuer.token("alice"), &format!("cached {n}")).await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+}
+
+fn base64_url(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[test]
+fn issuers_over_plain_http_are_refused_unless_on_loopback_and_allowed() {
+    let settings = |issuer: &str, loopback: bool| {
+        let mut settings = OidcSettings::new(vec![format!("{issuer}={AUDIENCE}")
+            .parse()
+            .expect("an issuer")]);
+        settings.allow_http_loopback = loopback;
+        settings.check()
+    };
+    assert!(settings("http://127.0.0.1:8080", false)
+        .expect_err("plain http")
+        .contains("https"));
+    assert_eq!(settings("http://127.0.0.1:8080", true), Ok(()));
+    assert!(settings("http://issuer.example.com", true).is_err());
+}
