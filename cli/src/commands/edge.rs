@@ -63,6 +63,7 @@ pub struct Args {
 /// Runs `wasmod edge`.
 pub fn run(args: Args) -> Result {
     let server_config = args.serving.config()?;
+    let oidc = args.serving.oidc()?;
     let operator_token = args.serving.operator_token()?;
     let edge_token = serving::token_file(&args.edge_token_file, "--edge-token-file")?;
     let module = Module::open(&args.module)?;
@@ -95,6 +96,7 @@ pub fn run(args: Args) -> Result {
         clock: None,
         logs: Some(logs),
         cluster: None,
+        oidc,
     };
     let mut server = Some(
         Server::with_sides(loaded, secret, server_config, sides)

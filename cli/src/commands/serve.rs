@@ -150,6 +150,7 @@ pub fn run(args: Args) -> Result {
         None => Secret::load_or_create(&data).map_err(Failure::usage)?,
     };
     let cluster = cluster_settings(&args)?;
+    let oidc = args.serving.oidc()?;
     // The last commits before a restart stay at hand for WebSocket clients that resume.
     let mut options = durability::Options::default()
         .with_mode(args.durability)
@@ -215,6 +216,7 @@ pub fn run(args: Args) -> Result {
             clock: None,
             logs: Some(logs),
             cluster: cluster.clone(),
+            oidc: oidc.clone(),
         };
         Server::with_sides(loaded, secret.clone(), server_config, sides)
             .context("starting the module's thread")

@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use wasmod_host::{AllowList, InstanceEnv, OutboundHttp, WasmConfig};
 use wasmod_node::LogFeed;
-use wasmod_server::{AdminOptions, DispatchReport, OperatorToken, Server, ServerConfig};
+use wasmod_server::{
+    AdminOptions, DispatchReport, OidcIssuer, OidcSettings, OperatorToken, Server, ServerConfig,
+};
 
 /// The options of every command that serves a module.
 #[derive(clap::Args)]
@@ -50,6 +52,17 @@ pub struct Serving {
     /// (`chmod 600`): a file other users may read or write is refused.
     #[arg(long, value_name = "FILE", conflicts_with = "operator_token")]
     operator_token_file: Option<PathBuf>,
+    /// An OpenID Connect issuer whose tokens (ID tokens, or JWT access tokens) are accepted
+    /// besides the server's own, with the audiences accepted: the application's client ids at
+    /// that issuer, e.g. `https://accounts.google.com=1234.apps.googleusercontent.com`.
+    /// Repeat for several issuers. The identity of such a token is derived from its issuer and
+    /// subject, the same on every server (docs/authentication.md).
+    #[arg(long = "oidc-issuer", value_name = "ISSUER=AUDIENCE[,AUDIENCE…]")]
+    oidc_issuers: Vec<OidcIssuer>,
+    /// Accept `--oidc-issuer`s over plain http when their host is a loopback address (a
+    /// provider on this machine, for development and tests). Otherwise only https.
+    #[arg(long, requires = "oidc_issuers")]
+    oidc_allow_http_loopback: bool,
     #[command(flatten)]
     limits: ServerFlags,
 }
@@ -64,6 +77,20 @@ impl Serving {
     /// The server's limits, the node's among them; fails on values that cannot work.
     pub fn config(&self) -> Result<ServerConfig> {
         self.limits.config()
+    }
+
+    /// The OpenID Connect issuers accepted (`--oidc-issuer`), if any; fails on one that cannot
+    /// be used (not https, named twice).
+    pub fn oidc(&self) -> Result<Option<OidcSettings>> {
+        if self.oidc_issuers.is_empty() {
+            return Ok(None);
+        }
+        let mut settings = OidcSettings::new(self.oidc_issuers.clone());
+        settings.allow_http_loopback = self.oidc_allow_http_loopback;
+        settings
+            .check()
+            .map_err(|why| Failure::usage(format!("--oidc-issuer: {why}")))?;
+        Ok(Some(settings))
     }
 
     /// The module's deadline and the other budgets of its calls.
