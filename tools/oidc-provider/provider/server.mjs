@@ -145,6 +145,12 @@ for (const event of ['authorization.error', 'grant.error', 'discovery.error', 'j
   provider.on(event, (_ctx, error) => console.error(event, error.message, error.error_description ?? ''));
 }
 
+// The provider checks a client's metadata when it is first used: checked here, so that a
+// client it refuses fails the start (with the reason in the log) rather than a sign-in.
+for (const client of settings.clients) {
+  await provider.Client.find(client.client_id);
+}
+
 process.stdin.on('end', () => process.exit(0));
 process.stdin.on('error', () => process.exit(0));
 process.stdin.resume();

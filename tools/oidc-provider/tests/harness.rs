@@ -157,3 +157,17 @@ fn a_restarted_provider_keeps_its_issuer_and_keys() {
         provider.log()
     );
 }
+
+#[test]
+fn settings_the_provider_refuses_fail_the_start_with_its_log() {
+    let mut settings = Settings::default();
+    settings
+        .clients
+        .push(Client::public("broken", "not a redirect uri"));
+    let error = OidcProvider::start(settings).unwrap_err().to_string();
+    assert!(error.contains("ended before it listened"), "{error}");
+    assert!(
+        error.contains("redirect_uris"),
+        "the provider's own reason: {error}"
+    );
+}
