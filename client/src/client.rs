@@ -8,14 +8,16 @@
 
 use crate::cache::{Cache, PrimaryKey};
 use crate::connection::{self, Backoff, Command, Pending, ReducerOutcome, Settle};
+use crate::credentials::{Credentials, TokenProvider};
 use crate::delivery::{Callbacks, Deliveries, Shared};
 use crate::error::Error;
 use crate::new_build::{RowType, RowTypes};
 use crate::platform;
-use crate::servers::{self, Servers};
+use crate::servers::Servers;
 use crate::state::{ConnectionState, ConnectionStates};
 use crate::sync::{Mutex, RwLock};
 use crate::table::{Listeners, TableHandle};
+use std::fmt::Display;
 use std::future::Future;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -39,7 +41,7 @@ struct DeclaredTable {
 /// reconnection.
 pub struct ClientBuilder {
     urls: Vec<String>,
-    token: Option<String>,
+    credentials: Credentials,
     module: Option<ModuleDescription>,
     tables: Vec<DeclaredTable>,
     reconnect: Option<Backoff>,
@@ -75,7 +77,7 @@ impl ClientBuilder {
     {
         Self {
             urls: urls.into_iter().map(Into::into).collect(),
-            token: None,
+            credentials: Credentials::Session(None),
             module: None,
             tables: Vec::new(),
             reconnect: Some(Backoff::default()),
@@ -94,9 +96,32 @@ impl ClientBuilder {
         self
     }
 
-    /// Connects as the identity of `token` (one [`Client::token`] handed out earlier).
+    /// Connects as the identity of `token`: one [`Client::token`] handed out earlier (or
+    /// `POST /v1/identity`), or a token the server accepts from elsewhere (an OpenID
+    /// Provider's ID token, `docs/client.md`). Reconnections use the fresh token the server
+    /// sends on each connection. Replaces a [`token_provider`](Self::token_provider).
     pub fn token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(token.into());
+        self.credentials = Credentials::Session(Some(token.into()));
+        self
+    }
+
+    /// Connects with the tokens `provider` gives, for tokens that expire and that only
+    /// their issuer renews (an OpenID Provider's ID tokens): the client calls it for the
+    /// first connection, keeps its token for the reconnections, and calls it again when a
+    /// server refuses that token as expired (`token_expired`), then connects with the new one
+    /// at once. An error the provider returns (its text) fails [`connect`](Self::connect), or
+    /// that attempt of a reconnection, with [`Error::TokenProvider`]; so does a provider that
+    /// has not answered within a minute. Replaces a [`token`](Self::token).
+    ///
+    /// The future must be `Send` (in a browser, where JavaScript's futures are not, wrap one
+    /// in `send_wrapper::SendWrapper`). `docs/client.md` has an example.
+    pub fn token_provider<F, Fut, E>(mut self, provider: F) -> Self
+    where
+        F: FnMut() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<String, E>> + Send + 'static,
+        E: Display,
+    {
+        self.credentials = Credentials::Provider(TokenProvider::new(provider));
         self
     }
 
@@ -190,7 +215,8 @@ impl ClientBuilder {
             row_types.insert(table.name.clone(), row_type);
         }
         let mut servers = Servers::new(&self.urls, self.compression)?;
-        let socket = servers::open_round(&mut servers, self.token.as_deref(), &self.tls).await?;
+        let mut credentials = self.credentials;
+        let socket = credentials.open(&mut servers, &self.tls).await?;
         let shared = Arc::new(Shared {
             cache: Arc::new(RwLock::new(cache)),
             listeners: Arc::new(Listeners::default()),
@@ -201,6 +227,7 @@ impl ClientBuilder {
         let (commands, receiver) = mpsc::unbounded_channel();
         let connection = connection::Connection::new(
             servers,
+            credentials,
             self.tls,
             socket,
             shared.clone(),

@@ -10,8 +10,9 @@
 //!
 //! When the socket is lost, calls waiting for an answer fail with
 //! [`Error::Disconnected`] (whether a reducer ran is unknown), and, unless reconnection is
-//! off, the task connects again with the same token (to the next of the servers, when it
-//! has several: `servers.rs`), and subscribes every query set again with `resume_from` = the
+//! off, the task connects again as the same identity (the session's latest token, or the
+//! token provider's: `credentials.rs`; to the next of the servers, when it has several:
+//! `servers.rs`), and subscribes every query set again with `resume_from` = the
 //! offset of the last transaction it applied: the server then sends only the net changes (or
 //! all rows, which replace the query set's in the cache; the cache reports only the
 //! difference either way).
@@ -25,13 +26,14 @@
 //! can serve it, as `new_build.rs` describes.
 
 use crate::apply::{self, RowsPart};
+use crate::credentials::Credentials;
 use crate::delivery::Shared;
 use crate::description;
 use crate::error::Error;
 use crate::id_map::IdMap;
 use crate::new_build::{self, NewBuild, RowTypes};
 use crate::platform;
-use crate::servers::{self, Servers};
+use crate::servers::Servers;
 use crate::socket::{self, Received};
 use crate::state::ConnectionState;
 use crate::sync::Mutex;
@@ -276,6 +278,8 @@ struct CallOut {
 pub(crate) struct Connection {
     /// Where to connect, and which server the socket is open to.
     servers: Servers,
+    /// As whom it connects: the session's token, or the token provider's.
+    credentials: Credentials,
     /// What a `wss://` socket and an `https://` description trust, on every reconnection.
     tls: platform::Tls,
     socket: Option<socket::Connection>,
@@ -327,8 +331,13 @@ impl Connection {
     /// The task's state over `socket`, the first connection to one of `servers` (the
     /// current one). `row_types` are the tables' row types the application reads;
     /// `commands`, the sender of the task's commands.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the task's parts, each from its own step of `ClientBuilder::connect`"
+    )]
     pub(crate) fn new(
         servers: Servers,
+        credentials: Credentials,
         tls: platform::Tls,
         socket: socket::Connection,
         shared: Arc<Shared>,
@@ -338,6 +347,7 @@ impl Connection {
     ) -> Self {
         Self {
             servers,
+            credentials,
             tls,
             socket: Some(socket),
             shared,
@@ -1050,15 +1060,14 @@ impl Connection {
         }
     }
 
-    /// Connects again with the session's token, after each of the backoff's waits a round of
-    /// the servers from the next one, then subscribes every query set again and sends the
+    /// Connects again with the credentials (`credentials.rs`), after each of the backoff's
+    /// waits a round of the servers from the next one, then subscribes every query set again and sends the
     /// calls kept for the next server. Commands that come meanwhile are handled without a
     /// socket: calls fail at once, subscriptions are kept for when it is back.
     async fn reconnect(&mut self, commands: &mut mpsc::UnboundedReceiver<Command>) -> Turn {
         let Some(backoff) = self.reconnect else {
             return Turn::Stop;
         };
-        let token = self.shared.session.lock().token.clone();
         for delay in backoff.delays() {
             let mut sleep = std::pin::pin!(platform::sleep(delay));
             loop {
@@ -1074,7 +1083,7 @@ impl Connection {
                     },
                 }
             }
-            match servers::open_round(&mut self.servers, Some(&token), &self.tls).await {
+            match self.credentials.open(&mut self.servers, &self.tls).await {
                 Ok(socket) => {
                     tracing::info!(url = self.servers.current(), "reconnected");
                     *self.shared.session.lock() = socket.session().clone();

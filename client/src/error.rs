@@ -43,6 +43,9 @@ pub enum Error {
     },
     /// The connection could not be opened: the URL, TLS, the handshake or the first message.
     Connect(String),
+    /// The token provider ([`ClientBuilder::token_provider`](crate::ClientBuilder::token_provider))
+    /// gave no token: its error's text, or that it did not answer in time.
+    TokenProvider(String),
     /// A server message that is not a message of the protocol (the connection is dropped).
     Protocol(String),
     /// Bytes that do not decode as the expected type (a result or a row).
@@ -64,10 +67,26 @@ impl fmt::Display for Error {
             Self::Aborted(reason) => write!(f, "the call aborted: {reason}"),
             Self::Query(message) => write!(f, "the query was refused: {message}"),
             Self::Disconnected => f.write_str("the connection ended before the answer"),
-            Self::Refused { status, reason, .. } => {
-                write!(f, "the server refused the connection ({status}): {reason}")
+            Self::Refused {
+                status,
+                reason,
+                error,
+            } => {
+                write!(f, "the server refused the connection ({status}): {reason}")?;
+                match error.as_ref().map(|error| error.code) {
+                    Some(ErrorCode::InvalidToken) => f.write_str(
+                        " (the server does not accept the client's token: connect with another \
+                         one, or with none as a new identity)",
+                    ),
+                    Some(ErrorCode::TokenExpired) => f.write_str(
+                        " (the client's token has expired: connect with a fresh one, or give \
+                         the client a token provider)",
+                    ),
+                    _ => Ok(()),
+                }
             }
             Self::Connect(why) => write!(f, "could not connect: {why}"),
+            Self::TokenProvider(why) => write!(f, "the token provider gave no token: {why}"),
             Self::Protocol(why) => write!(f, "the server sent a malformed message: {why}"),
             Self::Decode(error) => write!(f, "could not decode the value: {error}"),
             Self::NoSuchColumn { table, column } => {

@@ -47,6 +47,7 @@ mod apply;
 pub mod cache;
 mod client;
 mod connection;
+mod credentials;
 mod delivery;
 mod description;
 mod error;
