@@ -133,6 +133,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result {
     let server_config = args.serving.config()?;
     let operator_token = args.serving.operator_token()?;
+    let oidc = args.serving.oidc()?;
     let edge_token = args
         .edge_token_file
         .as_deref()
@@ -150,7 +151,6 @@ pub fn run(args: Args) -> Result {
         None => Secret::load_or_create(&data).map_err(Failure::usage)?,
     };
     let cluster = cluster_settings(&args)?;
-    let oidc = args.serving.oidc()?;
     // The last commits before a restart stay at hand for WebSocket clients that resume.
     let mut options = durability::Options::default()
         .with_mode(args.durability)
