@@ -16,6 +16,7 @@ mod identity_calls;
 mod limits;
 mod live;
 mod oidc;
+mod oidc_issuer;
 mod parts;
 mod per_client;
 mod publish;

@@ -8,176 +8,15 @@
 //! and the browser's; these drive every refusal precisely, which a real provider will not
 //! sign.
 
+use crate::oidc_issuer::{base64_url, unix_now, Issuer, TestKey, AUDIENCE};
 use crate::support::{get, oidc_server, post, SECRET};
-use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get as route;
-use axum::{Json, Router};
-use jsonwebtoken::jwk::{Jwk, JwkSet};
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header};
-use parking_lot::Mutex;
+use axum::Router;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use wasmod_server::auth::oidc_identity;
 use wasmod_server::{OidcSettings, Secret};
-
-/// The client id the test servers accept.
-const AUDIENCE: &str = "wasmod-tests";
-
-/// A signing key of the test issuer: PEM files of `oidc_keys/`.
-struct TestKey {
-    id: &'static str,
-    algorithm: Algorithm,
-    private: EncodingKey,
-    public: Jwk,
-}
-
-impl TestKey {
-    fn new(id: &'static str, algorithm: Algorithm, file: &str) -> Self {
-        let read = |name: String| {
-            std::fs::read(format!(
-                "{}/tests/api/oidc_keys/{name}",
-                env!("CARGO_MANIFEST_DIR")
-            ))
-            .expect("a test key")
-        };
-        let (private, public) = (read(format!("{file}.pem")), read(format!("{file}.pub.pem")));
-        let (private, public) = match algorithm {
-            Algorithm::ES256 => (
-                EncodingKey::from_ec_pem(&private),
-                DecodingKey::from_ec_pem(&public),
-            ),
-            Algorithm::EdDSA => (
-                EncodingKey::from_ed_pem(&private),
-                DecodingKey::from_ed_pem(&public),
-            ),
-            _ => (
-                EncodingKey::from_rsa_pem(&private),
-                DecodingKey::from_rsa_pem(&public),
-            ),
-        };
-        let mut public =
-            Jwk::from_decoding_key(&public.expect("a public key"), Some(algorithm)).expect("a JWK");
-        public.common.key_id = Some(id.to_owned());
-        Self {
-            id,
-            algorithm,
-            private: private.expect("a private key"),
-            public,
-        }
-    }
-
-    /// `claims` signed with this key, its header naming it.
-    fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(self.algorithm);
-        header.kid = Some(self.id.to_owned());
-        jsonwebtoken::encode(&header, claims, &self.private).expect("signed")
-    }
-}
-
-/// What the test issuer serves, and how.
-#[derive(Default)]
-struct Served {
-    keys: Mutex<Vec<Jwk>>,
-    delay: Mutex<Duration>,
-    fetches: AtomicUsize,
-    issuer: Mutex<String>,
-}
-
-/// An issuer on loopback: `/.well-known/openid-configuration` and `/jwks`.
-struct Issuer {
-    url: String,
-    served: Arc<Served>,
-    keys: Vec<TestKey>,
-}
-
-impl Issuer {
-    async fn start() -> Self {
-        let served = Arc::new(Served::default());
-        let keys = vec![
-            TestKey::new("rsa-1", Algorithm::RS256, "rsa"),
-            TestKey::new("ec-1", Algorithm::ES256, "ec"),
-            TestKey::new("ed-1", Algorithm::EdDSA, "ed"),
-        ];
-        *served.keys.lock() = keys.iter().map(|key| key.public.clone()).collect();
-        let router = Router::new()
-            .route("/.well-known/openid-configuration", route(discovery))
-            .route("/jwks", route(jwks))
-            .with_state(served.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("a port");
-        let url = format!("http://{}", listener.local_addr().expect("an address"));
-        *served.issuer.lock() = url.clone();
-        tokio::spawn(async move { axum::serve(listener, router).await });
-        Self { url, served, keys }
-    }
-
-    /// The key of algorithm `algorithm`.
-    fn key(&self, algorithm: Algorithm) -> &TestKey {
-        self.keys
-            .iter()
-            .find(|key| key.algorithm == algorithm)
-            .expect("a key of that algorithm")
-    }
-
-    /// Valid claims of `sub` for the test servers' audience, changed by `change`.
-    fn claims(&self, sub: &str, change: impl FnOnce(&mut Value)) -> Value {
-        let now = unix_now();
-        let mut claims = json!({
-            "iss": self.url,
-            "sub": sub,
-            "aud": AUDIENCE,
-            "iat": now,
-            "exp": now + 300,
-            "name": format!("User {sub}"),
-        });
-        change(&mut claims);
-        claims
-    }
-
-    /// A valid RS256 token of `sub`.
-    fn token(&self, sub: &str) -> String {
-        self.key(Algorithm::RS256).sign(&self.claims(sub, |_| {}))
-    }
-
-    /// Settings accepting this issuer (on loopback), with `fetch_timeout`.
-    fn settings(&self, fetch_timeout: Duration) -> OidcSettings {
-        let mut settings = OidcSettings::new(vec![format!("{}={AUDIENCE}", self.url)
-            .parse()
-            .expect("an issuer")]);
-        settings.allow_http_loopback = true;
-        settings.fetch_timeout = fetch_timeout;
-        settings
-    }
-
-    fn fetches(&self) -> usize {
-        self.served.fetches.load(Ordering::SeqCst)
-    }
-}
-
-async fn discovery(State(served): State<Arc<Served>>) -> Json<Value> {
-    let issuer = served.issuer.lock().clone();
-    Json(json!({ "issuer": issuer, "jwks_uri": format!("{issuer}/jwks") }))
-}
-
-async fn jwks(State(served): State<Arc<Served>>) -> Json<JwkSet> {
-    served.fetches.fetch_add(1, Ordering::SeqCst);
-    let delay = *served.delay.lock();
-    tokio::time::sleep(delay).await;
-    Json(JwkSet {
-        keys: served.keys.lock().clone(),
-    })
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after 1970")
-        .as_secs()
-}
 
 /// Sends a message as `token`: the answer.
 async fn send(router: &Router, token: &str, text: &str) -> crate::support::Answer {
@@ -472,10 +311,6 @@ async fn a_slow_issuer_costs_a_bounded_wait_and_cached_keys_keep_working() {
     }
 }
 
-fn base64_url(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
 
 #[test]
 fn issuers_over_plain_http_are_refused_unless_on_loopback_and_allowed() {
