@@ -8,6 +8,7 @@
 //! result or error from a byte sink, then committing or rolling back according to the
 //! export's code, and turning all of it into an [`Outcome`].
 
+use crate::claims::Claims;
 use crate::clock::CallTimer;
 use crate::env::{CallKind, CallOrigin, Durable, Entry, InstanceEnv, LogLevel, OpenError, Tx};
 use crate::schedule::{ScheduleTable, Schedules};
@@ -157,36 +158,46 @@ impl fmt::Display for Trap {
 }
 
 /// Who makes a call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Caller {
     /// The caller's identity.
     pub identity: Identity,
     /// The connection the call came over ([`ConnectionId::ZERO`] for none).
     pub connection_id: ConnectionId,
+    /// The claims of the caller's verified token, which the module reads when it asks
+    /// (`caller_claims`); `None` for a server-signed token and for the host's own calls.
+    pub claims: Option<Claims>,
 }
 
 impl Caller {
-    /// The host itself: zero identity, no connection.
+    /// The host itself: zero identity, no connection, no claims.
     pub const HOST: Self = Self {
         identity: Identity::ZERO,
         connection_id: ConnectionId::ZERO,
+        claims: None,
     };
 
-    /// A caller with `identity` over connection `connection_id`.
+    /// A caller with `identity` over connection `connection_id`, without claims.
     pub fn new(identity: Identity, connection_id: ConnectionId) -> Self {
         Self {
             identity,
             connection_id,
+            claims: None,
         }
     }
 
+    /// This caller with `claims`.
+    pub fn with_claims(self, claims: Option<Claims>) -> Self {
+        Self { claims, ..self }
+    }
+
     /// Whether the call came over a connection.
-    pub fn has_connection(self) -> bool {
+    pub fn has_connection(&self) -> bool {
         self.connection_id != ConnectionId::ZERO
     }
 
     /// This caller calling entry point `id` of kind `kind`.
-    fn calling(self, kind: EntryKind, id: u32) -> CallOrigin {
+    fn calling(&self, kind: EntryKind, id: u32) -> CallOrigin {
         CallOrigin {
             entry: Some((kind, id)),
             ..self.host_tx()
@@ -194,7 +205,7 @@ impl Caller {
     }
 
     /// The host's own transaction on this caller's behalf.
-    fn host_tx(self) -> CallOrigin {
+    fn host_tx(&self) -> CallOrigin {
         CallOrigin {
             entry: None,
             caller: self.identity,
@@ -204,7 +215,7 @@ impl Caller {
 
     /// The call of `export`'s entry point `id` by this caller.
     fn export_call(
-        self,
+        &self,
         export: CallerExport,
         id: u32,
         timestamp: i64,
@@ -381,6 +392,7 @@ pub fn describe<T: Transport>(transport: &mut T) -> Result<ModuleDef, LoadError>
         transport,
         CallKind::Describe,
         CallOrigin::HOST,
+        None,
         Tx::None,
         Vec::new(),
         |_, sink, _| ExportCall::Describe { sink },
@@ -421,7 +433,7 @@ pub fn init<T: Transport>(transport: &mut T) -> Option<Outcome> {
         tracing::debug!(target: "wasmod::host", commits, "init skipped: the tables have commits");
         return None;
     }
-    run_lifecycle(transport, Lifecycle::Init, Caller::HOST)
+    run_lifecycle(transport, Lifecycle::Init, &Caller::HOST)
 }
 
 /// Runs the module's `ClientConnected` lifecycle reducer, if it has one, for `caller`, and,
@@ -431,7 +443,7 @@ pub fn init<T: Transport>(transport: &mut T) -> Option<Outcome> {
 /// nothing to run or record (no reducer, no connection).
 ///
 /// Refused (`UNIQUE_VIOLATION`) when the connection is open already.
-pub fn client_connected<T: Transport>(transport: &mut T, caller: Caller) -> Option<Outcome> {
+pub fn client_connected<T: Transport>(transport: &mut T, caller: &Caller) -> Option<Outcome> {
     let database = transport.env().database().clone();
     let mut tx = database.begin_mut();
     if caller.has_connection() {
@@ -456,7 +468,7 @@ pub fn client_connected<T: Transport>(transport: &mut T, caller: Caller) -> Opti
 /// disconnected once: if it is not open (never was, or was disconnected already), nothing runs
 /// and this returns `None`. If the reducer fails, the connection is forgotten all the same, in
 /// a transaction of the host's, so that it is not disconnected again after a restart.
-pub fn client_disconnected<T: Transport>(transport: &mut T, caller: Caller) -> Option<Outcome> {
+pub fn client_disconnected<T: Transport>(transport: &mut T, caller: &Caller) -> Option<Outcome> {
     let database = transport.env().database().clone();
     let mut tx = database.begin_mut();
     if caller.has_connection() {
@@ -506,7 +518,7 @@ pub fn client_disconnected<T: Transport>(transport: &mut T, caller: Caller) -> O
 pub fn disconnect_leftovers<T: Transport>(transport: &mut T) -> usize {
     let leftovers = transport.env().database().recorded_connections();
     for &(identity, connection_id) in &leftovers {
-        let outcome = client_disconnected(transport, Caller::new(identity, connection_id));
+        let outcome = client_disconnected(transport, &Caller::new(identity, connection_id));
         tracing::info!(
             target: "wasmod::host",
             connection = %connection_id.to_hex(),
@@ -524,7 +536,7 @@ pub fn disconnect_leftovers<T: Transport>(transport: &mut T) -> usize {
 pub fn call_reducer<T: Transport>(
     transport: &mut T,
     name: &str,
-    caller: Caller,
+    caller: &Caller,
     args: &[u8],
 ) -> Outcome {
     match transport.env().entries().get(name) {
@@ -583,13 +595,13 @@ pub fn call_scheduled<T: Transport>(transport: &mut T, table: u32, row: &[u8]) -
         tx.delete_rows(table, row).ok()?;
     }
     let name = &module.reducers[schedule.reducer as usize].name;
-    let outcome = run_reducer(transport, tx, schedule.reducer, name, Caller::HOST, row);
+    let outcome = run_reducer(transport, tx, schedule.reducer, name, &Caller::HOST, row);
     if one_shot && !outcome.is_success() {
         let mut tx = transport.env().database().begin_mut();
         let deleted = tx.delete_rows(table, row);
         let table_name = &module.tables[table as usize].name;
         let removal = match deleted {
-            Ok(_) => commit_host_tx(transport, tx, Caller::HOST).to_string(),
+            Ok(_) => commit_host_tx(transport, tx, &Caller::HOST).to_string(),
             Err(error) => error.to_string(),
         };
         tracing::error!(
@@ -607,7 +619,7 @@ pub fn call_scheduled<T: Transport>(transport: &mut T, table: u32, row: &[u8]) -
 pub fn call_view<T: Transport>(
     transport: &mut T,
     name: &str,
-    caller: Caller,
+    caller: &Caller,
     args: &[u8],
 ) -> Outcome {
     match transport.env().entries().get(name) {
@@ -615,6 +627,7 @@ pub fn call_view<T: Transport>(
             transport,
             name,
             caller.calling(EntryKind::View, id),
+            caller.claims.clone(),
             args,
             |args, result, timestamp| {
                 caller.export_call(CallerExport::View, id, timestamp, args, result)
@@ -622,15 +635,20 @@ pub fn call_view<T: Transport>(
         ),
         Some(Entry::AnonymousView(id)) => {
             let origin = Caller::HOST.calling(EntryKind::AnonymousView, id);
-            run_view(transport, name, origin, args, |input, output, timestamp| {
-                ExportCall::Anonymous {
+            run_view(
+                transport,
+                name,
+                origin,
+                None,
+                args,
+                |input, output, timestamp| ExportCall::Anonymous {
                     export: AnonymousExport::View,
                     id,
                     timestamp,
                     input,
                     output,
-                }
-            })
+                },
+            )
         }
         other => unknown(EntryKind::View, name, other),
     }
@@ -641,7 +659,7 @@ pub fn call_view<T: Transport>(
 pub fn call_procedure<T: Transport>(
     transport: &mut T,
     name: &str,
-    caller: Caller,
+    caller: &Caller,
     args: &[u8],
 ) -> Outcome {
     let id = match transport.env().entries().get(name) {
@@ -653,6 +671,7 @@ pub fn call_procedure<T: Transport>(
         transport,
         CallKind::Procedure,
         caller.calling(EntryKind::Procedure, id),
+        caller.claims.clone(),
         Tx::None,
         args.to_vec(),
         |args, result, timestamp| {
@@ -671,14 +690,19 @@ pub fn call_procedure<T: Transport>(
 }
 
 /// Routes `request` to the HTTP handler for its method and path (`uri`), and calls it like a
-/// procedure ([`call_http_handler`]); refused with `NO_SUCH_ENTRY` if none answers.
-pub fn call_http<T: Transport>(transport: &mut T, request: &Request) -> Outcome {
+/// procedure ([`call_http_handler`]), with `claims` those of the request's verified token;
+/// refused with `NO_SUCH_ENTRY` if none answers.
+pub fn call_http<T: Transport>(
+    transport: &mut T,
+    request: &Request,
+    claims: Option<Claims>,
+) -> Outcome {
     match transport
         .env()
         .entries()
         .route(request.method, &request.uri)
     {
-        Routed::Handler(id) => call_http_handler(transport, id, request),
+        Routed::Handler(id) => call_http_handler(transport, id, request, claims),
         Routed::WrongMethod(allowed) => unrouted(request, &allowed),
         Routed::NotFound => unrouted(request, &[]),
     }
@@ -696,7 +720,15 @@ fn unrouted(request: &Request, allowed: &[Method]) -> Outcome {
 /// request already (the server routes once, to answer `404`/`405` before reading a body). The
 /// returned bytes are an encoded [`Response`]; one that does not decode fails with
 /// `BAD_ENCODING`. An id the module does not have is refused with `NO_SUCH_ENTRY`.
-pub fn call_http_handler<T: Transport>(transport: &mut T, id: u32, request: &Request) -> Outcome {
+///
+/// A handler runs as nobody (the ABI gives it no identity), but it reads `claims`, those of
+/// the request's verified bearer token if it had one, as any entry point reads its caller's.
+pub fn call_http_handler<T: Transport>(
+    transport: &mut T,
+    id: u32,
+    request: &Request,
+    claims: Option<Claims>,
+) -> Outcome {
     let env = transport.env();
     let Some(handler) = env.module().http_handlers.get(id as usize) else {
         return Outcome::refused(
@@ -709,6 +741,7 @@ pub fn call_http_handler<T: Transport>(transport: &mut T, id: u32, request: &Req
         transport,
         CallKind::Procedure,
         Caller::HOST.calling(EntryKind::HttpHandler, id),
+        claims,
         Tx::None,
         to_vec(request),
         |input, output, timestamp| ExportCall::Anonymous {
@@ -746,13 +779,15 @@ struct Raw {
 }
 
 /// Invokes one export with `input` in a fresh byte source and a fresh output sink, inside
-/// `tx`, made by `origin`, and collects what it left. `export` makes the call from the
+/// `tx`, made by `origin` with `claims` (what `caller_claims` answers during the call), and
+/// collects what it left. `export` makes the call from the
 /// source's and the sink's handles and the call's timestamp (microseconds since the Unix
 /// epoch).
 fn run<T: Transport>(
     transport: &mut T,
     kind: CallKind,
     origin: CallOrigin,
+    claims: Option<Claims>,
     tx: Tx,
     input: Vec<u8>,
     export: impl FnOnce(u32, u32, i64) -> ExportCall,
@@ -760,6 +795,7 @@ fn run<T: Transport>(
     let env = transport.env();
     env.begin_call(kind, tx);
     env.set_origin(origin);
+    env.set_claims(claims);
     let source = env.create_source(input);
     let sink = env.create_sink();
     let (timer, timestamp) = env.clock().start();
@@ -815,11 +851,20 @@ fn run_view<T: Transport>(
     transport: &mut T,
     name: &str,
     origin: CallOrigin,
+    claims: Option<Claims>,
     args: &[u8],
     export: impl FnOnce(u32, u32, i64) -> ExportCall,
 ) -> Outcome {
     let tx = Tx::Read(transport.env().database().begin_read());
-    let raw = run(transport, CallKind::View, origin, tx, args.to_vec(), export);
+    let raw = run(
+        transport,
+        CallKind::View,
+        origin,
+        claims,
+        tx,
+        args.to_vec(),
+        export,
+    );
     finish(
         || format!("view `{name}`"),
         raw,
@@ -836,13 +881,14 @@ fn run_reducer<T: Transport>(
     tx: MutTx,
     id: u32,
     name: &str,
-    caller: Caller,
+    caller: &Caller,
     args: &[u8],
 ) -> Outcome {
     let raw = run(
         transport,
         CallKind::Reducer,
         caller.calling(EntryKind::Reducer, id),
+        caller.claims.clone(),
         Tx::Reducer(tx),
         args.to_vec(),
         |args, error, timestamp| {
@@ -873,7 +919,7 @@ fn run_reducer<T: Transport>(
 
 /// Commits `tx`, a transaction of the host's own on behalf of `caller` (recording a
 /// connection for a module without lifecycle reducers).
-fn commit_host_tx<T: Transport>(transport: &mut T, tx: MutTx, caller: Caller) -> Outcome {
+fn commit_host_tx<T: Transport>(transport: &mut T, tx: MutTx, caller: &Caller) -> Outcome {
     let env = transport.env();
     env.set_origin(caller.host_tx());
     match env.commit(tx, Timestamp::now(), Durable::Deferred) {
@@ -903,7 +949,7 @@ fn lifecycle_reducer<T: Transport>(
 fn run_lifecycle<T: Transport>(
     transport: &mut T,
     lifecycle: Lifecycle,
-    caller: Caller,
+    caller: &Caller,
 ) -> Option<Outcome> {
     let (id, name) = lifecycle_reducer(transport, lifecycle)?;
     let tx = transport.env().database().begin_mut();

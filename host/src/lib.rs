@@ -3,7 +3,7 @@
 //! - [`env`](mod@env): one module instance's host-side state ([`InstanceEnv`]) and the ABI's imports,
 //!   over byte slices: the semantics every transport shares.
 //! - [`call`]: calling entry points by name (transactions, arguments, results, outcomes),
-//!   over any [`Transport`].
+//!   over any [`Transport`], as a [`Caller`], whose [`Claims`] the module may read.
 //! - [`native`]: the transport for module code compiled natively, so modules can be tested
 //!   with `cargo test` ([`NativeModule`]).
 //! - [`schedule`]: schedule tables (`#[table(scheduled(..))]`): their checks at load and what
@@ -15,6 +15,7 @@
 //!   wasm, run by wasmtime under a deadline and memory caps ([`WasmModule`]).
 
 pub mod call;
+mod claims;
 mod clock;
 pub mod env;
 pub mod module;
@@ -27,6 +28,7 @@ pub mod wasm;
 pub use call::{
     AnonymousExport, Caller, CallerExport, ExportCall, LoadError, Outcome, Transport, Trap,
 };
+pub use claims::Claims;
 pub use env::{
     Advance, DenyAllHttp, HttpClient, InstanceEnv, Limits, LogLevel, LogRecord, LogTap, Persistence,
 };

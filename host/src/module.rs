@@ -7,6 +7,7 @@
 //! what is particular to it.
 
 use crate::call::{self, Caller, LoadError, Outcome, Transport};
+use crate::claims::Claims;
 use crate::env::{InstanceEnv, LogRecord};
 use std::sync::Arc;
 use wasmod_abi::http::Request;
@@ -51,7 +52,8 @@ impl<T: Transport> LoadedModule<T> {
         Ok(())
     }
 
-    /// Calls reducer `name` as `sender` over `connection`; `args` is the encoded product of
+    /// Calls reducer `name` as `sender` over `connection`, without claims
+    /// ([`LoadedModule::call_reducer_as`] a [`Caller::new`]); `args` is the encoded product of
     /// its parameters.
     pub fn call_reducer(
         &mut self,
@@ -60,9 +62,13 @@ impl<T: Transport> LoadedModule<T> {
         connection: ConnectionId,
         args: &[u8],
     ) -> Outcome {
-        self.write(|transport| {
-            call::call_reducer(transport, name, Caller::new(sender, connection), args)
-        })
+        self.call_reducer_as(name, &Caller::new(sender, connection), args)
+    }
+
+    /// Calls reducer `name` as `caller`: its identity, its connection, and its claims, which
+    /// the module reads if it asks; `args` is the encoded product of its parameters.
+    pub fn call_reducer_as(&mut self, name: &str, caller: &Caller, args: &[u8]) -> Outcome {
+        self.write(|transport| call::call_reducer(transport, name, caller, args))
     }
 
     /// Calls the reducer of the schedule table `table` with its encoded row `row`, as the
@@ -72,19 +78,20 @@ impl<T: Transport> LoadedModule<T> {
         self.write(|transport| call::call_scheduled(transport, table, row))
     }
 
-    /// Calls view `name` (per-caller or anonymous) as `sender`.
+    /// Calls view `name` (per-caller or anonymous) as `sender`, without claims
+    /// ([`LoadedModule::call_view_as`]).
     pub fn call_view(&mut self, name: &str, sender: Identity, args: &[u8]) -> Outcome {
-        self.call(|transport| {
-            call::call_view(
-                transport,
-                name,
-                Caller::new(sender, ConnectionId::ZERO),
-                args,
-            )
-        })
+        self.call_view_as(name, &Caller::new(sender, ConnectionId::ZERO), args)
     }
 
-    /// Calls procedure `name` as `sender` over `connection`.
+    /// Calls view `name` as `caller`: a per-caller view sees its identity and claims, an
+    /// anonymous one neither.
+    pub fn call_view_as(&mut self, name: &str, caller: &Caller, args: &[u8]) -> Outcome {
+        self.call(|transport| call::call_view(transport, name, caller, args))
+    }
+
+    /// Calls procedure `name` as `sender` over `connection`, without claims
+    /// ([`LoadedModule::call_procedure_as`]).
     pub fn call_procedure(
         &mut self,
         name: &str,
@@ -92,40 +99,62 @@ impl<T: Transport> LoadedModule<T> {
         connection: ConnectionId,
         args: &[u8],
     ) -> Outcome {
-        self.write(|transport| {
-            call::call_procedure(transport, name, Caller::new(sender, connection), args)
-        })
+        self.call_procedure_as(name, &Caller::new(sender, connection), args)
     }
 
-    /// Sends `request` to the HTTP handler of its method and path.
-    pub fn call_http(&mut self, request: &Request) -> Outcome {
-        self.write(|transport| call::call_http(transport, request))
+    /// Calls procedure `name` as `caller` (identity, connection and claims).
+    pub fn call_procedure_as(&mut self, name: &str, caller: &Caller, args: &[u8]) -> Outcome {
+        self.write(|transport| call::call_procedure(transport, name, caller, args))
+    }
+
+    /// Sends `request` to the HTTP handler of its method and path; the handler reads `claims`,
+    /// those of the request's verified token, if any.
+    pub fn call_http(&mut self, request: &Request, claims: Option<Claims>) -> Outcome {
+        self.write(|transport| call::call_http(transport, request, claims))
     }
 
     /// Sends `request` to HTTP handler `id`, which the caller found by routing the request
-    /// against this module's description (`ModuleDef::http_routes`).
-    pub fn call_http_handler(&mut self, id: u32, request: &Request) -> Outcome {
-        self.write(|transport| call::call_http_handler(transport, id, request))
+    /// against this module's description (`ModuleDef::http_routes`); the handler reads
+    /// `claims`, as with [`LoadedModule::call_http`].
+    pub fn call_http_handler(
+        &mut self,
+        id: u32,
+        request: &Request,
+        claims: Option<Claims>,
+    ) -> Outcome {
+        self.write(|transport| call::call_http_handler(transport, id, request, claims))
     }
 
-    /// Runs the `ClientConnected` lifecycle reducer, if the module has one.
+    /// Runs the `ClientConnected` lifecycle reducer, if the module has one, without claims
+    /// ([`LoadedModule::client_connected_as`]).
     pub fn client_connected(
         &mut self,
         sender: Identity,
         connection: ConnectionId,
     ) -> Option<Outcome> {
-        self.write(|transport| call::client_connected(transport, Caller::new(sender, connection)))
+        self.client_connected_as(&Caller::new(sender, connection))
     }
 
-    /// Runs the `ClientDisconnected` lifecycle reducer, if the module has one.
+    /// Runs the `ClientConnected` lifecycle reducer, if the module has one, for `caller`: the
+    /// reducer may refuse the connection by what it reads of the caller's claims.
+    pub fn client_connected_as(&mut self, caller: &Caller) -> Option<Outcome> {
+        self.write(|transport| call::client_connected(transport, caller))
+    }
+
+    /// Runs the `ClientDisconnected` lifecycle reducer, if the module has one, without claims
+    /// ([`LoadedModule::client_disconnected_as`]).
     pub fn client_disconnected(
         &mut self,
         sender: Identity,
         connection: ConnectionId,
     ) -> Option<Outcome> {
-        self.write(|transport| {
-            call::client_disconnected(transport, Caller::new(sender, connection))
-        })
+        self.client_disconnected_as(&Caller::new(sender, connection))
+    }
+
+    /// Runs the `ClientDisconnected` lifecycle reducer, if the module has one, for `caller`
+    /// (the claims of the connection's token, when the caller still has them).
+    pub fn client_disconnected_as(&mut self, caller: &Caller) -> Option<Outcome> {
+        self.write(|transport| call::client_disconnected(transport, caller))
     }
 
     /// The module's description.

@@ -6,7 +6,12 @@
 //! [`AnonymousViewContext`]), procedures and HTTP handlers open transactions explicitly
 //! ([`ProcedureContext`], [`HttpContext`]), read-write ([`TxContext`]) or read-only
 //! ([`ReadTxContext`]).
+//!
+//! Every context of a call that has a caller (all but [`AnonymousViewContext`]) has its
+//! [`claims`](ReducerContext::claims): the verified payload of the caller's OpenID Connect
+//! token, asked of the host on first use ([`Claims`]).
 
+use crate::claims::{Claims, LazyClaims};
 use crate::db::{Db, ReadOnly, ReadWrite};
 use crate::{sys, ConnectionId, Identity, Timestamp};
 
@@ -67,6 +72,7 @@ pub struct ReducerContext {
     sender: Identity,
     connection_id: Option<ConnectionId>,
     timestamp: Timestamp,
+    claims: LazyClaims,
 }
 
 impl ReducerContext {
@@ -78,7 +84,46 @@ impl ReducerContext {
             sender,
             connection_id,
             timestamp,
+            claims: LazyClaims::default(),
         }
+    }
+
+    /// The claims of the caller's verified OpenID Connect token: its issuer, subject, audience
+    /// and any other claim ([`Claims`]). `None` for a caller with a token of the server's own
+    /// (`POST /v1/identity`), and for the host's own calls (`init`, scheduled reducers).
+    ///
+    /// Asked of the host and parsed the first time, then kept for the call. In
+    /// `client_connected`, they are the claims of the token the connection was opened with,
+    /// and a reducer that returns `Err` refuses the connection; every call over that
+    /// connection, and its `client_disconnected`, has the same claims.
+    ///
+    /// ```
+    /// use wasmod::prelude::*;
+    /// use wasmod_testing::TestModule;
+    ///
+    /// #[wasmod::module]
+    /// mod staff {
+    ///     use wasmod::prelude::*;
+    ///
+    ///     #[reducer(client_connected)]
+    ///     fn connected(ctx: &ReducerContext) -> Result<(), String> {
+    ///         let claims = ctx.claims().ok_or("sign in with your company account")?;
+    ///         match claims.get_str("email") {
+    ///             Some(email) if email.ends_with("@example.com") => Ok(()),
+    ///             _ => Err("staff only".into()),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let module = TestModule::<staff::Module>::new();
+    /// let ann = Identity::from_bytes([1; 32]);
+    /// let staff = r#"{"iss":"https://id.example.com","sub":"1","email":"ann@example.com"}"#;
+    /// assert!(module.with_claims(staff).connect(ann).is_success());
+    /// let guest = r#"{"iss":"https://id.example.com","sub":"2","email":"eve@example.net"}"#;
+    /// assert!(!module.with_claims(guest).connect(ann).is_success());
+    /// ```
+    pub fn claims(&self) -> Option<&Claims> {
+        self.claims.get()
     }
 
     /// The identity of the caller ([`Identity::ZERO`] for calls made by the host itself).
@@ -159,6 +204,7 @@ pub struct ViewContext {
     /// The database, read-only.
     pub db: Db<ReadOnly>,
     sender: Identity,
+    claims: LazyClaims,
 }
 
 impl ViewContext {
@@ -167,7 +213,18 @@ impl ViewContext {
         Self {
             db: Db::new(),
             sender,
+            claims: LazyClaims::default(),
         }
+    }
+
+    /// The claims of the caller the view is computed for, as [`ReducerContext::claims`]: a
+    /// view runs when it is called (over HTTP or a socket, never as part of a subscription),
+    /// so these are always the claims of the token of the call that asked for it (over a
+    /// socket, the token the connection was opened with). Two callers of one identity with
+    /// different claims may get different results. (The example on [`Claims::subject`] uses
+    /// it.)
+    pub fn claims(&self) -> Option<&Claims> {
+        self.claims.get()
     }
 
     /// The identity of the caller the view is computed for (see the example on
@@ -713,6 +770,7 @@ pub struct ProcedureContext {
     sender: Identity,
     connection_id: Option<ConnectionId>,
     timestamp: Timestamp,
+    claims: LazyClaims,
 }
 
 impl ProcedureContext {
@@ -723,7 +781,15 @@ impl ProcedureContext {
             sender,
             connection_id,
             timestamp,
+            claims: LazyClaims::default(),
         }
+    }
+
+    /// The claims of the caller's verified token, as [`ReducerContext::claims`] (the example
+    /// on [`Claims`] uses it). They borrow the context: clone them to keep them across a
+    /// transaction (`ctx.claims().cloned()`).
+    pub fn claims(&self) -> Option<&Claims> {
+        self.claims.get()
     }
 
     /// The identity of the caller (see the example on [`ProcedureContext`]).
@@ -785,6 +851,7 @@ impl ProcedureContext {
 pub struct HttpContext {
     timestamp: Timestamp,
     params: Vec<(String, String)>,
+    claims: LazyClaims,
 }
 
 impl HttpContext {
@@ -793,7 +860,42 @@ impl HttpContext {
         Self {
             timestamp,
             params: Vec::new(),
+            claims: LazyClaims::default(),
         }
+    }
+
+    /// The claims of the request's verified OpenID Connect token, if it came with one
+    /// (`Authorization: Bearer <token>`, which the server checks before the handler runs: a
+    /// request with a bad token never reaches it). `None` for a request without a token or
+    /// with a token of the server's own. A handler has no identity (the ABI gives it none),
+    /// so these are what it knows of who sent the request.
+    ///
+    /// ```
+    /// use wasmod::prelude::*;
+    /// use wasmod_testing::TestModule;
+    ///
+    /// #[wasmod::module]
+    /// mod hello {
+    ///     use wasmod::prelude::*;
+    ///
+    ///     #[http_handler(GET, "/hello")]
+    ///     fn hello(ctx: &mut HttpContext, _request: Request) -> Response {
+    ///         match ctx.claims().and_then(|claims| claims.get_str("name")) {
+    ///             Some(name) => Response::text(format!("hello, {name}")),
+    ///             None => Response::new(401),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let module = TestModule::<hello::Module>::new();
+    /// let request = || Request::new(Method::Get, "/hello");
+    /// let claims = r#"{"iss":"https://id.example.com","sub":"1","name":"Ann"}"#;
+    /// let greeted = module.with_claims(claims).call_http(request()).unwrap();
+    /// assert_eq!(greeted.body, b"hello, Ann");
+    /// assert_eq!(module.call_http(request()).unwrap().status, 401);
+    /// ```
+    pub fn claims(&self) -> Option<&Claims> {
+        self.claims.get()
     }
 
     /// Captures the parameters `path` gives the route `pattern` (the generated dispatch calls

@@ -51,7 +51,9 @@
 //! - Attributes: [`table`](macro@table), [`reducer`], [`procedure`], [`view`], [`http_handler`], [`module`],
 //!   and `#[derive(SchemaType)]` for your own column, parameter and return types.
 //! - Contexts: [`ReducerContext`], [`ViewContext`], [`AnonymousViewContext`],
-//!   [`ProcedureContext`], [`HttpContext`].
+//!   [`ProcedureContext`], [`HttpContext`]; the caller's [`Claims`] (its OpenID Connect
+//!   token's), which they read with `ctx.claims()`; [`serde_json`], re-exported, for the
+//!   claims' values.
 //! - Tables: [`Db`], [`table::Table`] and the index handles [`table::UniqueColumn`] and
 //!   [`table::BTreeIndex`]; what a failed insert or update says, [`InsertError`].
 //! - Transactions of procedures and HTTP handlers: [`ProcedureContext::with_tx`] (commits,
@@ -68,6 +70,7 @@
 //! `tables-and-indexes.md`, `transactions.md`, `procedures-and-http.md` (with
 //! `http-handlers.md`) and `testing-modules.md`.
 
+pub mod claims;
 pub mod context;
 pub mod db;
 pub mod log;
@@ -81,6 +84,7 @@ pub mod rt;
 pub mod sys;
 pub mod table;
 
+pub use serde_json;
 pub use wasmod_abi as abi;
 pub use wasmod_abi::http;
 pub use wasmod_abi::{
@@ -88,6 +92,7 @@ pub use wasmod_abi::{
     SchemaType, TimeDuration, Timestamp,
 };
 
+pub use claims::Claims;
 pub use context::{
     AnonymousViewContext, HttpContext, HttpError, ProcedureContext, ReadTxContext, ReducerContext,
     TxContext, TxError, ViewContext,
@@ -125,7 +130,7 @@ mod guides {
 pub mod prelude {
     pub use crate::http::{Method, Request, Response};
     pub use crate::{
-        http_handler, procedure, reducer, table, view, AnonymousViewContext, ConnectionId,
+        http_handler, procedure, reducer, table, view, AnonymousViewContext, Claims, ConnectionId,
         HttpContext, Identity, ProcedureContext, ReadTxContext, ReducerContext, ScheduleAt,
         SchemaType, TimeDuration, Timestamp, TxContext, ViewContext,
     };

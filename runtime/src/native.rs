@@ -42,6 +42,10 @@ pub trait Imports: Sync {
     /// Appends `bytes` to a byte sink.
     fn bytes_sink_write(&self, sink: u32, bytes: &[u8]) -> Result<(), Errno>;
 
+    /// A byte source holding the claims of the call's caller, or the empty source if it has
+    /// none.
+    fn caller_claims(&self) -> Result<u32, Errno>;
+
     /// Rows in a table.
     fn table_row_count(&self, table: u32) -> Result<u64, Errno>;
 

@@ -47,6 +47,10 @@ impl Imports for Host {
         with_env(|env| env.bytes_sink_write(sink, bytes))
     }
 
+    fn caller_claims(&self) -> Result<u32, Errno> {
+        with_env(|env| env.caller_claims())
+    }
+
     fn table_row_count(&self, table: u32) -> Result<u64, Errno> {
         with_env(|env| env.table_row_count(table))
     }

@@ -71,9 +71,11 @@
 //! The host's types a test meets ([`Outcome`], [`LogRecord`], [`Database`], ...) are
 //! re-exported, so a module's tests depend on this crate and `wasmod` only.
 
+mod claims;
 mod host;
 mod module;
 
+pub use claims::WithClaims;
 pub use host::install_host;
 pub use module::{CallFailure, TestModule};
 pub use wasmod_host::datastore::{Commit, Database, TxData};

@@ -8,7 +8,7 @@ use wasmod::db::{Db, ReadOnly, ReadWrite};
 use wasmod::http::{Request, Response};
 use wasmod::{ConnectionId, Decode, DecodeError, Encode, Errno, Identity};
 use wasmod_host::datastore::Database;
-use wasmod_host::{LoadError, LogRecord, NativeModule, Outcome};
+use wasmod_host::{Caller, Claims, LoadError, LogRecord, NativeModule, Outcome};
 
 /// A module loaded natively into an in-memory host.
 ///
@@ -443,11 +443,16 @@ impl<M: ModuleExports> TestModule<M> {
     /// }
     /// ```
     pub fn call_reducer(&self, sender: Identity, name: &str, args: impl Encode) -> Outcome {
+        self.reducer_as(&caller(sender, None), name, args)
+    }
+
+    /// [`call_reducer`](Self::call_reducer) as `caller`.
+    pub(crate) fn reducer_as(&self, caller: &Caller, name: &str, args: impl Encode) -> Outcome {
         let args = wasmod::abi::encoding::to_vec(&args);
-        let outcome =
-            self.module
-                .borrow_mut()
-                .call_reducer(name, sender, ConnectionId::ZERO, &args);
+        let outcome = self
+            .module
+            .borrow_mut()
+            .call_reducer_as(name, caller, &args);
         self.naming_the_parameters(name, outcome)
     }
 
@@ -517,11 +522,21 @@ impl<M: ModuleExports> TestModule<M> {
         name: &str,
         args: impl Encode,
     ) -> Result<R, CallFailure> {
+        self.procedure_as(&caller(sender, None), name, args)
+    }
+
+    /// [`call_procedure`](Self::call_procedure) as `caller`.
+    pub(crate) fn procedure_as<R: Decode>(
+        &self,
+        caller: &Caller,
+        name: &str,
+        args: impl Encode,
+    ) -> Result<R, CallFailure> {
         let args = wasmod::abi::encoding::to_vec(&args);
-        let outcome =
-            self.module
-                .borrow_mut()
-                .call_procedure(name, sender, ConnectionId::ZERO, &args);
+        let outcome = self
+            .module
+            .borrow_mut()
+            .call_procedure_as(name, caller, &args);
         returned(self.naming_the_parameters(name, outcome))
     }
 
@@ -583,8 +598,18 @@ impl<M: ModuleExports> TestModule<M> {
         name: &str,
         args: impl Encode,
     ) -> Result<R, CallFailure> {
+        self.view_as(&caller(sender, None), name, args)
+    }
+
+    /// [`call_view`](Self::call_view) as `caller`.
+    pub(crate) fn view_as<R: Decode>(
+        &self,
+        caller: &Caller,
+        name: &str,
+        args: impl Encode,
+    ) -> Result<R, CallFailure> {
         let args = wasmod::abi::encoding::to_vec(&args);
-        let outcome = self.module.borrow_mut().call_view(name, sender, &args);
+        let outcome = self.module.borrow_mut().call_view_as(name, caller, &args);
         returned(self.naming_the_parameters(name, outcome))
     }
 
@@ -706,7 +731,16 @@ impl<M: ModuleExports> TestModule<M> {
     /// assert!(module.call_http(Request::new(Method::Get, "/nowhere")).is_err());
     /// ```
     pub fn call_http(&self, request: Request) -> Result<Response, CallFailure> {
-        returned(self.module.borrow_mut().call_http(&request))
+        self.http_as(request, None)
+    }
+
+    /// [`call_http`](Self::call_http) of a request whose token had `claims`.
+    pub(crate) fn http_as(
+        &self,
+        request: Request,
+        claims: Option<Claims>,
+    ) -> Result<Response, CallFailure> {
+        returned(self.module.borrow_mut().call_http(&request, claims))
     }
 
     /// Runs the module's `client_connected` reducer for `identity` (a committed no-op if it has
@@ -761,10 +795,12 @@ impl<M: ModuleExports> TestModule<M> {
     /// assert_eq!(module.logs()[0].message, "connected");
     /// ```
     pub fn connect(&self, identity: Identity) -> Outcome {
-        let outcome = self
-            .module
-            .borrow_mut()
-            .client_connected(identity, ConnectionId::ZERO);
+        self.connect_as(&caller(identity, None))
+    }
+
+    /// [`connect`](Self::connect) as `caller`.
+    pub(crate) fn connect_as(&self, caller: &Caller) -> Outcome {
+        let outcome = self.module.borrow_mut().client_connected_as(caller);
         outcome.unwrap_or_else(no_lifecycle_reducer)
     }
 
@@ -820,10 +856,12 @@ impl<M: ModuleExports> TestModule<M> {
     /// assert!(module.disconnect(ann).is_success());
     /// ```
     pub fn disconnect(&self, identity: Identity) -> Outcome {
-        let outcome = self
-            .module
-            .borrow_mut()
-            .client_disconnected(identity, ConnectionId::ZERO);
+        self.disconnect_as(&caller(identity, None))
+    }
+
+    /// [`disconnect`](Self::disconnect) as `caller`.
+    pub(crate) fn disconnect_as(&self, caller: &Caller) -> Outcome {
+        let outcome = self.module.borrow_mut().client_disconnected_as(caller);
         outcome.unwrap_or_else(no_lifecycle_reducer)
     }
 
@@ -1096,6 +1134,11 @@ fn expected_arguments(entry: EntryPoint<'_>) -> String {
             many.join(", ")
         ),
     }
+}
+
+/// A test's caller: `identity` with `claims`, over no connection.
+pub(crate) fn caller(identity: Identity, claims: Option<Claims>) -> Caller {
+    Caller::new(identity, ConnectionId::ZERO).with_claims(claims)
 }
 
 fn no_lifecycle_reducer() -> Outcome {

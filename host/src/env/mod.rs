@@ -10,13 +10,14 @@
 //! `crate::wasm`) only have to move bytes between the module's memory and these methods. The
 //! semantics live here, once.
 //!
-//! The methods are spread over small files by subject: byte sources and sinks; tables, scans
-//! and row iterators; logging; and what only procedures may do (explicit transactions and
+//! The methods are spread over small files by subject: byte sources and sinks; the caller's
+//! claims; tables, scans and row iterators; logging; and what only procedures may do (explicit transactions and
 //! outbound HTTP). `InstanceEnv` is `Send`, so a host may move an instance between threads
 //! between calls.
 
 mod budget;
 mod bytes;
+mod claims;
 mod entries;
 mod handles;
 mod log;
@@ -29,6 +30,7 @@ pub use rows::Advance;
 
 pub(crate) use entries::{Entries, Entry};
 
+use crate::claims::Claims;
 use crate::clock::CallClock;
 use bytes::{ByteSink, ByteSource};
 use handles::Handles;
@@ -213,6 +215,8 @@ pub struct InstanceEnv {
     call: Option<CallKind>,
     /// Who makes the call in progress (or made the last one).
     origin: CallOrigin,
+    /// The claims of the call in progress's caller, for `caller_claims`; `None` between calls.
+    claims: Option<Claims>,
     clock: CallClock,
     /// When the call in progress must end, if its transport has a deadline.
     deadline: Option<Instant>,
@@ -253,6 +257,7 @@ impl InstanceEnv {
             http: Arc::new(DenyAllHttp),
             call: None,
             origin: CallOrigin::HOST,
+            claims: None,
             clock: CallClock::new(),
             deadline: None,
             interrupted: false,
@@ -434,6 +439,11 @@ impl InstanceEnv {
         self.origin = origin;
     }
 
+    /// Sets the claims of the call in progress's caller (until the call ends).
+    pub(crate) fn set_claims(&mut self, claims: Option<Claims>) {
+        self.claims = claims;
+    }
+
     /// Sets when the call in progress must end (`None`: never), for the imports that wait on
     /// the outside world (outbound HTTP) and for scans, which stop at it. Reset when the call
     /// ends. Only the wasm transport
@@ -509,6 +519,7 @@ impl InstanceEnv {
     /// open is handed back to the caller to commit or roll back.
     pub(crate) fn end_call(&mut self) -> Tx {
         self.call = None;
+        self.claims = None;
         self.deadline = None;
         self.interrupted = false;
         self.log_budget_spent();

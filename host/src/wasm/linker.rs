@@ -68,6 +68,18 @@ pub(crate) fn linker(engine: &Engine) -> wasmtime::Result<Linker<StoreData>> {
 
     linker.func_wrap(
         m,
+        "caller_claims",
+        |mut caller: Caller<'_>, out_source: u32| {
+            with_memory(&mut caller, |memory, env| {
+                let out = memory.out::<4>(out_source)?;
+                memory.write(out, env.caller_claims()?.to_le_bytes());
+                Ok(0)
+            })
+        },
+    )?;
+
+    linker.func_wrap(
+        m,
         "table_row_count",
         |mut caller: Caller<'_>, table: u32, out: u32| {
             with_memory(&mut caller, |memory, env| {

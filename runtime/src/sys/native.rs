@@ -34,6 +34,12 @@ pub fn bytes_sink_write(sink: u32, bytes: &[u8]) -> Result<(), Errno> {
     imports().bytes_sink_write(sink, bytes)
 }
 
+/// A byte source holding the claims of the call's caller (a JSON object), or the empty source
+/// if it has none.
+pub fn caller_claims() -> Result<u32, Errno> {
+    imports().caller_claims()
+}
+
 /// Rows in a table.
 pub fn table_row_count(table: u32) -> Result<u64, Errno> {
     imports().table_row_count(table)

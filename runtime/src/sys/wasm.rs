@@ -14,6 +14,7 @@ mod raw {
         pub fn bytes_source_remaining(source: u32, out: *mut u32) -> u16;
         pub fn bytes_source_read(source: u32, buf: *mut u8, buf_len: *mut u32) -> i16;
         pub fn bytes_sink_write(sink: u32, buf: *const u8, buf_len: *mut u32) -> u16;
+        pub fn caller_claims(out_source: *mut u32) -> u16;
         pub fn table_row_count(table: u32, out: *mut u64) -> u16;
         pub fn table_scan(table: u32, out_iter: *mut u32) -> u16;
         pub fn index_scan(
@@ -103,6 +104,15 @@ pub fn bytes_sink_write(sink: u32, bytes: &[u8]) -> Result<(), Errno> {
     let mut len = len32(bytes.len());
     // SAFETY: `bytes` is valid for `len` bytes of reads; `len` is a valid in-out pointer.
     check(unsafe { raw::bytes_sink_write(sink, bytes.as_ptr(), &mut len) })
+}
+
+/// A byte source holding the claims of the call's caller (a JSON object), or the empty source
+/// if it has none.
+pub fn caller_claims() -> Result<u32, Errno> {
+    let mut source = 0;
+    // SAFETY: `source` is a valid `u32` out-pointer.
+    check(unsafe { raw::caller_claims(&mut source) })?;
+    Ok(source)
 }
 
 /// Rows in a table.
