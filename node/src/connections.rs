@@ -3,7 +3,9 @@
 //!
 //! A client that stays connected (the WebSocket endpoint) holds a [`Connection`]. Opening one
 //! gives it a fresh random connection id and runs the module's `client_connected` reducer with
-//! it, which the module may refuse. The connection ends in one of these ways, and each runs the
+//! it and the claims of the client's token, which the module may refuse it by. The claims are
+//! kept with the connection, so that its `client_disconnected` has them too (except after a
+//! crash: the host then disconnects it without them). The connection ends in one of these ways, and each runs the
 //! module's `client_disconnected` reducer once:
 //!
 //! - a clean close: [`Connection::close`], which waits for the reducer;
@@ -24,7 +26,7 @@ use crate::runner::Runner;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use wasmod_abi::{ConnectionId, Identity};
-use wasmod_host::Outcome;
+use wasmod_host::{Caller, Claims, Outcome};
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 
 /// The registry of live connections. Cheap to clone.
@@ -36,14 +38,13 @@ pub struct Connections {
 #[derive(Debug)]
 struct Shared {
     runner: Runner,
-    live: Mutex<HashMap<ConnectionId, Identity>>,
+    live: Mutex<HashMap<ConnectionId, Caller>>,
 }
 
 /// One live connection. Dropping it disconnects it (see the module docs).
 #[derive(Debug)]
 pub struct Connection {
     id: ConnectionId,
-    identity: Identity,
     registry: Connections,
 }
 
@@ -58,11 +59,15 @@ impl Connections {
         }
     }
 
-    /// Opens a connection for `identity`: a fresh connection id, and the module's
-    /// `client_connected` reducer run with it. Fails with `connection_refused` (the module's
-    /// reducer failed), `busy` or `shutting_down` (the module's queue), or `internal` (no
-    /// randomness).
-    pub async fn connect(&self, identity: Identity) -> Result<Connection, ApiError> {
+    /// Opens a connection for `identity` with `claims` (those of its verified token): a fresh
+    /// connection id, and the module's `client_connected` reducer run with it. Fails with
+    /// `connection_refused` (the module's reducer failed), `busy` or `shutting_down` (the
+    /// module's queue), or `internal` (no randomness).
+    pub async fn connect(
+        &self,
+        identity: Identity,
+        claims: Option<Claims>,
+    ) -> Result<Connection, ApiError> {
         let id = new_connection_id().map_err(|error| {
             ApiError::new(
                 ErrorCode::Internal,
@@ -72,16 +77,17 @@ impl Connections {
         // Registered as soon as the module accepted it, so that a requester gone in between
         // leaves a connection that shutdown still closes.
         let registry = self.clone();
+        let caller = Caller::new(identity, id).with_claims(claims);
+        let opened = caller.clone();
         self.shared
             .runner
-            .connect(identity, id, move || {
-                registry.live().insert(id, identity);
+            .connect(caller, move || {
+                registry.live().insert(id, opened);
             })
             .await?;
         tracing::debug!(connection = %id.to_hex(), identity = %identity, "connected");
         Ok(Connection {
             id,
-            identity,
             registry: self.clone(),
         })
     }
@@ -100,23 +106,25 @@ impl Connections {
     /// Closes every connection still open, each with its `client_disconnected`, and waits for
     /// them: what shutdown does before the module's thread stops. Returns how many it closed.
     pub async fn close_all(&self) -> usize {
-        let open: Vec<(ConnectionId, Identity)> = self.live().drain().collect();
-        for &(id, identity) in &open {
-            self.disconnect(id, identity).await;
+        let open: Vec<Caller> = self.live().drain().map(|(_, caller)| caller).collect();
+        let count = open.len();
+        for caller in open {
+            self.disconnect(caller).await;
         }
-        open.len()
+        count
     }
 
-    /// Takes connection `id` out of the registry; whether it was there (and so whether the
-    /// caller is the one to disconnect it).
-    fn take(&self, id: ConnectionId) -> bool {
-        self.live().remove(&id).is_some()
+    /// Takes connection `id` out of the registry: its caller if it was there (and so the
+    /// caller of this is the one to disconnect it).
+    fn take(&self, id: ConnectionId) -> Option<Caller> {
+        self.live().remove(&id)
     }
 
-    /// Runs `client_disconnected` for connection `id` of `identity`, waiting for room in the
+    /// Runs `client_disconnected` for the connection of `caller`, waiting for room in the
     /// module's queue. A failure is logged: the connection is closed regardless.
-    async fn disconnect(&self, id: ConnectionId, identity: Identity) {
-        let ran = self.shared.runner.disconnect(identity, id).await;
+    async fn disconnect(&self, caller: Caller) {
+        let id = caller.connection_id;
+        let ran = self.shared.runner.disconnect(caller).await;
         match ran {
             Ok(None) | Ok(Some(Outcome::Committed { .. })) => {
                 tracing::debug!(connection = %id.to_hex(), "disconnected")
@@ -132,7 +140,7 @@ impl Connections {
         }
     }
 
-    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<ConnectionId, Identity>> {
+    fn live(&self) -> std::sync::MutexGuard<'_, HashMap<ConnectionId, Caller>> {
         self.shared
             .live
             .lock()
@@ -149,21 +157,21 @@ impl Connection {
     /// Closes the connection cleanly: runs the module's `client_disconnected` and waits for
     /// it.
     pub async fn close(self) {
-        if self.registry.take(self.id) {
-            self.registry.disconnect(self.id, self.identity).await;
+        if let Some(caller) = self.registry.take(self.id) {
+            self.registry.disconnect(caller).await;
         }
     }
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        if !self.registry.take(self.id) {
+        let Some(caller) = self.registry.take(self.id) else {
             return;
-        }
-        let (registry, id, identity) = (self.registry.clone(), self.id, self.identity);
+        };
+        let (registry, id) = (self.registry.clone(), self.id);
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) => {
-                runtime.spawn(async move { registry.disconnect(id, identity).await });
+                runtime.spawn(async move { registry.disconnect(caller).await });
             }
             // Outside a runtime nothing can wait for the module's queue; the database still
             // has the connection open, so it is disconnected when the module next starts.
@@ -249,8 +257,8 @@ mod tests {
         let mut feed = node.handle().database().feed().subscribe();
         let connections = node.handle().connections().clone();
 
-        let first = connections.connect(ALICE).await.expect("connected");
-        let second = connections.connect(ALICE).await.expect("connected");
+        let first = connections.connect(ALICE, None).await.expect("connected");
+        let second = connections.connect(ALICE, None).await.expect("connected");
         let ids: HashSet<ConnectionId> = [first.id(), second.id()].into();
         assert_eq!(ids.len(), 2, "each connection has its own id");
         assert!(!ids.contains(&ConnectionId::ZERO));
@@ -287,7 +295,7 @@ mod tests {
         let open = node
             .handle()
             .connections()
-            .connect(ALICE)
+            .connect(ALICE, None)
             .await
             .expect("connected");
         let running = node.start().await;

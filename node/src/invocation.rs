@@ -8,9 +8,9 @@
 
 use serde_json::value::RawValue;
 use std::sync::Arc;
-use wasmod_abi::{AlgebraicType, ConnectionId, EntryKind, Errno, Identity, ModuleDef};
+use wasmod_abi::{AlgebraicType, EntryKind, Errno, ModuleDef};
 use wasmod_host::datastore::migrate::same_encoding;
-use wasmod_host::{Outcome, WasmModule};
+use wasmod_host::{Caller, Outcome, WasmModule};
 use wasmod_protocol::call::{self, EntryPoint};
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::http::CallResponse;
@@ -93,29 +93,24 @@ impl Invocation {
         matches!(self.kind, EntryKind::Reducer | EntryKind::Procedure)
     }
 
-    /// Runs the call as `caller` (ignored by anonymous views) over the connection
-    /// `connection` ([`ConnectionId::ZERO`] for a call without one, such as an HTTP call) with
-    /// the encoded `args`.
+    /// Runs the call as `caller` (ignored by anonymous views): its identity, its connection
+    /// ([`ConnectionId::ZERO`](wasmod_abi::ConnectionId::ZERO) for a call without one, such as
+    /// an HTTP call) and its claims,
+    /// with the encoded `args`.
     ///
     /// If a newer build took over since the call was found ([`crate::build`]), it runs only
     /// if the newer build has the same entry point with parameters and a return type that
     /// encode alike; otherwise it fails (`no_such_entry` or `bad_arguments`, saying so) and
     /// the caller may call again.
-    pub fn run(
-        &self,
-        module: &mut WasmModule,
-        caller: Identity,
-        connection: ConnectionId,
-        args: &[u8],
-    ) -> Outcome {
+    pub fn run(&self, module: &mut WasmModule, caller: &Caller, args: &[u8]) -> Outcome {
         if let Err(refused) = self.still_callable(module.description()) {
             return refused;
         }
         let name = &self.name;
         match self.kind {
-            EntryKind::Reducer => module.call_reducer(name, caller, connection, args),
-            EntryKind::Procedure => module.call_procedure(name, caller, connection, args),
-            EntryKind::View | EntryKind::AnonymousView => module.call_view(name, caller, args),
+            EntryKind::Reducer => module.call_reducer_as(name, caller, args),
+            EntryKind::Procedure => module.call_procedure_as(name, caller, args),
+            EntryKind::View | EntryKind::AnonymousView => module.call_view_as(name, caller, args),
             EntryKind::HttpHandler => Outcome::Failed {
                 code: Errno::NO_SUCH_ENTRY.code() as i16,
                 message: format!("http handler `{name}` is called by its route, not by name"),
@@ -242,8 +237,7 @@ mod tests {
             let found = call::find(&old, name, &CALLED_BY_NAME).expect("in build 1");
             Invocation::new(found.kind, name.to_owned(), old.clone()).run(
                 module,
-                Identity::ZERO,
-                ConnectionId::ZERO,
+                &Caller::HOST,
                 &args,
             )
         };

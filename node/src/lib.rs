@@ -108,6 +108,7 @@ pub use schedule::{ManualClock, ScheduleClock, SystemClock};
 pub use slots::{Counted, Counts};
 pub use swap::{Published, PUBLISHED_FILE};
 pub use tables::{PageQuery, Reader, TablePage};
+pub use wasmod_host::Claims;
 pub use wasmod_protocol::call::CallKind;
 
 /// How many times their binary size rows are expected to take once rendered as JSON: what

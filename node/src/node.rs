@@ -729,7 +729,10 @@ impl NodeHandle {
     pub async fn admit(&self, identity: Identity) -> Result<(), ApiError> {
         self.inner
             .runner
-            .connect(identity, ConnectionId::ZERO, || {})
+            .connect(
+                wasmod_host::Caller::new(identity, ConnectionId::ZERO),
+                || {},
+            )
             .await
     }
 

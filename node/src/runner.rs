@@ -24,8 +24,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use wasmod_abi::http::Request;
-use wasmod_abi::{ConnectionId, EntryKind, Identity};
-use wasmod_host::{Outcome, WasmModule};
+use wasmod_abi::EntryKind;
+use wasmod_host::{Caller, Claims, Outcome, WasmModule};
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 
 /// Runs calls where they belong. Cheap to clone.
@@ -134,6 +134,8 @@ pub struct RoutedRequest {
     pub handler: u32,
     /// The request.
     pub request: Request,
+    /// The claims of the request's verified token, if it had one: the handler reads them.
+    pub claims: Option<Claims>,
 }
 
 impl RoutedRequest {
@@ -141,10 +143,11 @@ impl RoutedRequest {
     /// if that build still serves, or routed again in the build that took over since (a
     /// `wasmod publish` between the routing and the call: its ids may differ).
     fn run(&self, module: &mut WasmModule, serving: &CurrentBuild) -> Outcome {
+        let claims = self.claims.clone();
         if serving.get().number == self.build {
-            module.call_http_handler(self.handler, &self.request)
+            module.call_http_handler(self.handler, &self.request, claims)
         } else {
-            module.call_http(&self.request)
+            module.call_http(&self.request, claims)
         }
     }
 }
@@ -177,7 +180,7 @@ impl Runner {
         }
     }
 
-    /// Queues `invocation` as `caller` over `connection` with the encoded `args`, refusing it
+    /// Queues `invocation` as `caller` (identity, connection, claims) with the encoded `args`, refusing it
     /// or waiting when there is no room as `room` says ([`Worker::queue`]), and returns the
     /// wait for its answer. Calls queued one after the other start in that order. `held` (a
     /// call slot, say) is kept until the call has ended, even if nobody waits for its answer
@@ -185,8 +188,7 @@ impl Runner {
     pub async fn queue(
         &self,
         invocation: Invocation,
-        caller: Identity,
-        connection: ConnectionId,
+        caller: Caller,
         args: Vec<u8>,
         held: impl Send + 'static,
         when_full: WhenFull,
@@ -197,7 +199,7 @@ impl Runner {
         let Some(forwarding) = self.forwarding.as_ref().filter(|_| invocation.writes()) else {
             let call = move |module: &mut WasmModule| {
                 let _held = held;
-                invocation.run(module, caller, connection, &args)
+                invocation.run(module, &caller, &args)
             };
             return self.worker.queue(call, when_full).await;
         };
@@ -207,7 +209,7 @@ impl Runner {
             _ => Forwarded::Reducer { name, args },
         };
         forwarding.queue(
-            ForwardedCall::new(caller, connection, call),
+            ForwardedCall::new(&caller, call),
             when_full,
             move |outcome| {
                 let _held = held;
@@ -237,12 +239,8 @@ impl Runner {
                 .done()
                 .await;
         };
-        let request = routed.request;
-        let call = ForwardedCall::new(
-            Identity::ZERO,
-            ConnectionId::ZERO,
-            Forwarded::http(&request),
-        );
+        let caller = Caller::HOST.with_claims(routed.claims);
+        let call = ForwardedCall::new(&caller, Forwarded::http(&routed.request));
         let answer = move |outcome| {
             let _held = held;
             answered(outcome)
@@ -253,15 +251,15 @@ impl Runner {
             .await
     }
 
-    /// Runs the module's `client_connected` for `identity` over `connection`, and `opened`
-    /// once the module has accepted it (on the module's thread, or as soon as the primary
+    /// Runs the module's `client_connected` for `caller` (its identity, connection and
+    /// claims, which the module may refuse it by), and `opened` once the module has accepted
+    /// it (on the module's thread, or as soon as the primary
     /// answered, even if the requester has gone meanwhile). Fails with `connection_refused`
     /// if the module refused it, `degraded` once the commit log failed (the connection would
     /// be recorded in a commit), or as the call could not run.
     pub async fn connect(
         &self,
-        identity: Identity,
-        connection: ConnectionId,
+        caller: Caller,
         opened: impl FnOnce() + Send + 'static,
     ) -> Result<(), ApiError> {
         self.health.take_writes()?;
@@ -269,13 +267,13 @@ impl Runner {
             return self
                 .worker
                 .run(move |module| {
-                    accepted(module.client_connected(identity, connection))?;
+                    accepted(module.client_connected_as(&caller))?;
                     opened();
                     Ok(())
                 })
                 .await?;
         };
-        let call = ForwardedCall::new(identity, connection, Forwarded::Connect);
+        let call = ForwardedCall::new(&caller, Forwarded::Connect);
         let answer = move |outcome| {
             accepted(outcome)?;
             opened();
@@ -288,21 +286,16 @@ impl Runner {
             .value
     }
 
-    /// Runs the module's `client_disconnected` for `identity` over `connection`, waiting for
-    /// room on the module's thread rather than being refused; `None` if the module has no
-    /// such reducer.
-    pub async fn disconnect(
-        &self,
-        identity: Identity,
-        connection: ConnectionId,
-    ) -> Result<Option<Outcome>, ApiError> {
+    /// Runs the module's `client_disconnected` for `caller`, waiting for room on the module's
+    /// thread rather than being refused; `None` if the module has no such reducer.
+    pub async fn disconnect(&self, caller: Caller) -> Result<Option<Outcome>, ApiError> {
         let Some(forwarding) = &self.forwarding else {
             return self
                 .worker
-                .run_when_room(move |module| module.client_disconnected(identity, connection))
+                .run_when_room(move |module| module.client_disconnected_as(&caller))
                 .await;
         };
-        let call = ForwardedCall::new(identity, connection, Forwarded::Disconnect);
+        let call = ForwardedCall::new(&caller, Forwarded::Disconnect);
         Ok(forwarding
             .queue(call, WhenFull::Wait, |outcome| outcome)?
             .finish()

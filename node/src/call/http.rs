@@ -44,7 +44,8 @@ impl From<ApiError> for HttpRefusal {
 impl Pipeline {
     /// Routes `request` in the build serving now and, once a handler is found, awaits its
     /// `body` (a request refused for its route is answered without its body being read),
-    /// takes a slot of `caller`'s, and runs the handler where it belongs; counted as `http`.
+    /// takes a slot of `caller`'s, and runs the handler where it belongs, with `caller`'s
+    /// claims (a handler has no identity, but reads those); counted as `http`.
     pub(crate) async fn call_http(
         &self,
         mut request: Request,
@@ -77,6 +78,7 @@ impl Pipeline {
                 build: number,
                 handler,
                 request,
+                claims: caller.claims.clone(),
             };
             let done = self.runner.http(routed, slot).await?;
             Ok(HttpAnswer {

@@ -39,13 +39,13 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::sync::Arc;
 use wasmod_abi::{ConnectionId, Identity};
-use wasmod_host::Outcome;
+use wasmod_host::{Caller as RunAs, Claims, Outcome};
 use wasmod_protocol::call::{self, CallKind};
 use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::http::CallResponse;
 
 /// Who makes a call, and over what.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caller {
     /// The identity the call runs as; `None` for a call without a token, which reaches only
     /// anonymous views.
@@ -56,16 +56,31 @@ pub struct Caller {
     /// Where the call comes from: without an identity, its calls in progress are counted
     /// against it; `None` for a caller in the same process.
     pub source: Option<IpAddr>,
+    /// The claims of the caller's verified token (an OpenID Connect token's payload), which
+    /// the module reads if it asks; `None` for a token of the server's own, or none.
+    pub claims: Option<Claims>,
 }
 
 impl Caller {
-    /// A caller with `identity` and no connection, from `source`.
+    /// A caller with `identity`, no connection and no claims, from `source`.
     pub fn new(identity: Option<Identity>, source: Option<IpAddr>) -> Self {
         Self {
             identity,
             connection: ConnectionId::ZERO,
             source,
+            claims: None,
         }
+    }
+
+    /// This caller with `claims`, those of the token that proved its identity.
+    pub fn with_claims(self, claims: Option<Claims>) -> Self {
+        Self { claims, ..self }
+    }
+
+    /// The caller as the module sees it: the identity the call runs as (`identity`), the
+    /// connection and the claims.
+    pub(crate) fn running_as(&self, identity: Identity) -> RunAs {
+        RunAs::new(identity, self.connection).with_claims(self.claims.clone())
     }
 }
 
@@ -158,8 +173,7 @@ impl Pipeline {
         self.runner
             .queue(
                 found.invocation.clone(),
-                identity,
-                caller.connection,
+                caller.running_as(identity),
                 args,
                 slot,
                 when_full,

@@ -40,6 +40,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::Semaphore;
 use wasmod_abi::{ConnectionId, Identity};
+use wasmod_host::Claims;
 use wasmod_protocol::call::CallKind;
 use wasmod_protocol::errors::ErrorCode;
 use wasmod_protocol::ws::{ClientMessage, Compression};
@@ -68,6 +69,10 @@ pub struct Socket {
     /// The address it came from, if the transport knows it: what the client makes the node
     /// hold is counted against it too (`crate::memory`).
     pub source: Option<IpAddr>,
+    /// The claims of the client's verified token, if it had any: the module reads them in
+    /// `client_connected` (which may refuse the connection by them), in every call over the
+    /// socket, and in `client_disconnected`.
+    pub claims: Option<Claims>,
 }
 
 /// Serves `socket` in the encoding `W`: reads the frames of `stream`, writes frames into
@@ -86,9 +91,10 @@ where
         token,
         compression,
         source,
+        claims,
     } = socket;
     let _counted = realtime.socket_guard();
-    let connection = match realtime.connections.connect(identity).await {
+    let connection = match realtime.connections.connect(identity, claims.clone()).await {
         Ok(connection) => connection,
         Err(error) => {
             tracing::info!(identity = %identity, "a WebSocket connection was refused: {}", error.message);
@@ -129,6 +135,7 @@ where
         identity: Some(identity),
         connection: connection_id,
         source,
+        claims,
     };
     let (calls, answering) = Calls::<W>::new(
         realtime.pipeline.clone(),

@@ -3,8 +3,9 @@
 //!
 //! An edge serves everything that reads from its replica, but a call that may write (a
 //! reducer, a procedure, an HTTP handler, a client's connection and disconnection) must run
-//! where the data is written: the edge sends it here, as the identity and over the connection
-//! of the client it serves, and the primary runs it on its module's thread exactly as it runs
+//! where the data is written: the edge sends it here, as the identity, over the connection and
+//! with the claims (its verified token's payload, as the JSON text it was) of the client it
+//! serves, so that the module sees the same caller whichever node the client reached, and the primary runs it on its module's thread exactly as it runs
 //! its own clients' calls. The answer is the call's [`Outcome`], the commit included, once
 //! that commit is durable; the edge answers its client after it has applied that commit itself
 //! (see [`crate::runner`]), so a client reads its own writes.
@@ -22,7 +23,7 @@ use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::Request;
 use wasmod_abi::{ConnectionId, Identity};
 use wasmod_host::datastore::Commit;
-use wasmod_host::{Outcome, WasmModule};
+use wasmod_host::{Caller, Claims, Outcome, WasmModule};
 use wasmod_protocol::call::CallKind;
 
 /// The primary's endpoint for the calls its edges forward.
@@ -37,6 +38,10 @@ pub struct ForwardedCall {
     /// The client's connection id on the edge (all zero for none).
     #[serde(with = "hex::serde")]
     pub(crate) connection: [u8; 16],
+    /// The claims of the client's verified token, the edge having verified it; absent for
+    /// none (and from an edge that predates claims).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) claims: Option<String>,
     /// What to run.
     pub(crate) call: Forwarded,
 }
@@ -83,13 +88,29 @@ impl Forwarded {
 }
 
 impl ForwardedCall {
-    /// `call`, made by `caller` over `connection`.
-    pub fn new(caller: Identity, connection: ConnectionId, call: Forwarded) -> Self {
+    /// `call`, made by `caller`: its identity, connection and claims.
+    pub fn new(caller: &Caller, call: Forwarded) -> Self {
         Self {
-            caller: caller.to_bytes(),
-            connection: connection.to_bytes(),
+            caller: caller.identity.to_bytes(),
+            connection: caller.connection_id.to_bytes(),
+            claims: caller
+                .claims
+                .as_ref()
+                .map(|claims| claims.as_json().to_owned()),
             call,
         }
+    }
+
+    /// The caller the primary runs the call as. Its claims are the edge's word: the primary
+    /// takes them as the edge's client presented them, as it takes the identity.
+    fn caller(&self) -> Caller {
+        let identity = Identity::from_bytes(self.caller);
+        let connection = ConnectionId::from_bytes(self.connection);
+        let claims = self
+            .claims
+            .as_deref()
+            .map(|json| Claims::from_verified_json(json.into()));
+        Caller::new(identity, connection).with_claims(claims)
     }
 
     /// The kind and name of the entry point a call by name reaches (`None` for the lifecycle
@@ -105,19 +126,16 @@ impl ForwardedCall {
     /// Runs the call on `module` (on the primary's module thread); `None` for a lifecycle
     /// reducer the module does not have, as [`WasmModule::client_connected`] says.
     pub fn run(&self, module: &mut WasmModule) -> Option<Outcome> {
-        let caller = Identity::from_bytes(self.caller);
-        let connection = ConnectionId::from_bytes(self.connection);
+        let caller = self.caller();
         match &self.call {
-            Forwarded::Reducer { name, args } => {
-                Some(module.call_reducer(name, caller, connection, args))
-            }
+            Forwarded::Reducer { name, args } => Some(module.call_reducer_as(name, &caller, args)),
             Forwarded::Procedure { name, args } => {
-                Some(module.call_procedure(name, caller, connection, args))
+                Some(module.call_procedure_as(name, &caller, args))
             }
-            Forwarded::Connect => module.client_connected(caller, connection),
-            Forwarded::Disconnect => module.client_disconnected(caller, connection),
+            Forwarded::Connect => module.client_connected_as(&caller),
+            Forwarded::Disconnect => module.client_disconnected_as(&caller),
             Forwarded::Http { request } => Some(match from_slice::<Request>(request) {
-                Ok(request) => module.call_http(&request),
+                Ok(request) => module.call_http(&request, caller.claims),
                 Err(error) => Outcome::Aborted {
                     reason: format!("the edge sent a request that does not decode: {error}"),
                 },
@@ -303,16 +321,24 @@ mod tests {
 
     #[test]
     fn a_call_crosses_the_wire_unchanged_and_bad_bytes_are_refused() {
-        let call = ForwardedCall::new(
+        let claims =
+            Claims::from_verified_json(r#"{"iss":"https://id.example.com","sub":"ann"}"#.into());
+        let caller = Caller::new(
             Identity::from_bytes([1; 32]),
             ConnectionId::from_bytes([2; 16]),
+        )
+        .with_claims(Some(claims));
+        let call = ForwardedCall::new(
+            &caller,
             Forwarded::Reducer {
                 name: "send".to_owned(),
                 args: vec![4, 0, 0, 0, b'h', b'i', b'!', b'!'],
             },
         );
         let json = serde_json::to_string(&call).unwrap();
-        assert_eq!(serde_json::from_str::<ForwardedCall>(&json).unwrap(), call);
+        let crossed = serde_json::from_str::<ForwardedCall>(&json).unwrap();
+        assert_eq!(crossed, call);
+        assert_eq!(crossed.caller(), caller, "identity, connection and claims");
         let short = json.replace(&"01".repeat(32), "0101");
         assert!(serde_json::from_str::<ForwardedCall>(&short).is_err());
         let outcome = ForwardedOutcome::Committed {
@@ -323,5 +349,17 @@ mod tests {
             duration_us: 1,
         };
         assert!(outcome.into_outcome().unwrap_err().contains("not hex"));
+    }
+
+    #[test]
+    fn a_call_without_claims_leaves_them_off_the_wire_and_reads_as_none() {
+        let call = ForwardedCall::new(
+            &Caller::new(Identity::ZERO, ConnectionId::ZERO),
+            Forwarded::Connect,
+        );
+        let json = serde_json::to_string(&call).unwrap();
+        assert!(!json.contains("claims"), "{json}");
+        let crossed = serde_json::from_str::<ForwardedCall>(&json).unwrap();
+        assert_eq!(crossed.caller().claims, None);
     }
 }

@@ -62,11 +62,11 @@ pub(crate) async fn call<F: Family>(
     Source(source): Source,
     body: Request,
 ) -> Result<Json<CallResponse>, HttpError> {
-    if let Ok(Caller(None)) = caller {
+    if let Ok(Caller { identity: None, .. }) = caller {
         state.anonymous_calls.check(source)?;
     }
-    let (name, identity) = match (name(path), caller) {
-        (Ok(name), Ok(Caller(identity))) => (name, identity),
+    let (name, caller) = match (name(path), caller) {
+        (Ok(name), Ok(caller)) => (name, caller),
         (Err(error), _) => return Err(state.node.refused(F::KIND.as_str(), error).into()),
         (_, Err(error)) => {
             return Err(state.node.refused(F::KIND.as_str(), error.into()).into());
@@ -76,7 +76,9 @@ pub(crate) async fn call<F: Family>(
         let JsonBody(args) = JsonBody::from_request(body, &()).await?;
         Ok(args)
     };
-    let caller = wasmod_node::Caller::new(identity, source);
-    let answer = state.node.call(Some(F::KIND), &name, caller, args).await?;
+    let answer = state
+        .node
+        .call(Some(F::KIND), &name, caller.node(source), args)
+        .await?;
     Ok(Json(answer))
 }

@@ -1,11 +1,11 @@
 //! Typed inputs of the handlers, each failing with the API's JSON errors ([`HttpError`])
 //! rather than axum's plain-text rejections.
 //!
-//! - [`Caller`]: the identity of `Authorization: Bearer <token>`, if the header is there. A
-//!   header that is there must hold a valid token, whatever the route: a client with a bad
-//!   token learns it at once instead of being silently treated as anonymous. Its check, as
-//!   every check of a token, is under the source's rate of wrong tokens
-//!   ([`AppState::check_token`]).
+//! - [`Caller`]: the identity of `Authorization: Bearer <token>`, and the token's claims, if
+//!   the header is there. A header that is there must hold a valid token, whatever the route:
+//!   a client with a bad token learns it at once instead of being silently treated as
+//!   anonymous. Its check, as every check of a token, is under the source's rate of wrong
+//!   tokens ([`AppState::check_token`], [`AppState::verify_token`]).
 //! - [`Body`]: the raw body, within the body limit.
 //! - [`JsonBody`]: the body as JSON (an empty body is `[]`: no arguments).
 //! - [`name`]: a `{name}` path segment.
@@ -24,6 +24,7 @@ use serde_json::Value;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use wasmod_abi::Identity;
+use wasmod_node::Claims;
 
 /// The address the request came from; `None` for a router called in-process (tests,
 /// embedding), which has no peer.
@@ -95,9 +96,34 @@ impl AppState {
     }
 }
 
-/// The caller's identity, proven by a token, or `None` without an `Authorization` header.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Caller(pub Option<Identity>);
+/// Who calls: the identity a token proves and the token's claims, or neither without an
+/// `Authorization` header.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Caller {
+    /// The identity the token proves.
+    pub identity: Option<Identity>,
+    /// The verified payload of an OpenID Connect token, which the module reads
+    /// (`ctx.claims()`); `None` for a token of the server's own, which has none.
+    pub claims: Option<Claims>,
+}
+
+impl Caller {
+    /// The caller as the node takes it, from `source`.
+    pub fn node(self, source: Option<IpAddr>) -> wasmod_node::Caller {
+        wasmod_node::Caller::new(self.identity, source).with_claims(self.claims)
+    }
+}
+
+impl From<Verified> for Caller {
+    /// The caller a verified token proves: its identity, and the claims of an OpenID Connect
+    /// token.
+    fn from(verified: Verified) -> Self {
+        Self {
+            identity: Some(verified.identity),
+            claims: verified.claims.map(Claims::from_verified_json),
+        }
+    }
+}
 
 impl FromRequestParts<Arc<AppState>> for Caller {
     type Rejection = HttpError;
@@ -108,7 +134,7 @@ impl FromRequestParts<Arc<AppState>> for Caller {
     ) -> Result<Self, HttpError> {
         let mut headers = parts.headers.get_all(AUTHORIZATION).iter();
         let Some(header) = headers.next() else {
-            return Ok(Self(None));
+            return Ok(Self::default());
         };
         let source = Source::of(parts);
         let token = state.check_token(source, || {
@@ -120,8 +146,7 @@ impl FromRequestParts<Arc<AppState>> for Caller {
             }
             auth::bearer(header.as_bytes())
         })?;
-        let identity = state.verify_token(source, token).await?.identity;
-        Ok(Self(Some(identity)))
+        Ok(state.verify_token(source, token).await?.into())
     }
 }
 

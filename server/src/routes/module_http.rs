@@ -13,7 +13,9 @@
 //!
 //! Handlers do not run as an identity (the ABI gives them none), so no token is needed; one
 //! that is sent must still be valid, and the `Authorization` header reaches the module like
-//! any other. The operator's credentials never do: the operator's cookie is taken out of the
+//! any other. The claims of a verified OpenID Connect token do too, as the handler's
+//! `ctx.claims()`: what a handler knows of who sent the request is those, verified, or the
+//! raw header, unverified (a handler should trust the first only). The operator's credentials never do: the operator's cookie is taken out of the
 //! `Cookie` header, and an `Authorization` that carries the operator token is dropped
 //! ([`crate::operator`]). A request without a token counts against its source address's rate of
 //! anonymous calls; every request takes a call slot (its token's identity's, or its
@@ -63,15 +65,15 @@ pub(crate) async fn forward(
     Source(source): Source,
     body: HttpRequest,
 ) -> Result<Response, HttpError> {
-    if let Ok(Caller(None)) = caller {
+    if let Ok(Caller { identity: None, .. }) = caller {
         state.anonymous_calls.check(source)?;
     }
     let operator = state.admin.as_ref().map(|admin| &admin.token);
-    let request = caller.map_err(ApiError::from).and_then(|Caller(identity)| {
+    let request = caller.map_err(ApiError::from).and_then(|caller| {
         let request = request(&method, &uri, &headers, operator)?;
-        Ok((request, identity))
+        Ok((request, caller))
     });
-    let (request, identity) = match request {
+    let (request, caller) = match request {
         Ok(request) => request,
         Err(error) => return Ok(HttpError::from(state.node.refused("http", error)).into_response()),
     };
@@ -79,8 +81,11 @@ pub(crate) async fn forward(
         let Body(body) = Body::from_request(body, &()).await?;
         Ok(body.to_vec())
     };
-    let caller = wasmod_node::Caller::new(identity, source);
-    match state.node.call_http(request, body, caller).await {
+    match state
+        .node
+        .call_http(request, body, caller.node(source))
+        .await
+    {
         Ok(HttpAnswer { response, offset }) => {
             let mut response = self::response(response)?;
             response

@@ -17,6 +17,7 @@
 
 use super::extract::{Caller, Source};
 use super::Shared;
+use crate::auth::Verified;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -25,6 +26,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use wasmod_node::socket::{Encoding, Socket, MAX_INBOUND_MESSAGE, READ_BUFFER, WRITE_BUFFER};
+use wasmod_node::Claims;
 use wasmod_protocol::ws::{Compression, BIN_PROTOCOL, JSON_PROTOCOL};
 
 /// The handshake's query parameters.
@@ -97,13 +99,20 @@ pub(crate) async fn subscribe(
         }
     };
     let compression = compression(params.compression.as_deref(), binary)?;
-    let (identity, presented) = match (caller?.0, params.token) {
-        (Some(identity), _) => (identity, None),
-        (None, Some(token)) => {
-            let verified = state.verify_token(Source(source), &token).await?;
-            (verified.identity, verified.claims.map(|_| token))
+    let (identity, claims, presented) = match (caller?, params.token) {
+        (
+            Caller {
+                identity: Some(identity),
+                claims,
+            },
+            _,
+        ) => (identity, claims, None),
+        (_, Some(token)) => {
+            let Verified { identity, claims } = state.verify_token(Source(source), &token).await?;
+            let presented = claims.is_some().then_some(token);
+            (identity, claims.map(Claims::from_verified_json), presented)
         }
-        (None, None) => (super::identity::fresh(&state, source)?, None),
+        (_, None) => (super::identity::fresh(&state, source)?, None, None),
     };
     let open = state.websockets.take(identity).ok_or_else(|| {
         ApiError::new(
@@ -128,6 +137,7 @@ pub(crate) async fn subscribe(
         token,
         compression,
         source,
+        claims,
     };
     let upgrade = upgrade
         .read_buffer_size(READ_BUFFER)

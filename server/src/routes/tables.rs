@@ -29,7 +29,7 @@ pub(crate) async fn read(
     Source(source): Source,
 ) -> Result<Response, HttpError> {
     let work = async {
-        let Caller(reader) = caller?;
+        let reader = caller?.identity;
         let holder = Holder::new(reader, source);
         page(&state, path, query, Reader::Client(reader), holder).await
     };
