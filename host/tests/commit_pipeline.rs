@@ -64,7 +64,7 @@ fn send(module: &mut WasmModule, who: Identity, connection: ConnectionId, text: 
 fn post(module: &mut WasmModule, method: Method, path: &str, body: &str) -> Outcome {
     let mut request = Request::new(method, path);
     request.body = body.as_bytes().to_vec();
-    module.call_http(&request)
+    module.call_http(&request, None)
 }
 
 /// The rows of table `name`, decoded.

@@ -434,14 +434,14 @@ fn procedures_commit_explicitly_and_lose_what_they_leave_open() {
 #[test]
 fn http_requests_are_routed_by_method_and_path() {
     let mut module = module();
-    let bytes = returned(module.call_http(&Request::new(Method::Get, "/hello")));
+    let bytes = returned(module.call_http(&Request::new(Method::Get, "/hello"), None));
     let response: Response = from_slice(&bytes).unwrap();
     assert_eq!(response.body, b"hi from /hello");
 
-    let (code, message) = failed(module.call_http(&Request::new(Method::Post, "/hello")));
+    let (code, message) = failed(module.call_http(&Request::new(Method::Post, "/hello"), None));
     assert_eq!(code, Errno::NO_SUCH_ENTRY.code() as i16);
     assert!(message.contains("POST /hello"), "{message}");
-    let (code, message) = failed(module.call_http(&Request::new(Method::Get, "/garbage")));
+    let (code, message) = failed(module.call_http(&Request::new(Method::Get, "/garbage"), None));
     assert_eq!(code, Errno::BAD_ENCODING.code() as i16);
     assert!(message.contains("`garbage`"), "{message}");
 }

@@ -14,8 +14,8 @@ use wasmod_abi::encoding::{from_slice, to_vec};
 use wasmod_abi::http::{Request, Response};
 use wasmod_abi::{ConnectionId, DescriptionError, Errno, Identity};
 use wasmod_host::{
-    HttpClient, InstanceEnv, LoadError, LogLevel, Outcome, WasmConfig, WasmEngine, WasmError,
-    WasmModule,
+    Caller, Claims, HttpClient, InstanceEnv, LoadError, LogLevel, Outcome, WasmConfig, WasmEngine,
+    WasmError, WasmModule,
 };
 
 const ALICE: Identity = Identity::from_bytes([0xa1; 32]);
@@ -253,6 +253,7 @@ const PROBES: &[(&str, &[&str], &[u32])] = {
         ("bytes_source_remaining", &["out"], SOURCE),
         ("bytes_source_read", &["buf", "buf_len"], SOURCE),
         ("bytes_sink_write", &["buf", "buf_len"], &[7]),
+        ("caller_claims", &["out"], &[7, 0, 1]),
         ("console_log", &["target", "file", "message"], &[]),
     ]
 };
@@ -269,6 +270,9 @@ fn cases(arg: &str) -> std::ops::Range<u32> {
 fn every_import_refuses_every_bad_pointer() {
     let (mut module, http) = hostile();
     let before = rows(&module, ITEMS);
+    // With claims, so that `caller_claims` has a source to make (or, given a bad pointer, not).
+    let claims = Claims::from_verified_json(r#"{"iss":"https://id.example.com","sub":"a"}"#.into());
+    let alice = Caller::new(ALICE, ConnectionId::ZERO).with_claims(Some(claims));
     let mut checked = 0;
     for (import, args, expected) in PROBES {
         for arg in *args {
@@ -276,7 +280,7 @@ fn every_import_refuses_every_bad_pointer() {
                 let what = format!("{import}({arg} bad, case {case})");
                 let sent = http.sent.load(Ordering::SeqCst);
                 let params = to_vec(&(import.to_string(), arg.to_string(), case));
-                let outcome = module.call_procedure("probe", ALICE, ConnectionId::ZERO, &params);
+                let outcome = module.call_procedure_as("probe", &alice, &params);
                 let Outcome::Returned { bytes, .. } = outcome else {
                     panic!("{what}: {outcome}");
                 };
@@ -300,7 +304,7 @@ fn every_import_refuses_every_bad_pointer() {
             }
         }
     }
-    assert_eq!(checked, 112);
+    assert_eq!(checked, 116);
     let next = add(&mut module, 100, "after");
     assert!(next.is_success(), "{next}");
 }

@@ -80,7 +80,7 @@ fn failure(outcome: Outcome) -> String {
 }
 
 fn http(module: &mut WasmModule, request: Request) -> Response {
-    returned(module.call_http(&request))
+    returned(module.call_http(&request, None))
 }
 
 #[test]

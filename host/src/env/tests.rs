@@ -821,3 +821,41 @@ fn a_long_scan_stops_at_the_calls_deadline() {
         env.abandon_call();
     }
 }
+
+#[test]
+fn the_callers_claims_are_a_source_of_the_call_or_the_empty_source() {
+    let json = r#"{"iss":"https://id.example.com","sub":"ann","name":"Ann"}"#;
+    let mut env = self::env().with_limits(Limits {
+        max_live_handles: 1,
+        ..Limits::default()
+    });
+    env.begin_call(CallKind::Reducer, Tx::None);
+    assert_eq!(
+        env.caller_claims(),
+        Ok(EMPTY_SOURCE),
+        "a caller without claims"
+    );
+    env.end_call();
+
+    env.begin_call(CallKind::Reducer, Tx::None);
+    env.set_claims(Some(Claims::from_verified_json(json.into())));
+    let source = env.caller_claims().expect("a source");
+    assert_ne!(source, EMPTY_SOURCE);
+    assert_eq!(
+        env.caller_claims(),
+        Err(Errno::TOO_LARGE),
+        "each read is a handle of the call's, within its budget"
+    );
+    let mut buf = vec![0; 100];
+    let (read, exhausted) = env.bytes_source_read(source, &mut buf).unwrap();
+    assert_eq!((&buf[..read], exhausted), (json.as_bytes(), true));
+    env.end_call();
+
+    env.begin_call(CallKind::Reducer, Tx::None);
+    assert_eq!(
+        env.caller_claims(),
+        Ok(EMPTY_SOURCE),
+        "the claims ended with the call that had them"
+    );
+    env.end_call();
+}

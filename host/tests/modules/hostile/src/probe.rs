@@ -22,6 +22,7 @@ extern "C" {
     fn bytes_source_remaining(source: u32, out: *mut u32) -> u16;
     fn bytes_source_read(source: u32, buf: *mut u8, buf_len: *mut u32) -> i16;
     fn bytes_sink_write(sink: u32, buf: *const u8, buf_len: *mut u32) -> u16;
+    fn caller_claims(out_source: *mut u32) -> u16;
     fn table_row_count(table: u32, out: *mut u64) -> u16;
     fn table_scan(table: u32, out_iter: *mut u32) -> u16;
     fn index_scan(
@@ -184,6 +185,12 @@ pub fn run(import: &str, arg: &str, case: u32) -> Vec<u32> {
                     bytes_source_read(source, pointer, probe.out("buf_len", &mut buf_len))
                 };
                 vec![sent.into(), code as u32]
+            }
+            "caller_claims" => {
+                let mut source = 0;
+                let bad = caller_claims(probe.out("out", &mut source));
+                let good = caller_claims(&mut source);
+                vec![bad.into(), good.into(), u32::from(source != 0)]
             }
             "bytes_sink_write" => {
                 let bytes = *b"written through a bad pointer";
