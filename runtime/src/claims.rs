@@ -8,12 +8,12 @@
 //! host itself (`init`, scheduled reducers).
 //!
 //! The claims cost nothing until asked for: the host hands them over only when the module
-//! calls `ctx.claims()` (the `caller_claims` import), and the module parses them then, once per
-//! call. A module that never asks carries no JSON parser either: the linker drops it.
+//! calls `ctx.claims()` (the `caller_claims` import), and the module parses them then (each
+//! time it asks: keep what it returns). A module that never asks carries no JSON parser
+//! either: the linker drops it, and its wasm is the size it was before claims existed.
 
 use crate::{error, sys};
 use serde_json::{Map, Value};
-use std::cell::OnceCell;
 
 /// The claims of the caller's verified token: its issuer, subject and audience, and any other
 /// claim its issuer put there, as JSON.
@@ -187,8 +187,8 @@ impl Claims {
     ///
     ///     #[reducer]
     ///     fn moderate(ctx: &ReducerContext) -> Result<(), String> {
-    ///         let roles = ctx.claims().and_then(|claims| claims.get("roles"));
-    ///         match roles {
+    ///         let claims = ctx.claims().ok_or("sign in first")?;
+    ///         match claims.get("roles") {
     ///             Some(Value::Array(roles)) if roles.iter().any(|role| role == "moderator") => Ok(()),
     ///             _ => Err("moderators only".into()),
     ///         }
@@ -265,22 +265,14 @@ impl Claims {
     }
 }
 
-/// The caller's claims as a context holds them: asked of the host and parsed on first use,
-/// then kept for the rest of the call.
-#[derive(Debug, Default)]
-pub(crate) struct LazyClaims(OnceCell<Option<Claims>>);
-
-impl LazyClaims {
-    /// The caller's claims; `None` if it has none. A host that fails to hand them over (the
-    /// call has spent its handles) is logged, and the caller is taken to have none: a module
-    /// that admits by claims then refuses, the safe side.
-    pub(crate) fn get(&self) -> Option<&Claims> {
-        self.0.get_or_init(fetch).as_ref()
-    }
-}
-
-/// Asks the host for the caller's claims.
-fn fetch() -> Option<Claims> {
+/// The caller's claims, asked of the host and parsed; `None` if it has none. A host that fails
+/// to hand them over (the call has spent its handles) is logged, and the caller is taken to
+/// have none: a module that admits by claims then refuses, the safe side.
+///
+/// The contexts keep nothing (each `ctx.claims()` asks again): a parsed payload kept in a
+/// context would be dropped with it in every call, and its drop code would be in every
+/// module, claims read or not.
+pub(crate) fn caller_claims() -> Option<Claims> {
     let bytes = sys::caller_claims().and_then(sys::read_source);
     match bytes {
         Ok(bytes) if bytes.is_empty() => None,

@@ -9,9 +9,9 @@
 //!
 //! Every context of a call that has a caller (all but [`AnonymousViewContext`]) has its
 //! [`claims`](ReducerContext::claims): the verified payload of the caller's OpenID Connect
-//! token, asked of the host on first use ([`Claims`]).
+//! token, asked of the host when the module asks for it ([`Claims`]).
 
-use crate::claims::{Claims, LazyClaims};
+use crate::claims::{caller_claims, Claims};
 use crate::db::{Db, ReadOnly, ReadWrite};
 use crate::{sys, ConnectionId, Identity, Timestamp};
 
@@ -72,7 +72,6 @@ pub struct ReducerContext {
     sender: Identity,
     connection_id: Option<ConnectionId>,
     timestamp: Timestamp,
-    claims: LazyClaims,
 }
 
 impl ReducerContext {
@@ -84,7 +83,6 @@ impl ReducerContext {
             sender,
             connection_id,
             timestamp,
-            claims: LazyClaims::default(),
         }
     }
 
@@ -92,7 +90,7 @@ impl ReducerContext {
     /// and any other claim ([`Claims`]). `None` for a caller with a token of the server's own
     /// (`POST /v1/identity`), and for the host's own calls (`init`, scheduled reducers).
     ///
-    /// Asked of the host and parsed the first time, then kept for the call. In
+    /// Asked of the host and parsed each time: call it once and keep what it returns. In
     /// `client_connected`, they are the claims of the token the connection was opened with,
     /// and a reducer that returns `Err` refuses the connection; every call over that
     /// connection, and its `client_disconnected`, has the same claims.
@@ -122,8 +120,8 @@ impl ReducerContext {
     /// let guest = r#"{"iss":"https://id.example.com","sub":"2","email":"eve@example.net"}"#;
     /// assert!(!module.with_claims(guest).connect(ann).is_success());
     /// ```
-    pub fn claims(&self) -> Option<&Claims> {
-        self.claims.get()
+    pub fn claims(&self) -> Option<Claims> {
+        caller_claims()
     }
 
     /// The identity of the caller ([`Identity::ZERO`] for calls made by the host itself).
@@ -204,7 +202,6 @@ pub struct ViewContext {
     /// The database, read-only.
     pub db: Db<ReadOnly>,
     sender: Identity,
-    claims: LazyClaims,
 }
 
 impl ViewContext {
@@ -213,7 +210,6 @@ impl ViewContext {
         Self {
             db: Db::new(),
             sender,
-            claims: LazyClaims::default(),
         }
     }
 
@@ -223,8 +219,8 @@ impl ViewContext {
     /// socket, the token the connection was opened with). Two callers of one identity with
     /// different claims may get different results. (The example on [`Claims::subject`] uses
     /// it.)
-    pub fn claims(&self) -> Option<&Claims> {
-        self.claims.get()
+    pub fn claims(&self) -> Option<Claims> {
+        caller_claims()
     }
 
     /// The identity of the caller the view is computed for (see the example on
@@ -770,7 +766,6 @@ pub struct ProcedureContext {
     sender: Identity,
     connection_id: Option<ConnectionId>,
     timestamp: Timestamp,
-    claims: LazyClaims,
 }
 
 impl ProcedureContext {
@@ -781,15 +776,13 @@ impl ProcedureContext {
             sender,
             connection_id,
             timestamp,
-            claims: LazyClaims::default(),
         }
     }
 
     /// The claims of the caller's verified token, as [`ReducerContext::claims`] (the example
-    /// on [`Claims`] uses it). They borrow the context: clone them to keep them across a
-    /// transaction (`ctx.claims().cloned()`).
-    pub fn claims(&self) -> Option<&Claims> {
-        self.claims.get()
+    /// on [`Claims`] uses it).
+    pub fn claims(&self) -> Option<Claims> {
+        caller_claims()
     }
 
     /// The identity of the caller (see the example on [`ProcedureContext`]).
@@ -851,7 +844,6 @@ impl ProcedureContext {
 pub struct HttpContext {
     timestamp: Timestamp,
     params: Vec<(String, String)>,
-    claims: LazyClaims,
 }
 
 impl HttpContext {
@@ -860,7 +852,6 @@ impl HttpContext {
         Self {
             timestamp,
             params: Vec::new(),
-            claims: LazyClaims::default(),
         }
     }
 
@@ -880,7 +871,8 @@ impl HttpContext {
     ///
     ///     #[http_handler(GET, "/hello")]
     ///     fn hello(ctx: &mut HttpContext, _request: Request) -> Response {
-    ///         match ctx.claims().and_then(|claims| claims.get_str("name")) {
+    ///         let claims = ctx.claims();
+    ///         match claims.as_ref().and_then(|claims| claims.get_str("name")) {
     ///             Some(name) => Response::text(format!("hello, {name}")),
     ///             None => Response::new(401),
     ///         }
@@ -894,8 +886,8 @@ impl HttpContext {
     /// assert_eq!(greeted.body, b"hello, Ann");
     /// assert_eq!(module.call_http(request()).unwrap().status, 401);
     /// ```
-    pub fn claims(&self) -> Option<&Claims> {
-        self.claims.get()
+    pub fn claims(&self) -> Option<Claims> {
+        caller_claims()
     }
 
     /// Captures the parameters `path` gives the route `pattern` (the generated dispatch calls

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 /// The crates that are wasm modules, built together.
-pub const MODULE_CRATES: [&str; 9] = [
+pub const MODULE_CRATES: [&str; 10] = [
     "quickstart",
     "bank",
     "transfer",
@@ -21,6 +21,7 @@ pub const MODULE_CRATES: [&str; 9] = [
     "hostile",
     "scheduled",
     "notes",
+    "signin",
 ];
 
 /// How the modules are built.
