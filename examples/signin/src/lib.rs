@@ -89,18 +89,12 @@ pub mod members {
                 claims.issuer()
             ));
         }
-        let subject = claims.subject().to_owned();
-        let name = ["name", "preferred_username"]
-            .into_iter()
-            .find_map(|claim| claims.get_str(claim))
-            .unwrap_or(&subject)
-            .to_owned();
         let members = ctx.db.member();
         members.identity().delete(ctx.sender());
         members.insert(Member {
             identity: ctx.sender(),
-            subject,
-            name,
+            subject: claims.subject().to_owned(),
+            name: display_name(&claims).to_owned(),
             online: true,
         });
         Ok(())
@@ -120,6 +114,29 @@ pub mod members {
     #[view]
     fn me(ctx: &ViewContext) -> Option<Member> {
         ctx.db.member().identity().find(ctx.sender())
+    }
+
+    /// `GET /v1/http/hello` with `Authorization: Bearer <token>`: a greeting by the name the
+    /// token gives, for a token of the configured issuer; `401` otherwise. A handler has no
+    /// identity, but it has the claims of the request's verified token.
+    #[http_handler(GET, "/hello")]
+    fn hello(ctx: &mut HttpContext, _request: Request) -> Response {
+        let issuer = ctx.with_read_tx(|tx| tx.db.setting().key().find(ISSUER));
+        let claims = ctx.claims();
+        match (issuer, claims) {
+            (Some(issuer), Some(claims)) if claims.issuer() == issuer.value => {
+                Response::text(format!("hello, {}", display_name(&claims)))
+            }
+            _ => Response::new(401).with_body(b"sign in with the configured issuer".to_vec()),
+        }
+    }
+
+    /// The name the claims give: `name`, else `preferred_username`, else the subject.
+    fn display_name(claims: &Claims) -> &str {
+        ["name", "preferred_username"]
+            .into_iter()
+            .find_map(|claim| claims.get_str(claim))
+            .unwrap_or(claims.subject())
     }
 
     /// Whether the call is the host's own: its identity is zero, which no client's token can

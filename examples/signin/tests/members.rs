@@ -2,6 +2,7 @@
 //! would carry.
 
 use signin::members::{self, Member, MemberAccess};
+use wasmod::http::{Method, Request};
 use wasmod::Identity;
 use wasmod_testing::{Outcome, TestModule};
 
@@ -117,4 +118,29 @@ fn only_the_host_configures_the_issuer() {
     );
     assert!(moved.is_success(), "{moved}");
     assert!(module.with_claims(evil).connect(ANN).is_success());
+}
+
+#[test]
+fn the_hello_page_greets_a_user_of_the_issuer_by_name() {
+    let module = configured();
+    let hello = || Request::new(Method::Get, "/hello");
+    let claims = format!(r#"{{"iss":"{ISSUER}","sub":"u-17","name":"Ann Lee"}}"#);
+    let greeted = module
+        .with_claims(claims.as_str())
+        .call_http(hello())
+        .unwrap();
+    assert_eq!(
+        (greeted.status, greeted.body),
+        (200, b"hello, Ann Lee".to_vec())
+    );
+    assert_eq!(module.call_http(hello()).unwrap().status, 401);
+    let theirs = r#"{"iss":"https://elsewhere.example","sub":"u-17","name":"Ann"}"#;
+    assert_eq!(
+        module
+            .with_claims(theirs)
+            .call_http(hello())
+            .unwrap()
+            .status,
+        401
+    );
 }
