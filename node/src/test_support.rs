@@ -1,15 +1,20 @@
-//! What the node's unit tests share: the quickstart module, loaded in memory.
+//! What the node's unit tests share: the example modules, loaded in memory.
 
 use wasmod_host::{InstanceEnv, WasmConfig, WasmEngine, WasmModule};
 use wasmod_wasm_tests::{built, Profile};
 
 /// A fresh quickstart (the workspace's example module, built for wasm32), in memory.
 pub(crate) fn quickstart() -> WasmModule {
-    let wasm = built(Profile::Release).library("quickstart");
+    example("quickstart")
+}
+
+/// A fresh instance of the workspace's module crate `name`, built for wasm32, in memory.
+pub(crate) fn example(name: &str) -> WasmModule {
+    let wasm = built(Profile::Release).library(name);
     let compiled = WasmEngine::shared()
         .expect("the engine")
         .compile(&wasm)
-        .expect("the quickstart compiles");
+        .unwrap_or_else(|error| panic!("{name} compiles: {error}"));
     WasmModule::load(&compiled, WasmConfig::default(), InstanceEnv::unloaded())
-        .expect("the quickstart loads")
+        .unwrap_or_else(|error| panic!("{name} loads: {error}"))
 }

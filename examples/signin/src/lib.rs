@@ -116,6 +116,14 @@ pub mod members {
         ctx.db.member().identity().find(ctx.sender())
     }
 
+    /// The name the caller's token gives, as `client_connected` would keep it; `None` for a
+    /// caller without claims. A view runs when called, with the claims of that call's token
+    /// (over a socket, the token the connection was opened with).
+    #[view]
+    fn whoami(ctx: &ViewContext) -> Option<String> {
+        ctx.claims().map(|claims| display_name(&claims).to_owned())
+    }
+
     /// `GET /v1/http/hello` with `Authorization: Bearer <token>`: a greeting by the name the
     /// token gives, for a token of the configured issuer; `401` otherwise. A handler has no
     /// identity, but it has the claims of the request's verified token.

@@ -42,6 +42,13 @@ fn a_user_of_the_issuer_is_admitted_under_the_name_their_token_gives() {
         online: true,
     };
     assert_eq!(me.as_ref(), Some(&expected));
+    let whoami: Option<String> = module
+        .with_claims(claims.as_str())
+        .call_view(ANN, "whoami", ())
+        .unwrap();
+    assert_eq!(whoami.as_deref(), Some("Ann Lee"));
+    let anonymous: Option<String> = module.call_view(ANN, "whoami", ()).unwrap();
+    assert_eq!(anonymous, None);
     assert!(module
         .with_claims(claims.as_str())
         .disconnect(ANN)

@@ -23,6 +23,8 @@
 //! before the call is queued, so the module's thread only sees calls it can run.
 
 mod http;
+#[cfg(test)]
+mod tests;
 
 pub(crate) use crate::invocation::Args;
 pub use http::{HttpAnswer, HttpRefusal};
