@@ -66,7 +66,7 @@ async fn client_connected_reads_the_claims_of_the_connection_and_refuses_by_them
     );
     let connection = connections.connect(ANN, ann()).await.expect("admitted");
     let me = view(node.handle(), "me", Caller::new(Some(ANN), None)).await;
-    assert_eq!(me["value"]["name"], "Ann Lee", "{me}");
+    assert_eq!(me["result"]["name"], "Ann Lee", "{me}");
     connection.close().await;
 }
 
@@ -76,9 +76,10 @@ async fn a_call_by_name_reads_its_callers_claims() {
     let handle = node.handle();
     let with_claims = Caller::new(Some(ANN), None).with_claims(ann());
     let whoami = view(handle, "whoami", with_claims).await;
-    assert_eq!(whoami["value"], "Ann Lee", "{whoami}");
+    assert_eq!(whoami["result"], "Ann Lee", "{whoami}");
     let without = view(handle, "whoami", Caller::new(Some(ANN), None)).await;
-    assert_eq!(without["value"], Value::Null, "{without}");
+    assert_eq!(without["status"], "returned", "{without}");
+    assert_eq!(without["result"], Value::Null, "{without}");
 }
 
 #[tokio::test]
