@@ -9,8 +9,8 @@
 //! sign.
 
 use crate::oidc_issuer::{base64_url, unix_now, Issuer, TestKey, AUDIENCE};
-use crate::support::{get, oidc_server, post, SECRET};
-use axum::http::StatusCode;
+use crate::support::{get, oidc_server, oidc_server_of, post, send as request, signin, SECRET};
+use axum::http::{Method, StatusCode};
 use axum::Router;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{json, Value};
@@ -326,4 +326,52 @@ fn issuers_over_plain_http_are_refused_unless_on_loopback_and_allowed() {
         .contains("https"));
     assert_eq!(settings("http://127.0.0.1:8080", true), Ok(()));
     assert!(settings("http://issuer.example.com", true).is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_claims_of_a_verified_token_reach_the_module_and_an_identity_of_the_servers_own_has_none(
+) {
+    let issuer = Issuer::start().await;
+    let server = oidc_server_of(
+        signin(&issuer.url),
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    );
+    let router = server.router();
+    let alice = issuer.token("alice");
+
+    // A view called by name: its caller's claims.
+    let whoami = post(&router, "/v1/views/whoami", Some(&alice), json!([])).await;
+    assert_eq!(whoami.status, StatusCode::OK, "{:?}", whoami.json());
+    assert_eq!(whoami.json()["result"], "User alice");
+
+    // An HTTP handler: the claims of the request's bearer token.
+    let hello = |token: Option<String>| {
+        let router = router.clone();
+        async move {
+            let answer =
+                request(&router, Method::GET, "/v1/http/hello", token.as_deref(), "").await;
+            (
+                answer.status,
+                String::from_utf8_lossy(&answer.body).into_owned(),
+            )
+        }
+    };
+    assert_eq!(
+        hello(Some(alice.clone())).await,
+        (StatusCode::OK, "hello, User alice".to_owned())
+    );
+    assert_eq!(hello(None).await.0, StatusCode::UNAUTHORIZED);
+
+    // An identity of the server's own (`POST /v1/identity`) has no claims: `client_connected`
+    // refuses it.
+    let issued = post(&router, "/v1/identity", None, json!({})).await;
+    assert_eq!(issued.code(), "connection_refused", "{:?}", issued.json());
+    assert!(
+        issued
+            .message()
+            .contains(&format!("sign in with {} to join", issuer.url)),
+        "{}",
+        issued.message()
+    );
 }

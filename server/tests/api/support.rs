@@ -9,6 +9,7 @@ use serde_json::Value;
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use tower::ServiceExt;
+use wasmod_abi::{ConnectionId, Identity};
 use wasmod_host::datastore::durability;
 use wasmod_host::{
     AllowList, CompiledModule, InstanceEnv, OutboundHttp, Persistence, WasmConfig, WasmEngine,
@@ -155,17 +156,30 @@ fn deferred_durable_env_with(dir: &Path, faults: durability::Faults) -> Instance
 /// A server over a fresh quickstart, signing its own tokens with `secret` and accepting those
 /// of the OpenID Connect issuers `oidc` names.
 pub fn oidc_server(secret: Secret, oidc: OidcSettings) -> Server {
+    oidc_server_of(module_in(InstanceEnv::unloaded()), secret, oidc)
+}
+
+/// A server over `module`, signing its own tokens with `secret` and accepting those of the
+/// OpenID Connect issuers `oidc` names.
+pub fn oidc_server_of(module: WasmModule, secret: Secret, oidc: OidcSettings) -> Server {
     let sides = Sides {
         oidc: Some(oidc),
         ..Sides::default()
     };
-    Server::with_sides(
-        module_in(InstanceEnv::unloaded()),
-        secret,
-        ServerConfig::default(),
-        sides,
-    )
-    .expect("the server starts")
+    Server::with_sides(module, secret, ServerConfig::default(), sides).expect("the server starts")
+}
+
+/// A fresh `signin` (`examples/signin`), its admitted issuer configured as its operator would
+/// before serving it: by the host's identity.
+pub fn signin(issuer: &str) -> WasmModule {
+    static COMPILED: OnceLock<CompiledModule> = OnceLock::new();
+    let compiled = COMPILED.get_or_init(|| compile("signin"));
+    let mut module = WasmModule::load(compiled, WasmConfig::default(), InstanceEnv::unloaded())
+        .expect("signin loads");
+    let args = wasmod_abi::encoding::to_vec(&(issuer.to_owned(),));
+    let configured = module.call_reducer("configure", Identity::ZERO, ConnectionId::ZERO, &args);
+    assert!(configured.is_success(), "{configured}");
+    module
 }
 
 /// A server over the quickstart loaded with `env`.
