@@ -11,7 +11,7 @@ use wasmod_host::WasmModule;
 use wasmod_inspect::Report;
 
 /// The module crates checked, with the Rust path their entry points live under.
-const MODULES: [&str; 3] = ["quickstart", "benchmarks", "bank"];
+const MODULES: [&str; 4] = ["quickstart", "benchmarks", "bank", "signin"];
 
 /// The names of each dispatch export's entry points, in description order.
 fn categories(def: &ModuleDef) -> Vec<(&'static str, Vec<&str>)> {
