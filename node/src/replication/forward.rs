@@ -351,6 +351,50 @@ mod tests {
         assert!(outcome.into_outcome().unwrap_err().contains("not hex"));
     }
 
+    /// The primary runs a forwarded call with the claims the edge sent: `signin` admits the
+    /// connection of its issuer's user and refuses the same call without them, and its HTTP
+    /// handler greets the holder of the request's token.
+    #[test]
+    fn the_primary_runs_a_forwarded_call_with_the_claims_the_edge_sent() {
+        let mut module = crate::test_support::example("signin");
+        let issuer = to_vec(&("https://id.example.com".to_owned(),));
+        let configured =
+            module.call_reducer("configure", Identity::ZERO, ConnectionId::ZERO, &issuer);
+        assert!(configured.is_success(), "{configured}");
+        let ann = Caller::new(
+            Identity::from_bytes([1; 32]),
+            ConnectionId::from_bytes([2; 16]),
+        );
+        let crossed = |caller: &Caller, call: Forwarded| {
+            let json = serde_json::to_string(&ForwardedCall::new(caller, call)).unwrap();
+            serde_json::from_str::<ForwardedCall>(&json).unwrap()
+        };
+        let without = crossed(&ann, Forwarded::Connect).run(&mut module);
+        assert!(
+            matches!(&without, Some(Outcome::Failed { message, .. }) if message.contains("sign in with")),
+            "{without:?}"
+        );
+        let with =
+            crossed(&ann.clone().with_claims(ann_claims()), Forwarded::Connect).run(&mut module);
+        assert!(with.as_ref().is_some_and(Outcome::is_success), "{with:?}");
+        let hello = crossed(
+            &Caller::HOST.with_claims(ann_claims()),
+            Forwarded::http(&Request::new(wasmod_abi::http::Method::Get, "/hello")),
+        )
+        .run(&mut module);
+        let Some(Outcome::Returned { bytes, .. }) = hello else {
+            panic!("{hello:?}")
+        };
+        let response: wasmod_abi::http::Response = from_slice(&bytes).unwrap();
+        assert_eq!(response.body, b"hello, Ann");
+    }
+
+    fn ann_claims() -> Option<Claims> {
+        Some(Claims::from_verified_json(
+            r#"{"iss":"https://id.example.com","sub":"ann","name":"Ann"}"#.into(),
+        ))
+    }
+
     #[test]
     fn a_call_without_claims_leaves_them_off_the_wire_and_reads_as_none() {
         let call = ForwardedCall::new(
