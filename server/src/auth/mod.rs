@@ -26,6 +26,7 @@ use oidc::Oidc;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use wasmod_abi::Identity;
+use wasmod_node::Claims;
 
 /// The longest token accepted, in bytes: an ID token of a real provider is 1 to 4 KiB; a
 /// longer one is refused as `invalid_token` before it is decoded.
@@ -38,7 +39,7 @@ pub struct Verified {
     pub identity: Identity,
     /// The token's verified payload, a JSON object, for an OpenID Connect token; `None` for a
     /// token this server signed.
-    pub claims: Option<Arc<str>>,
+    pub claims: Option<Claims>,
 }
 
 /// Checks the tokens of both kinds.
@@ -113,7 +114,7 @@ pub fn bearer(header: &[u8]) -> Result<&str, ApiError> {
 }
 
 /// Seconds since the Unix epoch (0 for a clock before it).
-fn unix_now() -> u64 {
+pub(crate) fn unix_now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_secs())

@@ -105,6 +105,9 @@ pub(crate) struct Caller {
     /// The verified payload of an OpenID Connect token, which the module reads
     /// (`ctx.claims()`); `None` for a token of the server's own, which has none.
     pub claims: Option<Claims>,
+    /// The OpenID Connect token itself, when the token was one: a WebSocket hands it back to
+    /// connect again with.
+    pub oidc_token: Option<String>,
 }
 
 impl Caller {
@@ -114,13 +117,14 @@ impl Caller {
     }
 }
 
-impl From<Verified> for Caller {
-    /// The caller a verified token proves: its identity, and the claims of an OpenID Connect
-    /// token.
-    fn from(verified: Verified) -> Self {
+impl Caller {
+    /// The caller `token` proves, as `verified` says: its identity, and the claims of an
+    /// OpenID Connect token.
+    pub fn proven(verified: Verified, token: &str) -> Self {
         Self {
             identity: Some(verified.identity),
-            claims: verified.claims.map(Claims::from_verified_json),
+            oidc_token: verified.claims.is_some().then(|| token.to_owned()),
+            claims: verified.claims,
         }
     }
 }
@@ -146,7 +150,8 @@ impl FromRequestParts<Arc<AppState>> for Caller {
             }
             auth::bearer(header.as_bytes())
         })?;
-        Ok(state.verify_token(source, token).await?.into())
+        let verified = state.verify_token(source, token).await?;
+        Ok(Self::proven(verified, token))
     }
 }
 

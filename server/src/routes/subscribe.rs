@@ -17,7 +17,6 @@
 
 use super::extract::{Caller, Source};
 use super::Shared;
-use crate::auth::Verified;
 use crate::error::{ApiError, ErrorCode, HttpError};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -26,7 +25,6 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use serde::Deserialize;
 use wasmod_node::socket::{Encoding, Socket, MAX_INBOUND_MESSAGE, READ_BUFFER, WRITE_BUFFER};
-use wasmod_node::Claims;
 use wasmod_protocol::ws::{Compression, BIN_PROTOCOL, JSON_PROTOCOL};
 
 /// The handshake's query parameters.
@@ -99,20 +97,25 @@ pub(crate) async fn subscribe(
         }
     };
     let compression = compression(params.compression.as_deref(), binary)?;
-    let (identity, claims, presented) = match (caller?, params.token) {
+    let Caller {
+        identity,
+        claims,
+        oidc_token,
+    } = match (caller?, params.token) {
         (
-            Caller {
-                identity: Some(identity),
-                claims,
+            caller @ Caller {
+                identity: Some(_), ..
             },
             _,
-        ) => (identity, claims, None),
+        ) => caller,
         (_, Some(token)) => {
-            let Verified { identity, claims } = state.verify_token(Source(source), &token).await?;
-            let presented = claims.is_some().then_some(token);
-            (identity, claims.map(Claims::from_verified_json), presented)
+            Caller::proven(state.verify_token(Source(source), &token).await?, &token)
         }
-        (_, None) => (super::identity::fresh(&state, source)?, None, None),
+        (_, None) => Caller::default(),
+    };
+    let identity = match identity {
+        Some(identity) => identity,
+        None => super::identity::fresh(&state, source)?,
     };
     let open = state.websockets.take(identity).ok_or_else(|| {
         ApiError::new(
@@ -125,7 +128,7 @@ pub(crate) async fn subscribe(
     })?;
     // The token to connect again with: an OpenID Connect token is the client's own (a token
     // of this server would prove the identity without its claims); otherwise a fresh one.
-    let token = presented.unwrap_or_else(|| state.auth.tokens().issue(identity).token);
+    let token = oidc_token.unwrap_or_else(|| state.auth.tokens().issue(identity).token);
     let node = state.node.clone();
     let socket = Socket {
         encoding: if binary {

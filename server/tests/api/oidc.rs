@@ -311,7 +311,6 @@ async fn a_slow_issuer_costs_a_bounded_wait_and_cached_keys_keep_working() {
     }
 }
 
-
 #[test]
 fn issuers_over_plain_http_are_refused_unless_on_loopback_and_allowed() {
     let settings = |issuer: &str, loopback: bool| {
@@ -374,4 +373,50 @@ async fn the_claims_of_a_verified_token_reach_the_module_and_an_identity_of_the_
         "{}",
         issued.message()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_verified_before_is_refused_once_its_key_is_withdrawn_or_it_expires() {
+    let issuer = Issuer::start().await;
+    let mut settings = issuer.settings(Duration::from_secs(5));
+    settings.keys_max_age = Duration::ZERO;
+    settings.refresh_interval = Duration::from_millis(100);
+    settings.leeway = Duration::ZERO;
+    let router = oidc_server(Secret::from_bytes(SECRET), settings).router();
+    let token = issuer.token("alice");
+    for text in ["verified", "from the cache"] {
+        let answer = send(&router, &token, text).await;
+        assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    }
+
+    // The issuer withdraws the key. The keys are stale, so the next use of the token starts
+    // a fetch in the background (and is answered from what the server holds); once the fetch
+    // is done, the token it verified before is verified again, and refused.
+    issuer
+        .served
+        .keys
+        .lock()
+        .retain(|key| key.common.key_id.as_deref() != Some("rsa-1"));
+    let fetched = issuer.fetches();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    send(&router, &token, "while the keys are fetched").await;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while issuer.fetches() == fetched && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(issuer.fetches() > fetched, "the keys were fetched again");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let answer = send(&router, &token, "after the withdrawal").await;
+    assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
+    assert!(answer.message().contains("rsa-1"), "{}", answer.message());
+
+    // A token kept verified is refused once it expires.
+    let short = issuer
+        .key(Algorithm::ES256)
+        .sign(&issuer.claims("bob", |claims| claims["exp"] = json!(unix_now() + 2)));
+    let answer = send(&router, &short, "while valid").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let answer = send(&router, &short, "expired").await;
+    assert_eq!(answer.code(), "token_expired", "{:?}", answer.json());
 }

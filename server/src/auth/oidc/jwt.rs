@@ -1,14 +1,13 @@
 //! One JWT: read before it is trusted (which issuer, which key, which algorithm), then
 //! verified with one key and its claims checked.
 
-use super::keys::Key;
 use super::{OidcIssuer, ALGORITHMS};
 use crate::auth::unix_now;
 use crate::error::{ApiError, ErrorCode};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{Algorithm, Validation};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,6 +31,8 @@ pub(super) struct VerifiedToken {
     pub subject: String,
     /// The whole payload, a JSON object, as the issuer wrote it.
     pub payload: Arc<str>,
+    /// `exp`, in Unix seconds.
+    pub expires_at: u64,
 }
 
 /// `invalid_token` because the token `why`.
@@ -97,7 +98,7 @@ impl<'a> Unverified<'a> {
     /// `token_expired` past `exp`, `invalid_token` for anything else wrong.
     pub(super) fn verify(
         self,
-        key: &Key,
+        key: &DecodingKey,
         issuer: &OidcIssuer,
         leeway: Duration,
     ) -> Result<VerifiedToken, ApiError> {
@@ -107,7 +108,7 @@ impl<'a> Unverified<'a> {
         validation.set_issuer(&[&issuer.issuer]);
         validation.set_audience(&issuer.audiences);
         validation.set_required_spec_claims(&["exp", "iss", "sub", "aud"]);
-        let claims = jsonwebtoken::decode::<Value>(self.token, key.decoding(), &validation)
+        let claims = jsonwebtoken::decode::<Value>(self.token, key, &validation)
             .map_err(|error| refusal(error.kind(), issuer))?
             .claims;
         if let Some(issued_at) = claims.get("iat") {
@@ -127,10 +128,15 @@ impl<'a> Unverified<'a> {
         if subject.is_empty() {
             return Err(invalid("has an empty subject (`sub`)"));
         }
+        let expires_at = claims
+            .get("exp")
+            .and_then(Value::as_f64)
+            .ok_or_else(|| invalid("has an `exp` that is not a number"))?;
         Ok(VerifiedToken {
             issuer: self.issuer,
             subject: subject.clone(),
             payload: self.payload,
+            expires_at: expires_at as u64,
         })
     }
 }

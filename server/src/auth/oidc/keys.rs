@@ -174,9 +174,7 @@ impl IssuerKeys {
         let lookup = || self.0.keys.read().lookup(token.key_id(), token.algorithm());
         let missing = match lookup() {
             Lookup::Found(key) => {
-                if self.is_stale() {
-                    self.refresh_in_background();
-                }
+                self.refresh_if_stale();
                 return Ok(key);
             }
             Lookup::Refused(why) => return Err(invalid(why)),
@@ -192,6 +190,17 @@ impl IssuerKeys {
         }
     }
 
+    /// Whether `key` is among the keys held now (not withdrawn, and not replaced by a newer
+    /// fetch).
+    pub(super) fn holds(&self, key: &Arc<Key>) -> bool {
+        self.0
+            .keys
+            .read()
+            .keys
+            .iter()
+            .any(|held| Arc::ptr_eq(held, key))
+    }
+
     /// Fetches the keys in the background, unless a fetch is running or one started within
     /// the refresh interval. Outside a Tokio runtime it does nothing: the first token that
     /// needs the keys fetches them.
@@ -202,13 +211,18 @@ impl IssuerKeys {
         }
     }
 
-    /// Whether the keys are older than they may be used for without a fetch.
-    fn is_stale(&self) -> bool {
-        self.0
+    /// Fetches the keys in the background if they are older than they may be used for
+    /// without a fetch.
+    pub(super) fn refresh_if_stale(&self) {
+        let stale = self
+            .0
             .keys
             .read()
             .fetched
-            .is_none_or(|fetched| fetched.elapsed() >= self.0.max_age)
+            .is_none_or(|fetched| fetched.elapsed() >= self.0.max_age);
+        if stale {
+            self.refresh_in_background();
+        }
     }
 
     /// Why no key of this issuer verifies a token naming key `id`.

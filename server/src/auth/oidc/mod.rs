@@ -22,6 +22,7 @@
 //! A slow or unreachable issuer costs at most [`OidcSettings::fetch_timeout`] to the request
 //! that asked for a refetch; the keys already cached keep working meanwhile.
 
+mod cache;
 mod fetch;
 mod identity;
 mod jwt;
@@ -29,14 +30,16 @@ mod keys;
 
 pub use identity::oidc_identity;
 
-use super::Verified;
+use super::{unix_now, Verified};
 use crate::error::{ApiError, ErrorCode};
+use cache::VerifiedCache;
 use jsonwebtoken::Algorithm;
 use keys::IssuerKeys;
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
+use wasmod_node::Claims;
 
 /// The signature algorithms accepted: RSA (PKCS#1 v1.5 and PSS), ECDSA on P-256 and P-384,
 /// and Ed25519. No HMAC: a server that accepted `HS256` from an issuer would verify it with a
@@ -128,6 +131,11 @@ pub struct OidcSettings {
     /// old ones keep working (an issuer that removed a key stops being trusted for it within
     /// this time). Default: 1 hour.
     pub keys_max_age: Duration,
+    /// The most tokens kept verified, so that a client sending the same token on every
+    /// request pays for its signature once (a token kept is verified again once its key is no
+    /// longer held, and refused once expired). `0`: every token verified every time.
+    /// Default: 4,096.
+    pub cache_capacity: usize,
 }
 
 impl OidcSettings {
@@ -140,6 +148,7 @@ impl OidcSettings {
             fetch_timeout: Duration::from_secs(5),
             refresh_interval: Duration::from_secs(30),
             keys_max_age: Duration::from_secs(60 * 60),
+            cache_capacity: 4096,
         }
     }
 
@@ -178,6 +187,7 @@ pub(crate) fn looks_like_jwt(token: &str) -> bool {
 pub(crate) struct Oidc {
     issuers: HashMap<String, IssuerKeys>,
     leeway: Duration,
+    verified: VerifiedCache,
 }
 
 impl Oidc {
@@ -196,6 +206,7 @@ impl Oidc {
         Self {
             issuers,
             leeway: settings.leeway,
+            verified: VerifiedCache::new(settings.cache_capacity),
         }
     }
 
@@ -206,8 +217,13 @@ impl Oidc {
         }
     }
 
-    /// What `token` (a JWT's shape) proves.
+    /// What `token` (a JWT's shape) proves: from the tokens verified lately if it is among
+    /// them, otherwise verified.
     pub(crate) async fn verify(&self, token: &str) -> Result<Verified, ApiError> {
+        let now = unix_now();
+        if let Some(verified) = self.verified.get(token, now) {
+            return Ok(verified);
+        }
         let unverified = jwt::Unverified::parse(token)?;
         let issuer = unverified.issuer();
         let keys = self.issuers.get(issuer).ok_or_else(|| {
@@ -217,11 +233,16 @@ impl Oidc {
             )
         })?;
         let key = keys.key_for(&unverified).await?;
-        let verified = unverified.verify(&key, keys.issuer(), self.leeway)?;
-        Ok(Verified {
-            identity: oidc_identity(&verified.issuer, &verified.subject),
-            claims: Some(verified.payload),
-        })
+        let token_claims = unverified.verify(key.decoding(), keys.issuer(), self.leeway)?;
+        let verified = Verified {
+            identity: oidc_identity(&token_claims.issuer, &token_claims.subject),
+            claims: Some(Claims::from_verified_json(token_claims.payload)),
+        };
+        let until = token_claims
+            .expires_at
+            .saturating_add(self.leeway.as_secs());
+        self.verified.put(token, &verified, (key, keys), until, now);
+        Ok(verified)
     }
 }
 
