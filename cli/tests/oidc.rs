@@ -57,6 +57,26 @@ fn senders(served: &Served) -> Vec<String> {
         .collect()
 }
 
+/// The status line a request with `Authorization: Bearer <token>` is answered, sent over a
+/// plain socket (an HTTP client will not send a header of a megabyte).
+fn raw_status_line(served: &Served, token: &str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let address = served.base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).expect("connected");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("a timeout");
+    let request = format!(
+        "POST /v1/reducers/send HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Length: 2\r\n\r\n[]"
+    );
+    // The server may answer and close before it has read everything: a failed write is fine.
+    let _ = stream.write_all(request.as_bytes());
+    let mut line = String::new();
+    let _ = BufReader::new(stream).read_line(&mut line);
+    line
+}
+
 #[test]
 fn users_signed_in_at_a_real_provider_keep_their_identity_across_servers_and_outages() {
     let mut provider = OidcProvider::start(Settings::default()).expect("the provider starts");
@@ -87,6 +107,22 @@ fn users_signed_in_at_a_real_provider_keep_their_identity_across_servers_and_out
             .is_some_and(|message| message.contains("audience")),
         "{answer}"
     );
+
+    // Tokens too long: one over the server's 16 KiB is refused by the server, saying so; one of
+    // a megabyte does not fit in the headers hyper reads (431); the server goes on serving.
+    let long = format!("{}{}", alice.id_token, "A".repeat(20 * 1024));
+    let (status, answer) = say(&served, &long, "long");
+    assert_eq!(status, 401, "{answer}");
+    assert_eq!(answer["error"]["code"], "invalid_token", "{answer}");
+    assert!(answer.to_string().contains("16384"), "{answer}");
+    let huge = format!("{}{}", alice.id_token, "A".repeat(1 << 20));
+    let status_line = raw_status_line(&served, &huge);
+    assert!(
+        status_line.starts_with("HTTP/1.1 431"),
+        "request header fields too large: {status_line:?}"
+    );
+    let answer = say(&served, &alice.id_token, "still served");
+    assert_eq!(answer.0, 200, "{}", answer.1);
 
     // The provider goes down: the keys the server holds keep verifying its tokens.
     provider.kill();
