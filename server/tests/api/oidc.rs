@@ -420,3 +420,49 @@ async fn a_token_verified_before_is_refused_once_its_key_is_withdrawn_or_it_expi
     let answer = send(&router, &short, "expired").await;
     assert_eq!(answer.code(), "token_expired", "{:?}", answer.json());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_issuer_whose_documents_are_wrong_is_not_trusted_and_keys_of_other_kinds_are_left_out() {
+    let issuer = Issuer::start().await;
+    // A symmetric key among the issuer's keys: never a key to verify with.
+    let symmetric: jsonwebtoken::jwk::Jwk = serde_json::from_value(json!({
+        "kty": "oct", "kid": "shared", "k": "c2VjcmV0LXNlY3JldC1zZWNyZXQ"
+    }))
+    .expect("a JWK");
+    issuer.served.keys.lock().push(symmetric);
+    let router = oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router();
+    let mut header = Header::new(Algorithm::RS256);
+    header.kid = Some("shared".to_owned());
+    let token = jsonwebtoken::encode(
+        &header,
+        &issuer.claims("mallory", |_| {}),
+        &issuer.key(Algorithm::RS256).private,
+    )
+    .expect("signed");
+    let answer = send(&router, &token, "with the shared key").await;
+    assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
+    assert!(
+        answer.message().contains("`shared`"),
+        "{}",
+        answer.message()
+    );
+
+    // A discovery document naming another issuer: its keys are not this issuer's.
+    *issuer.served.issuer.lock() = "https://impostor.example.com".to_owned();
+    let router = oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router();
+    let answer = send(&router, &issuer.token("alice"), "hello").await;
+    assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
+    assert!(
+        answer.message().contains("names another issuer"),
+        "{}",
+        answer.message()
+    );
+}
