@@ -36,6 +36,7 @@ fn token_checks(c: &mut Criterion) {
                 Tokens::new(Secret::from_bytes([7; 32]), Duration::from_secs(3600)),
                 Some(settings),
             )
+            .expect("the issuer's settings")
         })
     };
     let (verifying, keeping) = (authenticator(0), authenticator(4096));

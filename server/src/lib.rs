@@ -237,6 +237,13 @@ impl Server {
                 Some(routes::admin::Admin::new(&module, options)?)
             }
         };
+        let auth =
+            Authenticator::new(Tokens::new(secret, config.token_ttl), oidc).map_err(|why| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("OpenID Connect: {why}"),
+                )
+            })?;
         let mut builder = Node::builder(module, config.node);
         if let Some(settings) = publish {
             builder = builder.publish(settings);
@@ -260,7 +267,7 @@ impl Server {
         let state = Arc::new(AppState {
             node: node.handle().clone(),
             edge_token,
-            auth: Authenticator::new(Tokens::new(secret, config.token_ttl), oidc),
+            auth,
             websockets: wasmod_node::Counts::new(config.max_websockets_per_identity),
             identities: SourceRate::new("new identities", config.identities_per_minute),
             anonymous_calls: SourceRate::new(

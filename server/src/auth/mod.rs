@@ -50,16 +50,20 @@ pub struct Authenticator {
 }
 
 impl Authenticator {
-    /// Checks the tokens that `tokens` signs and, if `oidc` names issuers, theirs.
+    /// Checks the tokens that `tokens` signs and, if `oidc` names issuers, theirs; `Err`
+    /// says why `oidc` cannot be used ([`OidcSettings::check`]).
     ///
     /// Starts fetching each issuer's keys in the background when called in a Tokio runtime:
     /// the first token of an issuer does not wait for them if they came by then.
-    pub fn new(tokens: Tokens, oidc: Option<OidcSettings>) -> Self {
-        let oidc = oidc.map(|settings| Arc::new(Oidc::new(settings)));
+    pub fn new(tokens: Tokens, oidc: Option<OidcSettings>) -> Result<Self, String> {
+        let oidc = match oidc {
+            Some(settings) => Some(Arc::new(Oidc::new(settings)?)),
+            None => None,
+        };
         if let Some(oidc) = &oidc {
             oidc.prefetch();
         }
-        Self { tokens, oidc }
+        Ok(Self { tokens, oidc })
     }
 
     /// The tokens this server signs.
@@ -131,6 +135,7 @@ mod tests {
             Tokens::new(Secret::from_bytes([7; 32]), Duration::from_secs(60)),
             None,
         )
+        .expect("no issuers to check")
     }
 
     #[test]

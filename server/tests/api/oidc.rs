@@ -286,7 +286,7 @@ async fn a_slow_issuer_costs_a_bounded_wait_and_cached_keys_keep_working() {
     );
     assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
     assert!(
-        answer.message().contains("last fetch failed"),
+        answer.message().contains("could not be fetched lately"),
         "{}",
         answer.message()
     );
@@ -451,7 +451,8 @@ async fn an_issuer_whose_documents_are_wrong_is_not_trusted_and_keys_of_other_ki
         answer.message()
     );
 
-    // A discovery document naming another issuer: its keys are not this issuer's.
+    // A discovery document naming another issuer: its keys are not this issuer's (the server's
+    // log says why; the client is told only that the keys could not be fetched).
     *issuer.served.issuer.lock() = "https://impostor.example.com".to_owned();
     let router = oidc_server(
         Secret::from_bytes(SECRET),
@@ -461,8 +462,76 @@ async fn an_issuer_whose_documents_are_wrong_is_not_trusted_and_keys_of_other_ki
     let answer = send(&router, &issuer.token("alice"), "hello").await;
     assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
     assert!(
-        answer.message().contains("names another issuer"),
-        "{}",
+        answer.message().contains("could not be fetched lately"),
+        "the reason is the operator's, in the log: {}",
         answer.message()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fetch_outlives_the_request_that_started_it_and_waiters_share_it() {
+    let issuer = Issuer::start().await;
+    let mut settings = issuer.settings(Duration::from_secs(5));
+    settings.refresh_interval = Duration::from_millis(100);
+    let router = oidc_server(Secret::from_bytes(SECRET), settings).router();
+    let answer = send(&router, &issuer.token("alice"), "keys fetched").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+
+    // The issuer rotates to a new key and answers slowly: the request that asks for the fetch
+    // gives up (its client went away), and the fetch goes on without it.
+    let rotated = TestKey::new("rsa-2", Algorithm::RS256, "rsa-other");
+    issuer.served.keys.lock().push(rotated.public.clone());
+    *issuer.served.delay.lock() = Duration::from_millis(500);
+    let token = rotated.sign(&issuer.claims("alice", |_| {}));
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let fetched = issuer.fetches();
+    let gave_up =
+        tokio::time::timeout(Duration::from_millis(100), send(&router, &token, "x")).await;
+    assert!(
+        gave_up.is_err(),
+        "the request was dropped while the fetch ran: {:?}",
+        gave_up.map(|answer| answer.json())
+    );
+    // Requests meanwhile wait for the same fetch rather than start another, or fail.
+    let waiting = (0..5).map(|n| {
+        let (router, token) = (router.clone(), token.clone());
+        tokio::spawn(async move { send(&router, &token, &format!("waited {n}")).await.status })
+    });
+    for waited in waiting {
+        assert_eq!(waited.await.expect("joined"), StatusCode::OK);
+    }
+    assert_eq!(issuer.fetches(), fetched + 1, "one fetch for them all");
+    let answer = send(&router, &token, "after").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_that_are_not_for_signing_in_are_refused() {
+    let issuer = Issuer::start().await;
+    let router = oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router();
+    let rsa = issuer.key(Algorithm::RS256);
+    let mut logout = Header::new(Algorithm::RS256);
+    logout.kid = Some(rsa.id.to_owned());
+    logout.typ = Some("logout+jwt".to_owned());
+    let typed = jsonwebtoken::encode(&logout, &issuer.claims("alice", |_| {}), &rsa.private)
+        .expect("signed");
+    let events = rsa.sign(&issuer.claims("alice", |claims| {
+        claims["events"] = json!({"http://schemas.openid.net/event/backchannel-logout": {}});
+    }));
+    for (token, why) in [(typed, "logout+jwt"), (events, "events")] {
+        let answer = send(&router, &token, "not a sign-in").await;
+        assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
+        assert!(answer.message().contains(why), "{}", answer.message());
+    }
+    let mut access = Header::new(Algorithm::RS256);
+    access.kid = Some(rsa.id.to_owned());
+    access.typ = Some("at+jwt".to_owned());
+    let token = jsonwebtoken::encode(&access, &issuer.claims("alice", |_| {}), &rsa.private)
+        .expect("signed");
+    let answer = send(&router, &token, "an access token").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
 }

@@ -1,11 +1,11 @@
 //! Fetching an issuer's discovery document and key set: over `https` (or `http` on loopback
-//! when allowed), within a timeout for the whole exchange and a size cap, never following a
-//! redirect to plain `http`. Blocking (`ureq`), so run on Tokio's blocking pool, off the
-//! async workers.
+//! when allowed), both within one timeout and each within a size cap, never following a
+//! redirect to plain `http` (with http on loopback allowed, following none at all). Blocking
+//! (`ureq`), so run on Tokio's blocking pool, off the async workers.
 
 use serde_json::Value;
 use std::net::IpAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use ureq::Agent;
 
 /// The largest discovery document or key set read (a real one is a few KiB).
@@ -54,33 +54,62 @@ pub(super) fn check_url(url: &str, allow_http_loopback: bool) -> Result<(), Stri
 #[derive(Clone, Debug)]
 pub(super) struct Fetcher {
     agent: Agent,
+    timeout: Duration,
     allow_http_loopback: bool,
 }
 
 impl Fetcher {
-    /// A fetcher whose every exchange takes at most `timeout`.
+    /// A fetcher whose every fetch of an issuer's keys takes at most `timeout`.
     pub(super) fn new(timeout: Duration, allow_http_loopback: bool) -> Self {
         let agent = Agent::config_builder()
-            .timeout_global(Some(timeout))
             .https_only(!allow_http_loopback)
-            .max_redirects(3)
+            .max_redirects(if allow_http_loopback { 0 } else { 3 })
             .http_status_as_error(false)
             .build()
             .new_agent();
         Self {
             agent,
+            timeout,
             allow_http_loopback,
         }
     }
 
+    /// The longest one fetch of an issuer's keys takes.
+    pub(super) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// `issuer`'s keys (each a JWK as JSON) and the URL they were read from: `jwks_uri` if
+    /// known, otherwise the one its discovery document names. Within the timeout, in all.
+    pub(super) fn keys_of(
+        &self,
+        issuer: &str,
+        jwks_uri: Option<String>,
+    ) -> Result<(String, Vec<Value>), String> {
+        let deadline = Instant::now() + self.timeout;
+        let jwks_uri = match jwks_uri {
+            Some(uri) => uri,
+            None => self.jwks_uri(issuer, deadline)?,
+        };
+        let keys = match self
+            .json(&jwks_uri, deadline)?
+            .get_mut("keys")
+            .map(Value::take)
+        {
+            Some(Value::Array(keys)) => keys,
+            _ => return Err(format!("the key set {jwks_uri} has no `keys` array")),
+        };
+        Ok((jwks_uri, keys))
+    }
+
     /// The `jwks_uri` of `issuer`'s discovery document, which must name `issuer` as its
     /// `issuer` exactly.
-    pub(super) fn jwks_uri(&self, issuer: &str) -> Result<String, String> {
+    fn jwks_uri(&self, issuer: &str, deadline: Instant) -> Result<String, String> {
         let url = format!(
             "{}/.well-known/openid-configuration",
             issuer.trim_end_matches('/')
         );
-        let document = self.json(&url)?;
+        let document = self.json(&url, deadline)?;
         if document.get("issuer").and_then(Value::as_str) != Some(issuer) {
             return Err(format!(
                 "the discovery document {url} names another issuer ({}), so it is not {issuer}'s",
@@ -96,19 +125,18 @@ impl Fetcher {
         Ok(jwks_uri.to_owned())
     }
 
-    /// The keys (`keys`, each a JWK as JSON) of the key set at `url`.
-    pub(super) fn key_set(&self, url: &str) -> Result<Vec<Value>, String> {
-        match self.json(url)?.get_mut("keys").map(Value::take) {
-            Some(Value::Array(keys)) => Ok(keys),
-            _ => Err(format!("the key set {url} has no `keys` array")),
+    /// The JSON document at `url`, read before `deadline`.
+    fn json(&self, url: &str, deadline: Instant) -> Result<Value, String> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!("no time was left to fetch {url}"));
         }
-    }
-
-    /// The JSON document at `url`.
-    fn json(&self, url: &str) -> Result<Value, String> {
         let mut response = self
             .agent
             .get(url)
+            .config()
+            .timeout_global(Some(left))
+            .build()
             .header("accept", "application/json")
             .call()
             .map_err(|error| format!("{url} could not be fetched: {error}"))?;

@@ -61,6 +61,19 @@ impl<'a> Unverified<'a> {
                     ))
                 })?,
         };
+        match header
+            .get("typ")
+            .map(|typ| typ.as_str().map(str::to_ascii_lowercase))
+        {
+            None => {}
+            Some(Some(typ)) if matches!(typ.as_str(), "jwt" | "at+jwt" | "application/at+jwt") => {}
+            Some(typ) => {
+                return Err(invalid(format_args!(
+                    "is of type `{}`, not a JWT to sign in with (`typ` JWT or at+jwt)",
+                    shortened(typ.as_deref().unwrap_or("?"))
+                )))
+            }
+        }
         let key_id = header.get("kid").and_then(Value::as_str).map(str::to_owned);
         let payload = payload.unwrap_or_default();
         let claims =
@@ -68,6 +81,11 @@ impl<'a> Unverified<'a> {
         let Some(Value::String(issuer)) = claims.get("iss") else {
             return Err(invalid("names no issuer (`iss`)"));
         };
+        if claims.get("events").is_some() {
+            return Err(invalid(
+                "carries `events`: it is a security event (a logout, say), not a sign-in",
+            ));
+        }
         let issuer = issuer.clone();
         let payload = decoded(payload).unwrap_or_default();
         Ok(Self {
@@ -141,6 +159,15 @@ impl<'a> Unverified<'a> {
     }
 }
 
+/// `text` as a message may quote it: at most 64 characters of it (a token's values are the
+/// sender's to choose, and up to 16 KiB long).
+pub(super) fn shortened(text: &str) -> String {
+    match text.char_indices().nth(64) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 /// The text of `part`, base64url-decoded, if it is UTF-8.
 fn decoded(part: &str) -> Option<String> {
     let bytes = URL_SAFE_NO_PAD.decode(part).ok()?;
@@ -169,9 +196,9 @@ fn refusal(kind: &ErrorKind, issuer: &OidcIssuer) -> ApiError {
         ),
         ErrorKind::ImmatureSignature => invalid("is not valid yet (its `nbf` is in the future)"),
         ErrorKind::InvalidAudience => invalid(format_args!(
-            "is for an audience (`aud`) this server does not accept from {}: it accepts {}",
-            issuer.issuer,
-            issuer.audiences.join(", ")
+            "is for an audience (`aud`) this server does not accept from {}: a token of another \
+             application",
+            issuer.issuer
         )),
         ErrorKind::InvalidIssuer => invalid("names another issuer"),
         ErrorKind::MissingRequiredClaim(claim) => invalid(format_args!("has no `{claim}` claim")),

@@ -56,6 +56,12 @@ pub const ALGORITHMS: [Algorithm; 9] = [
     Algorithm::EdDSA,
 ];
 
+/// The shortest [`OidcSettings::refresh_interval`] accepted.
+pub const MIN_REFRESH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The longest [`OidcSettings::leeway`] accepted.
+pub const MAX_LEEWAY: Duration = Duration::from_secs(10 * 60);
+
 /// An issuer whose tokens the server accepts, and for which audiences.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OidcIssuer {
@@ -119,13 +125,14 @@ pub struct OidcSettings {
     pub allow_http_loopback: bool,
     /// How far the server's clock and the issuer's may disagree: a token is accepted until
     /// `exp + leeway`, from `nbf - leeway`, and with an `iat` at most `leeway` in the future.
-    /// Default: 30 s.
+    /// Default: 30 s; at most [`MAX_LEEWAY`].
     pub leeway: Duration,
-    /// The longest one fetch of a discovery document or key set may take. Default: 5 s.
+    /// The longest one fetch of an issuer's keys may take, its discovery document and key set
+    /// together. Default: 5 s.
     pub fetch_timeout: Duration,
     /// The shortest time between two fetches of an issuer's keys asked for by tokens (a key
     /// id the server does not know, or no keys yet): tokens naming unknown keys within it are
-    /// refused without a fetch. Default: 30 s.
+    /// refused without a fetch. Default: 30 s; at least [`MIN_REFRESH_INTERVAL`].
     pub refresh_interval: Duration,
     /// How long keys are used before they are fetched again, in the background, while the
     /// old ones keep working (an issuer that removed a key stops being trusted for it within
@@ -153,7 +160,9 @@ impl OidcSettings {
     }
 
     /// Whether the settings can be used: at least one issuer, each an `https` URL (or `http`
-    /// on loopback if allowed) without query or fragment, named once, with an audience.
+    /// on loopback if allowed) without query or fragment, named once, with an audience; a
+    /// refresh interval of at least [`MIN_REFRESH_INTERVAL`], a leeway of at most
+    /// [`MAX_LEEWAY`], a fetch timeout.
     pub fn check(&self) -> Result<(), String> {
         if self.issuers.is_empty() {
             return Err("no OpenID Connect issuer is named".to_owned());
@@ -171,6 +180,18 @@ impl OidcSettings {
             if issuer.audiences.is_empty() {
                 return Err(format!("the issuer {} has no audience", issuer.issuer));
             }
+        }
+        if self.refresh_interval < MIN_REFRESH_INTERVAL {
+            return Err(format!(
+                "the refresh interval must be at least {MIN_REFRESH_INTERVAL:?}: each token with \
+                 an unknown key id could otherwise make the server fetch the issuer's keys"
+            ));
+        }
+        if self.leeway > MAX_LEEWAY {
+            return Err(format!("the leeway must be at most {MAX_LEEWAY:?}"));
+        }
+        if self.fetch_timeout.is_zero() {
+            return Err("the fetch timeout must not be zero".to_owned());
         }
         Ok(())
     }
@@ -191,8 +212,9 @@ pub(crate) struct Oidc {
 }
 
 impl Oidc {
-    /// The verifier of `settings`' issuers (which [`OidcSettings::check`] accepted).
-    pub(crate) fn new(settings: OidcSettings) -> Self {
+    /// The verifier of `settings`' issuers; `Err` if [`OidcSettings::check`] refuses them.
+    pub(crate) fn new(settings: OidcSettings) -> Result<Self, String> {
+        settings.check()?;
         let issuers = settings
             .issuers
             .iter()
@@ -203,11 +225,11 @@ impl Oidc {
                 )
             })
             .collect();
-        Self {
+        Ok(Self {
             issuers,
             leeway: settings.leeway,
             verified: VerifiedCache::new(settings.cache_capacity),
-        }
+        })
     }
 
     /// Starts fetching every issuer's keys in the background.
@@ -229,7 +251,10 @@ impl Oidc {
         let keys = self.issuers.get(issuer).ok_or_else(|| {
             ApiError::new(
                 ErrorCode::InvalidToken,
-                format!("the token's issuer `{issuer}` is not one this server accepts"),
+                format!(
+                    "the token's issuer `{}` is not one this server accepts",
+                    jwt::shortened(issuer)
+                ),
             )
         })?;
         let key = keys.key_for(&unverified).await?;
@@ -300,6 +325,23 @@ mod tests {
             let refused = settings(issuers, loopback).expect_err(why);
             assert!(refused.contains(why), "{issuers:?}: {refused}");
         }
+    }
+
+    #[test]
+    fn settings_that_would_fetch_per_token_or_overflow_are_refused() {
+        let issuer: OidcIssuer = "https://accounts.example.com=app".parse().unwrap();
+        let mut settings = OidcSettings::new(vec![issuer]);
+        settings.refresh_interval = Duration::ZERO;
+        assert!(settings.check().unwrap_err().contains("refresh interval"));
+        settings.refresh_interval = MIN_REFRESH_INTERVAL;
+        settings.leeway = Duration::from_secs(u64::MAX);
+        assert!(settings.check().unwrap_err().contains("leeway"));
+        settings.leeway = MAX_LEEWAY;
+        settings.fetch_timeout = Duration::ZERO;
+        assert!(settings.check().unwrap_err().contains("timeout"));
+        settings.fetch_timeout = Duration::from_secs(1);
+        assert_eq!(settings.check(), Ok(()));
+        assert!(Oidc::new(OidcSettings::new(Vec::new())).is_err());
     }
 
     #[test]
