@@ -24,10 +24,12 @@ use crate::{Client, Compression, Error, NewBuild, Replay, SubscriptionHandle};
 use js_sys::{Array, Function, Promise};
 use send_wrapper::SendWrapper;
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use wasmod_protocol::description::ModuleDescription;
 
 /// Makes clients construct their sockets with `constructor`, a class with the browser
@@ -98,11 +100,20 @@ impl WasmodClient {
     /// by default), which the client decodes in wasm. The package's build reads no brotli:
     /// `"brotli"` is refused. Reconnects by itself when the connection is lost.
     ///
+    /// With `token_provider`, a function returning a token or a Promise of one (an OpenID
+    /// Provider's ID token), `token` is not used: the client calls it for the first connection
+    /// and again when a server refuses its last token as expired, as
+    /// [`ClientBuilder::token_provider`] says. What it throws or rejects with, or a value that
+    /// is not a string, fails that attempt with the reason.
+    ///
     /// [`ClientBuilder::with_servers`]: crate::ClientBuilder::with_servers
+    /// [`ClientBuilder::token_provider`]: crate::ClientBuilder::token_provider
     pub async fn connect(
         #[wasm_bindgen(unchecked_param_type = "string | readonly string[]")] url: JsValue,
         token: Option<String>,
         compression: Option<String>,
+        #[wasm_bindgen(unchecked_param_type = "(() => string | Promise<string>) | undefined")]
+        token_provider: Option<Function>,
     ) -> Result<WasmodClient, JsError> {
         let compression = match compression.as_deref() {
             None => Compression::None,
@@ -118,7 +129,9 @@ impl WasmodClient {
         let mut builder = Client::builder_with_servers(urls)
             .module(description)
             .compression(compression);
-        if let Some(token) = token {
+        if let Some(provider) = token_provider {
+            builder = builder.token_provider(js_token_provider(provider));
+        } else if let Some(token) = token {
             builder = builder.token(token);
         }
         for table in module.tables() {
@@ -275,6 +288,28 @@ impl WasmodClient {
             client.disconnect().await;
             Ok(JsValue::UNDEFINED)
         })
+    }
+}
+
+/// A JavaScript token provider's answer, awaited.
+type JsToken = Pin<Box<dyn Future<Output = Result<String, String>>>>;
+
+/// The JavaScript function `provide` as a token provider: each call calls it and awaits what
+/// it returns (a string, or a Promise of one); what it throws or rejects with, or a value that
+/// is not a string, is the provider's error, as its text.
+fn js_token_provider(provide: Function) -> impl FnMut() -> SendWrapper<JsToken> + Send + 'static {
+    let provide = SendWrapper::new(provide);
+    move || {
+        let returned = provide.call0(&JsValue::NULL);
+        SendWrapper::new(Box::pin(async move {
+            let describe = |error: JsValue| crate::platform::describe(&error);
+            let token = JsFuture::from(Promise::resolve(&returned.map_err(describe)?))
+                .await
+                .map_err(describe)?;
+            token
+                .as_string()
+                .ok_or_else(|| "it returned something other than a string".to_owned())
+        }))
     }
 }
 

@@ -49,13 +49,27 @@ export type Args = readonly unknown[] | { readonly [parameter: string]: unknown 
 /** Removes the callback it was returned for; calling it again does nothing. */
 export type Unlisten = () => void;
 
+/**
+ * Gets a token for a connection: an OpenID Provider's ID token, renewed (silently, or by
+ * signing in again) when asked again. It may return the token or a Promise of it; what it
+ * throws or rejects with fails that connection attempt with its message.
+ */
+export type TokenProvider = () => string | Promise<string>;
+
 /** How to connect. */
 export interface ConnectOptions {
   /**
-   * The token of an identity handed out earlier ({@link Client.token}): connect as it. Without
-   * one, the server makes a new identity.
+   * Who to connect as:
+   *
+   * - a string: the token of an identity handed out earlier ({@link Client.token}), or a token
+   *   from an OpenID Provider the server accepts (`wasmod serve --oidc-issuer`);
+   * - a {@link TokenProvider}, for tokens that expire (an OpenID Provider's ID tokens): the
+   *   client calls it for the first connection, keeps its token for the reconnections, and
+   *   calls it again when a server refuses that token as expired (`token_expired`), then
+   *   connects with the new one at once;
+   * - none: the server makes a new identity.
    */
-  token?: string | null;
+  token?: string | TokenProvider | null;
   /** Ask the server to compress large messages; none by default. */
   compression?: Compression;
 }
@@ -304,11 +318,18 @@ export class Client<T extends TableRows = { [table: string]: Row }> extends Tabl
   ): Promise<Client<T>> {
     await init();
     const compression = options.compression === "none" ? undefined : options.compression;
-    const wasm = await WasmodClient.connect(url, options.token ?? undefined, compression);
+    const { token } = options;
+    const wasm =
+      typeof token === "function"
+        ? await WasmodClient.connect(url, undefined, compression, token)
+        : await WasmodClient.connect(url, token ?? undefined, compression, undefined);
     return new Client<T>(wasm);
   }
 
-  /** The token of the client's identity: keep it to connect again as the same identity. */
+  /**
+   * The token of the client's identity: keep it to connect again as the same identity. (With a
+   * token provider, the provider's last token.)
+   */
   get token(): string {
     return this.wasm.token;
   }

@@ -36,12 +36,14 @@ import {
 import {
   Client,
   type Compression,
+  type ConnectOptions,
   type ConnectionState,
   type Row,
   type SubscribeHandlers,
   type Subscription,
   type TableName,
   type TableRows,
+  type TokenProvider,
   type Unlisten,
 } from "./client.js";
 
@@ -183,8 +185,15 @@ export type WasmodProviderProps<T extends TableRows = AnyTables> = {
       client?: undefined;
       /** The server to connect to (`http(s)://host:port`); the provider disconnects on unmount. */
       url: string;
-      /** The token of an identity handed out earlier (e.g. kept in `localStorage`). */
-      token?: string | null;
+      /**
+       * Who to connect as ({@link ConnectOptions.token}): the token of an identity handed out
+       * earlier (e.g. kept in `localStorage`), an OpenID Provider's token, or a
+       * {@link TokenProvider} that the client calls for the first connection and again when a
+       * server refuses its token as expired. A different value connects again (signing in or
+       * out): keep a provider the same function between renders (`useCallback`, or defined
+       * outside the component), or each render reconnects.
+       */
+      token?: string | TokenProvider | null;
       compression?: Compression;
       /** Called once connected, e.g. to keep `client.token` for the next visit. */
       onConnect?: (client: Client<T>) => void;
@@ -193,7 +202,7 @@ export type WasmodProviderProps<T extends TableRows = AnyTables> = {
 
 /**
  * Makes a connection available to the components under it. Given a `url`, it connects once
- * when mounted (a new `url` or `token` connects again) and disconnects when unmounted; its
+ * when mounted (a new `url`, `token` or token provider connects again) and disconnects when unmounted; its
  * children render from the start and see `status: "connecting"` until then. Given a `client`
  * (or a `Replay`), it uses it as it is.
  */

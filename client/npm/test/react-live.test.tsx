@@ -4,7 +4,9 @@
  * `<WasmodProvider url>` connects, `useSubscription` fills the cache, `useTable` shows the rows
  * a `useCall` sends and those another client sends, `useConnection` re-renders through a
  * server restart (`reconnecting`, then `connected`), and unmounting the provider disconnects
- * its client. The sockets are the `ws` package's, adapted to jsdom's realm ({@link JsdomWs}).
+ * its client; a provider given a token provider connects as its token's subject, connects
+ * again as another when given another provider, and not when re-rendered with the same one.
+ * The sockets are the `ws` package's, adapted to jsdom's realm ({@link JsdomWs}).
  */
 
 import { useCallback } from "react";
@@ -13,6 +15,7 @@ import { WebSocket as Ws } from "ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client, setWebSocket, type WebSocketConstructor } from "../dist/node.js";
 import { WasmodProvider, bindHooks, useCall, useSubscription } from "../dist/react-node.js";
+import { Issuer, oidcIdentity } from "./support/issuer.js";
 import { Server, freePort, tempDir } from "./support/server.js";
 import type { Chat, User } from "./support/chat.js";
 
@@ -80,22 +83,34 @@ function ChatView() {
 const texts = () => Array.from(screen.getByRole("list", { name: "messages" }).querySelectorAll("li"), (li) => li.textContent);
 const status = () => screen.getByLabelText("status").textContent;
 
+/** Who the provider's connection is: `status:identity`. */
+function Who() {
+  const { client, status } = useConnection();
+  return <p aria-label="who">{`${status}:${client?.identity ?? ""}`}</p>;
+}
+
 describe("the React bindings against wasmod serve", () => {
   const data = tempDir();
+  let issuer: Issuer;
   let port: number;
   let server: Server;
   const others: Client<Chat>[] = [];
+  /** Serves the quickstart, accepting the issuer's tokens for the audience `spa` too. */
+  const serve = () =>
+    Server.start({ port, data: data.path, args: ["--oidc-issuer", `${issuer.url}=spa`, "--oidc-allow-http-loopback"] });
 
   beforeAll(async () => {
     await setWebSocket(JsdomWs as unknown as WebSocketConstructor);
+    issuer = await Issuer.start();
     port = await freePort();
-    server = await Server.start({ port, data: data.path });
+    server = await serve();
   });
 
   afterAll(async () => {
     cleanup();
     for (const client of others) await client.disconnect();
     await server?.stop();
+    await issuer?.stop();
     data.remove();
   });
 
@@ -126,7 +141,7 @@ describe("the React bindings against wasmod serve", () => {
     // The connection's state re-renders the component through a restart.
     await server.stop();
     await waitFor(() => expect(status()).toBe("reconnecting"), { timeout: 20_000 });
-    server = await Server.start({ port, data: data.path });
+    server = await serve();
     await waitFor(() => expect(status()).toBe("connected"), { timeout: 60_000 });
     await waitFor(() => expect(other.connectionState).toBe("connected"), { timeout: 60_000 });
     await other.callReducer("send", ["after the restart"]);
@@ -136,4 +151,38 @@ describe("the React bindings against wasmod serve", () => {
     unmount();
     await waitFor(() => expect(connected!.connectionState).toBe("disconnected"), { timeout: 20_000 });
   }, 200_000);
+
+  it("connects with a token provider, again with another, and not again with the same one", async () => {
+    const calls = { alice: 0, bob: 0 };
+    const signedIn = (sub: "alice" | "bob") => async () => {
+      calls[sub] += 1;
+      return issuer.token({ sub, aud: "spa", exp: Math.floor(Date.now() / 1000) + 3600 });
+    };
+    const [alice, bob] = [signedIn("alice"), signedIn("bob")];
+    const who = () => screen.getByLabelText("who").textContent;
+    const { rerender, unmount } = render(
+      <WasmodProvider<Chat> url={server.url} token={alice}>
+        <Who />
+      </WasmodProvider>,
+    );
+    await waitFor(() => expect(who()).toBe(`connected:${oidcIdentity(issuer.url, "alice")}`), { timeout: 20_000 });
+
+    // The same provider: the same connection, the provider not asked again.
+    rerender(
+      <WasmodProvider<Chat> url={server.url} token={alice}>
+        <Who />
+      </WasmodProvider>,
+    );
+    expect(who()).toBe(`connected:${oidcIdentity(issuer.url, "alice")}`);
+
+    // Another (someone else signed in): a new connection, as them.
+    rerender(
+      <WasmodProvider<Chat> url={server.url} token={bob}>
+        <Who />
+      </WasmodProvider>,
+    );
+    await waitFor(() => expect(who()).toBe(`connected:${oidcIdentity(issuer.url, "bob")}`), { timeout: 20_000 });
+    expect(calls).toEqual({ alice: 1, bob: 1 });
+    unmount();
+  }, 60_000);
 });

@@ -97,16 +97,23 @@ export class Server {
   /**
    * Serves `module` (a crate's directory or a `.wasm`; the quickstart by default) on `port`
    * (a free one by default) with its data in the directory `data` (see {@link tempDir}), and
-   * the static files of the directory `web` at `/` if given, and waits until it listens.
+   * the static files of the directory `web` at `/` if given, and `args`, more options of
+   * `wasmod serve` (`--oidc-issuer`), and waits until it listens.
    */
-  static async start(options: { data: string; port?: number; web?: string; module?: string }): Promise<Server> {
+  static async start(options: {
+    data: string;
+    port?: number;
+    web?: string;
+    module?: string;
+    args?: readonly string[];
+  }): Promise<Server> {
     const port = options.port ?? (await freePort());
     const data = options.data;
     const web = options.web === undefined ? [] : ["--web", options.web];
     const module = options.module ?? join(ROOT, "examples", "quickstart");
     const child = spawn(
       wasmodBinary(),
-      ["serve", module, "--listen", `127.0.0.1:${port}`, "--data", data, ...web],
+      ["serve", module, "--listen", `127.0.0.1:${port}`, "--data", data, ...web, ...(options.args ?? [])],
       { stdio: ["ignore", "pipe", "pipe"], env: WASMOD_ENV },
     );
     // Should the test process end without stopping it (a crash, a time-out), it goes too.
