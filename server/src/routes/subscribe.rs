@@ -2,17 +2,21 @@
 //!
 //! Everything that can be refused is refused here, as an HTTP error, before the upgrade: a
 //! request that is not a WebSocket upgrade, a subprotocol other than `v1.bin.wasmod` and
-//! `v1.json.wasmod`, a bad token. The token comes from `Authorization: Bearer <token>` or,
-//! for browsers (which cannot set headers on a WebSocket), the `token` query parameter; with
-//! neither, a new identity is issued and its token sent in the first message. The first
-//! message's token is one of this server's, fresh, unless the client connected with an
-//! OpenID Connect token in the `token` parameter: then it is that token, since one of this
-//! server's would prove the identity without the claims. The
-//! `compression` query parameter (`none`, the default, `brotli` or `gzip`) chooses how large
-//! binary frames are compressed; an unknown value, or a compression asked of the JSON
-//! protocol (whose text frames cannot carry the compression byte), is refused. So is an
-//! identity that holds [`crate::ServerConfig::max_websockets_per_identity`] sockets already
-//! (`too_many_calls`): one token must not hold the server's connections. The module's
+//! `v1.json.wasmod`, a bad token. A token is checked first, even on a request that is not an
+//! upgrade: a browser's `WebSocket` shows nothing of a refused upgrade (no status, no body:
+//! the socket just closes), so the browser client asks again with a plain `fetch` of the same
+//! URL, whose answer is the token's refusal (`token_expired`: ask the token provider for a new
+//! one) or, for a good token, that this is a WebSocket endpoint. The token comes from
+//! `Authorization: Bearer <token>` or, for browsers (which cannot set headers on a
+//! WebSocket), the `token` query parameter; with neither, a new identity is issued and its
+//! token sent in the first message. The first message's token is one of this server's,
+//! fresh, unless the client connected with an OpenID Connect token in the `token` parameter:
+//! then it is that token, since one of this server's would prove the identity without the
+//! claims. The `compression` query parameter (`none`, the default, `brotli` or `gzip`)
+//! chooses how large binary frames are compressed; an unknown value, or a compression asked
+//! of the JSON protocol (whose text frames cannot carry the compression byte), is refused.
+//! So is an identity that holds [`crate::ServerConfig::max_websockets_per_identity`] sockets
+//! already (`too_many_calls`): one token must not hold the server's connections. The module's
 //! `client_connected` runs once the socket is open ([`wasmod_node::NodeHandle::serve_socket`]).
 
 use super::extract::{Caller, Source};
@@ -68,16 +72,34 @@ pub(crate) async fn subscribe(
     params: Result<Query<Params>, QueryRejection>,
     Source(source): Source,
 ) -> Result<Response, HttpError> {
-    let upgrade = upgrade.map_err(|rejection| {
-        ApiError::new(
-            ErrorCode::BadRequest,
-            format!("GET /v1/subscribe is a WebSocket endpoint: {rejection}"),
-        )
-    })?;
     let Query(params) = params.map_err(|rejection| {
         ApiError::new(
             ErrorCode::BadRequest,
             format!("the query string is not valid: {rejection}"),
+        )
+    })?;
+    // The token's verdict before anything else (the module's docs say why); a new identity
+    // only once the request is known to be an upgrade.
+    let Caller {
+        identity,
+        claims,
+        oidc_token,
+    } = match (caller?, params.token) {
+        (
+            caller @ Caller {
+                identity: Some(_), ..
+            },
+            _,
+        ) => caller,
+        (_, Some(token)) => {
+            Caller::proven(state.verify_token(Source(source), &token).await?, &token)
+        }
+        (_, None) => Caller::default(),
+    };
+    let upgrade = upgrade.map_err(|rejection| {
+        ApiError::new(
+            ErrorCode::BadRequest,
+            format!("GET /v1/subscribe is a WebSocket endpoint: {rejection}"),
         )
     })?;
     let upgrade = upgrade.protocols([BIN_PROTOCOL, JSON_PROTOCOL]);
@@ -97,22 +119,6 @@ pub(crate) async fn subscribe(
         }
     };
     let compression = compression(params.compression.as_deref(), binary)?;
-    let Caller {
-        identity,
-        claims,
-        oidc_token,
-    } = match (caller?, params.token) {
-        (
-            caller @ Caller {
-                identity: Some(_), ..
-            },
-            _,
-        ) => caller,
-        (_, Some(token)) => {
-            Caller::proven(state.verify_token(Source(source), &token).await?, &token)
-        }
-        (_, None) => Caller::default(),
-    };
     let identity = match identity {
         Some(identity) => identity,
         None => super::identity::fresh(&state, source)?,

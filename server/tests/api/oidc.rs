@@ -229,6 +229,47 @@ async fn every_wrong_token_is_a_401_that_says_why_and_changes_nothing() {
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
 }
 
+/// A browser's WebSocket shows nothing of a refused upgrade: its client asks again with a
+/// plain `GET` of the socket's URL (a `fetch`), which must answer the token's verdict, as the
+/// upgrade did, and only for a good token that it is a WebSocket endpoint.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_get_of_the_socket_answers_the_tokens_refusal_as_the_upgrade_does() {
+    let issuer = Issuer::start().await;
+    let router = oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router();
+    let rsa = issuer.key(Algorithm::RS256);
+    let expired = rsa.sign(&issuer.claims("alice", |claims| {
+        claims["exp"] = json!(unix_now() - 120);
+    }));
+    let foreign = rsa.sign(&issuer.claims("alice", |claims| {
+        claims["aud"] = json!("another-app");
+    }));
+    for (token, status, code) in [
+        (expired, StatusCode::UNAUTHORIZED, "token_expired"),
+        (foreign, StatusCode::UNAUTHORIZED, "invalid_token"),
+        (
+            issuer.token("alice"),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+    ] {
+        let answer = get(&router, &format!("/v1/subscribe?token={token}")).await;
+        assert_eq!(answer.status, status, "{:?}", answer.json());
+        assert_eq!(answer.code(), code);
+    }
+    // Without a token, no identity is made for a request that is not an upgrade.
+    let answer = get(&router, "/v1/subscribe").await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert!(
+        answer.message().contains("WebSocket endpoint"),
+        "{}",
+        answer.message()
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_key_ids_make_one_fetch_per_interval_and_a_rotated_key_is_found() {
     let issuer = Issuer::start().await;
