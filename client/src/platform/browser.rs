@@ -10,7 +10,11 @@
 //! browser's `MessageEvent` and `CloseEvent`.
 //!
 //! A browser's `WebSocket` cannot send an `Authorization` header, so the token goes in the
-//! `token` query parameter, which the server reads the same way (`docs/protocol.md`). Its
+//! `token` query parameter, which the server reads the same way (`docs/protocol.md`). Nor does
+//! it show a refused upgrade's status or body (the socket just closes): when a socket with a
+//! token closes before it opens, the client fetches the same URL plainly, which the server
+//! answers with the token's refusal as the upgrade did ([`refusal`]), so that an expired token
+//! is seen as one (and a token provider asked for another) as natively. Its
 //! events (`open`, `message`, `close`) are turned into a channel the [`Reader`] reads like the
 //! native stream; `error` is always followed by `close`, which is what ends it. A browser
 //! bounds the size of messages itself.
@@ -37,6 +41,7 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
+use wasmod_protocol::errors::{ApiError, ErrorCode};
 use wasmod_protocol::ws::Compression;
 use web_sys::{BinaryType, WebSocket};
 
@@ -214,6 +219,11 @@ pub(crate) async fn connect(
         }
     };
     if let Some(frame) = closed {
+        if token.is_some() {
+            if let Some(refused) = refusal(&url).await {
+                return Err(refused);
+            }
+        }
         let reason = match frame {
             Some(Incoming::Closed(closed)) => closed.to_string(),
             _ => "no reason".to_owned(),
@@ -283,6 +293,37 @@ extern "C" {
     /// The global `fetch`: a page's or a worker's (not only a window has one), or Node's.
     #[wasm_bindgen(js_name = fetch)]
     fn global_fetch(input: &str) -> js_sys::Promise;
+}
+
+/// The server's refusal of the token of a socket (at `url`, `ws:` or `wss:`, its token in the
+/// query) that closed before it opened, read from a plain `GET` of the same URL over `http:` or
+/// `https:`: the server checks the token before it asks for an upgrade, and answers a bad one
+/// with 401 and its API error, as it answered the upgrade (`server/src/routes/subscribe.rs`).
+/// `None` for any other answer (the token is good, the socket failed for another reason) or
+/// none (the server is down, or another origin's that allows no `fetch`).
+async fn refusal(url: &str) -> Option<OpenError> {
+    const UNAUTHORIZED: u16 = 401;
+    let plain = format!("http{}", url.strip_prefix("ws")?);
+    let response: web_sys::Response = JsFuture::from(global_fetch(&plain))
+        .await
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    if response.status() != UNAUTHORIZED {
+        return None;
+    }
+    let body = JsFuture::from(response.text().ok()?)
+        .await
+        .ok()?
+        .as_string()?;
+    let body: serde_json::Value = serde_json::from_str(&body).ok()?;
+    let code = ErrorCode::from_name(body["error"]["code"].as_str()?)?;
+    let message = body["error"]["message"].as_str()?;
+    Some(OpenError::Refused {
+        status: UNAUTHORIZED,
+        reason: format!("{code}: {message}"),
+        error: Some(ApiError::new(code, message)),
+    })
 }
 
 /// The body of `GET url` through the global `fetch`, or why there is none (the request
