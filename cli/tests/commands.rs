@@ -244,6 +244,8 @@ fn new_react_template_makes_a_module_and_a_web_app_over_the_client_asked_for() {
         "web/scripts/bindings.mjs",
         "web/src/main.tsx",
         "web/src/App.tsx",
+        "web/src/auth.ts",
+        "web/src/env.d.ts",
     ] {
         assert!(temp.path().join("linked").join(file).is_file(), "{file}");
     }

@@ -38,7 +38,7 @@ const LIB_RS: &str = include_str!("new/lib.rs.tmpl");
 const GITIGNORE: &str = include_str!("new/gitignore.tmpl");
 
 /// The files `--template react` adds: each path in the new directory, and its template.
-const REACT: [(&str, &str); 9] = [
+const REACT: [(&str, &str); 11] = [
     ("README.md", include_str!("new/react/README.md.tmpl")),
     (
         "web/package.json",
@@ -57,6 +57,8 @@ const REACT: [(&str, &str); 9] = [
     ),
     ("web/src/main.tsx", include_str!("new/react/main.tsx")),
     ("web/src/App.tsx", include_str!("new/react/App.tsx")),
+    ("web/src/auth.ts", include_str!("new/react/auth.ts")),
+    ("web/src/env.d.ts", include_str!("new/react/env.d.ts")),
 ];
 
 /// What `wasmod new` makes.

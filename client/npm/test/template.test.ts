@@ -6,15 +6,24 @@
  * misspelt reducer argument must be a type error) and build it with Vite; then the two run as
  * the generated README says to ship them (`wasmod serve <dir> --web web/dist`), and headless
  * Chromium adds a task and completes it through the page, with real key presses and clicks.
+ *
+ * Then its optional sign-in, with a real OpenID Provider (npm's `oidc-provider`, the script of
+ * `tools/oidc-provider`): the app built again with the provider's issuer and client id, served
+ * by `wasmod serve --oidc-issuer`, alice clicks "Sign in", signs in on the provider's pages,
+ * comes back connected as her identity at that issuer, and adds a task; bob, in another
+ * browser, is another identity; the server restarted with a new signing secret, alice signs
+ * in again and is the same identity: her task is still hers.
  */
 
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Browser } from "./support/chromium.js";
-import { ROOT, Server, WASMOD_ENV, tempDir, wasmodBinary } from "./support/server.js";
+import { oidcIdentity } from "./support/issuer.js";
+import { OidcProvider } from "./support/oidc-provider.js";
+import { ROOT, Server, WASMOD_ENV, freePort, tempDir, wasmodBinary } from "./support/server.js";
 
 const PACKAGE = fileURLToPath(new URL("..", import.meta.url));
 
@@ -24,9 +33,12 @@ describe("wasmod new --template react", () => {
   const profile = tempDir();
   const app = join(parent.path, "tasks");
   const web = join(app, "web");
-  /** Runs `command` in `cwd` with the tests' environment (the `wasmod` under test as WASMOD). */
-  const run = (command: string, args: string[], cwd: string) =>
-    execFileSync(command, args, { cwd, stdio: "pipe", env: { ...WASMOD_ENV, WASMOD: wasmodBinary() } }).toString();
+  /**
+   * Runs `command` in `cwd` with the tests' environment (the `wasmod` under test as WASMOD),
+   * and `env` too.
+   */
+  const run = (command: string, args: string[], cwd: string, env: Record<string, string> = {}) =>
+    execFileSync(command, args, { cwd, stdio: "pipe", env: { ...WASMOD_ENV, WASMOD: wasmodBinary(), ...env } }).toString();
 
   beforeAll(() => {
     execFileSync("npm", ["pack", "--pack-destination", parent.path], { cwd: PACKAGE, stdio: "pipe" });
@@ -97,4 +109,97 @@ export function misspeltColumn(task: Task): unknown {
       await server.stop();
     }
   }, 300_000);
+
+  it("signs in with an OpenID Provider: the user's identity at the issuer, the same under a new secret", async () => {
+    // The app's address is the redirect URI the provider knows, so its port is chosen first.
+    const port = await freePort();
+    const appUrl = `http://127.0.0.1:${port}/`;
+    const provider = await OidcProvider.start("spa", appUrl);
+    const signInData = tempDir();
+    const profiles = [tempDir(), tempDir(), tempDir()];
+    const browsers: Browser[] = [];
+    let server: Server | undefined;
+    const serve = async () => {
+      server = await Server.start({
+        port,
+        data: signInData.path,
+        module: app,
+        web: join(web, "dist-signin"),
+        args: ["--oidc-issuer", `${provider.issuer}=spa`, "--oidc-allow-http-loopback"],
+      });
+    };
+    /** A new browser that opens the app and signs in as `user` on the provider's pages. */
+    const signIn = async (profile: string, user: string): Promise<Browser> => {
+      const browser = await Browser.start(profile);
+      browsers.push(browser);
+      await browser.goto(appUrl);
+      await browser.waitFor("the app's sign-in button", "return document.getElementById('sign-in') ? true : null");
+      await browser.click("#sign-in");
+      await browser.waitFor(
+        "the provider's login page",
+        "return document.querySelector('input[name=prompt]')?.value === 'login' ? true : null",
+      );
+      await browser.type("input[name=login]", user);
+      await browser.type("input[name=password]", "any password");
+      await browser.click("button[type=submit]");
+      await browser.waitFor(
+        "the provider's consent page",
+        "return document.querySelector('input[name=prompt]')?.value === 'consent' ? true : null",
+      );
+      await browser.click("button[type=submit]");
+      await browser.waitFor(
+        "back in the app, connected",
+        "return document.getElementById('status')?.textContent === 'connected' ? true : null",
+      );
+      return browser;
+    };
+    /** The tasks as `GET /v1/tables/task` has them: title and owner. */
+    const tasks = async () => {
+      const answer = await fetch(`${server!.url}/v1/tables/task`);
+      const { rows } = (await answer.json()) as { rows: { title: string; owner: string }[] };
+      return rows.map(({ title, owner }) => ({ title, owner }));
+    };
+    const listed = (title: string) =>
+      `return [...document.querySelectorAll('#tasks li span')].some((span) => span.textContent === ${JSON.stringify(title)}) ? true : null`;
+    try {
+      run("npx", ["vite", "build", "--outDir", "dist-signin"], web, {
+        VITE_OIDC_ISSUER: provider.issuer,
+        VITE_OIDC_CLIENT_ID: "spa",
+      });
+      await serve();
+      const alice = oidcIdentity(provider.issuer, "alice");
+      const bob = oidcIdentity(provider.issuer, "bob");
+
+      const first = await signIn(profiles[0]!.path, "alice");
+      expect(await first.execute("return document.getElementById('name').textContent")).toBe("Alice");
+      await first.type("#title", "alice's task");
+      await first.click("button[type=submit]");
+      await first.waitFor("alice's task listed", listed("alice's task"));
+      expect(await tasks()).toEqual([{ title: "alice's task", owner: alice }]);
+
+      const second = await signIn(profiles[1]!.path, "bob");
+      expect(await second.execute("return document.getElementById('name').textContent")).toBe("Bob");
+      await second.type("#title", "bob's task");
+      await second.click("button[type=submit]");
+      await second.waitFor("bob's task listed", listed("bob's task"));
+      expect(await second.execute("return document.querySelectorAll('#tasks li').length")).toBe(1);
+      expect(await tasks()).toContainEqual({ title: "bob's task", owner: bob });
+
+      // A new signing secret: server-signed tokens are void, OpenID Connect identities are not.
+      await server!.stop();
+      const secretFile = join(signInData.path, "identity-secret");
+      const secret = readFileSync(secretFile, "utf8");
+      rmSync(secretFile);
+      await serve();
+      expect(readFileSync(secretFile, "utf8")).not.toBe(secret);
+      const again = await signIn(profiles[2]!.path, "alice");
+      await again.waitFor("alice's task, still hers", listed("alice's task"));
+      expect(await again.execute("return document.querySelectorAll('#tasks li').length")).toBe(1);
+    } finally {
+      for (const browser of browsers) await browser.stop();
+      await server?.stop();
+      await provider.stop();
+      for (const dir of [signInData, ...profiles]) dir.remove();
+    }
+  }, 400_000); // a second Vite build, a provider, three browsers and a restart, on a loaded machine
 });

@@ -5,7 +5,9 @@
  */
 
 import { useMemo, useState, type FormEvent } from "react";
+import type { User } from "oidc-client-ts";
 import { bindHooks, useCall, useSubscription } from "@wasmod/client/react";
+import type { SignIn } from "./auth.ts";
 import { DbConnection, type Tables, type Task } from "./module_bindings.ts";
 
 /** The hooks, typed by the module's tables: `useTable("task")` is a `Task[]`. */
@@ -14,7 +16,11 @@ const { useConnection, useTable } = bindHooks<Tables>();
 /** The caller's tasks (`:sender` is the subscriber's identity). */
 const QUERIES = ["SELECT * FROM task WHERE owner = :sender"];
 
-export function App() {
+/**
+ * The app: `signIn` when sign-in is configured (`src/auth.ts`), `signedIn` the user signed
+ * in, if any.
+ */
+export function App({ signIn, signedIn }: { signIn?: SignIn; signedIn?: User }) {
   const { client, status, error } = useConnection();
   const { applied, error: refused } = useSubscription(QUERIES);
   const db = useMemo(() => (client === undefined ? undefined : new DbConnection(client)), [client]);
@@ -27,6 +33,7 @@ export function App() {
   return (
     <main>
       <h1>Tasks</h1>
+      {signIn && <Account signIn={signIn} signedIn={signedIn} />}
       <p id="status">{applied ? status : status === "connected" ? "subscribing" : status}</p>
       <AddTask disabled={!applied} add={add} />
       <ul id="tasks">
@@ -41,6 +48,27 @@ export function App() {
         {failure ?? ""}
       </p>
     </main>
+  );
+}
+
+/** Who is signed in, with the button to sign out; or the button to sign in. */
+function Account({ signIn, signedIn }: { signIn: SignIn; signedIn?: User }) {
+  if (signedIn === undefined) {
+    return (
+      <p id="account">
+        <button id="sign-in" onClick={() => void signIn.signIn()}>
+          Sign in
+        </button>
+      </p>
+    );
+  }
+  return (
+    <p id="account">
+      Signed in as <span id="name">{signedIn.profile.name ?? signedIn.profile.sub}</span>{" "}
+      <button id="sign-out" onClick={() => void signIn.signOut()}>
+        Sign out
+      </button>
+    </p>
   );
 }
 
