@@ -11,8 +11,10 @@
  * `tools/oidc-provider`): the app built again with the provider's issuer and client id, served
  * by `wasmod serve --oidc-issuer`, alice clicks "Sign in", signs in on the provider's pages,
  * comes back connected as her identity at that issuer, and adds a task; bob, in another
- * browser, is another identity; the server restarted with a new signing secret, alice signs
- * in again and is the same identity: her task is still hers.
+ * browser, is another identity; the server restarted with a new signing secret once alice's
+ * ID token has expired, her page gets a new one by itself (the server refused the old one as
+ * expired; the app's token provider renewed it silently, in a hidden frame) and is the same
+ * identity, her task still hers; and so is she when she signs in again in a new browser.
  */
 
 import { execFileSync } from "node:child_process";
@@ -114,7 +116,10 @@ export function misspeltColumn(task: Task): unknown {
     // The app's address is the redirect URI the provider knows, so its port is chosen first.
     const port = await freePort();
     const appUrl = `http://127.0.0.1:${port}/`;
-    const provider = await OidcProvider.start("spa", appUrl);
+    // ID tokens valid for 1 s: accepted for the server's 30 s of leeway past that, then
+    // refused as expired.
+    const provider = await OidcProvider.start("spa", appUrl, 1);
+    const LEEWAY_MS = 30_000;
     const signInData = tempDir();
     const profiles = [tempDir(), tempDir(), tempDir()];
     const browsers: Browser[] = [];
@@ -153,6 +158,11 @@ export function misspeltColumn(task: Task): unknown {
       );
       return browser;
     };
+    /** The ID token the app keeps of its signed-in user (oidc-client-ts's `oidc.user:…` entry). */
+    const storedIdToken = (browser: Browser) =>
+      browser.execute(
+        "return JSON.parse(localStorage.getItem(Object.keys(localStorage).find((key) => key.startsWith('oidc.user:')))).id_token",
+      );
     /** The tasks as `GET /v1/tables/task` has them: title and owner. */
     const tasks = async () => {
       const answer = await fetch(`${server!.url}/v1/tables/task`);
@@ -171,7 +181,10 @@ export function misspeltColumn(task: Task): unknown {
       const bob = oidcIdentity(provider.issuer, "bob");
 
       const first = await signIn(profiles[0]!.path, "alice");
+      const aliceSignedIn = Date.now();
       expect(await first.execute("return document.getElementById('name').textContent")).toBe("Alice");
+      const signedInToken = await storedIdToken(first);
+      expect(signedInToken).toMatch(/^ey/);
       await first.type("#title", "alice's task");
       await first.click("button[type=submit]");
       await first.waitFor("alice's task listed", listed("alice's task"));
@@ -186,12 +199,21 @@ export function misspeltColumn(task: Task): unknown {
       expect(await tasks()).toContainEqual({ title: "bob's task", owner: bob });
 
       // A new signing secret: server-signed tokens are void, OpenID Connect identities are not.
+      // The server comes back once alice's ID token has expired: her page must renew it.
       await server!.stop();
       const secretFile = join(signInData.path, "identity-secret");
       const secret = readFileSync(secretFile, "utf8");
       rmSync(secretFile);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, aliceSignedIn + 1_000 + LEEWAY_MS + 1_000 - Date.now())));
       await serve();
       expect(readFileSync(secretFile, "utf8")).not.toBe(secret);
+      await first.waitFor(
+        "alice's page back, with a renewed token",
+        "return document.getElementById('status')?.textContent === 'connected' ? true : null",
+      );
+      await first.waitFor("alice's task, still hers, in her page", listed("alice's task"));
+      const renewed = await storedIdToken(first);
+      expect(renewed).not.toBe(signedInToken);
       const again = await signIn(profiles[2]!.path, "alice");
       await again.waitFor("alice's task, still hers", listed("alice's task"));
       expect(await again.execute("return document.querySelectorAll('#tasks li').length")).toBe(1);
@@ -201,5 +223,5 @@ export function misspeltColumn(task: Task): unknown {
       await provider.stop();
       for (const dir of [signInData, ...profiles]) dir.remove();
     }
-  }, 400_000); // a second Vite build, a provider, three browsers and a restart, on a loaded machine
+  }, 400_000); // a second Vite build, a provider, three browsers, a token left to expire, a restart
 });

@@ -31,9 +31,9 @@ export class OidcProvider {
 
   /**
    * Starts one whose public client `clientId` (PKCE, ID tokens signed RS256) sends the browser
-   * back to `redirectUri`.
+   * back to `redirectUri`, and whose ID tokens are valid for `idTokenTtlS` seconds.
    */
-  static async start(clientId: string, redirectUri: string): Promise<OidcProvider> {
+  static async start(clientId: string, redirectUri: string, idTokenTtlS: number): Promise<OidcProvider> {
     if (!existsSync(join(PROVIDER, "node_modules", "oidc-provider"))) {
       throw new Error(`the OpenID Provider's packages are not installed: npm ci --prefix ${PROVIDER}`);
     }
@@ -48,7 +48,7 @@ export class OidcProvider {
       clients: [
         { client_id: clientId, client_secret: null, redirect_uri: redirectUri, id_token_signed_response_alg: "RS256" },
       ],
-      id_token_ttl: 300,
+      id_token_ttl: idTokenTtlS,
       access_token_ttl: 300,
     };
     const child = spawn(process.execPath, [join(PROVIDER, "server.mjs"), JSON.stringify(settings)], {
