@@ -11,7 +11,7 @@
  * `tools/oidc-provider`): the app built again with the provider's issuer and client id, served
  * by `wasmod serve --oidc-issuer`, alice clicks "Sign in", signs in on the provider's pages,
  * comes back connected as her identity at that issuer, and adds a task; bob, in another
- * browser, is another identity; the server restarted with a new signing secret once alice's
+ * browser, cancels a first sign-in (the app says so), then signs in: another identity; the server restarted with a new signing secret once alice's
  * ID token has expired, her page gets a new one by itself (the server refused the old one as
  * expired; the app's token provider renewed it silently, in a hidden frame) and is the same
  * identity, her task still hers; and so is she when she signs in again in a new browser.
@@ -134,16 +134,30 @@ export function misspeltColumn(task: Task): unknown {
       });
     };
     /** A new browser that opens the app and signs in as `user` on the provider's pages. */
-    const signIn = async (profile: string, user: string): Promise<Browser> => {
+    const signIn = async (profile: string, user: string, cancelFirst = false): Promise<Browser> => {
       const browser = await Browser.start(profile);
       browsers.push(browser);
       await browser.goto(appUrl);
-      await browser.waitFor("the app's sign-in button", "return document.getElementById('sign-in') ? true : null");
-      await browser.click("#sign-in");
-      await browser.waitFor(
-        "the provider's login page",
-        "return document.querySelector('input[name=prompt]')?.value === 'login' ? true : null",
-      );
+      const loginPage = async () => {
+        await browser.waitFor("the app's sign-in button", "return document.getElementById('sign-in') ? true : null");
+        await browser.click("#sign-in");
+        await browser.waitFor(
+          "the provider's login page",
+          "return document.querySelector('input[name=prompt]')?.value === 'login' ? true : null",
+        );
+      };
+      await loginPage();
+      if (cancelFirst) {
+        // The provider's "[ Cancel ]": back in the app, which says so, still anonymous.
+        await browser.click("a[href*='/abort']");
+        const said = await browser.waitFor(
+          "the app saying the sign-in failed",
+          "return document.getElementById('account')?.textContent.includes('failed') ? document.getElementById('account').textContent : null",
+        );
+        expect(said).toContain("the sign-in failed: End-User aborted interaction");
+        expect(await browser.execute("return location.search")).toBe("");
+        await loginPage();
+      }
       await browser.type("input[name=login]", user);
       await browser.type("input[name=password]", "any password");
       await browser.click("button[type=submit]");
@@ -190,7 +204,7 @@ export function misspeltColumn(task: Task): unknown {
       await first.waitFor("alice's task listed", listed("alice's task"));
       expect(await tasks()).toEqual([{ title: "alice's task", owner: alice }]);
 
-      const second = await signIn(profiles[1]!.path, "bob");
+      const second = await signIn(profiles[1]!.path, "bob", true);
       expect(await second.execute("return document.getElementById('name').textContent")).toBe("Bob");
       await second.type("#title", "bob's task");
       await second.click("button[type=submit]");

@@ -58,7 +58,8 @@ function Account({ signIn, signedIn }: { signIn: SignIn; signedIn?: User }) {
       <p id="account">
         <button id="sign-in" onClick={() => void signIn.signIn()}>
           Sign in
-        </button>
+        </button>{" "}
+        {signIn.failure}
       </p>
     );
   }

@@ -17,6 +17,8 @@ export class SignIn {
   private readonly manager: UserManager;
   /** Whether the token provider has been asked once on this page. */
   private asked = false;
+  /** Why the provider's last answer did not sign the user in (they declined, say), if so. */
+  failure: string | undefined;
 
   constructor(issuer: string, clientId: string) {
     // The provider sends the browser back to the app's page (the redirect URI to register at
@@ -42,13 +44,19 @@ export class SignIn {
 
   /**
    * Completes a sign-in (or a silent renewal) if this page is the provider's answer, removing
-   * the answer from the address bar; then the signed-in user, if any.
+   * the answer from the address bar; then the signed-in user, if any. An answer that signs
+   * nobody in (an error from the provider) is kept in {@link failure}.
    */
   async user(): Promise<User | null> {
     if (isAnswer()) {
-      const signedIn = await this.manager.signinCallback();
-      history.replaceState(null, "", location.pathname);
-      if (signedIn !== undefined) return signedIn;
+      try {
+        const signedIn = await this.manager.signinCallback();
+        if (signedIn !== undefined) return signedIn;
+      } catch (error) {
+        this.failure = `the sign-in failed: ${error instanceof Error ? error.message : String(error)}`;
+      } finally {
+        history.replaceState(null, "", location.pathname);
+      }
     }
     return this.manager.getUser();
   }
