@@ -1,6 +1,8 @@
 //! `wasmod new <dir>`: a module crate that builds and tests as generated.
 //!
-//! The crate has a public table, two reducers, a per-caller view and native tests
+//! The crate has two public tables (tasks, and the names signed-in callers' claims give, kept
+//! by `client_connected`, which refuses anonymous callers when `SIGN_IN_REQUIRED` is set), two
+//! reducers, a per-caller view and native tests
 //! (`wasmod_testing::TestModule`, from the dev-dependency `wasmod-testing`), a `.gitignore`,
 //! and a `Cargo.toml` with the release profile modules ship with. It is its own workspace (an
 //! empty `[workspace]` table), so it builds wherever it is put, even inside another
@@ -8,7 +10,9 @@
 //!
 //! `--template react` adds `web/`, the module's web app (Vite + React + TypeScript over
 //! `@wasmod/client` and the bindings `wasmod generate --lang typescript` writes, which its
-//! `dev` and `build` scripts write first), and a `README.md` that says how to run both. Its
+//! `dev` and `build` scripts write first; an optional sign-in with an OpenID Provider, on when
+//! built with `VITE_OIDC_ISSUER` and `VITE_OIDC_CLIENT_ID`), and a `README.md` that says how to
+//! run both and set sign-in up. Its
 //! `@wasmod/client` dependency is `--client`'s: a tarball (`npm pack` in `client/npm`) or the
 //! package's directory (a `file:` dependency, by absolute path), or else a version range from
 //! the npm registry; by default this command's version from the registry, where the package

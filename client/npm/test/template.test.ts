@@ -8,9 +8,11 @@
  * Chromium adds a task and completes it through the page, with real key presses and clicks.
  *
  * Then its optional sign-in, with a real OpenID Provider (npm's `oidc-provider`, the script of
- * `tools/oidc-provider`): the app built again with the provider's issuer and client id, served
- * by `wasmod serve --oidc-issuer`, alice clicks "Sign in", signs in on the provider's pages,
- * comes back connected as her identity at that issuer, and adds a task; bob, in another
+ * `tools/oidc-provider`): the module made to require sign-in (`SIGN_IN_REQUIRED`) and the app
+ * built again with the provider's issuer and client id, served by `wasmod serve
+ * --oidc-issuer`; an anonymous visitor is refused, saying so; alice clicks "Sign in", signs in
+ * on the provider's pages, comes back connected as her identity at that issuer, named by the
+ * module from her token's `name` claim, and adds a task; bob, in another
  * browser, cancels a first sign-in (the app says so), then signs in: another identity; the server restarted with a new signing secret once alice's
  * ID token has expired, her page gets a new one by itself (the server refused the old one as
  * expired; the app's token provider renewed it silently, in a hidden frame) and is the same
@@ -138,6 +140,12 @@ export function misspeltColumn(task: Task): unknown {
       const browser = await Browser.start(profile);
       browsers.push(browser);
       await browser.goto(appUrl);
+      // Anonymous, the module refuses the connection, and the page says why.
+      const refused = await browser.waitFor(
+        "the module's refusal of an anonymous visitor",
+        "return document.getElementById('error')?.textContent || null",
+      );
+      expect(refused).toContain("sign in to use this app");
       const loginPage = async () => {
         await browser.waitFor("the app's sign-in button", "return document.getElementById('sign-in') ? true : null");
         await browser.click("#sign-in");
@@ -186,6 +194,15 @@ export function misspeltColumn(task: Task): unknown {
     const listed = (title: string) =>
       `return [...document.querySelectorAll('#tasks li span')].some((span) => span.textContent === ${JSON.stringify(title)}) ? true : null`;
     try {
+      // Sign-in required, as the module's README says to: anonymous callers refused.
+      const lib = join(app, "src", "lib.rs");
+      const module = readFileSync(lib, "utf8");
+      const required = module.replace(
+        "pub const SIGN_IN_REQUIRED: bool = false;",
+        "pub const SIGN_IN_REQUIRED: bool = true;",
+      );
+      expect(required).not.toBe(module);
+      writeFileSync(lib, required);
       run("npx", ["vite", "build", "--outDir", "dist-signin"], web, {
         VITE_OIDC_ISSUER: provider.issuer,
         VITE_OIDC_CLIENT_ID: "spa",
@@ -196,7 +213,8 @@ export function misspeltColumn(task: Task): unknown {
 
       const first = await signIn(profiles[0]!.path, "alice");
       const aliceSignedIn = Date.now();
-      expect(await first.execute("return document.getElementById('name').textContent")).toBe("Alice");
+      // The name the module kept from her token's `name` claim.
+      await first.waitFor("alice's name", "return document.getElementById('name')?.textContent === 'Alice' ? true : null");
       const signedInToken = await storedIdToken(first);
       expect(signedInToken).toMatch(/^ey/);
       await first.type("#title", "alice's task");
@@ -205,7 +223,7 @@ export function misspeltColumn(task: Task): unknown {
       expect(await tasks()).toEqual([{ title: "alice's task", owner: alice }]);
 
       const second = await signIn(profiles[1]!.path, "bob", true);
-      expect(await second.execute("return document.getElementById('name').textContent")).toBe("Bob");
+      await second.waitFor("bob's name", "return document.getElementById('name')?.textContent === 'Bob' ? true : null");
       await second.type("#title", "bob's task");
       await second.click("button[type=submit]");
       await second.waitFor("bob's task listed", listed("bob's task"));

@@ -5,7 +5,6 @@
  */
 
 import { useMemo, useState, type FormEvent } from "react";
-import type { User } from "oidc-client-ts";
 import { bindHooks, useCall, useSubscription } from "@wasmod/client/react";
 import type { SignIn } from "./auth.ts";
 import { DbConnection, type Tables, type Task } from "./module_bindings.ts";
@@ -13,14 +12,17 @@ import { DbConnection, type Tables, type Task } from "./module_bindings.ts";
 /** The hooks, typed by the module's tables: `useTable("task")` is a `Task[]`. */
 const { useConnection, useTable } = bindHooks<Tables>();
 
-/** The caller's tasks (`:sender` is the subscriber's identity). */
-const QUERIES = ["SELECT * FROM task WHERE owner = :sender"];
+/**
+ * The caller's tasks, and their user row if they signed in (`:sender` is the subscriber's
+ * identity).
+ */
+const QUERIES = ["SELECT * FROM task WHERE owner = :sender", "SELECT * FROM user WHERE identity = :sender"];
 
 /**
- * The app: `signIn` when sign-in is configured (`src/auth.ts`), `signedIn` the user signed
- * in, if any.
+ * The app: `signIn` when sign-in is configured (`src/auth.ts`), `signedIn` whether the user
+ * signed in.
  */
-export function App({ signIn, signedIn }: { signIn?: SignIn; signedIn?: User }) {
+export function App({ signIn, signedIn }: { signIn?: SignIn; signedIn: boolean }) {
   const { client, status, error } = useConnection();
   const { applied, error: refused } = useSubscription(QUERIES);
   const db = useMemo(() => (client === undefined ? undefined : new DbConnection(client)), [client]);
@@ -51,9 +53,13 @@ export function App({ signIn, signedIn }: { signIn?: SignIn; signedIn?: User }) 
   );
 }
 
-/** Who is signed in, with the button to sign out; or the button to sign in. */
-function Account({ signIn, signedIn }: { signIn: SignIn; signedIn?: User }) {
-  if (signedIn === undefined) {
+/**
+ * Who is signed in, by the name the module keeps from their token's claims, with the button
+ * to sign out; or the button to sign in.
+ */
+function Account({ signIn, signedIn }: { signIn: SignIn; signedIn: boolean }) {
+  const [me] = useTable("user");
+  if (!signedIn) {
     return (
       <p id="account">
         <button id="sign-in" onClick={() => void signIn.signIn()}>
@@ -65,7 +71,7 @@ function Account({ signIn, signedIn }: { signIn: SignIn; signedIn?: User }) {
   }
   return (
     <p id="account">
-      Signed in as <span id="name">{signedIn.profile.name ?? signedIn.profile.sub}</span>{" "}
+      Signed in as <span id="name">{me?.name ?? ""}</span>{" "}
       <button id="sign-out" onClick={() => void signIn.signOut()}>
         Sign out
       </button>

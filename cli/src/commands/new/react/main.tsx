@@ -32,7 +32,7 @@ if (signIn?.inRenewalFrame) {
           if (!user) localStorage.setItem(TOKEN_KEY, client.token);
         }}
       >
-        <App signIn={signIn} signedIn={user ?? undefined} />
+        <App signIn={signIn} signedIn={Boolean(user)} />
       </WasmodProvider>
     </StrictMode>,
   );
