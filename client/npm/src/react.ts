@@ -202,9 +202,9 @@ export type WasmodProviderProps<T extends TableRows = AnyTables> = {
 
 /**
  * Makes a connection available to the components under it. Given a `url`, it connects once
- * when mounted (a new `url`, `token` or token provider connects again) and disconnects when unmounted; its
- * children render from the start and see `status: "connecting"` until then. Given a `client`
- * (or a `Replay`), it uses it as it is.
+ * when mounted (a new `url`, `token` or token provider connects again) and disconnects when
+ * unmounted; its children render from the start and see `status: "connecting"` until then.
+ * Given a `client` (or a `Replay`), it uses it as it is.
  */
 export function WasmodProvider<T extends TableRows = AnyTables>(props: WasmodProviderProps<T>): ReactNode {
   const given = props.client;
