@@ -64,7 +64,7 @@ fn a_module_made_outside_the_checkout_tests_builds_and_serves() {
         text(&tested.stderr)
     );
     assert!(
-        text(&tested.stdout).contains("2 passed"),
+        text(&tested.stdout).contains("5 passed"),
         "{}",
         text(&tested.stdout)
     );
@@ -76,8 +76,9 @@ fn a_module_made_outside_the_checkout_tests_builds_and_serves() {
         "abi: ok",
         "description: ok",
         "dispatch: clean",
-        "#0   add(title: String)",
-        "#1   complete(id: u64)",
+        "#0   connected()  [lifecycle: client_connected]",
+        "#1   add(title: String)",
+        "#2   complete(id: u64)",
         "#0   my_tasks() -> Vec<Task>",
     ] {
         assert!(out.contains(line), "{line} in:\n{out}");
