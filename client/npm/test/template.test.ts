@@ -16,7 +16,9 @@
  * browser, cancels a first sign-in (the app says so), then signs in: another identity; the server restarted with a new signing secret once alice's
  * ID token has expired, her page gets a new one by itself (the server refused the old one as
  * expired; the app's token provider renewed it silently, in a hidden frame) and is the same
- * identity, her task still hers; and so is she when she signs in again in a new browser.
+ * identity, her task still hers; bob's page, whose session at the provider ended, sends him
+ * to sign in again and comes back as him; and alice signing in again in a new browser is the
+ * same identity too.
  */
 
 import { execFileSync } from "node:child_process";
@@ -135,6 +137,24 @@ export function misspeltColumn(task: Task): unknown {
         args: ["--oidc-issuer", `${provider.issuer}=spa`, "--oidc-allow-http-loopback"],
       });
     };
+    /**
+     * Signs in as `user` on the provider's login page (open in `browser`), then consents, and
+     * waits until the app is back and connected.
+     */
+    const onProviderPages = async (browser: Browser, user: string) => {
+      await browser.type("input[name=login]", user);
+      await browser.type("input[name=password]", "any password");
+      await browser.click("button[type=submit]");
+      await browser.waitFor(
+        "the provider's consent page",
+        "return document.querySelector('input[name=prompt]')?.value === 'consent' ? true : null",
+      );
+      await browser.click("button[type=submit]");
+      await browser.waitFor(
+        "back in the app, connected",
+        "return document.getElementById('status')?.textContent === 'connected' ? true : null",
+      );
+    };
     /** A new browser that opens the app and signs in as `user` on the provider's pages. */
     const signIn = async (profile: string, user: string, cancelFirst = false): Promise<Browser> => {
       const browser = await Browser.start(profile);
@@ -166,18 +186,7 @@ export function misspeltColumn(task: Task): unknown {
         expect(await browser.execute("return location.search")).toBe("");
         await loginPage();
       }
-      await browser.type("input[name=login]", user);
-      await browser.type("input[name=password]", "any password");
-      await browser.click("button[type=submit]");
-      await browser.waitFor(
-        "the provider's consent page",
-        "return document.querySelector('input[name=prompt]')?.value === 'consent' ? true : null",
-      );
-      await browser.click("button[type=submit]");
-      await browser.waitFor(
-        "back in the app, connected",
-        "return document.getElementById('status')?.textContent === 'connected' ? true : null",
-      );
+      await onProviderPages(browser, user);
       return browser;
     };
     /** The ID token the app keeps of its signed-in user (oidc-client-ts's `oidc.user:…` entry). */
@@ -223,6 +232,7 @@ export function misspeltColumn(task: Task): unknown {
       expect(await tasks()).toEqual([{ title: "alice's task", owner: alice }]);
 
       const second = await signIn(profiles[1]!.path, "bob", true);
+      const bobSignedIn = Date.now();
       await second.waitFor("bob's name", "return document.getElementById('name')?.textContent === 'Bob' ? true : null");
       await second.type("#title", "bob's task");
       await second.click("button[type=submit]");
@@ -231,12 +241,16 @@ export function misspeltColumn(task: Task): unknown {
       expect(await tasks()).toContainEqual({ title: "bob's task", owner: bob });
 
       // A new signing secret: server-signed tokens are void, OpenID Connect identities are not.
-      // The server comes back once alice's ID token has expired: her page must renew it.
+      // The server comes back once both ID tokens have expired: the pages must get new ones.
+      // Bob's session at the provider ends meanwhile (its cookies, on the app's host too, are
+      // deleted), so his page cannot renew silently: it must send him to sign in again.
       await server!.stop();
       const secretFile = join(signInData.path, "identity-secret");
       const secret = readFileSync(secretFile, "utf8");
       rmSync(secretFile);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, aliceSignedIn + 1_000 + LEEWAY_MS + 1_000 - Date.now())));
+      await second.deleteCookies();
+      const expired = Math.max(aliceSignedIn, bobSignedIn) + 1_000 + LEEWAY_MS + 1_000;
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, expired - Date.now())));
       await serve();
       expect(readFileSync(secretFile, "utf8")).not.toBe(secret);
       await first.waitFor(
@@ -246,6 +260,12 @@ export function misspeltColumn(task: Task): unknown {
       await first.waitFor("alice's task, still hers, in her page", listed("alice's task"));
       const renewed = await storedIdToken(first);
       expect(renewed).not.toBe(signedInToken);
+      await second.waitFor(
+        "bob sent to the provider's login page",
+        "return document.querySelector('input[name=prompt]')?.value === 'login' ? true : null",
+      );
+      await onProviderPages(second, "bob");
+      await second.waitFor("bob's task, still his", listed("bob's task"));
       const again = await signIn(profiles[2]!.path, "alice");
       await again.waitFor("alice's task, still hers", listed("alice's task"));
       expect(await again.execute("return document.querySelectorAll('#tasks li').length")).toBe(1);

@@ -101,6 +101,11 @@ export class Browser {
     }
   }
 
+  /** Deletes the cookies of the page's host (all its ports': cookies do not tell them apart). */
+  async deleteCookies(): Promise<void> {
+    await this.command("DELETE", `/session/${this.session}/cookie`);
+  }
+
   /** Reloads the page. */
   async reload(): Promise<void> {
     await this.command("POST", `/session/${this.session}/refresh`, {});
