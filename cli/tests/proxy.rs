@@ -282,9 +282,11 @@ async fn the_access_log_keeps_no_token() {
         ))
         .call()
         .expect("an answer");
-    assert_eq!(answer.status(), 400, "not an upgrade");
+    // The token is checked before the upgrade (so that a browser can learn why its socket was
+    // refused): this one is not the server's, 401.
+    assert_eq!(answer.status(), 401, "a token that is not the server's");
     // nginx writes the line once the answer is sent, which may be after the client read it.
-    let logged = "GET /v1/subscribe HTTP/1.1\" 400";
+    let logged = "GET /v1/subscribe HTTP/1.1\" 401";
     eventually("the request is logged", || {
         deployment.nginx.access_log().contains(logged)
     })
