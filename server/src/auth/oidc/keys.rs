@@ -26,6 +26,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
+/// How much longer than the fetch's timeout a request waits for a fetch.
+const WAIT_MARGIN: Duration = Duration::from_secs(1);
+
 /// One public key of an issuer.
 pub(super) struct Key {
     /// `kid`.
@@ -280,8 +283,8 @@ impl IssuerKeys {
 
 impl Inner {
     /// Starts fetching the keys, unless a fetch is running or one started within the refresh
-    /// interval; the wait for the running or started fetch, bounded by the fetch timeout, or
-    /// `None` if there is none.
+    /// interval; the wait for the running or started fetch, bounded by the fetch timeout (and
+    /// [`WAIT_MARGIN`]), or `None` if there is none.
     fn refresh(inner: &Arc<Self>) -> Option<impl std::future::Future<Output = ()>> {
         let mut fetches = inner.fetches.lock();
         let mut running = match &fetches.running {
@@ -306,7 +309,9 @@ impl Inner {
                 running
             }
         };
-        let timeout = inner.fetcher.timeout();
+        // The fetch bounds itself by the timeout; the margin is for its turn on the blocking
+        // pool, so that a waiter sees the fetch's outcome rather than give up just before it.
+        let timeout = inner.fetcher.timeout() + WAIT_MARGIN;
         Some(async move {
             let _ = tokio::time::timeout(timeout, running.wait_for(|done| *done)).await;
         })
