@@ -87,7 +87,7 @@ fn every_kind_of_call_sees_the_claims_it_is_made_with() {
         module.read(|db| {
             db.seen()
                 .how()
-                .find(&how.to_owned())
+                .find(how.to_owned())
                 .map(|seen| seen.subject)
         })
     };
