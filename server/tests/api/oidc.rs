@@ -18,6 +18,15 @@ use std::time::{Duration, Instant};
 use wasmod_server::auth::oidc_identity;
 use wasmod_server::{OidcSettings, Secret};
 
+/// A server accepting `issuer`'s tokens (keys fetched within 5 s), as a router.
+fn router_of(issuer: &Issuer) -> Router {
+    oidc_server(
+        Secret::from_bytes(SECRET),
+        issuer.settings(Duration::from_secs(5)),
+    )
+    .router()
+}
+
 /// Sends a message as `token`: the answer.
 async fn send(router: &Router, token: &str, text: &str) -> crate::support::Answer {
     post(router, "/v1/reducers/send", Some(token), json!([text])).await
@@ -38,11 +47,7 @@ async fn senders(router: &Router) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_of_every_algorithm_prove_the_identity_of_their_issuer_and_subject() {
     let issuer = Issuer::start().await;
-    let router = oidc_server(
-        Secret::from_bytes(SECRET),
-        issuer.settings(Duration::from_secs(5)),
-    )
-    .router();
+    let router = router_of(&issuer);
     for algorithm in [Algorithm::RS256, Algorithm::ES256, Algorithm::EdDSA] {
         let token = issuer.key(algorithm).sign(&issuer.claims("alice", |_| {}));
         let answer = send(&router, &token, &format!("{algorithm:?}")).await;
@@ -77,11 +82,7 @@ async fn tokens_of_every_algorithm_prove_the_identity_of_their_issuer_and_subjec
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_wrong_token_is_a_401_that_says_why_and_changes_nothing() {
     let issuer = Issuer::start().await;
-    let router = oidc_server(
-        Secret::from_bytes(SECRET),
-        issuer.settings(Duration::from_secs(5)),
-    )
-    .router();
+    let router = router_of(&issuer);
     let rsa = issuer.key(Algorithm::RS256);
     let now = unix_now();
     let signed = |change: &dyn Fn(&mut Value)| rsa.sign(&issuer.claims("mallory", change));
@@ -235,11 +236,7 @@ async fn every_wrong_token_is_a_401_that_says_why_and_changes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plain_get_of_the_socket_answers_the_tokens_refusal_as_the_upgrade_does() {
     let issuer = Issuer::start().await;
-    let router = oidc_server(
-        Secret::from_bytes(SECRET),
-        issuer.settings(Duration::from_secs(5)),
-    )
-    .router();
+    let router = router_of(&issuer);
     let rsa = issuer.key(Algorithm::RS256);
     let expired = rsa.sign(&issuer.claims("alice", |claims| {
         claims["exp"] = json!(unix_now() - 120);
@@ -273,11 +270,7 @@ async fn a_plain_get_of_the_socket_answers_the_tokens_refusal_as_the_upgrade_doe
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unknown_key_ids_make_one_fetch_per_interval_and_a_rotated_key_is_found() {
     let issuer = Issuer::start().await;
-    let router = oidc_server(
-        Secret::from_bytes(SECRET),
-        issuer.settings(Duration::from_secs(5)),
-    )
-    .router();
+    let router = router_of(&issuer);
     let answer = send(&router, &issuer.token("alice"), "first").await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
     let fetched = issuer.fetches();
@@ -471,11 +464,7 @@ async fn an_issuer_whose_documents_are_wrong_is_not_trusted_and_keys_of_other_ki
     }))
     .expect("a JWK");
     issuer.served.keys.lock().push(symmetric);
-    let router = oidc_server(
-        Secret::from_bytes(SECRET),
-        issuer.settings(Duration::from_secs(5)),
-    )
-    .router();
+    let router = router_of(&issuer);
     let mut header = Header::new(Algorithm::RS256);
     header.kid = Some("shared".to_owned());
     let token = jsonwebtoken::encode(
@@ -495,11 +484,7 @@ async fn an_issuer_whose_documents_are_wrong_is_not_trusted_and_keys_of_other_ki
     // A discovery document naming another issuer: its keys are not this issuer's (the server's
     // log says why; the client is told only that the keys could not be fetched).
     *issuer.served.issuer.lock() = "https://impostor.example.com".to_owned();
-    let router = oidc_server(
-        Secret::from_bytes(SECRET),
-        issuer.settings(Duration::from_secs(5)),
-    )
-    .router();
+    let router = router_of(&issuer);
     let answer = send(&router, &issuer.token("alice"), "hello").await;
     assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
     assert!(
@@ -549,11 +534,7 @@ async fn a_fetch_outlives_the_request_that_started_it_and_waiters_share_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_that_are_not_for_signing_in_are_refused() {
     let issuer = Issuer::start().await;
-    let router = oidc_server(
-        Secret::from_bytes(SECRET),
-        issuer.settings(Duration::from_secs(5)),
-    )
-    .router();
+    let router = router_of(&issuer);
     let rsa = issuer.key(Algorithm::RS256);
     let mut logout = Header::new(Algorithm::RS256);
     logout.kid = Some(rsa.id.to_owned());
