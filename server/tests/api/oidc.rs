@@ -138,6 +138,15 @@ async fn every_wrong_token_is_a_401_that_says_why_and_changes_nothing() {
             "`aud`",
         ),
         (
+            "several audiences, issued to another application",
+            signed(&|claims| {
+                claims["aud"] = json!([AUDIENCE, "another-app"]);
+                claims["azp"] = json!("another-app");
+            }),
+            "invalid_token",
+            "`azp`",
+        ),
+        (
             "no subject",
             signed(&|claims| {
                 claims.as_object_mut().expect("an object").remove("sub");
@@ -555,5 +564,12 @@ async fn tokens_that_are_not_for_signing_in_are_refused() {
     let token = jsonwebtoken::encode(&access, &issuer.claims("alice", |_| {}), &rsa.private)
         .expect("signed");
     let answer = send(&router, &token, "an access token").await;
+    assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+    // Several audiences, issued to this server's application: taken.
+    let shared = rsa.sign(&issuer.claims("alice", |claims| {
+        claims["aud"] = json!([AUDIENCE, "another-app"]);
+        claims["azp"] = json!(AUDIENCE);
+    }));
+    let answer = send(&router, &shared, "issued to us").await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
 }

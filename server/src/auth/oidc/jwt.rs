@@ -140,6 +140,23 @@ impl<'a> Unverified<'a> {
                 )));
             }
         }
+        // A token for several audiences was issued to the party `azp` names (OpenID Connect
+        // Core, 2): it must be one of this server's applications, not another that merely
+        // listed this one.
+        let audiences = claims
+            .get("aud")
+            .and_then(Value::as_array)
+            .map_or(1, Vec::len);
+        if let (true, Some(party)) = (audiences > 1, claims.get("azp")) {
+            let ours = party
+                .as_str()
+                .is_some_and(|party| issuer.audiences.iter().any(|audience| audience == party));
+            if !ours {
+                return Err(invalid(
+                    "is for several audiences and was issued to another application (`azp`)",
+                ));
+            }
+        }
         let Some(Value::String(subject)) = claims.get("sub") else {
             return Err(invalid("names no subject (`sub`)"));
         };
