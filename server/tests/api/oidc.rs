@@ -8,7 +8,7 @@
 //! and the browser's; these drive every refusal precisely, which a real provider will not
 //! sign.
 
-use crate::oidc_issuer::{base64_url, unix_now, Issuer, TestKey, AUDIENCE};
+use crate::oidc_issuer::{base64_url, header, unix_now, Issuer, TestKey, AUDIENCE};
 use crate::support::{get, oidc_server, oidc_server_of, post, send as request, signin, SECRET};
 use axum::http::{Method, StatusCode};
 use axum::Router;
@@ -91,8 +91,7 @@ async fn every_wrong_token_is_a_401_that_says_why_and_changes_nothing() {
         env!("CARGO_MANIFEST_DIR")
     ))
     .expect("the public key");
-    let mut confused = Header::new(Algorithm::HS256);
-    confused.kid = Some("rsa-1".to_owned());
+    let confused = header(Algorithm::HS256, "rsa-1");
     let other_key = TestKey::new("rsa-1", Algorithm::RS256, "rsa-other");
     let valid = issuer.token("mallory");
     let header_and_payload = valid.rsplit_once('.').expect("a JWT").0;
@@ -185,16 +184,10 @@ async fn every_wrong_token_is_a_401_that_says_why_and_changes_nothing() {
         ),
         (
             "an algorithm its key is not for",
-            {
-                let mut header = Header::new(Algorithm::ES256);
-                header.kid = Some("rsa-1".to_owned());
-                jsonwebtoken::encode(
-                    &header,
-                    &issuer.claims("mallory", |_| {}),
-                    &issuer.key(Algorithm::ES256).private,
-                )
-                .expect("signed")
-            },
+            issuer.key(Algorithm::ES256).sign_as(
+                &header(Algorithm::ES256, "rsa-1"),
+                &issuer.claims("mallory", |_| {}),
+            ),
             "invalid_token",
             "not for",
         ),
@@ -287,9 +280,7 @@ async fn unknown_key_ids_make_one_fetch_per_interval_and_a_rotated_key_is_found(
     let rotated = TestKey::new("rsa-2", Algorithm::RS256, "rsa-other");
     let claims = issuer.claims("alice", |_| {});
     for n in 0..100 {
-        let mut header = Header::new(Algorithm::RS256);
-        header.kid = Some(format!("made-up-{n}"));
-        let token = jsonwebtoken::encode(&header, &claims, &rotated.private).expect("signed");
+        let token = rotated.sign_as(&header(Algorithm::RS256, &format!("made-up-{n}")), &claims);
         let answer = send(&router, &token, "flood").await;
         assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
         assert!(answer.message().contains("made-up"), "{}", answer.message());
@@ -474,14 +465,10 @@ async fn an_issuer_whose_documents_are_wrong_is_not_trusted_and_keys_of_other_ki
     .expect("a JWK");
     issuer.served.keys.lock().push(symmetric);
     let router = router_of(&issuer);
-    let mut header = Header::new(Algorithm::RS256);
-    header.kid = Some("shared".to_owned());
-    let token = jsonwebtoken::encode(
-        &header,
+    let token = issuer.key(Algorithm::RS256).sign_as(
+        &header(Algorithm::RS256, "shared"),
         &issuer.claims("mallory", |_| {}),
-        &issuer.key(Algorithm::RS256).private,
-    )
-    .expect("signed");
+    );
     let answer = send(&router, &token, "with the shared key").await;
     assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
     assert!(
@@ -545,11 +532,11 @@ async fn tokens_that_are_not_for_signing_in_are_refused() {
     let issuer = Issuer::start().await;
     let router = router_of(&issuer);
     let rsa = issuer.key(Algorithm::RS256);
-    let mut logout = Header::new(Algorithm::RS256);
-    logout.kid = Some(rsa.id.to_owned());
-    logout.typ = Some("logout+jwt".to_owned());
-    let typed = jsonwebtoken::encode(&logout, &issuer.claims("alice", |_| {}), &rsa.private)
-        .expect("signed");
+    let typed_as = |typ: &str| Header {
+        typ: Some(typ.to_owned()),
+        ..header(Algorithm::RS256, rsa.id)
+    };
+    let typed = rsa.sign_as(&typed_as("logout+jwt"), &issuer.claims("alice", |_| {}));
     let events = rsa.sign(&issuer.claims("alice", |claims| {
         claims["events"] = json!({"http://schemas.openid.net/event/backchannel-logout": {}});
     }));
@@ -558,11 +545,7 @@ async fn tokens_that_are_not_for_signing_in_are_refused() {
         assert_eq!(answer.code(), "invalid_token", "{:?}", answer.json());
         assert!(answer.message().contains(why), "{}", answer.message());
     }
-    let mut access = Header::new(Algorithm::RS256);
-    access.kid = Some(rsa.id.to_owned());
-    access.typ = Some("at+jwt".to_owned());
-    let token = jsonwebtoken::encode(&access, &issuer.claims("alice", |_| {}), &rsa.private)
-        .expect("signed");
+    let token = rsa.sign_as(&typed_as("at+jwt"), &issuer.claims("alice", |_| {}));
     let answer = send(&router, &token, "an access token").await;
     assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
     // Several audiences, issued to this server's application: taken.

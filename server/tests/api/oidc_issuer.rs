@@ -64,9 +64,21 @@ impl TestKey {
 
     /// `claims` signed with this key, its header naming it.
     pub fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(self.algorithm);
-        header.kid = Some(self.id.to_owned());
-        jsonwebtoken::encode(&header, claims, &self.private).expect("signed")
+        self.sign_as(&header(self.algorithm, self.id), claims)
+    }
+
+    /// `claims` signed with this key under `header`, whatever it says (another algorithm,
+    /// key id or type: the tokens a forger or another kind of issuer would make).
+    pub fn sign_as(&self, header: &Header, claims: &Value) -> String {
+        jsonwebtoken::encode(header, claims, &self.private).expect("signed")
+    }
+}
+
+/// A JWT header of `algorithm` naming the key `kid`.
+pub fn header(algorithm: Algorithm, kid: &str) -> Header {
+    Header {
+        kid: Some(kid.to_owned()),
+        ..Header::new(algorithm)
     }
 }
 

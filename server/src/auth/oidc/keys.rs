@@ -210,20 +210,19 @@ impl IssuerKeys {
     /// none and no fetch was tried within the refresh interval.
     pub(super) async fn key_for(&self, token: &Unverified<'_>) -> Result<Arc<Key>, ApiError> {
         let lookup = || self.0.keys.read().lookup(token.key_id(), token.algorithm());
-        let missing = match lookup() {
-            Lookup::Found(key) => {
-                self.refresh_if_stale();
-                return Ok(key);
-            }
-            Lookup::Refused(why) => return Err(invalid(why)),
+        let looked_up = match lookup() {
             Lookup::Missing => {
                 if let Some(fetch) = Inner::refresh(&self.0) {
                     fetch.await;
                 }
                 lookup()
             }
+            held => {
+                self.refresh_if_stale();
+                held
+            }
         };
-        match missing {
+        match looked_up {
             Lookup::Found(key) => Ok(key),
             Lookup::Refused(why) => Err(invalid(why)),
             Lookup::Missing => Err(invalid(self.missing_key(token.key_id()))),
