@@ -46,7 +46,7 @@ impl<'a> Unverified<'a> {
     pub(super) fn parse(token: &'a str) -> Result<Self, ApiError> {
         let mut parts = token.split('.');
         let (header, payload) = (parts.next(), parts.next());
-        let header = json_part(header.unwrap_or_default())
+        let (_, header) = json_part(header.unwrap_or_default())
             .map_err(|why| invalid(format_args!("has a header that {why}")))?;
         let algorithm = match header.get("alg").and_then(Value::as_str) {
             None => return Err(invalid("names no algorithm (`alg`)")),
@@ -75,9 +75,8 @@ impl<'a> Unverified<'a> {
             }
         }
         let key_id = header.get("kid").and_then(Value::as_str).map(str::to_owned);
-        let payload = payload.unwrap_or_default();
-        let claims =
-            json_part(payload).map_err(|why| invalid(format_args!("has a payload that {why}")))?;
+        let (payload, claims) = json_part(payload.unwrap_or_default())
+            .map_err(|why| invalid(format_args!("has a payload that {why}")))?;
         let Some(Value::String(issuer)) = claims.get("iss") else {
             return Err(invalid("names no issuer (`iss`)"));
         };
@@ -87,7 +86,6 @@ impl<'a> Unverified<'a> {
             ));
         }
         let issuer = issuer.clone();
-        let payload = decoded(payload).unwrap_or_default();
         Ok(Self {
             token,
             algorithm,
@@ -185,17 +183,16 @@ pub(super) fn shortened(text: &str) -> String {
     }
 }
 
-/// The text of `part`, base64url-decoded, if it is UTF-8.
-fn decoded(part: &str) -> Option<String> {
-    let bytes = URL_SAFE_NO_PAD.decode(part).ok()?;
-    String::from_utf8(bytes).ok()
-}
-
-/// `part` of a JWT as a JSON object; `Err` says why it is not one.
-fn json_part(part: &str) -> Result<Value, String> {
-    let text = decoded(part).ok_or("is not base64url-encoded UTF-8")?;
+/// `part` of a JWT, base64url-decoded, as its text and as a JSON object; `Err` says why it is
+/// not one.
+fn json_part(part: &str) -> Result<(String, Value), String> {
+    let text = URL_SAFE_NO_PAD
+        .decode(part)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or("is not base64url-encoded UTF-8")?;
     match serde_json::from_str(&text) {
-        Ok(object @ Value::Object(_)) => Ok(object),
+        Ok(object @ Value::Object(_)) => Ok((text, object)),
         Ok(_) => Err("is not a JSON object".to_owned()),
         Err(error) => Err(format!("is not JSON: {error}")),
     }
